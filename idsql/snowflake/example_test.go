@@ -1,0 +1,56 @@
+package snowflake_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/idsql/snowflake"
+)
+
+func ExampleLayout_Decompose() {
+	p := snowflake.Leaf.Decompose(1541815603606036480)
+	fmt.Println(p.Time.UTC().Format(time.RFC3339Nano), p.Worker, p.Sequence)
+	// Output: 2022-06-28T16:07:40.105Z 378 0
+}
+
+func ExampleLayout_Compose() {
+	id, err := snowflake.Leaf.Compose(snowflake.Parts{
+		Time:     time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Worker:   7,
+		Sequence: 42,
+	})
+	fmt.Println(id, err)
+	// Output: 2006924427391954986 <nil>
+}
+
+func ExamplePreset() {
+	l, _ := snowflake.Preset("uid32")
+	fmt.Println(l)
+	fmt.Println("good until", l.Horizon().Format(time.DateOnly))
+	_, err := snowflake.Preset("uid")
+	fmt.Println(err)
+	// Output:
+	// uid32 (32/18/13 bits, 1s since 2016-05-20T00:00:00Z)
+	// good until 2152-06-26
+	// snowflake: invalid layout: preset "uid" (28 time bits of seconds from 2016-05-20) ran out on 2024-11-20; use "uid32" (32 bits, good until 2152-06-26)
+}
+
+func ExampleGenerator() {
+	ctx := context.Background()
+	lease, err := holder.Fixed(7).Acquire(ctx, holder.Request{
+		Namespace: "shop", Table: "orders", WorkerBits: snowflake.Leaf.WorkerBits,
+	})
+	if err != nil {
+		panic(err)
+	}
+	g, err := snowflake.New(lease, snowflake.Settings{Layout: snowflake.Leaf})
+	if err != nil {
+		panic(err)
+	}
+	a, _ := g.NextID(ctx)
+	b, _ := g.NextID(ctx)
+	fmt.Println(a < b, snowflake.Leaf.Decompose(a).Worker)
+	// Output: true 7
+}

@@ -1,0 +1,284 @@
+package snowflake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+)
+
+// Errors of the generator. Compare with errors.Is.
+var (
+	// ErrClockBackwards is wrapped by *ClockBackwardError.
+	ErrClockBackwards = errors.New("snowflake: clock moved backwards")
+	// ErrExhausted means the layout's time bits are used up: issuing more
+	// IDs would overflow into the sign bit.
+	ErrExhausted = errors.New("snowflake: time bits exhausted")
+	// ErrStopped means the worker lease ended; no ID is issued after it.
+	ErrStopped = errors.New("snowflake: generator stopped")
+)
+
+// ClockBackwardError reports a clock further behind the last issued tick than
+// the generator may wait for.
+type ClockBackwardError struct {
+	Behind time.Duration // how far the clock is behind the last issued tick
+	Max    time.Duration // the configured MaxBackward
+}
+
+func (e *ClockBackwardError) Error() string {
+	return fmt.Sprintf("snowflake: clock moved backwards: %s behind the last issued ID, more than the %s the generator waits",
+		e.Behind, e.Max)
+}
+
+// Unwrap returns ErrClockBackwards.
+func (e *ClockBackwardError) Unwrap() error { return ErrClockBackwards }
+
+// DefaultMaxBackward is how long a generator waits for a clock that stepped
+// back, as in Leaf.
+const DefaultMaxBackward = 5 * time.Millisecond
+
+// Settings configure a Generator. The zero value is the leaf layout on the
+// system clock.
+type Settings struct {
+	// Layout is the bit layout; the zero Layout means Leaf.
+	Layout Layout
+	// Clock is the time source; nil means SystemClock.
+	Clock Clock
+	// MaxBackward is how long to wait for a clock behind the last issued
+	// tick before failing: 0 means DefaultMaxBackward, negative means fail
+	// at once.
+	MaxBackward time.Duration
+	// RandomStart, when positive, starts the sequence of each new tick at a
+	// random number below it (Leaf uses 100), so low-traffic IDs spread over
+	// shards that are chosen by id % n. At most half the sequence space.
+	RandomStart int
+	// Rand returns a random number in [0, n); nil means math/rand/v2.
+	Rand func(n uint64) uint64
+}
+
+// A Generator issues snowflake IDs under one worker lease. It is safe for
+// concurrent use; the IDs one generator issues strictly increase.
+type Generator struct {
+	layout      Layout
+	clock       Clock
+	system      bool      // clock is SystemClock: read time.Since directly
+	start       time.Time // clock reading at New
+	startOffset time.Duration
+	seqBits     uint
+	seqMask     uint64
+	workerPart  uint64 // worker << SequenceBits
+	timeShift   uint   // WorkerBits + SequenceBits
+	maxTick     int64
+	maxBackward time.Duration
+	randomStart uint64
+	rand        func(uint64) uint64
+	lease       holder.Lease
+	done        <-chan struct{}
+
+	_     [64]byte // keep the hot word on its own cache line
+	state atomic.Uint64
+	_     [56]byte
+}
+
+// New returns a generator issuing IDs under lease. It refuses a layout that
+// is invalid or runs out within a year, a worker ID outside the layout, and a
+// wall clock behind the lease's last persisted timestamp.
+func New(lease holder.Lease, s Settings) (*Generator, error) {
+	if s.Layout == (Layout{}) {
+		s.Layout = Leaf
+	}
+	if s.Clock == nil {
+		s.Clock = SystemClock{}
+	}
+	switch {
+	case s.MaxBackward == 0:
+		s.MaxBackward = DefaultMaxBackward
+	case s.MaxBackward < 0:
+		s.MaxBackward = 0
+	}
+	if s.Rand == nil {
+		s.Rand = rand.Uint64N
+	}
+	l := s.Layout
+	now := s.Clock.Now()
+	if err := l.ValidateAt(now); err != nil {
+		return nil, err
+	}
+	if s.RandomStart < 0 || int64(s.RandomStart) > (l.MaxSequence()+1)/2 {
+		return nil, fmt.Errorf("snowflake: RandomStart %d out of range 0..%d (half the sequence space)",
+			s.RandomStart, (l.MaxSequence()+1)/2)
+	}
+	w := lease.WorkerID()
+	if w < 0 || w > l.MaxWorker() {
+		return nil, fmt.Errorf("snowflake: worker ID %d out of range 0..%d for layout %s", w, l.MaxWorker(), l)
+	}
+	if err := holder.CheckClock(w, now, lease.LastTime()); err != nil {
+		return nil, fmt.Errorf("snowflake: refusing to start: %w", err)
+	}
+	_, isSystem := s.Clock.(SystemClock)
+	g := &Generator{
+		layout:      l,
+		clock:       s.Clock,
+		system:      isSystem,
+		start:       now,
+		startOffset: now.Sub(l.Epoch),
+		seqBits:     uint(l.SequenceBits),
+		seqMask:     uint64(l.MaxSequence()),
+		workerPart:  uint64(w) << l.SequenceBits,
+		timeShift:   uint(l.WorkerBits + l.SequenceBits),
+		maxTick:     l.MaxTick(),
+		maxBackward: s.MaxBackward,
+		randomStart: uint64(s.RandomStart),
+		rand:        s.Rand,
+		lease:       lease,
+		done:        lease.Done(),
+	}
+	if last := lease.LastTime(); !last.IsZero() {
+		// Start strictly after the persisted tick: its sequences may be used.
+		g.state.Store(uint64(l.Tick(last))<<g.seqBits | g.seqMask)
+	}
+	lease.Track(g.HighWater)
+	return g, nil
+}
+
+// Layout returns the generator's layout.
+func (g *Generator) Layout() Layout { return g.layout }
+
+// WorkerID returns the worker ID the generator issues under.
+func (g *Generator) WorkerID() int64 { return int64(g.workerPart >> g.seqBits) }
+
+// HighWater returns the start of the latest tick issued or reserved.
+func (g *Generator) HighWater() time.Time {
+	return g.layout.TimeOf(int64(g.state.Load() >> g.seqBits))
+}
+
+// NextID returns a new ID. It waits for the next tick when this one's
+// sequence is used up, and for a clock that stepped back by at most
+// MaxBackward.
+func (g *Generator) NextID(ctx context.Context) (int64, error) {
+	first, _, err := g.reserve(ctx, 1, 0, true)
+	if err != nil {
+		return 0, err
+	}
+	return g.id(first), nil
+}
+
+// NextIDs returns n new IDs in increasing order.
+func (g *Generator) NextIDs(ctx context.Context, n int) ([]int64, error) {
+	return g.AppendIDs(ctx, make([]int64, 0, n), n)
+}
+
+// AppendIDs appends n new IDs to dst in increasing order. On error dst is
+// returned with the IDs appended so far (they are valid and unused).
+func (g *Generator) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	for n > 0 {
+		first, count, err := g.reserve(ctx, uint64(n), 0, true)
+		if err != nil {
+			return dst, err
+		}
+		for i := uint64(0); i < count; i++ {
+			dst = append(dst, g.id(first+i))
+		}
+		n -= int(count)
+	}
+	return dst, nil
+}
+
+func (g *Generator) id(state uint64) int64 {
+	return int64((state>>g.seqBits)<<g.timeShift | g.workerPart | state&g.seqMask)
+}
+
+// elapsed returns the time since the epoch by the generator's clock.
+func (g *Generator) elapsed() time.Duration {
+	if g.system {
+		return g.startOffset + time.Since(g.start) // monotonic
+	}
+	return g.startOffset + g.clock.Now().Sub(g.start)
+}
+
+func (g *Generator) tick() int64 {
+	if g.layout.Unit == time.Millisecond {
+		return int64(g.elapsed() / time.Millisecond) // a constant divisor is a multiply
+	}
+	return int64(g.elapsed() / g.layout.Unit)
+}
+
+// errWouldWait is returned by reserve when it may not wait.
+var errWouldWait = errors.New("snowflake: would wait")
+
+// reserve claims up to want consecutive sequence numbers of one tick and
+// returns the first as a state word (tick<<seqBits | seq) and the count. It
+// may claim ticks up to ahead ticks in the future (the cached generator
+// borrows them). When the clock must advance first it waits, or returns
+// errWouldWait when wait is false.
+func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait bool) (uint64, uint64, error) {
+	for {
+		select {
+		case <-g.done:
+			return 0, 0, fmt.Errorf("%w: worker %d: %w", ErrStopped, g.WorkerID(), g.lease.Err())
+		default:
+		}
+		// Load the state before reading the clock: the tick in the state was
+		// read from the clock before it was stored, so a clock read after the
+		// load is never behind it unless the clock really stepped back.
+		old := g.state.Load()
+		now := g.tick()
+		last := int64(old >> g.seqBits)
+		var first uint64
+		switch {
+		case now > last:
+			first = uint64(now)<<g.seqBits | g.startSeq()
+		case now < last-ahead:
+			behind := g.layout.TimeOf(last - ahead).Sub(g.layout.TimeOf(now))
+			if behind > g.maxBackward {
+				return 0, 0, &ClockBackwardError{Behind: behind, Max: g.maxBackward}
+			}
+			if !wait {
+				return 0, 0, errWouldWait
+			}
+			if err := g.clock.Sleep(ctx, behind); err != nil {
+				return 0, 0, err
+			}
+			continue
+		case old&g.seqMask < g.seqMask:
+			first = old + 1
+		case last < now+ahead:
+			first = uint64(last+1)<<g.seqBits | g.startSeq()
+		default: // this tick is used up: wait for the next one
+			if !wait {
+				return 0, 0, errWouldWait
+			}
+			if err := g.waitTick(ctx, last+1-ahead); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
+		if int64(first>>g.seqBits) > g.maxTick {
+			return 0, 0, fmt.Errorf("%w: layout %s ended at %s", ErrExhausted, g.layout, g.layout.Horizon().UTC().Format(time.RFC3339))
+		}
+		count := min(want, g.seqMask-first&g.seqMask+1)
+		if g.state.CompareAndSwap(old, first+count-1) {
+			return first, count, nil
+		}
+	}
+}
+
+// waitTick waits until the clock reaches tick.
+func (g *Generator) waitTick(ctx context.Context, tick int64) error {
+	d := time.Duration(tick)*g.layout.Unit - g.elapsed()
+	if d <= 0 {
+		return nil
+	}
+	return g.clock.Sleep(ctx, d)
+}
+
+func (g *Generator) startSeq() uint64 {
+	if g.randomStart == 0 {
+		return 0
+	}
+	return g.rand(g.randomStart)
+}

@@ -1,0 +1,307 @@
+package snowflake
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/internal/clocktest"
+)
+
+func newTestGen(t testing.TB, s Settings) *Generator {
+	t.Helper()
+	g, err := New(holder.NewStaticLease(3, time.Time{}), s)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return g
+}
+
+// checkUnique fails unless the IDs, gathered from several goroutines, are
+// all distinct and positive.
+func checkUnique(t *testing.T, ids []int64) {
+	t.Helper()
+	slices.Sort(ids)
+	for i, id := range ids {
+		if id <= 0 {
+			t.Fatalf("ID %d is not positive", id)
+		}
+		if i > 0 && ids[i-1] == id {
+			t.Fatalf("duplicate ID %d", id)
+		}
+	}
+}
+
+// TestUniqueConcurrent takes 10 million IDs from 8 goroutines on the real
+// clock: every goroutine sees strictly increasing IDs and no ID repeats.
+func TestUniqueConcurrent(t *testing.T) {
+	total := 10_000_000
+	if testing.Short() {
+		total = 400_000
+	}
+	const workers = 8
+	g := newTestGen(t, Settings{})
+	per := make([][]int64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids := make([]int64, 0, total/workers)
+			for range total / workers {
+				id, err := g.NextID(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if n := len(ids); n > 0 && id <= ids[n-1] {
+					t.Errorf("goroutine %d: ID %d after %d", w, id, ids[n-1])
+					return
+				}
+				ids = append(ids, id)
+			}
+			per[w] = ids
+		}()
+	}
+	wg.Wait()
+	all := slices.Concat(per...)
+	if len(all) != total {
+		t.Fatalf("got %d IDs, want %d", len(all), total)
+	}
+	checkUnique(t, all)
+	if w := Leaf.Decompose(all[0]).Worker; w != 3 {
+		t.Errorf("worker = %d, want 3", w)
+	}
+}
+
+func TestStrictlyIncreasingWithBatches(t *testing.T) {
+	clock := clocktest.New(testNow)
+	g := newTestGen(t, Settings{Clock: clock})
+	ctx := context.Background()
+	var prev int64
+	for i := range 2000 {
+		var ids []int64
+		var err error
+		if i%2 == 0 {
+			ids, err = g.NextIDs(ctx, 1+i%5000)
+		} else {
+			var id int64
+			id, err = g.NextID(ctx)
+			ids = []int64{id}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			if id <= prev {
+				t.Fatalf("ID %d after %d", id, prev)
+			}
+			prev = id
+		}
+		if i%7 == 0 {
+			clock.Add(time.Millisecond)
+		}
+	}
+}
+
+// When a tick's sequence is used up the generator waits for the next tick.
+func TestSequenceExhaustedWaitsForNextTick(t *testing.T) {
+	clock := clocktest.New(testNow)
+	g := newTestGen(t, Settings{Clock: clock})
+	ids, err := g.NextIDs(context.Background(), 4096+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := Leaf.Decompose(ids[0]), Leaf.Decompose(ids[4096])
+	if first.Sequence != 0 || Leaf.Decompose(ids[4095]).Sequence != 4095 {
+		t.Errorf("first tick sequences %d..%d, want 0..4095", first.Sequence, Leaf.Decompose(ids[4095]).Sequence)
+	}
+	if got := last.Time.Sub(first.Time); got != time.Millisecond || last.Sequence != 0 {
+		t.Errorf("ID 4097 is %v later with sequence %d, want 1ms later at 0", got, last.Sequence)
+	}
+	if calls, total := clock.Slept(); calls != 1 || total != time.Millisecond {
+		t.Errorf("slept %d times for %v, want once for 1ms", calls, total)
+	}
+}
+
+func TestClockBackwardSmallWaits(t *testing.T) {
+	clock := clocktest.New(testNow)
+	g := newTestGen(t, Settings{Clock: clock})
+	ctx := context.Background()
+	before, _ := g.NextID(ctx)
+	clock.Add(-3 * time.Millisecond)
+	after, err := g.NextID(ctx)
+	if err != nil {
+		t.Fatalf("3ms back (max 5ms): %v", err)
+	}
+	if after <= before {
+		t.Errorf("ID %d after %d", after, before)
+	}
+	if _, total := clock.Slept(); total != 3*time.Millisecond {
+		t.Errorf("waited %v, want 3ms", total)
+	}
+}
+
+func TestClockBackwardLargeFails(t *testing.T) {
+	clock := clocktest.New(testNow)
+	g := newTestGen(t, Settings{Clock: clock, MaxBackward: 10 * time.Millisecond})
+	ctx := context.Background()
+	if _, err := g.NextID(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(-2 * time.Second)
+	_, err := g.NextID(ctx)
+	var cb *ClockBackwardError
+	if !errors.As(err, &cb) || !errors.Is(err, ErrClockBackwards) {
+		t.Fatalf("NextID = %v, want *ClockBackwardError", err)
+	}
+	if cb.Behind != 2*time.Second || cb.Max != 10*time.Millisecond {
+		t.Errorf("error %+v, want 2s behind, max 10ms", cb)
+	}
+	if calls, _ := clock.Slept(); calls != 0 {
+		t.Errorf("slept %d times; a large step must fail at once", calls)
+	}
+	// Once the clock catches up the generator works again, still increasing.
+	clock.Add(2 * time.Second)
+	if _, err := g.NextID(ctx); err != nil {
+		t.Errorf("after the clock caught up: %v", err)
+	}
+}
+
+func TestMaxBackwardNegativeFailsAtOnce(t *testing.T) {
+	clock := clocktest.New(testNow)
+	g := newTestGen(t, Settings{Clock: clock, MaxBackward: -1})
+	g.NextID(context.Background())
+	clock.Add(-time.Millisecond)
+	if _, err := g.NextID(context.Background()); !errors.Is(err, ErrClockBackwards) {
+		t.Fatalf("NextID = %v, want ErrClockBackwards", err)
+	}
+}
+
+// A layout whose time bits run out fails with ErrExhausted, never a negative
+// ID.
+func TestOverflowFails(t *testing.T) {
+	clock := clocktest.New(testNow)
+	l := Layout{Name: "short", TimeBits: 30, WorkerBits: 20, SequenceBits: 13, Unit: time.Second,
+		Epoch: testNow.Add(-(1<<30 - 2*366*24*3600) * time.Second)} // about two years left
+	g, err := New(holder.NewStaticLease(1, time.Time{}), Settings{Layout: l, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(l.Horizon())
+	last, err := g.NextID(context.Background())
+	if err != nil || last <= 0 {
+		t.Fatalf("in the last tick: %d, %v", last, err)
+	}
+	clock.Set(l.Horizon().Add(time.Second))
+	id, err := g.NextID(context.Background())
+	if !errors.Is(err, ErrExhausted) || id != 0 {
+		t.Fatalf("past the horizon: %d, %v; want ErrExhausted", id, err)
+	}
+}
+
+func TestStartRefusesClockBehindPersisted(t *testing.T) {
+	clock := clocktest.New(testNow)
+	lease := holder.NewStaticLease(2, testNow.Add(90*time.Second))
+	_, err := New(lease, Settings{Clock: clock})
+	var cb *holder.ClockBehindError
+	if !errors.As(err, &cb) {
+		t.Fatalf("New = %v, want *holder.ClockBehindError", err)
+	}
+	if !cb.Now.Equal(testNow) || !cb.Last.Equal(testNow.Add(90*time.Second)) || !strings.Contains(err.Error(), "1m30s behind") {
+		t.Errorf("error = %v", err)
+	}
+}
+
+// After a restart in the same tick as the persisted timestamp, IDs start in a
+// later tick, so none repeats an ID issued before.
+func TestStartAfterPersistedTick(t *testing.T) {
+	clock := clocktest.New(testNow)
+	lease := holder.NewStaticLease(2, testNow)
+	g, err := New(lease, Settings{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := g.NextID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Leaf.Decompose(id).Time; !got.After(testNow) {
+		t.Errorf("first ID at %s, want after the persisted %s", got, testNow)
+	}
+	if lease.HighWater().Before(Leaf.Decompose(id).Time) {
+		t.Errorf("lease high water %s is behind the issued ID", lease.HighWater())
+	}
+}
+
+func TestLeaseLostStops(t *testing.T) {
+	lease := holder.NewStaticLease(4, time.Time{})
+	g, err := New(lease, Settings{Clock: clocktest.New(testNow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.NextID(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lease.End(holder.ErrLeaseLost)
+	_, err = g.NextID(context.Background())
+	if !errors.Is(err, ErrStopped) || !errors.Is(err, holder.ErrLeaseLost) || !strings.Contains(err.Error(), "worker 4") {
+		t.Fatalf("NextID after lease loss = %v", err)
+	}
+	if _, err := g.NextIDs(context.Background(), 3); !errors.Is(err, ErrStopped) {
+		t.Fatalf("NextIDs after lease loss = %v", err)
+	}
+}
+
+func TestRandomStart(t *testing.T) {
+	clock := clocktest.New(testNow)
+	var asked []uint64
+	g := newTestGen(t, Settings{Clock: clock, RandomStart: 100, Rand: func(n uint64) uint64 {
+		asked = append(asked, n)
+		return 57
+	}})
+	a, _ := g.NextID(context.Background())
+	b, _ := g.NextID(context.Background())
+	if sa, sb := Leaf.Decompose(a).Sequence, Leaf.Decompose(b).Sequence; sa != 57 || sb != 58 {
+		t.Errorf("sequences %d, %d; want 57, 58", sa, sb)
+	}
+	if len(asked) != 1 || asked[0] != 100 {
+		t.Errorf("rand asked %v, want once for 100", asked)
+	}
+}
+
+func TestSettingsRejected(t *testing.T) {
+	tests := []struct {
+		name  string
+		s     Settings
+		lease holder.Lease
+		want  string
+	}{
+		{"random start too big", Settings{RandomStart: 3000}, holder.NewStaticLease(1, time.Time{}), "RandomStart 3000 out of range 0..2048"},
+		{"worker too big", Settings{}, holder.NewStaticLease(1024, time.Time{}), "worker ID 1024 out of range 0..1023"},
+		{"bad layout", Settings{Layout: Layout{TimeBits: 1}}, holder.NewStaticLease(1, time.Time{}), "each must be at least 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := New(tt.lease, tt.s); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("New = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestWaitHonoursContext(t *testing.T) {
+	g := newTestGen(t, Settings{Layout: Layout{Name: "slow", TimeBits: 40, WorkerBits: 22, SequenceBits: 1,
+		Unit: time.Second, Epoch: testNow.AddDate(-1, 0, 0)}})
+	ctx, cancel := context.WithCancel(context.Background())
+	g.NextIDs(ctx, 2) // use up this second's two sequences
+	cancel()
+	if _, err := g.NextID(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("NextID with a cancelled context = %v", err)
+	}
+}

@@ -1,0 +1,647 @@
+package rewrite
+
+import (
+	"context"
+	"strconv"
+	"strings"
+)
+
+// parser reads the tokens of one query.
+type parser struct {
+	r    *Rewriter
+	q    string
+	toks []token
+}
+
+func (p *parser) text(i int) string { return p.q[p.toks[i].start:p.toks[i].end] }
+
+// kw reports whether token i is the unquoted keyword w (lower case).
+func (p *parser) kw(i int, w string) bool {
+	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tIdent && foldEq(p.text(i), w)
+}
+
+// punct reports whether token i is the single byte c.
+func (p *parser) punct(i int, c byte) bool {
+	return i >= 0 && i < len(p.toks) && p.toks[i].kind == tPunct && p.q[p.toks[i].start] == c
+}
+
+// ident returns the name token i stands for: folded to lower case when
+// unquoted (Dollar style), unquoted and unescaped when quoted.
+func (p *parser) ident(i int) (string, bool) {
+	if i >= len(p.toks) {
+		return "", false
+	}
+	t := p.toks[i]
+	s := p.q[t.start:t.end]
+	switch t.kind {
+	case tIdent:
+		if p.r.style == Dollar {
+			return strings.ToLower(s), true // ASCII and beyond; PostgreSQL folds ASCII only
+		}
+		return s, true
+	case tQIdent:
+		open := s[0]
+		body := s[1 : len(s)-1]
+		switch open {
+		case '"':
+			return strings.ReplaceAll(body, `""`, `"`), true
+		case '`':
+			return strings.ReplaceAll(body, "``", "`"), true
+		default: // [name]
+			return body, true
+		}
+	}
+	return "", false
+}
+
+// sameIdent compares a name read from the statement with a configured one.
+func (r *Rewriter) sameIdent(stmt, cfg string) bool {
+	if r.style == Question {
+		return strings.EqualFold(stmt, cfg)
+	}
+	return stmt == cfg
+}
+
+// match returns the configured table a statement's name designates.
+func (r *Rewriter) match(schema, name string) *Table {
+	for i := range r.tables {
+		t := &r.tables[i]
+		if !r.sameIdent(name, t.Name) {
+			continue
+		}
+		if schema == "" || t.Schema == "" || r.sameIdent(schema, t.Schema) {
+			return t
+		}
+	}
+	return nil
+}
+
+// row is one VALUES row: the offset after its last value and its width.
+type row struct {
+	lastEnd int
+	width   int
+}
+
+// occurrence is one INSERT (or MERGE) into a configured table.
+type occurrence struct {
+	tbl       *Table
+	schema    string // as written in the statement ("" when unqualified)
+	name      string
+	tok       int // token index of INSERT / MERGE
+	keyListed bool
+
+	// Set when the statement parsed completely as
+	// INSERT INTO t [AS a] [(cols)] [OVERRIDING SYSTEM VALUE]
+	//   {VALUES (...), ... | DEFAULT VALUES} [ON ... | RETURNING ...].
+	parsed     bool
+	failPos    int
+	failReason string
+
+	nameEnd      int // offset after the table name (or alias)
+	ncols        int // -1: no column list
+	colsEnd      int // offset after the last listed column
+	defStart     int // DEFAULT VALUES span, when defaultVals
+	defEnd       int
+	defaultVals  bool
+	rows         []row
+	primary      bool // the top-level statement of a single-statement query
+	inMultiQuery bool
+}
+
+func (o *occurrence) fail(p *parser, i int, reason string) *occurrence {
+	o.parsed = false
+	o.failReason = reason
+	if i < len(p.toks) {
+		o.failPos = p.toks[i].start
+	} else {
+		o.failPos = len(p.q)
+	}
+	return o
+}
+
+// name reads a possibly qualified name at i: [catalog.][schema.]name.
+func (p *parser) name(i int) (schema, name string, next int, ok bool) {
+	var parts [3]string
+	n := 0
+	for {
+		s, ok := p.ident(i)
+		if !ok || n == len(parts) {
+			return "", "", i, false
+		}
+		parts[n] = s
+		n++
+		i++
+		if !p.punct(i, '.') {
+			break
+		}
+		i++
+	}
+	if n == 1 {
+		return "", parts[0], i, true
+	}
+	return parts[n-2], parts[n-1], i, true
+}
+
+// subqueryStart lists words that open a query where a column list could be.
+var subqueryStart = []string{"select", "values", "with", "table"}
+
+// insert reads the INSERT at token i, ending at token end (exclusive), and
+// returns nil unless it inserts into a configured table.
+func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
+	j := i + 1
+	if p.r.style == Question {
+		for {
+			switch {
+			case p.kw(j, "low_priority"), p.kw(j, "delayed"), p.kw(j, "high_priority"), p.kw(j, "ignore"):
+				j++
+				continue
+			case p.kw(i, "insert") && p.kw(j, "or") && j+1 < end && p.toks[j+1].kind == tIdent:
+				j += 2
+				continue
+			}
+			break
+		}
+	}
+	if p.kw(j, "into") {
+		j++
+	} else if p.r.style == Dollar || !stmtStart {
+		return nil
+	}
+	schema, name, j, ok := p.name(j)
+	if !ok || j > end {
+		return nil
+	}
+	tbl := p.r.match(schema, name)
+	if tbl == nil {
+		return nil
+	}
+	o := &occurrence{tbl: tbl, schema: schema, name: name, tok: i, ncols: -1, parsed: true}
+	key := tbl.key()
+	o.nameEnd = p.toks[j-1].end
+	if p.kw(j, "as") {
+		if _, ok := p.ident(j + 1); !ok || j+1 >= end {
+			return o.fail(p, j, "alias not understood")
+		}
+		j += 2
+		o.nameEnd = p.toks[j-1].end
+	}
+	if p.punct(j, '(') {
+		k := j + 1
+		for _, w := range subqueryStart {
+			if p.kw(k, w) {
+				return o.fail(p, k, "INSERT from a parenthesised query cannot be filled")
+			}
+		}
+		if p.punct(k, ')') {
+			return o.fail(p, k, "empty column list")
+		}
+		for {
+			col, ok := p.ident(k)
+			if !ok || k >= end {
+				return o.fail(p, k, "column list not understood")
+			}
+			if p.r.sameIdent(col, key) {
+				o.keyListed = true
+			}
+			o.ncols++
+			k++
+			if p.punct(k, ',') {
+				k++
+				continue
+			}
+			if p.punct(k, ')') {
+				break
+			}
+			return o.fail(p, k, "column list not understood")
+		}
+		o.ncols++ // from -1
+		o.colsEnd = p.toks[k-1].end
+		j = k + 1
+		if o.keyListed {
+			return o
+		}
+	}
+	if p.kw(j, "overriding") {
+		if !p.kw(j+1, "system") || !p.kw(j+2, "value") {
+			return o.fail(p, j, "OVERRIDING USER VALUE would discard the generated key")
+		}
+		j += 3
+	}
+	switch {
+	case p.kw(j, "default") && p.kw(j+1, "values"):
+		if o.ncols >= 0 {
+			return o.fail(p, j, "DEFAULT VALUES after a column list")
+		}
+		o.defaultVals = true
+		o.defStart, o.defEnd = p.toks[j].start, p.toks[j+1].end
+		j += 2
+	case p.kw(j, "values"):
+		j++
+		for {
+			if !p.punct(j, '(') || j >= end {
+				return o.fail(p, j, "VALUES row not understood")
+			}
+			depth, width, k := 0, 1, j
+			for ; k < end; k++ {
+				if p.punct(k, '(') {
+					depth++
+				} else if p.punct(k, ')') {
+					depth--
+					if depth == 0 {
+						break
+					}
+				} else if depth == 1 && p.punct(k, ',') {
+					width++
+				}
+			}
+			if k >= end {
+				return o.fail(p, j, "unbalanced parentheses in VALUES")
+			}
+			if k == j+1 {
+				return o.fail(p, j, "empty VALUES row")
+			}
+			want := o.ncols
+			if want < 0 && len(o.rows) > 0 {
+				want = o.rows[0].width
+			}
+			if want >= 0 && width != want {
+				return o.fail(p, j, "VALUES row has "+strconv.Itoa(width)+" values for "+strconv.Itoa(want)+" columns")
+			}
+			o.rows = append(o.rows, row{lastEnd: p.toks[k-1].end, width: width})
+			j = k + 1
+			if p.punct(j, ',') {
+				j++
+				continue
+			}
+			break
+		}
+	default:
+		return o.fail(p, j, "INSERT ... SELECT (or another query form) cannot be filled")
+	}
+	if j < end && !p.kw(j, "on") && !p.kw(j, "returning") {
+		return o.fail(p, j, "unexpected "+strconv.Quote(p.text(j))+" after VALUES")
+	}
+	return o
+}
+
+// merge reads MERGE INTO t at token i: an occurrence when t is configured and
+// one of its INSERT actions does not list the key column.
+func (p *parser) merge(i, end int) *occurrence {
+	if !p.kw(i+1, "into") {
+		return nil
+	}
+	schema, name, _, ok := p.name(i + 2)
+	if !ok {
+		return nil
+	}
+	tbl := p.r.match(schema, name)
+	if tbl == nil {
+		return nil
+	}
+	o := &occurrence{tbl: tbl, schema: schema, name: name, tok: i, ncols: -1}
+	for k := i + 3; k < end; k++ {
+		if !p.kw(k, "insert") {
+			continue
+		}
+		listed := false
+		if p.punct(k+1, '(') {
+			for c := k + 2; c < end && !p.punct(c, ')'); c++ {
+				if s, ok := p.ident(c); ok && p.r.sameIdent(s, tbl.key()) {
+					listed = true
+				}
+			}
+		}
+		if !listed {
+			return o.fail(p, k, "MERGE ... INSERT cannot be filled")
+		}
+	}
+	return nil
+}
+
+// analyze plans a query the cache does not know. keep reports whether the
+// result may be cached (it may not when the catalog failed).
+func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Plan, err error, keep bool) {
+	lx := lex(q, r.style)
+	if lx.bad >= 0 {
+		// The text cannot be read with certainty: every configured table
+		// it may mention is touched.
+		var occs []*occurrence
+		for i := range r.tables {
+			if containsFold(q, r.tables[i].Name) {
+				occs = append(occs, &occurrence{tbl: &r.tables[i], failPos: lx.bad, failReason: lx.why + " makes the statement ambiguous"})
+			}
+		}
+		return r.unfillable(ctx, q, cat, occs)
+	}
+	p := &parser{r: r, q: q, toks: lx.toks}
+
+	// Statements, split at top-level semicolons.
+	type span struct{ start, end int }
+	var stmts []span
+	depth, start := 0, 0
+	for i := range p.toks {
+		switch {
+		case p.punct(i, '('):
+			depth++
+		case p.punct(i, ')'):
+			if depth > 0 {
+				depth--
+			}
+		case p.punct(i, ';') && depth == 0:
+			if i > start {
+				stmts = append(stmts, span{start, i})
+			}
+			start = i + 1
+		}
+	}
+	if len(p.toks) > start {
+		stmts = append(stmts, span{start, len(p.toks)})
+	}
+
+	var occs []*occurrence
+	for _, s := range stmts {
+		primary := -1
+		switch {
+		case p.kw(s.start, "insert"), r.style == Question && p.kw(s.start, "replace"):
+			primary = s.start
+		case p.kw(s.start, "with"):
+			d := 0
+		scan:
+			for k := s.start + 1; k < s.end; k++ {
+				switch {
+				case p.punct(k, '('):
+					d++
+				case p.punct(k, ')'):
+					d--
+				case d == 0 && p.kw(k, "insert"):
+					primary = k
+					break scan
+				case d == 0 && (p.kw(k, "select") || p.kw(k, "update") || p.kw(k, "delete") ||
+					p.kw(k, "merge") || p.kw(k, "values") || p.kw(k, "table")):
+					break scan
+				}
+			}
+		}
+		for k := s.start; k < s.end; k++ {
+			var o *occurrence
+			switch {
+			case p.kw(k, "insert"), r.style == Question && k == s.start && p.kw(k, "replace"):
+				o = p.insert(k, s.end, k == s.start)
+			case p.kw(k, "merge"):
+				o = p.merge(k, s.end)
+			}
+			if o == nil {
+				continue
+			}
+			o.primary = k == primary && len(stmts) == 1
+			o.inMultiQuery = len(stmts) > 1
+			occs = append(occs, o)
+		}
+	}
+
+	var fill *occurrence
+	var bad []*occurrence
+	for _, o := range occs {
+		switch {
+		case o.keyListed && o.failReason == "":
+			continue
+		case !o.parsed:
+			bad = append(bad, o)
+		case o.inMultiQuery:
+			o.failPos, o.failReason = p.toks[o.tok].start, "an INSERT in a string of several statements cannot be filled"
+			bad = append(bad, o)
+		case !o.primary:
+			o.failPos, o.failReason = p.toks[o.tok].start, "an INSERT that is not the statement itself (in WITH, EXPLAIN, PREPARE, ...) cannot be filled"
+			bad = append(bad, o)
+		default:
+			fill = o
+		}
+	}
+	if len(bad) > 0 {
+		// The others pass unchanged when their key columns have defaults;
+		// the top-level INSERT is filled all the same.
+		plan, err, keep := r.unfillable(ctx, q, cat, bad)
+		if err != nil || fill == nil {
+			return plan, err, keep
+		}
+	}
+	if fill == nil {
+		return nil, nil, true
+	}
+	return r.build(ctx, p, fill, cat)
+}
+
+// unfillable decides for statements touching configured tables that cannot
+// be filled: unchanged when every such key column has a default, else an
+// *Error for the first that has none.
+func (r *Rewriter) unfillable(ctx context.Context, q string, cat Catalog, occs []*occurrence) (*Plan, error, bool) {
+	asked := map[*Table]bool{}
+	for _, o := range occs {
+		if asked[o.tbl] {
+			continue
+		}
+		asked[o.tbl] = true
+		cols, err := r.columns(ctx, q, cat, o)
+		if err != nil {
+			return nil, err, false
+		}
+		has, found := false, false
+		for _, c := range cols {
+			if r.sameIdent(c.Name, o.tbl.key()) {
+				has, found = c.HasDefault, true
+			}
+		}
+		if !has {
+			why := "has no default"
+			if !found {
+				why = "is not in the catalog's columns of " + o.tbl.Name
+			}
+			return nil, newError(o.tbl, q, o.failPos, o.failReason+", and key column "+o.tbl.key()+" "+why+
+				"; list "+o.tbl.key()+" in the column list and pass a value (idsql's NewID), or give the column a default", nil), true
+		}
+	}
+	return nil, nil, true
+}
+
+// columns asks the catalog for the columns of o's table.
+func (r *Rewriter) columns(ctx context.Context, q string, cat Catalog, o *occurrence) ([]Column, error) {
+	if cat == nil {
+		return nil, newError(o.tbl, q, o.failPos, o.failReason+"; the catalog is needed to decide", ErrNoCatalog)
+	}
+	schema, name := o.schema, o.name
+	if name == "" {
+		schema, name = o.tbl.Schema, o.tbl.Name
+	}
+	cols, err := cat.Columns(ctx, schema, name)
+	if err != nil {
+		return nil, newError(o.tbl, q, o.failPos, "reading the catalog", err)
+	}
+	if len(cols) == 0 {
+		return nil, newError(o.tbl, q, o.failPos, "the catalog has no table "+strconv.Quote(name), nil)
+	}
+	return cols, nil
+}
+
+// build writes the filled statement for o.
+func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Catalog) (*Plan, error, bool) {
+	q := p.q
+	key := r.quote(o.tbl.key())
+	var colList string // inserted after the table name when there is no column list
+	if o.ncols < 0 && !o.defaultVals {
+		o.failPos, o.failReason = p.toks[o.tok].start, "INSERT without a column list"
+		cols, err := r.columns(ctx, q, cat, o)
+		if err != nil {
+			return nil, err, false
+		}
+		keyAt := -1
+		for i, c := range cols {
+			if r.sameIdent(c.Name, o.tbl.key()) {
+				keyAt = i
+			}
+		}
+		width := o.rows[0].width
+		switch {
+		case keyAt < 0:
+			return nil, newError(o.tbl, q, o.failPos, "the catalog's columns of "+o.tbl.Name+" lack key column "+o.tbl.key(), nil), true
+		case width == len(cols):
+			return nil, nil, true // the key is given by position
+		case width != len(cols)-1:
+			o.failReason = "INSERT without a column list gives " + strconv.Itoa(width) + " values for " +
+				strconv.Itoa(len(cols)) + " columns"
+			return r.unfillable(ctx, q, cat, []*occurrence{o})
+		}
+		var b strings.Builder
+		b.WriteString(" (")
+		for _, c := range cols {
+			if r.sameIdent(c.Name, o.tbl.key()) {
+				continue
+			}
+			b.WriteString(r.quote(c.Name))
+			b.WriteString(", ")
+		}
+		b.WriteString(key)
+		b.WriteString(")")
+		colList = b.String()
+	}
+
+	// Existing placeholders.
+	params := 0
+	var qmarks []int // Question: offsets of the ?s
+	for _, t := range p.toks {
+		if t.kind != tParam {
+			continue
+		}
+		if r.style == Question {
+			qmarks = append(qmarks, t.start)
+			params++
+			continue
+		}
+		n, err := strconv.Atoi(q[t.start+1 : t.end])
+		if err != nil || n > 1<<20 {
+			o.failPos, o.failReason = t.start, "placeholder "+q[t.start:t.end]+" out of range"
+			return r.unfillable(ctx, q, cat, []*occurrence{o})
+		}
+		params = max(params, n)
+	}
+	ph := func(i int) string {
+		if r.style == Question {
+			return "?"
+		}
+		return "$" + strconv.Itoa(params+1+i)
+	}
+
+	plan := &Plan{Table: *o.tbl, Params: params, style: r.style}
+	var b strings.Builder
+	b.Grow(len(q) + 16 + 8*len(o.rows) + len(colList))
+	if o.defaultVals {
+		plan.Rows = 1
+		b.WriteString(q[:o.defStart])
+		b.WriteString("(" + key + ") VALUES (" + ph(0) + ")")
+		b.WriteString(q[o.defEnd:])
+		if r.style == Question {
+			plan.at = []int{countBefore(qmarks, o.defStart)}
+		}
+	} else {
+		plan.Rows = len(o.rows)
+		last := 0
+		if colList != "" {
+			b.WriteString(q[:o.nameEnd])
+			b.WriteString(colList)
+			last = o.nameEnd
+		} else {
+			b.WriteString(q[:o.colsEnd])
+			b.WriteString(", ")
+			b.WriteString(key)
+			last = o.colsEnd
+		}
+		for i, rw := range o.rows {
+			b.WriteString(q[last:rw.lastEnd])
+			b.WriteString(", ")
+			b.WriteString(ph(i))
+			last = rw.lastEnd
+			if r.style == Question {
+				plan.at = append(plan.at, countBefore(qmarks, rw.lastEnd))
+			}
+		}
+		b.WriteString(q[last:])
+	}
+	plan.Query = b.String()
+	return plan, nil, true
+}
+
+func countBefore(offsets []int, at int) int {
+	n := 0
+	for _, o := range offsets {
+		if o < at {
+			n++
+		}
+	}
+	return n
+}
+
+// quote writes a catalog name as an identifier of the style: bare when it
+// reads back as itself, quoted otherwise.
+func (r *Rewriter) quote(name string) string {
+	bare := name != "" && !reserved[strings.ToLower(name)]
+	for i := 0; i < len(name) && bare; i++ {
+		c := name[i]
+		ok := c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9'
+		if r.style == Question {
+			ok = ok || c >= 'A' && c <= 'Z'
+		}
+		bare = ok
+	}
+	if bare {
+		return name
+	}
+	if r.style == Question {
+		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// reserved holds words quoted when written as column names: the reserved
+// keywords of PostgreSQL, and common ones of SQLite and MySQL.
+var reserved = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`all analyse analyze and any array as asc asymmetric
+	authorization between binary both by case cast check collate collation column
+	concurrently constraint create cross current_catalog current_date current_role
+	current_schema current_time current_timestamp current_user default deferrable
+	delete desc distinct do else end except exists false fetch for foreign freeze from
+	full grant group having if ignore ilike in index initially inner insert intersect
+	interval into is isnull join key lateral leading left like limit localtime
+	localtimestamp match natural not notnull null offset on only or order outer
+	overlaps placing primary range references replace returning right select
+	session_user set similar some symmetric system_user table tablesample then to
+	trailing true union unique update user using values variadic verbose when where
+	window with`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// containsFold reports whether s contains sub, ignoring ASCII case.
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}

@@ -1,0 +1,340 @@
+package rewrite
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Style is the bind-parameter style of the inner driver.
+type Style uint8
+
+const (
+	// Dollar is PostgreSQL's style: numbered $1, $2, ... placeholders and
+	// PostgreSQL's lexical rules (E'...' strings, $tag$ quoting, nested
+	// comments). It is the zero value.
+	Dollar Style = iota
+	// Question is the positional ? style of SQLite and MySQL. Constructs the
+	// two dialects read differently (backslashes in literals, '#' and
+	// '--x' comments, nested or executable comments, named parameters) make
+	// a statement "not understood".
+	Question
+)
+
+// String returns "dollar" or "question".
+func (s Style) String() string {
+	switch s {
+	case Dollar:
+		return "dollar"
+	case Question:
+		return "question"
+	}
+	return "Style(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Table names a table whose key the rewriter fills.
+//
+// Names are catalog names, compared exactly (Dollar style) with identifiers
+// as PostgreSQL resolves them: unquoted SQL identifiers fold to lower case,
+// quoted ones keep their case, so a configured "orders" matches orders,
+// ORDERS and "orders" but not "Orders". In Question style every comparison
+// ignores ASCII case, as SQLite and MySQL do for columns.
+//
+// An empty Schema matches the table in any schema (orders, public.orders,
+// shop.orders). A Schema matches statements naming that schema, and
+// unqualified names, which are assumed to resolve to it.
+type Table struct {
+	Schema    string // optional
+	Name      string // required
+	KeyColumn string // the key column; "" means "id"
+}
+
+// String returns the table's configured name, schema-qualified when a schema
+// is configured.
+func (t Table) String() string {
+	if t.Schema != "" {
+		return t.Schema + "." + t.Name
+	}
+	return t.Name
+}
+
+func (t Table) key() string {
+	if t.KeyColumn == "" {
+		return "id"
+	}
+	return t.KeyColumn
+}
+
+// Column is one column of a table as the catalog describes it.
+type Column struct {
+	Name       string // exact catalog name
+	HasDefault bool   // the column has a default (DEFAULT, identity, serial)
+}
+
+// Catalog answers questions about the live schema. The rewriter asks it only
+// for INSERTs into configured tables that it cannot fill from the text alone:
+// statements without a column list (for the column order) and statements it
+// cannot fill (whether the key column has a default, so the statement may
+// pass unchanged).
+type Catalog interface {
+	// Columns returns the columns of the table in table order, or an empty
+	// slice when there is no such table. schema is "" when the statement
+	// does not qualify the name (the search path decides).
+	Columns(ctx context.Context, schema, table string) ([]Column, error)
+}
+
+// DefaultCacheSize is the number of plans a Rewriter keeps when
+// Config.CacheSize is zero.
+const DefaultCacheSize = 1024
+
+// maxCachedQuery is the longest query text kept in the cache.
+const maxCachedQuery = 1 << 20
+
+// Config configures a Rewriter. The zero value of every field but Tables
+// means its default.
+type Config struct {
+	// Tables lists the tables whose key column is filled.
+	Tables []Table
+	// Style is the placeholder style of the inner driver (default Dollar).
+	Style Style
+	// CacheSize bounds the number of cached plans (default
+	// DefaultCacheSize; negative disables the cache). When the cache is
+	// full, about half of it is dropped.
+	CacheSize int
+}
+
+// Rewriter plans the rewriting of INSERT statements into configured tables.
+// It is safe for concurrent use.
+type Rewriter struct {
+	tables []Table
+	style  Style
+	max    int
+
+	cache sync.Map // query -> *entry
+	n     atomic.Int64
+	mu    sync.Mutex // serialises stores and eviction
+}
+
+type entry struct {
+	plan *Plan
+	err  error
+}
+
+// New validates cfg and returns a Rewriter.
+func New(cfg Config) (*Rewriter, error) {
+	if cfg.Style != Dollar && cfg.Style != Question {
+		return nil, fmt.Errorf("rewrite: Config.Style: unknown style %d", cfg.Style)
+	}
+	seen := make(map[Table]bool, len(cfg.Tables))
+	tables := make([]Table, 0, len(cfg.Tables))
+	for i, t := range cfg.Tables {
+		if t.Name == "" {
+			return nil, fmt.Errorf("rewrite: Config.Tables[%d].Name is empty", i)
+		}
+		t.KeyColumn = t.key()
+		k := t
+		if cfg.Style == Question {
+			k = Table{strings.ToLower(t.Schema), strings.ToLower(t.Name), ""}
+		} else {
+			k.KeyColumn = ""
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("rewrite: Config.Tables[%d]: table %s is listed twice", i, t)
+		}
+		seen[k] = true
+		tables = append(tables, t)
+	}
+	max := cfg.CacheSize
+	if max == 0 {
+		max = DefaultCacheSize
+	}
+	return &Rewriter{tables: tables, style: cfg.Style, max: max}, nil
+}
+
+// Plan is the decision for one query text. A nil *Plan means "send the query
+// unchanged, with the caller's arguments". A non-nil Plan is immutable and
+// reusable: execute Plan.Query with the arguments Args builds from the
+// caller's arguments and Rows freshly generated IDs, at every execution.
+type Plan struct {
+	// Query is the rewritten statement.
+	Query string
+	// Table is the configured table being filled.
+	Table Table
+	// Rows is the number of IDs each execution needs, one per VALUES row in
+	// text order (at least 1).
+	Rows int
+	// Params is the number of arguments the caller's statement takes: the
+	// highest $n in Dollar style, the number of ? in Question style.
+	Params int
+
+	style Style
+	at    []int // Question: for each ID, how many caller args precede it
+}
+
+// Args returns the arguments for Query: args with the IDs placed where Query
+// expects them (Dollar: appended as $Params+1...; Question: at the ?
+// positions of the added placeholders), with Ordinal renumbered from 1. It
+// appends to dst[:0] and allocates only when dst is too small. ids must hold
+// exactly Rows IDs, and args exactly Params values (for Dollar style a wrong
+// count is reported by the server, as without the rewrite).
+func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedValue {
+	if len(ids) != p.Rows {
+		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d rows", len(ids), p.Rows))
+	}
+	dst = dst[:0]
+	if p.style == Dollar || len(args) != p.Params {
+		dst = append(dst, args...)
+		for _, id := range ids {
+			dst = append(dst, driver.NamedValue{Value: id})
+		}
+	} else {
+		k := 0
+		for i, id := range ids {
+			dst = append(dst, args[k:p.at[i]]...)
+			k = p.at[i]
+			dst = append(dst, driver.NamedValue{Value: id})
+		}
+		dst = append(dst, args[k:]...)
+	}
+	for i := range dst {
+		dst[i].Ordinal = i + 1
+	}
+	return dst
+}
+
+// Error reports an INSERT into a configured table that the rewriter cannot
+// fill and that may not pass unchanged (its key column has no default), or
+// a failure to consult the Catalog.
+type Error struct {
+	Table  string // the configured table, as Table.String
+	Pos    int    // byte offset in the query where understanding stopped
+	Near   string // up to 40 bytes of the query from Pos
+	Reason string // what the rewriter met and what to do about it
+	Err    error  // the cause, when there is one (a Catalog error)
+}
+
+// Error formats the error with the table, the reason and the position.
+func (e *Error) Error() string {
+	s := "rewrite: insert into " + e.Table + ": " + e.Reason
+	if e.Pos >= 0 {
+		s += fmt.Sprintf(" (at byte %d, near %q)", e.Pos, e.Near)
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrNoCatalog is the cause of an Error when a Catalog was needed and Plan
+// was given none.
+var ErrNoCatalog = errors.New("rewrite: no catalog to consult")
+
+func newError(t *Table, q string, pos int, reason string, cause error) *Error {
+	e := &Error{Table: t.String(), Pos: pos, Reason: reason, Err: cause}
+	if pos >= 0 && pos <= len(q) {
+		end := pos + 40
+		if end > len(q) {
+			end = len(q)
+		}
+		e.Near = q[pos:end]
+	}
+	return e
+}
+
+// Plan decides how to execute query. It returns nil, nil for statements to
+// send unchanged: anything that is not an INSERT into a configured table,
+// INSERTs that list the key column, and statements it cannot fill whose
+// key columns have database defaults. For an INSERT it fills it returns the
+// Plan. Otherwise it returns an *Error.
+//
+// cat may be nil when no statement needs it; decisions are cached by query
+// text, including those the Catalog informed (call Purge after DDL).
+// Catalog failures are returned and not cached.
+func (r *Rewriter) Plan(ctx context.Context, query string, cat Catalog) (*Plan, error) {
+	if !r.mayInsert(query) {
+		return nil, nil
+	}
+	if r.max > 0 {
+		if v, ok := r.cache.Load(query); ok {
+			e := v.(*entry)
+			return e.plan, e.err
+		}
+	}
+	p, err, keep := r.analyze(ctx, query, cat)
+	if keep && r.max > 0 && len(query) <= maxCachedQuery {
+		r.store(query, &entry{p, err})
+	}
+	return p, err
+}
+
+// Purge empties the plan cache, for example after DDL changed what the
+// Catalog answers.
+func (r *Rewriter) Purge() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cache.Clear()
+	r.n.Store(0)
+}
+
+func (r *Rewriter) store(query string, e *entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n.Load() >= int64(r.max) {
+		// Drop about half the entries, in the map's arbitrary order.
+		drop := r.n.Load() - int64(r.max)/2
+		r.cache.Range(func(k, _ any) bool {
+			r.cache.Delete(k)
+			r.n.Add(-1)
+			drop--
+			return drop > 0
+		})
+	}
+	if _, loaded := r.cache.LoadOrStore(query, e); !loaded {
+		r.n.Add(1)
+	}
+}
+
+// mayInsert is the allocation-free fast reject: a statement that does not
+// contain the word INSERT (or REPLACE, in Question style) in any case
+// cannot insert.
+func (r *Rewriter) mayInsert(q string) bool {
+	for i := 0; i+6 <= len(q); i++ {
+		switch q[i] | 0x20 {
+		case 'i':
+			if foldEq(q[i:i+6], "insert") {
+				return true
+			}
+		case 'r':
+			if r.style == Question && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// foldEq reports whether s equals the lower-case ASCII word w, ignoring
+// ASCII case.
+func foldEq(s, w string) bool {
+	if len(s) != len(w) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -555,8 +555,11 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 	b.Grow(len(q) + 16 + 8*len(o.rows) + len(colList))
 	if o.defaultVals {
 		plan.Rows = 1
+		// DEFAULT VALUES -> (key) VALUES ($n), keeping the VALUES word.
 		b.WriteString(q[:o.defStart])
-		b.WriteString("(" + key + ") VALUES (" + ph(0) + ")")
+		b.WriteString("(" + key + ") ")
+		b.WriteString(q[o.defEnd-len("values") : o.defEnd])
+		b.WriteString(" (" + ph(0) + ")")
 		b.WriteString(q[o.defEnd:])
 		if r.style == Question {
 			plan.at = []int{countBefore(qmarks, o.defStart)}

@@ -1,0 +1,268 @@
+package rewrite
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func newTest(t testing.TB, style Style) *Rewriter {
+	t.Helper()
+	r, err := New(Config{Tables: testTables, Style: style})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRewrite(t *testing.T) {
+	if len(rwCases) < 80 {
+		t.Fatalf("only %d cases", len(rwCases))
+	}
+	rws := map[Style]*Rewriter{Dollar: newTest(t, Dollar), Question: newTest(t, Question)}
+	for _, tc := range rwCases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Twice: the second answer comes from the cache.
+			for pass := 0; pass < 2; pass++ {
+				p, err := rws[tc.style].Plan(context.Background(), tc.in, testCatalog)
+				if tc.err != "" {
+					var e *Error
+					if !errors.As(err, &e) {
+						t.Fatalf("Plan(%q) = %+v, %v; want *Error containing %q", tc.in, p, err, tc.err)
+					}
+					if !strings.Contains(err.Error(), tc.err) {
+						t.Fatalf("Plan(%q) error\n%s\nwant it to contain\n%s", tc.in, err, tc.err)
+					}
+					if p != nil {
+						t.Fatalf("plan with error")
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("Plan(%q): %v", tc.in, err)
+				}
+				if tc.want == "" {
+					if p != nil {
+						t.Fatalf("Plan(%q) = %q (%d rows); want pass-through", tc.in, p.Query, p.Rows)
+					}
+					continue
+				}
+				if p == nil {
+					t.Fatalf("Plan(%q) = pass-through; want %q", tc.in, tc.want)
+				}
+				if p.Query != tc.want || p.Rows != tc.rows {
+					t.Fatalf("Plan(%q)\n got %q (%d rows)\nwant %q (%d rows)", tc.in, p.Query, p.Rows, tc.want, tc.rows)
+				}
+				checkFilled(t, tc.style, tc.in, p)
+			}
+		})
+	}
+}
+
+func TestNoCatalog(t *testing.T) {
+	r := newTest(t, Dollar)
+	for _, q := range []string{`INSERT INTO orders VALUES ($1, $2, $3, $4)`, `INSERT INTO orders (user_id) SELECT 1`} {
+		_, err := r.Plan(context.Background(), q, nil)
+		if !errors.Is(err, ErrNoCatalog) {
+			t.Fatalf("Plan(%q, nil catalog) = %v; want ErrNoCatalog", q, err)
+		}
+		// Not cached: a catalog later answers.
+		if _, err := r.Plan(context.Background(), q, testCatalog); errors.Is(err, ErrNoCatalog) {
+			t.Fatalf("ErrNoCatalog was cached")
+		}
+	}
+}
+
+type failingCatalog struct{ err error }
+
+func (c failingCatalog) Columns(context.Context, string, string) ([]Column, error) { return nil, c.err }
+
+func TestCatalogError(t *testing.T) {
+	r := newTest(t, Dollar)
+	cause := errors.New("connection refused")
+	_, err := r.Plan(context.Background(), `INSERT INTO orders VALUES ($1)`, failingCatalog{cause})
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, cause) || e.Table != "orders" {
+		t.Fatalf("err = %v; want *Error for orders wrapping the cause", err)
+	}
+	want := `rewrite: insert into orders: reading the catalog (at byte 0, near "INSERT INTO orders VALUES ($1)"): connection refused`
+	if err.Error() != want {
+		t.Fatalf("err =\n%s\nwant\n%s", err, want)
+	}
+}
+
+func TestNew(t *testing.T) {
+	for _, cfg := range []Config{
+		{Tables: []Table{{Name: ""}}},
+		{Tables: []Table{{Name: "a"}, {Name: "a", KeyColumn: "x"}}},
+		{Tables: []Table{{Name: "a"}, {Name: "A"}}, Style: Question},
+		{Style: 7},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+	if _, err := New(Config{Tables: []Table{{Name: "a"}, {Name: "A"}}}); err != nil {
+		t.Errorf("a and A are different tables in Dollar style: %v", err)
+	}
+}
+
+func nv(vals ...any) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(vals))
+	for i, v := range vals {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return out
+}
+
+func TestArgs(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		style Style
+		q     string
+		args  []driver.NamedValue
+		ids   []int64
+		want  []driver.NamedValue
+	}{
+		{Dollar, `INSERT INTO orders (user_id, total) VALUES ($1, $2), ($3, $4)`,
+			nv("a", "b", "c", "d"), []int64{10, 11}, nv("a", "b", "c", "d", int64(10), int64(11))},
+		{Dollar, `INSERT INTO orders DEFAULT VALUES`, nil, []int64{7}, nv(int64(7))},
+		{Question, `INSERT INTO orders (user_id, total) VALUES (?, ?), (?, ?)`,
+			nv("a", "b", "c", "d"), []int64{10, 11}, nv("a", "b", int64(10), "c", "d", int64(11))},
+		{Question, `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ? RETURNING id, ?`,
+			nv("a", "b", "c"), []int64{10}, nv("a", int64(10), "b", "c")},
+		{Question, `INSERT INTO orders (user_id) VALUES (1), (2)`, nil, []int64{1, 2}, nv(int64(1), int64(2))},
+		{Question, `INSERT INTO orders DEFAULT VALUES ON CONFLICT DO UPDATE SET total = ?`, nv("x"), []int64{5}, nv(int64(5), "x")},
+	}
+	for _, c := range cases {
+		r := newTest(t, c.style)
+		p, err := r.Plan(ctx, c.q, testCatalog)
+		if err != nil || p == nil {
+			t.Fatalf("Plan(%q) = %v, %v", c.q, p, err)
+		}
+		got := p.Args(nil, c.args, c.ids)
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Args for %q\n got %v\nwant %v", c.q, got, c.want)
+		}
+		// Reusing dst does not allocate.
+		buf := make([]driver.NamedValue, 0, 16)
+		if n := testing.AllocsPerRun(100, func() { buf = p.Args(buf, c.args, c.ids) }); n != 0 {
+			t.Errorf("Args allocates %v times with room in dst", n)
+		}
+	}
+}
+
+func TestArgsWrongIDs(t *testing.T) {
+	r := newTest(t, Dollar)
+	p, _ := r.Plan(context.Background(), `INSERT INTO orders DEFAULT VALUES`, nil)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for a wrong number of IDs")
+		}
+	}()
+	p.Args(nil, nil, []int64{1, 2})
+}
+
+func TestFastRejectAllocs(t *testing.T) {
+	r := newTest(t, Dollar)
+	q := `SELECT id, user_id, total FROM orders WHERE id = $1 AND note <> 'x'`
+	if n := testing.AllocsPerRun(100, func() { r.Plan(context.Background(), q, nil) }); n != 0 {
+		t.Fatalf("fast reject allocates %v times", n)
+	}
+}
+
+func TestCacheBounded(t *testing.T) {
+	r, err := New(Config{Tables: testTables, CacheSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		q := `INSERT INTO orders (user_id) VALUES (` + strings.Repeat("1+", i) + `1)`
+		p, err := r.Plan(context.Background(), q, nil)
+		if err != nil || p == nil || p.Rows != 1 {
+			t.Fatalf("Plan: %v %v", p, err)
+		}
+		if n := r.n.Load(); n > 10 {
+			t.Fatalf("cache holds %d entries, limit 10", n)
+		}
+	}
+	r.Purge()
+	if r.n.Load() != 0 {
+		t.Fatal("Purge left entries")
+	}
+	off, _ := New(Config{Tables: testTables, CacheSize: -1})
+	off.Plan(context.Background(), `INSERT INTO orders DEFAULT VALUES`, nil)
+	if off.n.Load() != 0 {
+		t.Fatal("disabled cache stored a plan")
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	r, _ := New(Config{Tables: testTables, CacheSize: 8})
+	done := make(chan bool)
+	for g := 0; g < 8; g++ {
+		go func() {
+			defer func() { done <- true }()
+			for i := 0; i < 200; i++ {
+				tc := rwCases[(i*7+g)%len(rwCases)]
+				if tc.style != Dollar {
+					continue
+				}
+				p, err := r.Plan(context.Background(), tc.in, testCatalog)
+				if tc.want != "" && (err != nil || p == nil || p.Query != tc.want) {
+					t.Errorf("%s: %v %v", tc.name, p, err)
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		<-done
+	}
+}
+
+// checkFilled verifies the invariants of a filled statement: the original
+// tokens in order, the key column and the new placeholders, and exactly
+// Rows more placeholders.
+func checkFilled(t testing.TB, style Style, in string, p *Plan) {
+	t.Helper()
+	a, b := lex(in, style), lex(p.Query, style)
+	if a.bad >= 0 || b.bad >= 0 {
+		t.Fatalf("lex: %q %q", a.why, b.why)
+	}
+	params := func(l lexResult, q string) (n int) {
+		for _, tk := range l.toks {
+			if tk.kind == tParam {
+				n++
+			}
+		}
+		return n
+	}
+	if got, want := params(b, p.Query), params(a, in)+p.Rows; got != want {
+		t.Fatalf("%q -> %q: %d placeholders, want %d", in, p.Query, got, want)
+	}
+	// The original tokens are a subsequence of the new ones, except the
+	// DEFAULT VALUES that becomes (key) VALUES (...).
+	j := 0
+	for i, tk := range a.toks {
+		s := in[tk.start:tk.end]
+		if foldEq(s, "default") && i+1 < len(a.toks) && foldEq(in[a.toks[i+1].start:a.toks[i+1].end], "values") &&
+			!strings.Contains(in[:tk.start], "(") {
+			continue
+		}
+		for j < len(b.toks) && p.Query[b.toks[j].start:b.toks[j].end] != s {
+			j++
+		}
+		if j == len(b.toks) {
+			t.Fatalf("%q -> %q: token %q lost", in, p.Query, s)
+		}
+		j++
+	}
+	key := p.Table.key()
+	if !strings.Contains(p.Query, key) {
+		t.Fatalf("%q -> %q: key column %s missing", in, p.Query, key)
+	}
+}

@@ -1,0 +1,460 @@
+package idsql
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/idsql/idsql/idsql/snowflake"
+)
+
+// Strategies a table can use.
+const (
+	Snowflake = "snowflake"
+	Segment   = "segment"
+)
+
+// Holder kinds.
+const (
+	HolderLocal     = "local"
+	HolderPostgres  = "postgres"
+	HolderZooKeeper = "zookeeper"
+)
+
+// DefaultStep is a segment table's step when the configuration gives none.
+const DefaultStep = 1000
+
+// Config is idsql's configuration, usually loaded from idsql.yaml with Load.
+// The same file drives the wrapper, the code generator, the command-line
+// tool and the ID server. Zero fields mean the documented defaults.
+//
+//	namespace: shop
+//	layout: leaf
+//	holder: {kind: zookeeper, servers: [127.0.0.1:2181], mode: recycle}
+//	tables:
+//	  orders: {strategy: snowflake}
+//	  users:  {strategy: segment, step: 1000}
+type Config struct {
+	// Namespace separates worker IDs and lookups of unrelated deployments
+	// sharing one ZooKeeper or database. Required.
+	Namespace string `yaml:"namespace"`
+	// Layout is the snowflake bit layout; the zero value means "leaf".
+	Layout LayoutConfig `yaml:"layout"`
+	// Holder says where snowflake worker IDs come from.
+	Holder HolderConfig `yaml:"holder"`
+	// Snowflake tunes the snowflake generators.
+	Snowflake SnowflakeConfig `yaml:"snowflake"`
+	// Tables maps table names (optionally schema-qualified) to their keys.
+	Tables map[string]TableConfig `yaml:"tables"`
+}
+
+// LayoutConfig is a preset name or a custom layout. In YAML it is either a
+// scalar (`layout: leaf`) or a mapping with time_bits, worker_bits,
+// sequence_bits, unit and epoch (RFC 3339 or Unix milliseconds).
+type LayoutConfig struct {
+	Preset       string        `yaml:"preset"`
+	TimeBits     int           `yaml:"time_bits"`
+	WorkerBits   int           `yaml:"worker_bits"`
+	SequenceBits int           `yaml:"sequence_bits"`
+	Unit         time.Duration `yaml:"unit"`
+	Epoch        time.Time     `yaml:"epoch"`
+}
+
+// HolderConfig configures the worker-ID holder.
+type HolderConfig struct {
+	// Kind is local (the default), postgres or zookeeper.
+	Kind string `yaml:"kind"`
+	// Servers are ZooKeeper addresses (zookeeper kind).
+	Servers []string `yaml:"servers"`
+	// Mode: sticky or recycle for zookeeper; sticky, disposable or lease
+	// for postgres; empty means sticky.
+	Mode string `yaml:"mode"`
+	// Instance is this process's identity for sticky modes; empty means
+	// host:port, "hostname" means the host name alone (Kubernetes
+	// StatefulSets), anything else is used as it is.
+	Instance string `yaml:"instance"`
+	// Port is the port in the default host:port identity.
+	Port int `yaml:"port"`
+	// Workers is the local holder's static map from identity to worker ID.
+	Workers map[string]int64 `yaml:"workers"`
+	// CacheDir keeps the local cache file of worker IDs and timestamps;
+	// empty means the user cache directory.
+	CacheDir string `yaml:"cache_dir"`
+	// SessionTimeout is the ZooKeeper session or lease timeout; zero means
+	// the holder's default.
+	SessionTimeout time.Duration `yaml:"session_timeout"`
+}
+
+// SnowflakeConfig tunes every snowflake generator of the namespace.
+type SnowflakeConfig struct {
+	// MaxBackward is how long to wait for a clock that stepped back; zero
+	// means 5ms.
+	MaxBackward time.Duration `yaml:"max_backward"`
+	// RandomStart starts each tick's sequence at random below it (0 = off).
+	RandomStart int `yaml:"random_start"`
+}
+
+// TableConfig configures one table's key.
+type TableConfig struct {
+	// Strategy is snowflake or segment. Required.
+	Strategy string `yaml:"strategy"`
+	// Column is the key column; empty means "id".
+	Column string `yaml:"column"`
+	// Step is a segment table's initial range size; zero means DefaultStep.
+	Step int64 `yaml:"step"`
+	// Key is the segment key (Leaf's biz_tag); empty means the table name.
+	Key string `yaml:"key"`
+	// GoName overrides the Go type name the code generator derives from
+	// the table name (OrderID for orders).
+	GoName string `yaml:"go_name"`
+	// Cached serves a snowflake table from a pre-filled ring buffer.
+	Cached bool `yaml:"cached"`
+}
+
+// KeyColumn returns the key column, defaulting to "id".
+func (t TableConfig) KeyColumn() string {
+	if t.Column == "" {
+		return "id"
+	}
+	return t.Column
+}
+
+// StepOrDefault returns the segment step, defaulting to DefaultStep.
+func (t TableConfig) StepOrDefault() int64 {
+	if t.Step == 0 {
+		return DefaultStep
+	}
+	return t.Step
+}
+
+// SegmentKey returns the table's segment key, defaulting to the table name.
+func (c *Config) SegmentKey(table string) string {
+	if k := c.Tables[table].Key; k != "" {
+		return k
+	}
+	return table
+}
+
+// TableNames returns the configured table names in sorted order.
+func (c *Config) TableNames() []string {
+	names := make([]string, 0, len(c.Tables))
+	for name := range c.Tables {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SnowflakeLayout resolves the configured layout.
+func (c *Config) SnowflakeLayout() (snowflake.Layout, error) {
+	lc := c.Layout
+	custom := lc.TimeBits != 0 || lc.WorkerBits != 0 || lc.SequenceBits != 0 || lc.Unit != 0 || !lc.Epoch.IsZero()
+	switch {
+	case custom && lc.Preset != "":
+		return snowflake.Layout{}, fmt.Errorf("%w: give a preset or custom bits, not both", snowflake.ErrLayout)
+	case custom:
+		unit := lc.Unit
+		if unit == 0 {
+			unit = time.Millisecond
+		}
+		return snowflake.Layout{Name: "custom", TimeBits: lc.TimeBits, WorkerBits: lc.WorkerBits,
+			SequenceBits: lc.SequenceBits, Unit: unit, Epoch: lc.Epoch}, nil
+	case lc.Preset == "":
+		return snowflake.Leaf, nil
+	}
+	return snowflake.Preset(lc.Preset)
+}
+
+// FieldError is a configuration problem in one field. Load adds the file and
+// line.
+type FieldError struct {
+	File  string // the configuration file, when loaded from one
+	Line  int    // 1-based line in File, 0 when unknown
+	Field string // dotted path, e.g. "tables.orders.strategy"
+	Err   error
+}
+
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	b.WriteString("idsql: config: ")
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(e.Line))
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Field + ": " + e.Err.Error())
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+var (
+	identRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	namespaceRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+)
+
+// ValidTableName reports whether name is an SQL identifier, optionally
+// schema-qualified (schema.table).
+func ValidTableName(name string) bool {
+	schema, table, found := strings.Cut(name, ".")
+	if !found {
+		return identRE.MatchString(name)
+	}
+	return identRE.MatchString(schema) && identRE.MatchString(table)
+}
+
+// Validate checks the configuration against the time now and returns the
+// first problem as a *FieldError naming the field.
+func (c *Config) Validate(now time.Time) error {
+	fail := func(field, format string, args ...any) error {
+		return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	if !namespaceRE.MatchString(c.Namespace) {
+		if c.Namespace == "" {
+			return fail("namespace", "is required")
+		}
+		return fail("namespace", "%q is not a valid namespace (letters, digits, _ . -; at most 64)", c.Namespace)
+	}
+	layout, err := c.SnowflakeLayout()
+	if err == nil {
+		err = layout.ValidateAt(now)
+	}
+	if err != nil {
+		return &FieldError{Field: "layout", Err: err}
+	}
+	if err := c.validateHolder(layout); err != nil {
+		return err
+	}
+	if c.Snowflake.MaxBackward < 0 {
+		return fail("snowflake.max_backward", "%s is negative", c.Snowflake.MaxBackward)
+	}
+	if c.Snowflake.RandomStart < 0 || int64(c.Snowflake.RandomStart) > (layout.MaxSequence()+1)/2 {
+		return fail("snowflake.random_start", "%d out of range 0..%d", c.Snowflake.RandomStart, (layout.MaxSequence()+1)/2)
+	}
+	if len(c.Tables) == 0 {
+		return fail("tables", "no tables configured")
+	}
+	keys := map[string]string{}
+	for _, name := range c.TableNames() {
+		t := c.Tables[name]
+		field := "tables." + name
+		if !ValidTableName(name) {
+			return fail(field, "%q is not a valid table name (an SQL identifier, optionally schema.table)", name)
+		}
+		if !identRE.MatchString(t.KeyColumn()) {
+			return fail(field+".column", "%q is not a valid column name", t.Column)
+		}
+		if t.GoName != "" && !identRE.MatchString(t.GoName) {
+			return fail(field+".go_name", "%q is not a valid Go identifier", t.GoName)
+		}
+		switch t.Strategy {
+		case Snowflake:
+			if t.Step != 0 || t.Key != "" {
+				return fail(field, "step and key apply to segment tables only")
+			}
+		case Segment:
+			if t.Step < 0 {
+				return fail(field+".step", "%d is negative", t.Step)
+			}
+			if t.Cached {
+				return fail(field+".cached", "applies to snowflake tables only")
+			}
+			key := c.SegmentKey(name)
+			if len(key) > 128 {
+				return fail(field+".key", "longer than 128 bytes")
+			}
+			if other, dup := keys[key]; dup {
+				return fail(field+".key", "segment key %q is also used by table %s", key, other)
+			}
+			keys[key] = name
+		case "":
+			return fail(field+".strategy", "is required (snowflake or segment)")
+		default:
+			return fail(field+".strategy", "unknown strategy %q (want snowflake or segment)", t.Strategy)
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateHolder(layout snowflake.Layout) error {
+	h := c.Holder
+	fail := func(field, format string, args ...any) error {
+		return &FieldError{Field: "holder." + field, Err: fmt.Errorf(format, args...)}
+	}
+	modes := map[string][]string{
+		HolderLocal:     {"", "sticky"},
+		HolderPostgres:  {"", "sticky", "disposable", "lease"},
+		HolderZooKeeper: {"", "sticky", "recycle"},
+	}
+	kind := h.Kind
+	if kind == "" {
+		kind = HolderLocal
+	}
+	allowed, ok := modes[kind]
+	if !ok {
+		return fail("kind", "unknown holder %q (want local, postgres or zookeeper)", h.Kind)
+	}
+	if !contains(allowed, h.Mode) {
+		return fail("mode", "%q is not a mode of the %s holder (want %s)", h.Mode, kind, strings.Join(allowed[1:], ", "))
+	}
+	if kind == HolderZooKeeper && len(h.Servers) == 0 {
+		return fail("servers", "the zookeeper holder needs at least one server")
+	}
+	if kind != HolderZooKeeper && len(h.Servers) > 0 {
+		return fail("servers", "only the zookeeper holder uses servers")
+	}
+	for id, w := range h.Workers {
+		if w < 0 || w > layout.MaxWorker() {
+			return fail("workers."+id, "worker ID %d out of range 0..%d for layout %s", w, layout.MaxWorker(), layout.Name)
+		}
+	}
+	if h.Port < 0 || h.Port > 65535 {
+		return fail("port", "%d is not a port", h.Port)
+	}
+	if h.SessionTimeout < 0 {
+		return fail("session_timeout", "%s is negative", h.SessionTimeout)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Load reads and validates a YAML configuration file. Errors name the file,
+// the line and the field.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("idsql: config: %w", err)
+	}
+	return Parse(path, data, time.Now())
+}
+
+// Parse decodes and validates YAML configuration read from name, checking
+// the layout against now.
+func Parse(name string, data []byte, now time.Time) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("idsql: config: %s: %w", name, err)
+	}
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("idsql: config: %s: %w", name, err)
+	}
+	if err := c.Validate(now); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.File = name
+			fe.Line = lineOf(&root, fe.Field)
+		}
+		return nil, err
+	}
+	return &c, nil
+}
+
+// lineOf finds the line of a dotted field path in a YAML document, or of
+// its nearest ancestor that exists.
+func lineOf(root *yaml.Node, path string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, part := range splitPath(path) {
+		if n.Kind != yaml.MappingNode {
+			break
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == part {
+				line = n.Content[i].Line
+				next = n.Content[i+1]
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+	}
+	return line
+}
+
+// splitPath splits "tables.public.orders.strategy" into its keys. Table
+// names may hold one dot, so the part after "tables." is matched greedily by
+// lineOf's caller convention: tables.<name>[.<field>] where <field> is a
+// known table field.
+func splitPath(path string) []string {
+	rest, ok := strings.CutPrefix(path, "tables.")
+	if !ok {
+		return strings.Split(path, ".")
+	}
+	for _, f := range []string{".strategy", ".column", ".step", ".key", ".go_name", ".cached"} {
+		if name, found := strings.CutSuffix(rest, f); found {
+			return []string{"tables", name, f[1:]}
+		}
+	}
+	return []string{"tables", rest}
+}
+
+// UnmarshalYAML accepts a preset name or a mapping.
+func (l *LayoutConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		l.Preset = n.Value
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		switch k := n.Content[i]; k.Value {
+		case "preset", "time_bits", "worker_bits", "sequence_bits", "unit", "epoch":
+		default:
+			return fmt.Errorf("line %d: field %s not found in layout (want preset, time_bits, worker_bits, sequence_bits, unit, epoch)", k.Line, k.Value)
+		}
+	}
+	var raw struct {
+		Preset       string        `yaml:"preset"`
+		TimeBits     int           `yaml:"time_bits"`
+		WorkerBits   int           `yaml:"worker_bits"`
+		SequenceBits int           `yaml:"sequence_bits"`
+		Unit         time.Duration `yaml:"unit"`
+		Epoch        yaml.Node     `yaml:"epoch"`
+	}
+	if err := n.Decode(&raw); err != nil {
+		return err
+	}
+	*l = LayoutConfig{Preset: raw.Preset, TimeBits: raw.TimeBits, WorkerBits: raw.WorkerBits,
+		SequenceBits: raw.SequenceBits, Unit: raw.Unit}
+	if raw.Epoch.Kind == 0 {
+		return nil
+	}
+	if ms, err := strconv.ParseInt(raw.Epoch.Value, 10, 64); err == nil {
+		l.Epoch = time.UnixMilli(ms).UTC()
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, raw.Epoch.Value)
+	if err != nil {
+		if t, err = time.Parse(time.DateOnly, raw.Epoch.Value); err != nil {
+			return fmt.Errorf("line %d: epoch %q: want RFC 3339, YYYY-MM-DD or Unix milliseconds", raw.Epoch.Line, raw.Epoch.Value)
+		}
+	}
+	l.Epoch = t.UTC()
+	return nil
+}

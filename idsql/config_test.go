@@ -1,0 +1,124 @@
+package idsql
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/idsql/snowflake"
+)
+
+var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+const goodYAML = `namespace: shop
+layout: leaf
+holder:
+  kind: zookeeper
+  servers: [127.0.0.1:2181]
+  mode: recycle
+tables:
+  orders: {strategy: snowflake, column: id}
+  users:  {strategy: segment, column: id, step: 500}
+  public.items: {strategy: snowflake, cached: true}
+`
+
+func TestParseGood(t *testing.T) {
+	c, err := Parse("idsql.yaml", []byte(goodYAML), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Namespace != "shop" || c.Holder.Kind != HolderZooKeeper || c.Holder.Mode != "recycle" {
+		t.Errorf("parsed %+v", c)
+	}
+	if got := strings.Join(c.TableNames(), ","); got != "orders,public.items,users" {
+		t.Errorf("tables %s", got)
+	}
+	if u := c.Tables["users"]; u.StepOrDefault() != 500 || u.KeyColumn() != "id" || c.SegmentKey("users") != "users" {
+		t.Errorf("users %+v", u)
+	}
+	if !c.Tables["public.items"].Cached {
+		t.Error("public.items not cached")
+	}
+	l, err := c.SnowflakeLayout()
+	if err != nil || l != snowflake.Leaf {
+		t.Errorf("layout %v, %v", l, err)
+	}
+}
+
+func TestParseCustomLayout(t *testing.T) {
+	for _, epoch := range []string{"2020-01-01", "2020-01-01T00:00:00Z", "1577836800000"} {
+		y := "namespace: n\nlayout: {time_bits: 40, worker_bits: 10, sequence_bits: 13, unit: 10ms, epoch: " + epoch + "}\ntables: {t: {strategy: snowflake}}\n"
+		c, err := Parse("x.yaml", []byte(y), now)
+		if err != nil {
+			t.Fatalf("epoch %s: %v", epoch, err)
+		}
+		l, _ := c.SnowflakeLayout()
+		want := snowflake.Layout{Name: "custom", TimeBits: 40, WorkerBits: 10, SequenceBits: 13, Unit: 10 * time.Millisecond,
+			Epoch: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}
+		if l != want {
+			t.Errorf("epoch %s: layout %+v", epoch, l)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"no namespace", "tables: {t: {strategy: snowflake}}\n", "x.yaml: namespace: is required"},
+		{"bad namespace", "namespace: 'a b'\ntables: {t: {strategy: snowflake}}\n", `x.yaml:1: namespace: "a b" is not a valid namespace`},
+		{"unknown strategy", "namespace: n\ntables:\n  orders:\n    strategy: uuid\n", `x.yaml:4: tables.orders.strategy: unknown strategy "uuid"`},
+		{"missing strategy", "namespace: n\ntables:\n  orders: {column: id}\n", `x.yaml:3: tables.orders.strategy: is required`},
+		{"bad table name", "namespace: n\ntables:\n  'order items': {strategy: snowflake}\n", `x.yaml:3: tables.order items: "order items" is not a valid table name`},
+		{"bad column", "namespace: n\ntables:\n  orders: {strategy: snowflake, column: 'a;b'}\n", `tables.orders.column: "a;b" is not a valid column name`},
+		{"bits sum", "namespace: n\nlayout: {time_bits: 41, worker_bits: 10, sequence_bits: 13, epoch: 2020-01-01}\ntables: {t: {strategy: snowflake}}\n", "x.yaml:2: layout: snowflake: invalid layout: time_bits 41 + worker_bits 10 + sequence_bits 13 = 64, want 63"},
+		{"future epoch", "namespace: n\nlayout: {time_bits: 41, worker_bits: 10, sequence_bits: 12, epoch: 2030-01-01}\ntables: {t: {strategy: snowflake}}\n", "epoch 2030-01-01T00:00:00Z is in the future"},
+		{"exhausted uid", "namespace: n\nlayout: uid\ntables: {t: {strategy: snowflake}}\n", `x.yaml:2: layout: snowflake: invalid layout: preset "uid" (28 time bits of seconds from 2016-05-20) ran out on 2024-11-20`},
+		{"runs out soon", "namespace: n\nlayout: {time_bits: 35, worker_bits: 10, sequence_bits: 18, epoch: 2026-01-01}\ntables: {t: {strategy: snowflake}}\n", "less than a year from now"},
+		{"unknown field", "namespace: n\ntables: {t: {strategy: snowflake, colum: id}}\n", "field colum not found"},
+		{"unknown layout field", "namespace: n\nlayout: {time_bit: 41}\ntables: {t: {strategy: snowflake}}\n", "line 2: field time_bit not found in layout"},
+		{"preset and bits", "namespace: n\nlayout: {preset: leaf, time_bits: 41}\ntables: {t: {strategy: snowflake}}\n", "a preset or custom bits, not both"},
+		{"holder kind", "namespace: n\nholder: {kind: etcd}\ntables: {t: {strategy: snowflake}}\n", `x.yaml:2: holder.kind: unknown holder "etcd"`},
+		{"holder mode", "namespace: n\nholder: {kind: zookeeper, servers: [a:1], mode: lease}\ntables: {t: {strategy: snowflake}}\n", `holder.mode: "lease" is not a mode of the zookeeper holder (want sticky, recycle)`},
+		{"zk servers", "namespace: n\nholder: {kind: zookeeper}\ntables: {t: {strategy: snowflake}}\n", "holder.servers: the zookeeper holder needs at least one server"},
+		{"worker range", "namespace: n\nholder: {workers: {a: 1024}}\ntables: {t: {strategy: snowflake}}\n", "holder.workers.a: worker ID 1024 out of range 0..1023"},
+		{"no tables", "namespace: n\n", "tables: no tables configured"},
+		{"step on snowflake", "namespace: n\ntables: {t: {strategy: snowflake, step: 10}}\n", "tables.t: step and key apply to segment tables only"},
+		{"negative step", "namespace: n\ntables: {t: {strategy: segment, step: -1}}\n", "tables.t.step: -1 is negative"},
+		{"duplicate key", "namespace: n\ntables: {a: {strategy: segment, key: k}, b: {strategy: segment, key: k}}\n", `tables.b.key: segment key "k" is also used by table a`},
+		{"random start", "namespace: n\nsnowflake: {random_start: 5000}\ntables: {t: {strategy: snowflake}}\n", "snowflake.random_start: 5000 out of range 0..2048"},
+		{"not yaml", "namespace: [\n", "x.yaml: yaml:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(tt.yaml), now)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Parse = %v\nwant an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestFieldErrorUnwraps(t *testing.T) {
+	_, err := Parse("x.yaml", []byte("namespace: n\nlayout: uid\ntables: {t: {strategy: snowflake}}\n"), now)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "layout" || fe.Line != 2 || !errors.Is(err, snowflake.ErrLayout) {
+		t.Fatalf("error %v: want a *FieldError for layout on line 2 wrapping ErrLayout", err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "idsql.yaml")
+	if err := os.WriteFile(path, []byte(goodYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Load(missing) = %v, want ErrNotExist", err)
+	}
+}

@@ -1,0 +1,67 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+
+	"github.com/idsql/idsql/idsql/segment"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Dialect returns the segment.Dialect for SQLite.
+func Dialect() segment.Dialect {
+	return segment.Dialect{
+		Name: "sqlite",
+		Bind: segment.BindQuestion,
+		Schema: []string{
+			`CREATE TABLE IF NOT EXISTS idsql_alloc (
+	biz_tag     TEXT PRIMARY KEY,
+	max_id      INTEGER NOT NULL DEFAULT 0 CHECK (max_id >= 0),
+	step        INTEGER NOT NULL CHECK (step > 0),
+	description TEXT NOT NULL DEFAULT '',
+	update_time DATETIME NOT NULL
+)`,
+			`CREATE TABLE IF NOT EXISTS idsql_alloc_log (
+	id       INTEGER PRIMARY KEY,
+	biz_tag  TEXT NOT NULL,
+	first_id INTEGER NOT NULL,
+	last_id  INTEGER NOT NULL,
+	instance TEXT NOT NULL,
+	created  DATETIME NOT NULL,
+	CHECK (first_id <= last_id)
+)`,
+			`CREATE INDEX IF NOT EXISTS idsql_alloc_log_first ON idsql_alloc_log (first_id)`,
+			`CREATE INDEX IF NOT EXISTS idsql_alloc_log_key ON idsql_alloc_log (biz_tag, first_id)`,
+		},
+	}
+}
+
+// New returns a store on db, an SQLite database opened with the "sqlite"
+// driver. Prefer Open, which sets the pragmas concurrent allocators need.
+func New(db *sql.DB) *segment.SQLStore {
+	return segment.NewSQLStore(db, Dialect())
+}
+
+// Open opens (creating if needed) the SQLite file at path with WAL
+// journaling and a busy timeout, so several processes can allocate from
+// the same file, and runs Migrate. Close the store's DB when done.
+func Open(ctx context.Context, path string) (*segment.SQLStore, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	s := New(db)
+	if err := s.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	return s, nil
+}

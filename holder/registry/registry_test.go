@@ -1,0 +1,148 @@
+package registry_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/snowflake"
+	"github.com/idsql/idsql/internal/clocktest"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+func newRegistry(t *testing.T, clock *clocktest.Fake) *registry.Registry {
+	t.Helper()
+	db, _ := pgtest.Open(t)
+	reg := registry.New(db, registry.Settings{Now: clock.Now, Heartbeat: 20 * time.Millisecond, Slack: time.Minute})
+	ctx := context.Background()
+	for i := 0; i < 2; i++ { // idempotent
+		if err := reg.Migrate(ctx); err != nil {
+			t.Fatalf("Migrate #%d: %v", i+1, err)
+		}
+	}
+	return reg
+}
+
+func TestFindAcrossRecycling(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := clocktest.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	reg := newRegistry(t, clock)
+	h := registry.Recorded(holder.Fixed(3), reg, "fixed")
+	inst := holder.Instance{Host: "a", Port: 1, PID: 9}
+
+	type issued struct {
+		id    int64
+		table string
+	}
+	var ids []issued
+	for _, table := range []string{"orders", "users", "orders", "items"} {
+		lease, err := h.Acquire(ctx, holder.Request{Namespace: "shop", Table: table, Instance: inst, WorkerBits: 10})
+		if err != nil {
+			t.Fatalf("Acquire %s: %v", table, err)
+		}
+		gen, err := snowflake.New(lease, snowflake.Settings{Clock: clock})
+		if err != nil {
+			t.Fatalf("snowflake.New: %v", err)
+		}
+		for i := 0; i < 5000; i++ { // more than one tick's sequence
+			id, err := gen.NextID(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, issued{id, table})
+		}
+		if err := lease.Release(ctx); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		// No time passes between leases: the boundary is the tick.
+	}
+	for _, is := range ids {
+		p := snowflake.Leaf.Decompose(is.id)
+		rec, err := reg.Find(ctx, "shop", p.Worker, p.Time)
+		if err != nil {
+			t.Fatalf("Find(%d): %v", is.id, err)
+		}
+		if rec.Table != is.table {
+			t.Fatalf("Find(%d) = table %q, want %q", is.id, rec.Table, is.table)
+		}
+	}
+	first := snowflake.Leaf.Decompose(ids[0].id)
+	for _, c := range []struct {
+		name   string
+		worker int64
+		at     time.Time
+	}{
+		{"before any lease", 3, first.Time.Add(-time.Hour)},
+		{"after the last release", 3, clock.Now().Add(time.Hour)},
+		{"unknown worker", 4, first.Time},
+	} {
+		_, err := reg.Find(ctx, "shop", c.worker, c.at)
+		var nle *registry.NoLeaseError
+		if !errors.Is(err, registry.ErrNoLease) || !errors.As(err, &nle) {
+			t.Errorf("%s: Find err = %v, want ErrNoLease", c.name, err)
+		}
+	}
+}
+
+func TestRecordedClockBehind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := clocktest.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	reg := newRegistry(t, clock)
+	h := registry.Recorded(holder.Fixed(1), reg, "fixed")
+	req := holder.Request{Namespace: "ns", Table: "t", Instance: holder.Instance{ID: "x"}, WorkerBits: 4}
+	lease, err := h.Acquire(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead := clock.Now().Add(time.Hour)
+	lease.Track(func() time.Time { return ahead })
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Acquire(ctx, req)
+	var cb *holder.ClockBehindError
+	if !errors.As(err, &cb) {
+		t.Fatalf("Acquire with clock behind: err = %v, want *holder.ClockBehindError", err)
+	}
+	clock.Set(ahead.Add(time.Millisecond))
+	lease, err = h.Acquire(ctx, req)
+	if err != nil {
+		t.Fatalf("Acquire after clock caught up: %v", err)
+	}
+	if !lease.LastTime().After(ahead) && !lease.LastTime().Equal(ahead) {
+		t.Errorf("LastTime %s before the persisted %s", lease.LastTime(), ahead)
+	}
+	lease.Release(ctx)
+}
+
+func TestHeartbeatPersistsHighWater(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := clocktest.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	reg := newRegistry(t, clock)
+	lease, err := registry.Recorded(holder.Fixed(2), reg, "fixed").Acquire(ctx,
+		holder.Request{Namespace: "ns", Table: "t", Instance: holder.Instance{ID: "x"}, WorkerBits: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release(ctx)
+	hw := clock.Now().Add(time.Second)
+	lease.Track(func() time.Time { return hw })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		recs, err := reg.Leases(ctx, "ns", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 1 && recs[0].LastTimestamp.Equal(hw) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("high water never persisted: %+v", recs)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func (p *parser) ident(i int) (string, bool) {
 	switch t.kind {
 	case tIdent:
 		if p.r.style == Dollar {
-			return strings.ToLower(s), true // ASCII and beyond; PostgreSQL folds ASCII only
+			return asciiLower(s), true // as PostgreSQL folds in multi-byte encodings
 		}
 		return s, true
 	case tQIdent:
@@ -647,4 +647,20 @@ var reserved = func() map[string]bool {
 // containsFold reports whether s contains sub, ignoring ASCII case.
 func containsFold(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
+
+// asciiLower folds A-Z to a-z and leaves every other byte alone.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }

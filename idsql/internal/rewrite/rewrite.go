@@ -180,8 +180,10 @@ type Plan struct {
 // expects them (Dollar: appended as $Params+1...; Question: at the ?
 // positions of the added placeholders), with Ordinal renumbered from 1. It
 // appends to dst[:0] and allocates only when dst is too small. ids must hold
-// exactly Rows IDs, and args exactly Params values (for Dollar style a wrong
-// count is reported by the server, as without the rewrite).
+// exactly Rows IDs (Args panics otherwise: that is a bug in the caller). args
+// should hold exactly Params values; when it does not, the IDs are appended
+// after them and the server reports the wrong count, as it would have without
+// the rewrite.
 func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedValue {
 	if len(ids) != p.Rows {
 		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d rows", len(ids), p.Rows))
@@ -259,7 +261,7 @@ func newError(t *Table, q string, pos int, reason string, cause error) *Error {
 // text, including those the Catalog informed (call Purge after DDL).
 // Catalog failures are returned and not cached.
 func (r *Rewriter) Plan(ctx context.Context, query string, cat Catalog) (*Plan, error) {
-	if !r.mayInsert(query) {
+	if len(r.tables) == 0 || !r.mayInsert(query) {
 		return nil, nil
 	}
 	if r.max > 0 {

@@ -12,14 +12,18 @@ import (
 // segment is one range of IDs in memory. Only cursor changes after
 // creation; the other fields are read-only.
 type segment struct {
-	// cursor is the last value handed out (first-1 before any). Next takes
-	// cursor.Add(1): every value is handed to exactly one caller, values
-	// above max are not handed to anyone.
-	cursor    atomic.Int64
 	max       int64 // last ID of the range (0 for the empty sentinel)
 	preloadAt int64 // handing out this value starts the next load (-1: never)
 	first     int64
 	loaded    time.Time
+
+	// cursor is the last value handed out (first-1 before any). Next takes
+	// cursor.Add(1): every value is handed to exactly one caller, values
+	// above max are not handed to anyone. It has a cache line of its own so
+	// that reading max and preloadAt never waits for another core's write.
+	_      [64]byte
+	cursor atomic.Int64
+	_      [56]byte
 }
 
 func newSegment(r Range, threshold float64, now time.Time) *segment {

@@ -1,0 +1,136 @@
+package segment_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/idsql/segment"
+)
+
+// The benchmarks run on memStore, the in-memory Store of memstore_test.go,
+// so they measure the generator, not a database. The step is large enough
+// that loads are rare; the latency test forces step 1000.
+
+func BenchmarkAtomicAdd(b *testing.B) {
+	var n atomic.Int64
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			n.Add(1)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ids/s")
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				n.Add(1)
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ids/s")
+	})
+}
+
+func BenchmarkSegmentNextID(b *testing.B) {
+	ctx := context.Background()
+	setup := func(b *testing.B) (*segment.Generator, *segment.Key) {
+		store := newMemStore(map[string]int64{"bench": 1_000_000})
+		g := newGen(b, store, segment.Settings{MaxStep: 10_000_000})
+		return g, mustKey(b, g, "bench")
+	}
+	b.Run("serial", func(b *testing.B) {
+		_, k := setup(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := k.Next(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ids/s")
+	})
+	b.Run("parallel", func(b *testing.B) {
+		_, k := setup(b)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := k.Next(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ids/s")
+	})
+	b.Run("by-name", func(b *testing.B) { // Generator.NextID: map lookup per ID
+		g, _ := setup(b)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := g.NextID(ctx, "bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ids/s")
+	})
+}
+
+// latency takes n IDs one by one with a fixed step of 1000 (n/1000 segment
+// switches) and returns the distribution of the time each Next took,
+// measured with time.Now around the call (the clock read is included).
+func latency(tb testing.TB, n int) (p50, p99, p9999, worst time.Duration) {
+	const step = 1000
+	store := newMemStore(map[string]int64{"lat": step})
+	g := newGen(tb, store, segment.Settings{MaxStep: step})
+	k := mustKey(tb, g, "lat")
+	ctx := context.Background()
+	// Histogram in 1 ns buckets up to 64 µs, no allocation while measuring.
+	hist := make([]uint32, 1<<16)
+	for range n {
+		start := time.Now()
+		_, err := k.Next(ctx)
+		d := time.Since(start)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if d > worst {
+			worst = d
+		}
+		hist[min(int(d), len(hist)-1)]++
+	}
+	at := func(q float64) time.Duration {
+		target := uint64(q * float64(n))
+		var sum uint64
+		for i, c := range hist {
+			sum += uint64(c)
+			if sum >= target {
+				return time.Duration(i)
+			}
+		}
+		return worst
+	}
+	st := k.Stats()
+	tb.Logf("%d IDs, step %d, %d loads, %d waits for a range", n, step, st.Loads, st.Waits)
+	return at(0.50), at(0.99), at(0.9999), worst
+}
+
+// TestLatencyDistribution logs the per-ID latency over 10 million IDs with
+// step 1000 (about 10,000 segment switches). It asserts nothing about time:
+// the figures go to BENCHMARKS.md.
+func TestLatencyDistribution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10 million IDs; skipped in -short mode")
+	}
+	p50, p99, p9999, worst := latency(t, 10_000_000)
+	t.Logf("latency per ID: p50 %v, p99 %v, p99.99 %v, max %v", p50, p99, p9999, worst)
+}
+
+// BenchmarkSegmentLatency reports the same distribution as metrics; run it
+// with -benchtime=10000000x for 10 million IDs.
+func BenchmarkSegmentLatency(b *testing.B) {
+	p50, p99, p9999, worst := latency(b, b.N)
+	b.ReportMetric(float64(p50), "p50-ns")
+	b.ReportMetric(float64(p99), "p99-ns")
+	b.ReportMetric(float64(p9999), "p99.99-ns")
+	b.ReportMetric(float64(worst), "max-ns")
+}
+

@@ -1,0 +1,423 @@
+package segment_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+// pgStore returns a migrated PostgreSQL store on a schema of its own.
+func pgStore(t *testing.T) (*segment.SQLStore, *sql.DB, string) {
+	t.Helper()
+	db, dsn := pgtest.Open(t)
+	s := segment.NewPostgresStore(db)
+	ctx := context.Background()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil { // idempotent
+		t.Fatalf("second Migrate: %v", err)
+	}
+	return s, db, dsn
+}
+
+func createKey(t testing.TB, s *segment.SQLStore, spec segment.KeySpec) {
+	t.Helper()
+	if err := s.CreateKey(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPostgresStore(t *testing.T) {
+	t.Parallel()
+	s, db, _ := pgStore(t)
+	ctx := context.Background()
+	createKey(t, s, segment.KeySpec{Key: "a", Step: 10})
+	createKey(t, s, segment.KeySpec{Key: "b'; DROP TABLE idsql_alloc; --", Step: 5, Description: "hostile name"})
+	if err := s.CreateKey(ctx, segment.KeySpec{Key: "a", Step: 10}); !errors.Is(err, segment.ErrKeyExists) {
+		t.Fatalf("duplicate key: %v", err)
+	}
+	if err := s.CreateKey(ctx, segment.KeySpec{Key: "z", Step: 0}); err == nil {
+		t.Fatal("step 0 accepted")
+	}
+	r, err := s.Allocate(ctx, segment.Request{Key: "a", Instance: "test"})
+	if err != nil || r.First != 1 || r.Last != 10 || r.StoredStep != 10 {
+		t.Fatalf("Allocate: %+v, %v", r, err)
+	}
+	r, err = s.Allocate(ctx, segment.Request{Key: "a", Step: 100, Instance: "test"})
+	if err != nil || r.First != 11 || r.Last != 110 {
+		t.Fatalf("Allocate step 100: %+v, %v", r, err)
+	}
+	hostile := "b'; DROP TABLE idsql_alloc; --"
+	r, err = s.Allocate(ctx, segment.Request{Key: hostile, Instance: "test"})
+	if err != nil || r.First != 1 || r.Last != 5 {
+		t.Fatalf("Allocate hostile key: %+v, %v", r, err)
+	}
+	_, err = s.Allocate(ctx, segment.Request{Key: "missing"})
+	var ke *segment.KeyError
+	if !errors.Is(err, segment.ErrUnknownKey) || !errors.As(err, &ke) || ke.Key != "missing" {
+		t.Fatalf("unknown key: %v", err)
+	}
+	keys, err := s.Keys(ctx)
+	if err != nil || !slices.Equal(keys, []string{"a", hostile}) {
+		t.Fatalf("Keys %q, %v", keys, err)
+	}
+
+	// Reverse lookup: 3 was handed to both keys, 50 only to a, 500 to none.
+	res, err := s.Lookup(ctx, 3)
+	if err != nil || !res.Ambiguous() || !slices.Equal(res.Keys(), []string{"a", hostile}) {
+		t.Fatalf("Lookup(3) = %+v, %v", res, err)
+	}
+	res, err = s.Lookup(ctx, 50)
+	if err != nil || res.Ambiguous() || len(res.Ranges) != 1 || res.Ranges[0].First != 11 || res.Ranges[0].Instance != "test" {
+		t.Fatalf("Lookup(50) = %+v, %v", res, err)
+	}
+	if res, err = s.Lookup(ctx, 500); err != nil || len(res.Ranges) != 0 {
+		t.Fatalf("Lookup(500) = %+v, %v", res, err)
+	}
+
+	// Exhaustion is an error, never a wrap-around.
+	createKey(t, s, segment.KeySpec{Key: "full", Step: 10, Start: segment.MaxID - 14})
+	if _, err := s.Allocate(ctx, segment.Request{Key: "full"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Allocate(ctx, segment.Request{Key: "full"}); !errors.Is(err, segment.ErrExhausted) {
+		t.Fatalf("exhausted: %v", err)
+	}
+
+	if err := s.DeleteKey(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteKey(ctx, "a"); !errors.Is(err, segment.ErrUnknownKey) {
+		t.Fatalf("second delete: %v", err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM idsql_alloc_log`).Scan(&n); err != nil || n != 4 {
+		t.Fatalf("log rows %d, %v", n, err)
+	}
+}
+
+// TestPostgresAdoptBigserial: a table that used BIGSERIAL adopts idsql; the
+// first generated ID is above its MAX(id). The table name needs quoting.
+func TestPostgresAdoptBigserial(t *testing.T) {
+	t.Parallel()
+	s, db, _ := pgStore(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE TABLE "Order ""Lines""" (id BIGSERIAL PRIMARY KEY, note TEXT)`,
+		`INSERT INTO "Order ""Lines""" (note) SELECT 'x' FROM generate_series(1, 1234)`,
+		`CREATE TABLE empty_t (pk BIGSERIAL PRIMARY KEY)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createKey(t, s, segment.KeySpec{Key: "lines", Step: 100, AdoptTable: `Order "Lines"`})
+	createKey(t, s, segment.KeySpec{Key: "empty", Step: 100, Start: 500, AdoptTable: "empty_t", AdoptColumn: "pk"})
+	if err := s.CreateKey(ctx, segment.KeySpec{Key: "bad", Step: 1, AdoptTable: "no_such_table"}); err == nil {
+		t.Fatal("adopting a missing table succeeded")
+	}
+	g := newGen(t, s, segment.Settings{})
+	if id, err := g.NextID(ctx, "lines"); err != nil || id != 1235 {
+		t.Fatalf("first adopted ID %d, %v; want 1235", id, err)
+	}
+	if id, err := g.NextID(ctx, "empty"); err != nil || id != 500 {
+		t.Fatalf("first ID of empty table %d, %v; want 500", id, err)
+	}
+	if _, err := g.NextID(ctx, "bad"); !errors.Is(err, segment.ErrUnknownKey) {
+		t.Fatalf("failed adoption left a key: %v", err)
+	}
+}
+
+// TestPostgresNeverBothSegmentsNotReady: Leaf's users saw "both segments
+// not ready" under load (Leaf issues #35, #143, #190). With the database up
+// and a step of 100, 8 goroutines taking IDs as fast as they can never see
+// an error: when both segments are empty they wait for the load in flight.
+func TestPostgresNeverBothSegmentsNotReady(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		maxStep int64
+		perG    int
+	}{
+		{"fixed step 100", 100, 2500}, // 200 ranges, callers outrun every load
+		{"adaptive from 100", 0, 25000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _, _ := pgStore(t)
+			createKey(t, s, segment.KeySpec{Key: "hot", Step: 100})
+			g := newGen(t, s, segment.Settings{MaxStep: tc.maxStep, WaitTimeout: 30 * time.Second})
+			k := mustKey(t, g, "hot")
+			ids := takeConcurrently(t, k, 8, tc.perG)
+			checkUnique(t, ids)
+			st := k.Stats()
+			t.Logf("%d IDs, %d loads, %d waits, %d load errors, step now %d", len(ids), st.Loads, st.Waits, st.LoadErrors, st.Step)
+			if st.LoadErrors != 0 || st.Timeouts != 0 {
+				t.Fatalf("errors with the database up: %+v", st)
+			}
+		})
+	}
+}
+
+func checkUnique(t testing.TB, ids []int64) {
+	t.Helper()
+	s := slices.Clone(ids)
+	slices.Sort(s)
+	for i := 1; i < len(s); i++ {
+		if s[i] == s[i-1] {
+			t.Fatalf("duplicate ID %d", s[i])
+		}
+	}
+	if len(s) > 0 && s[0] <= 0 {
+		t.Fatalf("non-positive ID %d", s[0])
+	}
+}
+
+// checkLog verifies that the logged ranges of key are disjoint and cover
+// every issued ID.
+func checkLog(t testing.TB, s *segment.SQLStore, key string, ids []int64) []segment.Range {
+	t.Helper()
+	ranges, err := s.Ranges(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(ranges); i++ {
+		if ranges[i].First <= ranges[i-1].Last {
+			t.Fatalf("logged ranges overlap: %+v and %+v", ranges[i-1], ranges[i])
+		}
+	}
+	for _, id := range ids {
+		i, _ := slices.BinarySearchFunc(ranges, id, func(r segment.Range, id int64) int {
+			switch {
+			case r.Last < id:
+				return -1
+			case r.First > id:
+				return 1
+			}
+			return 0
+		})
+		if i == len(ranges) || !ranges[i].Contains(id) {
+			t.Fatalf("ID %d is in no logged range", id)
+		}
+	}
+	return ranges
+}
+
+const (
+	helperEnv    = "IDSQL_SEGMENT_HELPER"
+	helperDSN    = "IDSQL_SEGMENT_HELPER_DSN"
+	helperOut    = "IDSQL_SEGMENT_HELPER_OUT"
+	helperCount  = "IDSQL_SEGMENT_HELPER_COUNT"
+	helperWorker = "IDSQL_SEGMENT_HELPER_WORKERS"
+)
+
+// TestHelperProcess is not a test: TestPostgresFourProcesses runs the test
+// binary again with this test selected and helperEnv set, to get separate
+// OS processes generating from one database.
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv(helperEnv) != "1" {
+		t.Skip("helper process for TestPostgresFourProcesses")
+	}
+	count, _ := strconv.Atoi(os.Getenv(helperCount))
+	workers, _ := strconv.Atoi(os.Getenv(helperWorker))
+	db, err := sql.Open("postgres", os.Getenv(helperDSN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	g, err := segment.New(ctx, segment.NewPostgresStore(db), segment.Settings{WaitTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	k := mustKey(t, g, "shared")
+	ids := takeConcurrently(t, k, workers, count/workers)
+	buf := make([]byte, 0, 8*len(ids))
+	for _, id := range ids {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(id))
+	}
+	if err := os.WriteFile(os.Getenv(helperOut), buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPostgresFourProcesses: 4 OS processes x 4 goroutines take 2 million
+// IDs of one key from one PostgreSQL database. No duplicates; the logged
+// ranges are disjoint and cover every issued ID.
+func TestPostgresFourProcesses(t *testing.T) {
+	t.Parallel()
+	const procs, workers, total = 4, 4, 2_000_000
+	s, _, dsn := pgStore(t)
+	// Start small so the run has many ranges and step changes; the adaptive
+	// step grows it fast enough to keep the run short under -race.
+	createKey(t, s, segment.KeySpec{Key: "shared", Step: 2000})
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	errs := make([]error, procs)
+	outs := make([][]byte, procs)
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+			cmd.Env = append(os.Environ(),
+				helperEnv+"=1",
+				helperDSN+"="+dsn,
+				helperOut+"="+filepath.Join(dir, fmt.Sprint(p)),
+				helperCount+"="+strconv.Itoa(total/procs),
+				helperWorker+"="+strconv.Itoa(workers),
+			)
+			outs[p], errs[p] = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	var ids []int64
+	for p := range procs {
+		if errs[p] != nil {
+			t.Fatalf("process %d: %v\n%s", p, errs[p], outs[p])
+		}
+		buf, err := os.ReadFile(filepath.Join(dir, fmt.Sprint(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+8 <= len(buf); i += 8 {
+			ids = append(ids, int64(binary.LittleEndian.Uint64(buf[i:])))
+		}
+	}
+	if len(ids) != total {
+		t.Fatalf("%d IDs, want %d", len(ids), total)
+	}
+	checkUnique(t, ids)
+	ranges := checkLog(t, s, "shared", ids)
+	instances := map[string]bool{}
+	for _, r := range ranges {
+		instances[r.Instance] = true
+	}
+	t.Logf("%d IDs from %d ranges handed to %d instances", len(ids), len(ranges), len(instances))
+	if len(instances) != procs {
+		t.Fatalf("ranges went to %d instances, want %d", len(instances), procs)
+	}
+}
+
+// TestPostgresRestartSkipsUnused: a new generator (a restarted process)
+// never reuses the unused part of the previous one's ranges.
+func TestPostgresRestartSkipsUnused(t *testing.T) {
+	t.Parallel()
+	s, _, _ := pgStore(t)
+	createKey(t, s, segment.KeySpec{Key: "k", Step: 100})
+	ctx := context.Background()
+	g1, err := segment.New(ctx, s, segment.Settings{RefreshInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []int64
+	for range 15 {
+		id, err := g1.NextID(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		first = append(first, id)
+	}
+	g1.Close()
+	g2 := newGen(t, s, segment.Settings{})
+	id, err := g2.NextID(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id <= 100 {
+		t.Fatalf("restarted generator handed out %d, inside the previous process's range", id)
+	}
+}
+
+// TestPostgresDatabaseRestart stops and restarts PostgreSQL mid-run:
+// buffered IDs keep flowing while it is down, callers who outrun them get a
+// clear error, and the generator recovers by itself, with no duplicates.
+func TestPostgresDatabaseRestart(t *testing.T) {
+	srv := pgtest.StartServer(t)
+	dsn := srv.DSN()
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s := segment.NewPostgresStore(db)
+	ctx := context.Background()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	createKey(t, s, segment.KeySpec{Key: "k", Step: 1000})
+	g := newGen(t, s, segment.Settings{
+		MaxStep: 1000, WaitTimeout: 2 * time.Second, LoadTimeout: 2 * time.Second,
+		RetryMin: 10 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+	})
+	k := mustKey(t, g, "k")
+
+	var ids []int64
+	take := func() (int64, error) {
+		id, err := k.Next(ctx)
+		if err == nil {
+			ids = append(ids, id)
+		}
+		return id, err
+	}
+	// Fill both buffers: 101 IDs start the preload of the second range.
+	for range 101 {
+		if _, err := take(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitIdle(t, k)
+	if st := k.Stats(); !st.Next.Ready {
+		t.Fatalf("next segment not loaded: %+v", st)
+	}
+
+	srv.Stop()
+	// Everything buffered (the rest of range 1 and all of range 2) flows.
+	// The preload that starts meanwhile fails and retries in the background.
+	for i := 101; i < 2000; i++ {
+		if _, err := take(); err != nil {
+			t.Fatalf("buffered ID %d with the database down: %v", i+1, err)
+		}
+	}
+	_, err = take()
+	var ke *segment.KeyError
+	if err == nil || !errors.As(err, &ke) || ke.Key != "k" {
+		t.Fatalf("outrunning the buffer with the database down: %v", err)
+	}
+	t.Logf("database down: %v", err)
+	if st := k.Stats(); st.LoadErrors == 0 {
+		t.Fatalf("no load errors recorded: %+v", st)
+	}
+
+	srv.Start()
+	// Recovery without a restart: the next caller succeeds once the
+	// background retry gets through (the pool's dead connections included).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := take(); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no recovery after the database came back: %v", err)
+		}
+	}
+	// And keeps going, concurrently.
+	ids = append(ids, takeConcurrently(t, k, 4, 2000)...)
+	checkUnique(t, ids)
+	checkLog(t, s, "k", ids)
+	st := k.Stats()
+	t.Logf("%d IDs, %d loads, %d load errors", len(ids), st.Loads, st.LoadErrors)
+}

@@ -60,7 +60,10 @@ func TestFindAcrossRecycling(t *testing.T) {
 		}
 		// No time passes between leases: the boundary is the tick.
 	}
-	for _, is := range ids {
+	for i, is := range ids {
+		if i%97 != 0 && i%5000 != 0 && i%5000 != 4999 {
+			continue // a sample, plus each lease's first and last IDs
+		}
 		p := snowflake.Leaf.Decompose(is.id)
 		rec, err := reg.Find(ctx, "shop", p.Worker, p.Time)
 		if err != nil {

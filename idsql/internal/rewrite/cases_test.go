@@ -38,6 +38,7 @@ type rwCase struct {
 	rows  int
 	err   string
 	noPG  bool // valid for the rewriter but not for the PostgreSQL test schema
+	mysql bool // Question style: MySQL syntax that SQLite rejects
 }
 
 const noDefault = ", and key column id has no default; list id in the column list and pass a value (idsql's NewID), or give the column a default"
@@ -283,11 +284,11 @@ var rwCases = []rwCase{
 		want: `INSERT OR REPLACE INTO orders (user_id, id) VALUES (?, ?)`, rows: 1},
 	{name: "q replace into", style: Question, in: `REPLACE INTO orders (user_id) VALUES (?)`,
 		want: `REPLACE INTO orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q insert ignore", style: Question, in: `INSERT IGNORE INTO orders (user_id) VALUES (?)`,
+	{name: "q insert ignore", style: Question, mysql: true, in: `INSERT IGNORE INTO orders (user_id) VALUES (?)`,
 		want: `INSERT IGNORE INTO orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q insert without into", style: Question, in: `INSERT orders (user_id) VALUES (?)`,
+	{name: "q insert without into", style: Question, mysql: true, in: `INSERT orders (user_id) VALUES (?)`,
 		want: `INSERT orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q on duplicate key", style: Question, in: `INSERT INTO orders (user_id) VALUES (?) ON DUPLICATE KEY UPDATE total = total + ?`,
+	{name: "q on duplicate key", style: Question, mysql: true, in: `INSERT INTO orders (user_id) VALUES (?) ON DUPLICATE KEY UPDATE total = total + ?`,
 		want: `INSERT INTO orders (user_id, id) VALUES (?, ?) ON DUPLICATE KEY UPDATE total = total + ?`, rows: 1},
 	{name: "q key listed any case", style: Question, in: `INSERT INTO ORDERS (ID, user_id) VALUES (?, ?)`},
 	{name: "q key listed quoted any case", style: Question, in: `INSERT INTO orders ("Id", user_id) VALUES (?, ?)`},
@@ -305,12 +306,12 @@ var rwCases = []rwCase{
 		want: "INSERT INTO orders (user_id, total, note, `we\"ird (x)`, id) VALUES (?, ?, ?, ?, ?)", rows: 1},
 	{name: "q backslash", style: Question, in: `INSERT INTO orders (note) VALUES ('a\')`,
 		err: "backslash in a string literal (an escape in MySQL, not in SQLite) makes the statement ambiguous" + noDefault},
-	{name: "q hash comment", style: Question, in: "INSERT INTO orders (user_id) VALUES (?) # x", err: "'#'"},
-	{name: "q dash-dash operator", style: Question, in: "INSERT INTO orders (user_id) VALUES (1--1)", err: "'--' not followed by a space"},
+	{name: "q hash comment", style: Question, mysql: true, in: "INSERT INTO orders (user_id) VALUES (?) # x", err: "'#'"},
+	{name: "q dash-dash operator", style: Question, mysql: true, in: "INSERT INTO orders (user_id) VALUES (1--1)", err: "'--' not followed by a space"},
 	{name: "q numbered param", style: Question, in: "INSERT INTO orders (user_id) VALUES (?1)", err: "numbered parameter"},
 	{name: "q named param", style: Question, in: "INSERT INTO orders (user_id) VALUES (:uid)", err: "named parameter"},
 	{name: "q nested comment", style: Question, in: "INSERT INTO orders (user_id) VALUES (?) /* a /* b */", err: "nested comment"},
-	{name: "q executable comment", style: Question, in: "INSERT /*! IGNORE */ INTO orders (user_id) VALUES (?)", err: "executable comment"},
+	{name: "q executable comment", style: Question, mysql: true, in: "INSERT /*! IGNORE */ INTO orders (user_id) VALUES (?)", err: "executable comment"},
 	{name: "q ambiguous other table", style: Question, in: `INSERT INTO customers (note) VALUES ('a\')`},
 	{name: "q ambiguous default table", style: Question, in: `INSERT INTO events (note) VALUES ('a\')`},
 	{name: "q select", style: Question, in: `SELECT * FROM orders WHERE id = ?`},

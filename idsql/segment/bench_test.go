@@ -133,4 +133,3 @@ func BenchmarkSegmentLatency(b *testing.B) {
 	b.ReportMetric(float64(p9999), "p99.99-ns")
 	b.ReportMetric(float64(worst), "max-ns")
 }
-

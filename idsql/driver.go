@@ -1,0 +1,509 @@
+package idsql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/idsql/idsql/idsql/internal/rewrite"
+)
+
+// What the wrapper implements. Optional interfaces are forwarded to the
+// inner driver when it has them; where it does not, the wrapper answers as
+// database/sql would without them (driver.ErrSkip, or the neutral answer).
+var (
+	_ driver.Connector = (*Connector)(nil)
+	_ io.Closer        = (*Connector)(nil)
+
+	_ driver.Driver        = (*wrappedDriver)(nil)
+	_ driver.DriverContext = (*wrappedDriver)(nil)
+
+	_ driver.Conn               = (*conn)(nil)
+	_ driver.ConnBeginTx        = (*conn)(nil)
+	_ driver.ConnPrepareContext = (*conn)(nil)
+	_ driver.ExecerContext      = (*conn)(nil)
+	_ driver.QueryerContext     = (*conn)(nil)
+	_ driver.Pinger             = (*conn)(nil)
+	_ driver.SessionResetter    = (*conn)(nil)
+	_ driver.Validator          = (*conn)(nil)
+	_ driver.NamedValueChecker  = (*conn)(nil)
+
+	_ driver.Stmt              = (*fillStmt)(nil)
+	_ driver.StmtExecContext   = (*fillStmt)(nil)
+	_ driver.StmtQueryContext  = (*fillStmt)(nil)
+	_ driver.NamedValueChecker = (*fillStmt)(nil)
+
+	_ driver.Result = result{}
+)
+
+// Options tune a wrapped driver. The zero value means the defaults.
+type Options struct {
+	// DriverName is the inner driver's name ("postgres", "sqlite", ...). It
+	// picks the placeholder style and sqlx's bind type; empty means
+	// "postgres".
+	DriverName string
+	// Keys issues the keys. Nil means keys built from the Config with
+	// KeysOptions, on a database/sql pool of the inner connector (so
+	// segment allocations commit on their own, whatever the caller's
+	// transaction does).
+	Keys *Keys
+	// KeysOptions are used when Keys is nil.
+	KeysOptions KeysOptions
+	// CacheSize bounds the rewrite plan cache; 0 means the default.
+	CacheSize int
+}
+
+// Connector wraps an inner driver.Connector: every connection it opens
+// fills the key column of INSERTs into configured tables. Use it with
+// sql.OpenDB, or through Open for the sqlx-level DB. Closing the sql.DB
+// closes the Connector, which releases worker leases.
+type Connector struct {
+	inner    driver.Connector
+	driver   *wrappedDriver
+	rw       *rewrite.Rewriter
+	keys     *Keys
+	ownKeys  bool
+	keysDB   *sql.DB // the unwrapped pool behind owned keys
+	style    rewrite.Style
+	name     string
+	closeMu  sync.Once
+	closeErr error
+}
+
+// NewConnector wraps inner for cfg.
+func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector, error) {
+	if inner == nil {
+		return nil, errors.New("idsql: NewConnector: inner connector is nil")
+	}
+	if cfg == nil {
+		return nil, errors.New("idsql: NewConnector: config is nil")
+	}
+	if opts.DriverName == "" {
+		opts.DriverName = "postgres"
+	}
+	style := styleOf(opts.DriverName)
+	tables := make([]rewrite.Table, 0, len(cfg.Tables))
+	for _, name := range cfg.TableNames() {
+		tables = append(tables, rewriteTable(name, cfg.Tables[name]))
+	}
+	rw, err := rewrite.New(rewrite.Config{Tables: tables, Style: style, CacheSize: opts.CacheSize})
+	if err != nil {
+		return nil, fmt.Errorf("idsql: %w", err)
+	}
+	c := &Connector{inner: inner, rw: rw, keys: opts.Keys, style: style, name: opts.DriverName}
+	c.driver = &wrappedDriver{inner: inner.Driver(), cfg: cfg, opts: opts}
+	if c.keys == nil {
+		ko := opts.KeysOptions
+		if ko.DB == nil {
+			c.keysDB = sql.OpenDB(innerOnly{inner})
+			ko.DB = c.keysDB
+		}
+		if c.keys, err = NewKeys(cfg, ko); err != nil {
+			if c.keysDB != nil {
+				c.keysDB.Close()
+			}
+			return nil, err
+		}
+		c.ownKeys = true
+	}
+	return c, nil
+}
+
+// rewriteTable names a configured table for the rewriter.
+func rewriteTable(name string, tc TableConfig) rewrite.Table {
+	schema, table, found := strings.Cut(name, ".")
+	if !found {
+		schema, table = "", name
+	}
+	return rewrite.Table{Schema: schema, Name: table, KeyColumn: tc.KeyColumn()}
+}
+
+// styleOf picks the placeholder style from the driver name.
+func styleOf(name string) rewrite.Style {
+	switch strings.ToLower(name) {
+	case "sqlite", "sqlite3", "mysql":
+		return rewrite.Question
+	}
+	return rewrite.Dollar
+}
+
+// innerOnly hides the Connector's optional interfaces so the pool that
+// allocates keys does not close the inner connector it shares.
+type innerOnly struct{ c driver.Connector }
+
+func (i innerOnly) Connect(ctx context.Context) (driver.Conn, error) { return i.c.Connect(ctx) }
+func (i innerOnly) Driver() driver.Driver                            { return i.c.Driver() }
+
+// Keys returns the connector's key set, for code that needs a key before
+// inserting.
+func (c *Connector) Keys() *Keys { return c.keys }
+
+// Connect implements driver.Connector.
+func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
+	ic, err := c.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{inner: ic, c: c}, nil
+}
+
+// Driver implements driver.Connector.
+func (c *Connector) Driver() driver.Driver { return c.driver }
+
+// Close releases the worker leases of keys the connector made and closes
+// the inner connector when it is an io.Closer.
+func (c *Connector) Close() error {
+	c.closeMu.Do(func() {
+		var errs []error
+		if c.ownKeys {
+			errs = append(errs, c.keys.Close())
+		}
+		if c.keysDB != nil {
+			errs = append(errs, c.keysDB.Close())
+		}
+		if cl, ok := c.inner.(io.Closer); ok {
+			errs = append(errs, cl.Close())
+		}
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}
+
+// wrappedDriver is the driver.Driver of a Connector, and what Register
+// registers.
+type wrappedDriver struct {
+	inner driver.Driver
+	cfg   *Config
+	opts  Options
+}
+
+// Open implements driver.Driver; database/sql uses OpenConnector instead.
+func (d *wrappedDriver) Open(dsn string) (driver.Conn, error) {
+	c, err := d.OpenConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return c.Connect(context.Background())
+}
+
+// OpenConnector implements driver.DriverContext.
+func (d *wrappedDriver) OpenConnector(dsn string) (driver.Connector, error) {
+	var inner driver.Connector
+	if dc, ok := d.inner.(driver.DriverContext); ok {
+		var err error
+		if inner, err = dc.OpenConnector(dsn); err != nil {
+			return nil, err
+		}
+	} else {
+		inner = dsnConnector{dsn: dsn, d: d.inner}
+	}
+	return NewConnector(inner, d.cfg, d.opts)
+}
+
+// dsnConnector is database/sql's fallback connector for drivers without
+// DriverContext.
+type dsnConnector struct {
+	dsn string
+	d   driver.Driver
+}
+
+func (t dsnConnector) Connect(context.Context) (driver.Conn, error) { return t.d.Open(t.dsn) }
+func (t dsnConnector) Driver() driver.Driver                        { return t.d }
+
+// Register registers a database/sql driver called name that wraps the
+// registered driver innerName with cfg. Each sql.Open of it gets its own
+// keys; share one Keys through opts.Keys to serve several pools.
+func Register(name, innerName string, cfg *Config, opts Options) error {
+	inner, err := lookupDriver(innerName)
+	if err != nil {
+		return err
+	}
+	if opts.DriverName == "" {
+		opts.DriverName = innerName
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("idsql: register %q: %v", name, r)
+		}
+	}()
+	sql.Register(name, &wrappedDriver{inner: inner, cfg: cfg, opts: opts})
+	return err
+}
+
+// lookupDriver finds a registered driver by name.
+func lookupDriver(name string) (driver.Driver, error) {
+	db, err := sql.Open(name, "")
+	if err != nil {
+		return nil, fmt.Errorf("idsql: driver %q is not registered (import it first): %w", name, err)
+	}
+	defer db.Close()
+	return db.Driver(), nil
+}
+
+// conn is one wrapped connection.
+type conn struct {
+	inner driver.Conn
+	c     *Connector
+	// broken is set when an INSERT may have reached the server and the
+	// connection then failed: the pool must drop the connection, and the
+	// caller must not have the statement retried.
+	broken bool
+}
+
+// InnerConn returns the inner driver's connection from the value that
+// sql.Conn.Raw passes to its function, or the value itself when it is not a
+// wrapped connection.
+func InnerConn(driverConn any) any {
+	if c, ok := driverConn.(*conn); ok {
+		return c.inner
+	}
+	return driverConn
+}
+
+func (c *conn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+func (c *conn) Close() error { return c.inner.Close() }
+
+func (c *conn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+// BeginTx forwards to the inner ConnBeginTx, or to Begin for default
+// options.
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if b, ok := c.inner.(driver.ConnBeginTx); ok {
+		return b.BeginTx(ctx, opts)
+	}
+	if opts.Isolation != driver.IsolationLevel(sql.LevelDefault) || opts.ReadOnly {
+		return nil, errors.New("idsql: the inner driver does not support isolation levels or read-only transactions")
+	}
+	return c.inner.Begin() //nolint:staticcheck // the inner driver has nothing newer
+}
+
+// plan asks the rewriter about query, consulting the catalog over this
+// connection when it must.
+func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
+	return c.c.rw.Plan(ctx, query, catalog{c})
+}
+
+// fill generates the plan's IDs and returns the arguments for plan.Query.
+func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue) ([]driver.NamedValue, []int64, error) {
+	ids, err := presetIDs(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ids == nil {
+		if ids, err = c.c.keys.NextIDs(ctx, p.Table.String(), p.Rows); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p.Args(make([]driver.NamedValue, 0, len(args)+len(ids)), args, ids), ids, nil
+}
+
+// sent maps an error of a statement that may have reached the server.
+func (c *conn) sent(p *rewrite.Plan, err error) error {
+	if err == nil || !errors.Is(err, driver.ErrBadConn) {
+		return err
+	}
+	c.broken = true
+	// Not wrapped with %w: database/sql would retry the INSERT on another
+	// connection, and it may have been written already.
+	return fmt.Errorf("idsql: insert into %s: the connection failed after the statement was sent; the row may or may not have been written: %v",
+		p.Table, err)
+}
+
+// ExecContext fills INSERTs into configured tables and forwards the rest.
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	p, err := c.plan(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := c.inner.(driver.ExecerContext)
+	if p == nil {
+		if !ok {
+			return nil, driver.ErrSkip
+		}
+		return ex.ExecContext(ctx, query, args)
+	}
+	if !ok {
+		return nil, driver.ErrSkip // database/sql prepares it: fillStmt fills
+	}
+	full, ids, err := c.fill(ctx, p, args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := ex.ExecContext(ctx, p.Query, full)
+	if err != nil {
+		return nil, c.sent(p, err)
+	}
+	return result{res, ids[0]}, nil
+}
+
+// QueryContext fills INSERT ... RETURNING into configured tables and
+// forwards the rest.
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	p, err := c.plan(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	q, ok := c.inner.(driver.QueryerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	if p == nil {
+		return q.QueryContext(ctx, query, args)
+	}
+	full, _, err := c.fill(ctx, p, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.QueryContext(ctx, p.Query, full)
+	return rows, c.sent(p, err)
+}
+
+// PrepareContext returns the inner statement itself for statements that
+// pass through, and a filling statement for INSERTs into configured tables.
+func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	p, err := c.plan(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		query = p.Query
+	}
+	var st driver.Stmt
+	if pc, ok := c.inner.(driver.ConnPrepareContext); ok {
+		st, err = pc.PrepareContext(ctx, query)
+	} else {
+		st, err = c.inner.Prepare(query)
+	}
+	if err != nil || p == nil {
+		return st, err
+	}
+	return &fillStmt{inner: st, conn: c, plan: p}, nil
+}
+
+func (c *conn) Ping(ctx context.Context) error {
+	if p, ok := c.inner.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+func (c *conn) ResetSession(ctx context.Context) error {
+	if c.broken {
+		return driver.ErrBadConn
+	}
+	if r, ok := c.inner.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (c *conn) IsValid() bool {
+	if c.broken {
+		return false
+	}
+	if v, ok := c.inner.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := c.inner.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+// fillStmt is a prepared INSERT into a configured table: every execution
+// gets fresh IDs.
+type fillStmt struct {
+	inner driver.Stmt
+	conn  *conn
+	plan  *rewrite.Plan
+}
+
+func (s *fillStmt) Close() error { return s.inner.Close() }
+
+// NumInput is the number of arguments the caller passes.
+func (s *fillStmt) NumInput() int { return s.plan.Params }
+
+func (s *fillStmt) Exec(args []driver.Value) (driver.Result, error) {
+	return s.ExecContext(context.Background(), named(args))
+}
+
+func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
+	return s.QueryContext(context.Background(), named(args))
+}
+
+func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	full, ids, err := s.conn.fill(ctx, s.plan, args)
+	if err != nil {
+		return nil, err
+	}
+	var res driver.Result
+	if ex, ok := s.inner.(driver.StmtExecContext); ok {
+		res, err = ex.ExecContext(ctx, full)
+	} else {
+		res, err = s.inner.Exec(values(full)) //nolint:staticcheck // fallback for old drivers
+	}
+	if err != nil {
+		return nil, s.conn.sent(s.plan, err)
+	}
+	return result{res, ids[0]}, nil
+}
+
+func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	full, _, err := s.conn.fill(ctx, s.plan, args)
+	if err != nil {
+		return nil, err
+	}
+	var rows driver.Rows
+	if q, ok := s.inner.(driver.StmtQueryContext); ok {
+		rows, err = q.QueryContext(ctx, full)
+	} else {
+		rows, err = s.inner.Query(values(full)) //nolint:staticcheck // fallback for old drivers
+	}
+	return rows, s.conn.sent(s.plan, err)
+}
+
+func (s *fillStmt) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := s.inner.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return s.conn.CheckNamedValue(nv)
+}
+
+func named(args []driver.Value) []driver.NamedValue {
+	nv := make([]driver.NamedValue, len(args))
+	for i, v := range args {
+		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return nv
+}
+
+func values(args []driver.NamedValue) []driver.Value {
+	v := make([]driver.Value, len(args))
+	for i, a := range args {
+		v[i] = a.Value
+	}
+	return v
+}
+
+// result answers LastInsertId with the first generated key.
+type result struct {
+	inner driver.Result
+	id    int64
+}
+
+func (r result) LastInsertId() (int64, error) { return r.id, nil }
+func (r result) RowsAffected() (int64, error) { return r.inner.RowsAffected() }

@@ -43,7 +43,21 @@ func createKey(t testing.TB, s *segment.SQLStore, spec segment.KeySpec) {
 
 func TestPostgresStore(t *testing.T) {
 	t.Parallel()
-	s, db, _ := pgStore(t)
+	txDialect := segment.PostgreSQL()
+	txDialect.Allocate = "" // UPDATE and INSERT in a transaction
+	for _, tc := range []struct {
+		name string
+		d    segment.Dialect
+	}{{"one statement", segment.PostgreSQL()}, {"transaction", txDialect}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, db, _ := pgStore(t)
+			testSQLStore(t, segment.NewSQLStore(db, tc.d), db)
+		})
+	}
+}
+
+func testSQLStore(t *testing.T, s *segment.SQLStore, db *sql.DB) {
 	ctx := context.Background()
 	createKey(t, s, segment.KeySpec{Key: "a", Step: 10})
 	createKey(t, s, segment.KeySpec{Key: "b'; DROP TABLE idsql_alloc; --", Step: 5, Description: "hostile name"})
@@ -61,6 +75,11 @@ func TestPostgresStore(t *testing.T) {
 	if err != nil || r.First != 11 || r.Last != 110 {
 		t.Fatalf("Allocate step 100: %+v, %v", r, err)
 	}
+	big := int64(3_000_000_000) // does not fit an int4 parameter
+	r, err = s.Allocate(ctx, segment.Request{Key: "a", Step: big, Instance: "test"})
+	if err != nil || r.First != 111 || r.Last != 110+big {
+		t.Fatalf("Allocate step %d: %+v, %v", big, r, err)
+	}
 	hostile := "b'; DROP TABLE idsql_alloc; --"
 	r, err = s.Allocate(ctx, segment.Request{Key: hostile, Instance: "test"})
 	if err != nil || r.First != 1 || r.Last != 5 {
@@ -76,17 +95,21 @@ func TestPostgresStore(t *testing.T) {
 		t.Fatalf("Keys %q, %v", keys, err)
 	}
 
-	// Reverse lookup: 3 was handed to both keys, 50 only to a, 500 to none.
+	// Reverse lookup: 3 was handed to both keys, 50 only to a, 2^40 to none.
 	res, err := s.Lookup(ctx, 3)
 	if err != nil || !res.Ambiguous() || !slices.Equal(res.Keys(), []string{"a", hostile}) {
 		t.Fatalf("Lookup(3) = %+v, %v", res, err)
+	}
+	res, err = s.Lookup(ctx, 5_000_000)
+	if err != nil || len(res.Ranges) != 1 || res.Ranges[0].Last != 110+big {
+		t.Fatalf("Lookup(5e6) = %+v, %v", res, err)
 	}
 	res, err = s.Lookup(ctx, 50)
 	if err != nil || res.Ambiguous() || len(res.Ranges) != 1 || res.Ranges[0].First != 11 || res.Ranges[0].Instance != "test" {
 		t.Fatalf("Lookup(50) = %+v, %v", res, err)
 	}
-	if res, err = s.Lookup(ctx, 500); err != nil || len(res.Ranges) != 0 {
-		t.Fatalf("Lookup(500) = %+v, %v", res, err)
+	if res, err = s.Lookup(ctx, 1<<40); err != nil || len(res.Ranges) != 0 {
+		t.Fatalf("Lookup(2^40) = %+v, %v", res, err)
 	}
 
 	// Exhaustion is an error, never a wrap-around.
@@ -105,7 +128,7 @@ func TestPostgresStore(t *testing.T) {
 		t.Fatalf("second delete: %v", err)
 	}
 	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM idsql_alloc_log`).Scan(&n); err != nil || n != 4 {
+	if err := db.QueryRow(`SELECT count(*) FROM idsql_alloc_log`).Scan(&n); err != nil || n != 5 {
 		t.Fatalf("log rows %d, %v", n, err)
 	}
 }

@@ -102,3 +102,21 @@ func TestGeneratorOnSQLite(t *testing.T) {
 		}
 	}
 }
+
+func TestBigStep(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	if err := s.CreateKey(ctx, segment.KeySpec{Key: "k", Step: 1, Start: segment.MaxID - 5}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Allocate(ctx, segment.Request{Key: "k", Step: 3_000_000_000}); !errors.Is(err, segment.ErrExhausted) {
+		t.Fatalf("past MaxID: %v", err)
+	}
+	r, err := s.Allocate(ctx, segment.Request{Key: "k", Step: 6})
+	if err != nil || r.Last != segment.MaxID {
+		t.Fatalf("up to MaxID: %+v, %v", r, err)
+	}
+	if _, err := s.Allocate(ctx, segment.Request{Key: "k"}); !errors.Is(err, segment.ErrExhausted) {
+		t.Fatalf("exhausted: %v", err)
+	}
+}

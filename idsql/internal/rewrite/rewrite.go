@@ -272,7 +272,7 @@ func (r *Rewriter) Plan(ctx context.Context, query string, cat Catalog) (*Plan, 
 	}
 	p, err, keep := r.analyze(ctx, query, cat)
 	if keep && r.max > 0 && len(query) <= maxCachedQuery {
-		r.store(query, &entry{p, err})
+		r.store(strings.Clone(query), &entry{p, err}) // do not pin a larger buffer
 	}
 	return p, err
 }

@@ -210,14 +210,19 @@ func testClock(t *testing.T, newHolder Factory) {
 	h := newHolder(t, clock.Now)
 	const bits = 2
 	ahead := clock.Now().Add(time.Hour)
-	// Persist a timestamp an hour ahead on every worker ID of the space.
+	// Persist a timestamp an hour ahead on every worker ID of the space:
+	// hold them all at once, then release them.
+	var leases []holder.Lease
 	for i := 0; i < 1<<bits; i++ {
 		l, err := h.Acquire(ctx, request("clock", i, bits))
 		if err != nil {
 			t.Fatalf("Acquire #%d: %v", i, err)
 		}
-		l.Track(func() time.Time { return ahead })
 		defer l.Release(ctx) // in case of failure below
+		l.Track(func() time.Time { return ahead })
+		leases = append(leases, l)
+	}
+	for i, l := range leases {
 		if err := l.Release(ctx); err != nil {
 			t.Fatalf("Release #%d: %v", i, err)
 		}

@@ -44,7 +44,21 @@ func (r *recorded) Acquire(ctx context.Context, req holder.Request) (holder.Leas
 		inner.Release(rctx)
 		return nil, err
 	}
-	return StartLease(r.reg, rec, inner), nil
+	return StartLease(r.reg, rec, inner, LeaseOptions{}), nil
+}
+
+// LeaseOptions tune the heartbeats of a Lease.
+type LeaseOptions struct {
+	// Expires, when positive, renews the row's database-clock expiry to
+	// clock_timestamp() + Expires at every heartbeat (holder/postgres's lease mode).
+	Expires time.Duration
+	// FenceAfter, when positive, ends the lease (ErrLeaseLost) once no
+	// heartbeat has succeeded for FenceAfter, counted from the moment the
+	// last successful one was sent. It must leave a margin below Expires.
+	FenceAfter time.Duration
+	// Sent is when the statement that recorded the lease was sent
+	// (time.Now, monotonic); zero means now.
+	Sent time.Time
 }
 
 // Lease is a lease recorded in the registry. Holders that write their own
@@ -54,18 +68,24 @@ type Lease struct {
 	reg    *Registry
 	rec    Record
 	inner  holder.Lease
-	expire time.Duration
+	opts   LeaseOptions
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
 }
 
 // StartLease returns a Lease for the recorded row rec wrapping inner, and
-// starts its heartbeats. It ends when inner ends.
-func StartLease(reg *Registry, rec Record, inner holder.Lease) *Lease {
+// starts its heartbeats. It ends when inner ends; inner may be nil.
+func StartLease(reg *Registry, rec Record, inner holder.Lease, opts LeaseOptions) *Lease {
+	if inner == nil {
+		inner = holder.NewStaticLease(rec.WorkerID, time.Time{})
+	}
+	if opts.Sent.IsZero() {
+		opts.Sent = time.Now()
+	}
 	l := &Lease{
 		StaticLease: holder.NewStaticLease(rec.WorkerID, rec.IDsAfter),
-		reg:         reg, rec: rec, inner: inner, stop: make(chan struct{}),
+		reg:         reg, rec: rec, inner: inner, opts: opts, stop: make(chan struct{}),
 	}
 	l.wg.Add(1)
 	go l.run()
@@ -84,9 +104,16 @@ func (l *Lease) Track(highWater func() time.Time) {
 func (l *Lease) run() {
 	defer l.wg.Done()
 	s := l.reg.s
+	fence := s.Slack - s.Heartbeat // Find must keep explaining our IDs
+	if l.opts.FenceAfter > 0 && l.opts.FenceAfter < fence {
+		fence = l.opts.FenceAfter
+	}
+	lastOK := l.opts.Sent // monotonic
 	t := time.NewTicker(s.Heartbeat)
 	defer t.Stop()
-	lastOK := time.Now() // monotonic: how long heartbeats have failed
+	deadline := time.NewTimer(time.Until(lastOK.Add(fence)))
+	defer deadline.Stop()
+	var lastErr error
 	for {
 		select {
 		case <-l.stop:
@@ -94,22 +121,26 @@ func (l *Lease) run() {
 		case <-l.inner.Done():
 			l.End(fmt.Errorf("%w: %w", holder.ErrLeaseLost, l.inner.Err()))
 			return
+		case <-deadline.C:
+			l.End(fmt.Errorf("%w: worker %d: no heartbeat to idsql_workers succeeded for %s: %v",
+				holder.ErrLeaseLost, l.rec.WorkerID, fence, lastErr))
+			return
 		case <-t.C:
 		}
 		sent := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), s.Heartbeat)
-		live, err := l.reg.Heartbeat(ctx, l.rec.LeaseID, l.HighWater(), 0)
+		// Give up on the call by the fence deadline at the latest.
+		ctx, cancel := context.WithDeadline(context.Background(), lastOK.Add(fence))
+		live, err := l.reg.Heartbeat(ctx, l.rec.LeaseID, l.HighWater(), l.opts.Expires)
 		cancel()
 		switch {
 		case err == nil && live:
 			lastOK = sent
+			deadline.Reset(time.Until(lastOK.Add(fence)))
 		case err == nil:
 			l.End(fmt.Errorf("%w: worker %d: its row in idsql_workers was ended by another lease", holder.ErrLeaseLost, l.rec.WorkerID))
 			return
-		case time.Since(lastOK) > s.Slack-s.Heartbeat:
-			l.End(fmt.Errorf("%w: worker %d: heartbeats to idsql_workers failing since %s: %w",
-				holder.ErrLeaseLost, l.rec.WorkerID, lastOK.Format(time.RFC3339), err))
-			return
+		default:
+			lastErr = err
 		}
 	}
 }

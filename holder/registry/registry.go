@@ -152,6 +152,9 @@ type Record struct {
 	// Started is when the lease was recorded (holder clock).
 	Started time.Time
 	// IDsAfter bounds the lease's IDs from below: each has a later tick.
+	// The table stores it truncated to microseconds; that is still at or
+	// after every earlier lease's IDs, whose tick starts are whole
+	// microseconds (layouts' units and epochs are).
 	IDsAfter time.Time
 	// LastHeartbeat is the latest heartbeat written.
 	LastHeartbeat time.Time
@@ -177,7 +180,8 @@ type Start struct {
 	// IDsAfter is at least this.
 	LastTime time.Time
 	// Expires, when set, is stored as the database-clock expiry
-	// (now() + Expires) used by holder/postgres's lease mode.
+	// (clock_timestamp() + Expires at the INSERT) used by holder/postgres's
+	// lease mode.
 	Expires time.Duration
 }
 
@@ -212,10 +216,6 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 	if prevHW.After(after) {
 		after = prevHW
 	}
-	// Round up to what PostgreSQL stores (microseconds) so that the stored
-	// value is never below a tick the generator may issue... it issues
-	// strictly after this, so rounding up keeps the promise.
-	after = ceilMicro(after)
 	if _, err := tx.ExecContext(ctx, `
 		UPDATE idsql_workers SET released = $3
 		WHERE namespace = $1 AND worker_id = $2 AND released IS NULL`,
@@ -235,10 +235,10 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 		INSERT INTO idsql_workers (namespace, worker_id, table_name, instance, host, port, pid,
 			holder_kind, started, ids_after, last_heartbeat, expires)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9,
-			CASE WHEN $11::bigint IS NULL THEN NULL ELSE now() + $11::bigint * interval '1 microsecond' END)
+			CASE WHEN $11::bigint IS NULL THEN NULL ELSE clock_timestamp() + $11::bigint * interval '1 microsecond' END)
 		RETURNING lease_id`,
 		rec.Namespace, rec.WorkerID, rec.Table, rec.Instance, rec.Host, rec.Port, rec.PID,
-		rec.Kind, rec.Started, rec.IDsAfter, expires).Scan(&rec.LeaseID)
+		rec.Kind, rec.Started, rec.IDsAfter.Truncate(time.Microsecond), expires).Scan(&rec.LeaseID)
 	if err != nil {
 		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
@@ -270,7 +270,8 @@ func (r *Registry) Begin(ctx context.Context, s Start) (Record, error) {
 // Heartbeat writes a heartbeat and the high-water timestamp highWater (zero:
 // keep the stored one) for a live lease. It reports false when the lease is
 // no longer live in the table (released or superseded). When expires is
-// positive the database-clock expiry is moved to now() + expires.
+// positive the database-clock expiry is moved to clock_timestamp() +
+// expires.
 func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, highWater time.Time, expires time.Duration) (bool, error) {
 	var hw any
 	if !highWater.IsZero() {
@@ -283,7 +284,7 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, highWater time.
 	res, err := r.db.ExecContext(ctx, `
 		UPDATE idsql_workers SET last_heartbeat = $2,
 			last_timestamp = greatest(last_timestamp, $3::timestamptz),
-			expires = CASE WHEN $4::bigint IS NULL THEN expires ELSE now() + $4::bigint * interval '1 microsecond' END
+			expires = CASE WHEN $4::bigint IS NULL THEN expires ELSE clock_timestamp() + $4::bigint * interval '1 microsecond' END
 		WHERE lease_id = $1 AND released IS NULL`, leaseID, r.s.Now(), hw, exp)
 	if err != nil {
 		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
@@ -379,10 +380,3 @@ func (r *Registry) Leases(ctx context.Context, namespace string, liveOnly bool) 
 	return out, nil
 }
 
-func ceilMicro(t time.Time) time.Time {
-	u := t.Truncate(time.Microsecond)
-	if u.Before(t) {
-		u = u.Add(time.Microsecond)
-	}
-	return u
-}

@@ -1,0 +1,193 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/holdertest"
+	"github.com/idsql/idsql/holder/postgres"
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+const heartbeat = 20 * time.Millisecond
+
+// dbs gives every (sub)test one schema shared by all its holders.
+var dbs sync.Map // *testing.T -> *sql.DB
+
+func database(t *testing.T) *sql.DB {
+	t.Helper()
+	if db, ok := dbs.Load(t); ok {
+		return db.(*sql.DB)
+	}
+	db, _ := pgtest.Open(t)
+	if err := registry.New(db, registry.Settings{}).Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dbs.Store(t, db)
+	t.Cleanup(func() { dbs.Delete(t) })
+	return db
+}
+
+func newHolder(t *testing.T, now func() time.Time, s postgres.Settings) (*postgres.Holder, *registry.Registry) {
+	t.Helper()
+	reg := registry.New(database(t), registry.Settings{Now: now, Heartbeat: heartbeat})
+	h, err := postgres.New(reg, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, reg
+}
+
+func TestConformance(t *testing.T) {
+	for _, c := range []struct {
+		mode postgres.Mode
+		opts holdertest.Options
+	}{
+		{postgres.Sticky, holdertest.Options{WorkerBits: 5}},
+		{postgres.Disposable, holdertest.Options{WorkerBits: 8, Fresh: true}},
+		{postgres.Lease, holdertest.Options{}},
+	} {
+		t.Run(string(c.mode), func(t *testing.T) {
+			t.Parallel()
+			holdertest.Run(t, func(t *testing.T, now func() time.Time) holder.Holder {
+				h, _ := newHolder(t, now, postgres.Settings{Mode: c.mode, TTL: 300 * time.Millisecond})
+				return h
+			}, c.opts)
+		})
+	}
+}
+
+func req(table, id string, bits int) holder.Request {
+	return holder.Request{Namespace: "ns", Table: table, Instance: holder.Instance{ID: id}, WorkerBits: bits}
+}
+
+func TestStickyKeepsWorkerID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, _ := newHolder(t, time.Now, postgres.Settings{Mode: postgres.Sticky})
+	got := map[string]int64{}
+	for round := 0; round < 2; round++ {
+		for _, key := range []string{"orders@a", "users@a", "orders@b"} {
+			table, id, _ := strings.Cut(key, "@")
+			l, err := h.Acquire(ctx, req(table, id, 4))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w, ok := got[key]; ok && w != l.WorkerID() {
+				t.Errorf("%s: worker %d after restart, was %d", key, l.WorkerID(), w)
+			}
+			got[key] = l.WorkerID()
+			l.Release(ctx)
+		}
+	}
+	if got["orders@a"] == got["users@a"] || got["orders@a"] == got["orders@b"] || got["users@a"] == got["orders@b"] {
+		t.Errorf("sticky workers collide: %v", got)
+	}
+}
+
+func TestDisposableExhaustion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, _ := newHolder(t, time.Now, postgres.Settings{Mode: postgres.Disposable})
+	for i := 0; i < 4; i++ {
+		l, err := h.Acquire(ctx, req("t", "a", 2))
+		if err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		if l.WorkerID() != int64(i) {
+			t.Errorf("start %d: worker %d", i, l.WorkerID())
+		}
+		l.Release(ctx)
+	}
+	_, err := h.Acquire(ctx, req("t", "a", 2))
+	if !errors.Is(err, postgres.ErrExhausted) || !strings.Contains(err.Error(), "4 disposable worker IDs (2^2") {
+		t.Fatalf("fifth start: err = %v, want ErrExhausted naming the limit", err)
+	}
+}
+
+func TestSettingsErrors(t *testing.T) {
+	reg := registry.New(nil, registry.Settings{Heartbeat: time.Second})
+	for _, s := range []postgres.Settings{
+		{Mode: "forever"},
+		{TTL: time.Second},
+		{TTL: 10 * time.Second, Margin: 9500 * time.Millisecond},
+	} {
+		if _, err := postgres.New(reg, s); err == nil {
+			t.Errorf("New accepted %+v", s)
+		}
+	}
+}
+
+// TestLeaseFencedBeforeExpiry blocks a lease's heartbeats by locking its
+// row: the holder must end the lease while the row has not yet expired on
+// the database clock, and nobody may take the worker ID before it expires.
+func TestLeaseFencedBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := postgres.Settings{Mode: postgres.Lease, TTL: 400 * time.Millisecond}
+	h1, reg := newHolder(t, time.Now, s)
+	h2, _ := newHolder(t, time.Now, s)
+	l1, err := h1.Acquire(ctx, req("orders", "one", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l1.Release(ctx)
+	lock, err := reg.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback()
+	if _, err := lock.ExecContext(ctx, `SELECT 1 FROM idsql_workers WHERE worker_id = $1 AND released IS NULL FOR UPDATE`, l1.WorkerID()); err != nil {
+		t.Fatal(err)
+	}
+	<-l1.Done()
+	ended := time.Now()
+	// How long the row had left when Done closed, by the database clock:
+	// what it has left now plus the time since.
+	var leftUS int64
+	if err := reg.DB().QueryRowContext(ctx, `SELECT (extract(epoch FROM expires - clock_timestamp()) * 1e6)::bigint
+		FROM idsql_workers WHERE worker_id = $1 AND released IS NULL`, l1.WorkerID()).Scan(&leftUS); err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Duration(leftUS)*time.Microsecond + time.Since(ended); left <= 0 {
+		t.Fatal("the lease ended only after its row had expired: another instance could have taken the worker ID while it issued")
+	}
+	if !errors.Is(l1.Err(), holder.ErrLeaseLost) {
+		t.Errorf("Err = %v, want ErrLeaseLost", l1.Err())
+	}
+	lock.Rollback()
+	// Take the other worker ID, then wait for the expired one.
+	other, err := h2.Acquire(ctx, req("users", "two", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Release(ctx)
+	for {
+		l2, err := h2.Acquire(ctx, req("items", "three", 1))
+		if errors.Is(err, postgres.ErrExhausted) {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l2.WorkerID() != l1.WorkerID() {
+			t.Fatalf("took worker %d, want the expired %d", l2.WorkerID(), l1.WorkerID())
+		}
+		var expired bool
+		reg.DB().QueryRowContext(ctx, `SELECT released IS NOT NULL AND expires <= clock_timestamp() FROM idsql_workers WHERE lease_id = $1`,
+			l1.(*registry.Lease).Record().LeaseID).Scan(&expired)
+		if !expired {
+			t.Error("the old row was taken over before it expired")
+		}
+		l2.Release(ctx)
+		return
+	}
+}

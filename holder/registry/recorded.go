@@ -65,13 +65,13 @@ type LeaseOptions struct {
 // rows (holder/postgres) use it through StartLease too.
 type Lease struct {
 	*holder.StaticLease
-	reg    *Registry
-	rec    Record
-	inner  holder.Lease
-	opts   LeaseOptions
-	stop   chan struct{}
-	wg     sync.WaitGroup
-	once   sync.Once
+	reg   *Registry
+	rec   Record
+	inner holder.Lease
+	opts  LeaseOptions
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
 }
 
 // StartLease returns a Lease for the recorded row rec wrapping inner, and

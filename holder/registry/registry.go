@@ -379,4 +379,3 @@ func (r *Registry) Leases(ctx context.Context, namespace string, liveOnly bool) 
 	}
 	return out, nil
 }
-

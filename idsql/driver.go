@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 )
 
@@ -102,6 +103,9 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 		if ko.DB == nil {
 			c.keysDB = sql.OpenDB(innerOnly{inner})
 			ko.DB = c.keysDB
+		}
+		if ko.Registry == nil && style == rewrite.Dollar {
+			ko.Registry = registry.New(ko.DB, registry.Settings{})
 		}
 		if c.keys, err = NewKeys(cfg, ko); err != nil {
 			if c.keysDB != nil {

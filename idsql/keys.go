@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -36,6 +37,9 @@ type KeysOptions struct {
 	// Holder grants snowflake worker IDs; nil means the holder the Config
 	// describes.
 	Holder holder.Holder
+	// Registry records every worker lease before it is used, for Lookup.
+	// Nil means leases are not recorded (Connector sets it for PostgreSQL).
+	Registry *registry.Registry
 	// SegmentStore allocates segment ranges; nil means a PostgreSQL store on
 	// DB.
 	SegmentStore segment.Store
@@ -58,11 +62,12 @@ type Keys struct {
 	layout snowflake.Layout
 	opts   KeysOptions
 
-	mu      sync.Mutex
-	sources sync.Map // table name -> KeySource
-	seg     *segment.Generator
-	closers []func(context.Context) error
-	closed  bool
+	mu       sync.Mutex
+	sources  sync.Map      // table name -> KeySource
+	recorded holder.Holder // the holder, wrapped for the registry
+	seg      *segment.Generator
+	closers  []func(context.Context) error
+	closed   bool
 }
 
 // NewKeys returns the key set for cfg. It starts nothing yet: leases are
@@ -158,15 +163,14 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 }
 
 func (k *Keys) startSnowflake(ctx context.Context, table string, tc TableConfig) (KeySource, error) {
-	h := k.opts.Holder
-	if h == nil {
-		var err error
-		if h, err = k.defaultHolder(); err != nil {
+	if k.recorded == nil {
+		h, err := k.holder()
+		if err != nil {
 			return nil, err
 		}
-		k.opts.Holder = h
+		k.recorded = h
 	}
-	lease, err := h.Acquire(ctx, holder.Request{
+	lease, err := k.recorded.Acquire(ctx, holder.Request{
 		Namespace:  k.cfg.Namespace,
 		Table:      table,
 		Instance:   k.opts.Instance,

@@ -10,14 +10,19 @@ import (
 	"github.com/idsql/idsql/idsql/segment"
 )
 
-// Migrate creates idsql's tables in the database behind store (nil means a
-// PostgreSQL store on db) and a segment key for every segment table of cfg
-// that has none. A key for a table that already holds rows starts above
-// MAX(key column), so a table that used BIGSERIAL adopts idsql without
-// collisions. It is idempotent.
-func Migrate(ctx context.Context, db *sql.DB, cfg *Config, store *segment.SQLStore) error {
+// Migrate creates idsql's tables in stores, and a segment key for every
+// segment table of cfg that has none. A key for a table of db that already
+// holds rows starts above MAX(key column), so a table that used BIGSERIAL
+// adopts idsql without collisions. It is idempotent.
+func Migrate(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error {
+	if stores.Workers != nil {
+		if err := stores.Workers.Migrate(ctx); err != nil {
+			return fmt.Errorf("idsql: migrate: %w", err)
+		}
+	}
+	store := stores.Segments
 	if store == nil {
-		store = segment.NewPostgresStore(db)
+		return nil
 	}
 	if err := store.Migrate(ctx); err != nil {
 		return fmt.Errorf("idsql: migrate: %w", err)

@@ -123,18 +123,27 @@ func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (c
 	if err != nil {
 		return ctx, err // sqlx reports it again, the same way
 	}
-	p, err := db.connector.rw.Plan(ctx, bound, nil)
-	if err != nil || p == nil {
-		// Not a filled INSERT, or one that needs the catalog: the driver
-		// decides at execution.
-		return ctx, nil
-	}
-	table := p.Table.String()
-	column := db.connector.driver.cfg.Tables[table].KeyColumn()
+	var table string
 	rows := elements(reflect.ValueOf(arg))
-	if len(rows) != p.Rows {
-		return ctx, nil // a shape sqlx expands differently: let the driver fill
+	p, err := db.connector.rw.Plan(ctx, bound, nil)
+	switch {
+	case err == nil && p != nil:
+		// The driver adds the key column: it must insert exactly the
+		// keys given to the caller's rows.
+		if len(rows) != p.Rows {
+			return ctx, nil // a shape sqlx expands differently: the driver fills
+		}
+		table = p.Table.String()
+	default:
+		// The statement lists the key itself: zero key fields get keys
+		// before sqlx binds them. Anything else the driver decides.
+		t, ok := db.connector.rw.KeyListed(bound)
+		if !ok {
+			return ctx, nil
+		}
+		table = t.String()
 	}
+	column := db.connector.driver.cfg.Tables[table].KeyColumn()
 	ids := make([]int64, len(rows))
 	for i, row := range rows {
 		if id, ok, err := db.mapKey(ctx, table, row, column); ok {
@@ -151,6 +160,9 @@ func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (c
 		if ids[i], err = db.ensureKey(ctx, table, key); err != nil {
 			return ctx, err
 		}
+	}
+	if p == nil {
+		return ctx, nil
 	}
 	return withPresetIDs(ctx, table, ids), nil
 }

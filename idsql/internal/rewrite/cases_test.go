@@ -8,6 +8,7 @@ var testTables = []Table{
 	{Name: "Items", KeyColumn: "ItemID"},
 	{Schema: "shop", Name: "users", KeyColumn: "user_id"},
 	{Name: "events"},
+	{Name: "ledger"},
 }
 
 // fakeCatalog answers from a fixed map of "schema.table" or "table".
@@ -26,6 +27,7 @@ var testCatalog = fakeCatalog{
 	"Items":  {{Name: "ItemID"}, {Name: "name"}},
 	"users":  {{Name: "user_id"}, {Name: "email"}},
 	"events": {{Name: "id", HasDefault: true}, {Name: "kind"}},
+	"ledger": {{Name: "kind"}, {Name: "amount"}, {Name: "id"}, {Name: "memo"}},
 }
 
 // rwCase is one table-test case. want "" means the query passes unchanged
@@ -215,18 +217,22 @@ var rwCases = []rwCase{
 	{name: "semicolon in string", in: `INSERT INTO orders (note) VALUES ('a; INSERT INTO orders (x) VALUES (1)')`,
 		want: `INSERT INTO orders (note, id) VALUES ('a; INSERT INTO orders (x) VALUES (1)', $1)`, rows: 1},
 
-	// No column list: the catalog gives the order.
-	{name: "no column list", in: `INSERT INTO orders VALUES ($1, $2, $3, $4)`,
-		want: `INSERT INTO orders (user_id, total, note, "we""ird (x)", id) VALUES ($1, $2, $3, $4, $5)`, rows: 1},
-	{name: "no column list multi-row", in: `INSERT INTO orders VALUES (1, 2, '3', 'a'), (3, 4, '5', 'c') RETURNING id`,
-		want: `INSERT INTO orders (user_id, total, note, "we""ird (x)", id) VALUES (1, 2, '3', 'a', $1), (3, 4, '5', 'c', $2) RETURNING id`, rows: 2},
+	// No column list: values go to the first columns in table order, as
+	// PostgreSQL assigns them; the key is filled only when it comes after
+	// them.
+	{name: "no column list key first", in: `INSERT INTO orders VALUES ($1, $2, $3, $4)`},
+	{name: "no column list key first multi-row", in: `INSERT INTO orders VALUES (1, 2, '3', 'a'), (3, 4, '5', 'c') RETURNING id`},
 	{name: "no column list key by position", in: `INSERT INTO orders VALUES ($1, $2, $3, $4, $5)`},
-	{name: "no column list too few", in: `INSERT INTO orders VALUES ($1, $2)`,
-		err: "INSERT without a column list gives 2 values for 5 columns" + noDefault},
-	{name: "no column list mixed-case", in: `INSERT INTO "Items" VALUES ($1)`,
-		want: `INSERT INTO "Items" (name, "ItemID") VALUES ($1, $2)`, rows: 1},
-	{name: "no column list schema", in: `INSERT INTO shop.users VALUES ($1)`,
-		want: `INSERT INTO shop.users (email, user_id) VALUES ($1, $2)`, rows: 1},
+	{name: "no column list key first one value", in: `INSERT INTO orders VALUES ($1)`},
+	{name: "no column list key after values", in: `INSERT INTO ledger VALUES ($1, $2)`,
+		want: `INSERT INTO ledger (kind, amount, id) VALUES ($1, $2, $3)`, rows: 1},
+	{name: "no column list key after values multi-row", in: `INSERT INTO ledger VALUES ('a', 1), ('b', 2) RETURNING id`,
+		want: `INSERT INTO ledger (kind, amount, id) VALUES ('a', 1, $1), ('b', 2, $2) RETURNING id`, rows: 2},
+	{name: "no column list key within values", in: `INSERT INTO ledger VALUES ('a', 1, 7)`},
+	{name: "no column list too many", in: `INSERT INTO ledger VALUES (1, 2, 3, 4, 5)`,
+		err: "INSERT without a column list gives 5 values for 4 columns" + noDefault, noPG: true},
+	{name: "no column list mixed-case key first", in: `INSERT INTO "Items" VALUES ($1)`},
+	{name: "no column list schema key first", in: `INSERT INTO shop.users VALUES ($1)`},
 	{name: "no column list default table too few", in: `INSERT INTO events VALUES ()`, noPG: true},
 
 	// Not fillable.
@@ -302,8 +308,9 @@ var rwCases = []rwCase{
 		want: "INSERT INTO orders (id) VALUES (?)", rows: 1},
 	{name: "q comment", style: Question, in: "INSERT INTO orders (user_id) -- note\nVALUES (? /* x */)",
 		want: "INSERT INTO orders (user_id, id) -- note\nVALUES (?, ? /* x */)", rows: 1},
-	{name: "q no column list", style: Question, in: `INSERT INTO orders VALUES (?, ?, ?, ?)`,
-		want: "INSERT INTO orders (user_id, total, note, `we\"ird (x)`, id) VALUES (?, ?, ?, ?, ?)", rows: 1},
+	{name: "q no column list key first", style: Question, in: `INSERT INTO orders VALUES (?, ?, ?, ?)`},
+	{name: "q no column list key after values", style: Question, in: `INSERT INTO ledger VALUES (?, ?)`,
+		want: "INSERT INTO ledger (kind, amount, id) VALUES (?, ?, ?)", rows: 1},
 	{name: "q backslash", style: Question, in: `INSERT INTO orders (note) VALUES ('a\')`,
 		err: "backslash in a string literal (an escape in MySQL, not in SQLite) makes the statement ambiguous" + noDefault},
 	{name: "q hash comment", style: Question, mysql: true, in: "INSERT INTO orders (user_id) VALUES (?) # x", err: "'#'"},

@@ -44,9 +44,11 @@
 //
 // with comments, literals of every kind and quoted identifiers anywhere.
 // DEFAULT VALUES becomes (key) VALUES ($1). Without a column list the Catalog
-// gives the column order: rows as wide as the table pass unchanged (the key
-// is given by position), rows one narrower get an explicit column list of
-// the other columns plus the key, anything else is not understood. In
+// gives the column order, and the values go to the table's first columns as
+// PostgreSQL assigns them: when the key is among those columns the caller
+// gave it and the statement passes unchanged; otherwise those columns are
+// listed and the key added after them; rows wider than the table are not
+// understood. In
 // Question style the statement may also be INSERT OR ..., INSERT IGNORE or
 // REPLACE INTO.
 //

@@ -499,23 +499,24 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 				keyAt = i
 			}
 		}
+		// Without a column list the values go to the table's first columns
+		// in order, as PostgreSQL assigns them: a key among those columns
+		// is the caller's; otherwise the first columns are listed and the
+		// key added after them.
 		width := o.rows[0].width
 		switch {
 		case keyAt < 0:
 			return nil, newError(o.tbl, q, o.failPos, "the catalog's columns of "+o.tbl.Name+" lack key column "+o.tbl.key(), nil), true
-		case width == len(cols):
-			return nil, nil, true // the key is given by position
-		case width != len(cols)-1:
+		case width > len(cols):
 			o.failReason = "INSERT without a column list gives " + strconv.Itoa(width) + " values for " +
 				strconv.Itoa(len(cols)) + " columns"
 			return r.unfillable(ctx, q, cat, []*occurrence{o})
+		case keyAt < width:
+			return nil, nil, true // the key is given by position
 		}
 		var b strings.Builder
 		b.WriteString(" (")
-		for _, c := range cols {
-			if r.sameIdent(c.Name, o.tbl.key()) {
-				continue
-			}
+		for _, c := range cols[:width] {
 			b.WriteString(r.quote(c.Name))
 			b.WriteString(", ")
 		}

@@ -21,6 +21,7 @@ CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint, total numeric, note 
 CREATE TABLE "Items" ("ItemID" bigint PRIMARY KEY, name text);
 CREATE TABLE users (user_id bigint PRIMARY KEY, email text);
 CREATE TABLE events (id bigserial PRIMARY KEY, kind text);
+CREATE TABLE ledger (kind text, amount int, id bigint PRIMARY KEY, memo text);
 CREATE TABLE public.orders (id bigint PRIMARY KEY, user_id bigint, total numeric, note text, "we""ird (x)" text);
 CREATE SCHEMA shop;
 CREATE TABLE shop.users (user_id bigint PRIMARY KEY, email text);

@@ -340,3 +340,44 @@ func foldEq(s, w string) bool {
 	}
 	return true
 }
+
+// KeyListed returns the configured table that query inserts into when query
+// is a single INSERT statement (a trailing semicolon allowed) that lists the
+// table's key column itself and takes VALUES rows, the case Plan passes
+// through unchanged. The sqlx layer uses it to give zero key fields of
+// named arguments a key before they are bound.
+func (r *Rewriter) KeyListed(query string) (Table, bool) {
+	if !r.mayInsert(query) {
+		return Table{}, false
+	}
+	lx := lex(query, r.style)
+	if lx.bad >= 0 || len(lx.toks) == 0 {
+		return Table{}, false
+	}
+	p := &parser{r: r, q: query, toks: lx.toks}
+	end := len(p.toks)
+	if p.punct(end-1, ';') {
+		end--
+	}
+	for k := range end {
+		if p.punct(k, ';') {
+			return Table{}, false
+		}
+	}
+	if !p.kw(0, "insert") {
+		return Table{}, false
+	}
+	o := p.insert(0, end, true)
+	if o == nil || !o.keyListed || o.failReason != "" {
+		return Table{}, false
+	}
+	// The parser stops at a listed key; VALUES must follow the list's ")".
+	k := 0
+	for k < end && p.toks[k].start < o.colsEnd {
+		k++
+	}
+	if !p.punct(k, ')') || !p.kw(k+1, "values") {
+		return Table{}, false
+	}
+	return *o.tbl, true
+}

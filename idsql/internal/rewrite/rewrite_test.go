@@ -266,3 +266,31 @@ func checkFilled(t testing.TB, style Style, in string, p *Plan) {
 		t.Fatalf("%q -> %q: key column %s missing", in, p.Query, key)
 	}
 }
+
+func TestKeyListed(t *testing.T) {
+	r := newTest(t, Dollar)
+	tests := []struct {
+		q    string
+		want string // "" means not a key-listed INSERT into a configured table
+	}{
+		{`INSERT INTO orders (id, user_id) VALUES ($1, $2)`, "orders"},
+		{`insert into "Items" ("ItemID", name) values ($1, $2);`, "Items"},
+		{`INSERT INTO shop.users (user_id, email) VALUES ($1, $2) RETURNING user_id`, "shop.users"},
+		{`INSERT INTO orders (user_id) VALUES ($1)`, ""},
+		{`INSERT INTO other (id) VALUES ($1)`, ""},
+		{`SELECT 1`, ""},
+		{`INSERT INTO orders (id) VALUES ($1); INSERT INTO orders (id) VALUES ($2)`, ""},
+		{`INSERT INTO orders (id) SELECT 1`, ""},
+		{`INSERT INTO orders (id) VALUES ('unterminated)`, ""},
+	}
+	for _, tt := range tests {
+		tbl, ok := r.KeyListed(tt.q)
+		got := ""
+		if ok {
+			got = tbl.String()
+		}
+		if got != tt.want {
+			t.Errorf("KeyListed(%q) = %q, want %q", tt.q, got, tt.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 const sqliteSchema = `
 CREATE TABLE orders (id INTEGER PRIMARY KEY, user_id INTEGER, total REAL, note TEXT, "we""ird (x)" TEXT);
 CREATE TABLE Items (ItemID INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE ledger (kind TEXT, amount INTEGER, id INTEGER PRIMARY KEY, memo TEXT);
 CREATE TABLE events (id INTEGER PRIMARY KEY, kind TEXT, note TEXT);
 CREATE TABLE customers (note TEXT);
 `

@@ -1,0 +1,107 @@
+package idsql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/snowflake"
+)
+
+// ErrNotFound means no worker lease and no segment range explains an ID.
+var ErrNotFound = errors.New("idsql: no table issued this ID")
+
+// Origin says which table an ID was issued for, and how.
+type Origin struct {
+	ID       int64
+	Table    string // the configured table; "" when the record names none of cfg's tables
+	Strategy string // Snowflake or Segment
+
+	// Snowflake IDs: the decoded parts and the worker lease.
+	Parts snowflake.Parts
+	Lease registry.Record
+
+	// Segment IDs: the range handed out that holds the ID.
+	Range segment.Range
+}
+
+// Instance returns the process that issued the ID.
+func (o Origin) Instance() string {
+	if o.Strategy == Segment {
+		return o.Range.Instance
+	}
+	return o.Lease.Instance
+}
+
+// Stores are where idsql keeps its records: the worker table and the
+// segment allocations. A nil field skips that kind.
+type Stores struct {
+	Workers  *registry.Registry // idsql_workers: snowflake leases
+	Segments *segment.SQLStore  // idsql_alloc and idsql_alloc_log: segment ranges
+}
+
+// PostgresStores returns both stores on a PostgreSQL database.
+func PostgresStores(db *sql.DB) Stores {
+	return Stores{Workers: registry.New(db, registry.Settings{}), Segments: segment.NewPostgresStore(db)}
+}
+
+// Lookup traces id back to its table from the records in db (PostgreSQL).
+// See LookupIn.
+func Lookup(ctx context.Context, db *sql.DB, cfg *Config, id int64) ([]Origin, error) {
+	return LookupIn(ctx, cfg, PostgresStores(db), id)
+}
+
+// LookupIn traces id back to its table. As a snowflake ID it is decoded
+// with cfg's layout and matched to the worker lease whose time range holds
+// its timestamp; as a segment ID it is matched to the logged ranges that
+// hold it. Every explanation found is returned (segment keys may share
+// numbers, and a small number can be both); none is ErrNotFound, never a
+// guess.
+func LookupIn(ctx context.Context, cfg *Config, src Stores, id int64) ([]Origin, error) {
+	if id <= 0 {
+		return nil, fmt.Errorf("idsql: lookup %d: IDs are positive", id)
+	}
+	layout, err := cfg.SnowflakeLayout()
+	if err != nil {
+		return nil, err
+	}
+	var found []Origin
+	if src.Workers != nil {
+		if p, derr := layout.Decode(id, time.Now(), time.Minute); derr == nil {
+			rec, err := src.Workers.Find(ctx, cfg.Namespace, p.Worker, p.Time)
+			switch {
+			case err == nil:
+				o := Origin{ID: id, Strategy: Snowflake, Parts: p, Lease: rec}
+				if _, ok := cfg.Tables[rec.Table]; ok {
+					o.Table = rec.Table
+				}
+				found = append(found, o)
+			case !errors.Is(err, registry.ErrNoLease):
+				return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
+			}
+		}
+	}
+	if src.Segments != nil {
+		res, err := src.Segments.Lookup(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
+		}
+		byKey := map[string]string{}
+		for _, t := range cfg.TableNames() {
+			if cfg.Tables[t].Strategy == Segment {
+				byKey[cfg.SegmentKey(t)] = t
+			}
+		}
+		for _, r := range res.Ranges {
+			found = append(found, Origin{ID: id, Table: byKey[r.Key], Strategy: Segment, Range: r})
+		}
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("%w: %d (namespace %s)", ErrNotFound, id, cfg.Namespace)
+	}
+	return found, nil
+}

@@ -191,3 +191,15 @@ func TestLeaseFencedBeforeExpiry(t *testing.T) {
 		return
 	}
 }
+
+func TestChurnLookup(t *testing.T) {
+	t.Parallel()
+	var holders []holder.Holder
+	var reg *registry.Registry
+	for i := 0; i < 8; i++ {
+		h, r := newHolder(t, time.Now, postgres.Settings{Mode: postgres.Lease, TTL: 300 * time.Millisecond})
+		holders = append(holders, h)
+		reg = r
+	}
+	holdertest.Churn(t, holders, reg, holdertest.ChurnOptions{Busy: postgres.ErrExhausted})
+}

@@ -1,49 +1,79 @@
 package idsql
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/local"
+	"github.com/idsql/idsql/holder/postgres"
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/holder/zookeeper"
 )
 
 // holder returns the holder for snowflake tables: KeysOptions.Holder or the
-// one the configuration describes, recorded in the worker registry when
-// there is one, so every lease is in idsql_workers before an ID is issued
-// under it.
+// one the configuration describes. Leases are recorded in the worker
+// registry, when there is one, before any ID is issued under them; the
+// postgres holder keeps its leases there itself.
 func (k *Keys) holder() (holder.Holder, error) {
-	h := k.opts.Holder
-	kind := "custom"
-	if h == nil {
-		var err error
-		if h, kind, err = k.configuredHolder(); err != nil {
-			return nil, err
+	if h := k.opts.Holder; h != nil {
+		if k.opts.Registry == nil {
+			return h, nil
 		}
+		return registry.Recorded(h, k.opts.Registry, "custom"), nil
 	}
-	if k.opts.Registry != nil {
-		h = registry.Recorded(h, k.opts.Registry, kind)
-	}
-	return h, nil
-}
-
-// configuredHolder builds the holder Config.Holder describes.
-func (k *Keys) configuredHolder() (holder.Holder, string, error) {
 	hc := k.cfg.Holder
 	switch hc.Kind {
-	case "", HolderLocal:
-		dir := hc.CacheDir
-		if dir == "" {
-			base, err := os.UserCacheDir()
-			if err != nil {
-				return nil, "", fmt.Errorf("holder: local: no cache_dir and no user cache directory: %w", err)
-			}
-			dir = filepath.Join(base, "idsql", k.cfg.Namespace)
+	case HolderPostgres:
+		if k.opts.Registry == nil {
+			return nil, errors.New("holder: postgres: needs the worker registry on a PostgreSQL database (KeysOptions.Registry)")
+		}
+		return postgres.New(k.opts.Registry, postgres.Settings{Mode: postgres.Mode(hc.Mode), TTL: hc.SessionTimeout})
+	case HolderZooKeeper:
+		dir, err := k.cacheDir()
+		if err != nil {
+			return nil, err
+		}
+		h, err := zookeeper.New(zookeeper.Settings{Servers: hc.Servers, Mode: zookeeper.Mode(hc.Mode),
+			SessionTimeout: hc.SessionTimeout, CacheDir: dir})
+		if err != nil {
+			return nil, err
+		}
+		k.closers = append(k.closers, func(_ context.Context) error { return h.Close() })
+		return k.recorded(h, "zookeeper/"+hc.Mode), nil
+	default: // local
+		dir, err := k.cacheDir()
+		if err != nil {
+			return nil, err
 		}
 		h, err := local.New(local.Settings{Workers: hc.Workers, Dir: dir})
-		return h, HolderLocal, err
+		if err != nil {
+			return nil, err
+		}
+		return k.recorded(h, HolderLocal), nil
 	}
-	return nil, "", fmt.Errorf("holder: kind %q: set KeysOptions.Holder", hc.Kind)
+}
+
+// recorded wraps h for the worker registry when there is one.
+func (k *Keys) recorded(h holder.Holder, kind string) holder.Holder {
+	if k.opts.Registry == nil {
+		return h
+	}
+	return registry.Recorded(h, k.opts.Registry, kind)
+}
+
+// cacheDir is where holders keep their cache files: holder.cache_dir, or
+// idsql/<namespace> in the user cache directory.
+func (k *Keys) cacheDir() (string, error) {
+	if dir := k.cfg.Holder.CacheDir; dir != "" {
+		return dir, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("holder: no holder.cache_dir and no user cache directory: %w", err)
+	}
+	return filepath.Join(base, "idsql", k.cfg.Namespace), nil
 }

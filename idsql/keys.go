@@ -62,12 +62,12 @@ type Keys struct {
 	layout snowflake.Layout
 	opts   KeysOptions
 
-	mu       sync.Mutex
-	sources  sync.Map      // table name -> KeySource
-	recorded holder.Holder // the holder, wrapped for the registry
-	seg      *segment.Generator
-	closers  []func(context.Context) error
-	closed   bool
+	mu      sync.Mutex
+	sources sync.Map      // table name -> KeySource
+	leases  holder.Holder // grants snowflake worker leases; see Keys.holder
+	seg     *segment.Generator
+	closers []func(context.Context) error
+	closed  bool
 }
 
 // NewKeys returns the key set for cfg. It starts nothing yet: leases are
@@ -163,14 +163,14 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 }
 
 func (k *Keys) startSnowflake(ctx context.Context, table string, tc TableConfig) (KeySource, error) {
-	if k.recorded == nil {
+	if k.leases == nil {
 		h, err := k.holder()
 		if err != nil {
 			return nil, err
 		}
-		k.recorded = h
+		k.leases = h
 	}
-	lease, err := k.recorded.Acquire(ctx, holder.Request{
+	lease, err := k.leases.Acquire(ctx, holder.Request{
 		Namespace:  k.cfg.Namespace,
 		Table:      table,
 		Instance:   k.opts.Instance,

@@ -157,7 +157,8 @@ func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease,
 		return nil, fmt.Errorf("local: write cache file: %w", err)
 	}
 	h.live[w] = true
-	l := &lease{StaticLease: holder.NewStaticLease(w, last), h: h, path: path, c: c, stop: make(chan struct{})}
+	// The previous run's IDs are all before now's tick: start after it.
+	l := &lease{StaticLease: holder.NewStaticLease(w, now), h: h, path: path, c: c, stop: make(chan struct{})}
 	l.wg.Add(1)
 	go l.run()
 	return l, nil

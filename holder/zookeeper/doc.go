@@ -20,7 +20,11 @@
 // lease ends (Done is closed) as soon as the client reports the session
 // disconnected or expired, and in any case SessionTimeout-Margin after the
 // last successful write was sent, before the server could expire the
-// session and free the node. Acquire again after a lease is lost.
+// session and free the node. Acquire again after a lease is lost, and Release
+// the lost lease: while the session survives, its node is deleted only then
+// (after its generator has surely stopped), never adopted by another lease.
+// Every lease starts after the tick of its claim, so a worker ID taken over
+// within one millisecond never repeats the previous holder's IDs.
 //
 //	h, err := zookeeper.New(zookeeper.Settings{Servers: []string{"zk1:2181"}, Mode: zookeeper.Recycle})
 //	defer h.Close()

@@ -164,10 +164,10 @@ func (h *Holder) event(ev zk.Event) {
 	up := ev.State == zk.StateHasSession
 	if !up {
 		h.epoch++
-		for p, l := range h.live {
+		for _, l := range h.live {
 			if l.mode == Recycle {
+				// It stays registered until Release deletes its node.
 				l.End(fmt.Errorf("%w: worker %d: zookeeper session %s", holder.ErrLeaseLost, l.WorkerID(), ev.State))
-				delete(h.live, p)
 			}
 		}
 	}
@@ -288,6 +288,9 @@ func (h *Holder) register(l *lease, epoch uint64) bool {
 	if h.epoch != epoch || !h.session || h.conn.State() != zk.StateHasSession {
 		return false
 	}
+	if _, dup := h.live[l.node]; dup {
+		return false
+	}
 	h.live[l.node] = l
 	return true
 }
@@ -316,29 +319,22 @@ func (h *Holder) acquireRecycle(ctx context.Context, req holder.Request) (holder
 		return nil, fmt.Errorf("zookeeper: create %s: %w", stamps, err)
 	}
 	sent := time.Now()
-	now := h.s.Now()
 	for w := int64(0); w < req.MaxWorkers(); w++ {
+		now := h.s.Now()
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		node := workers + "/" + strconv.FormatInt(w, 10)
 		_, err := h.conn.Create(node, h.data(req, now), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 		if errors.Is(err, zk.ErrNodeExists) {
-			// Ours from a lease that ended while the session survived?
-			_, stat, gerr := h.conn.Get(node)
-			h.mu.Lock()
-			_, busy := h.live[node]
-			h.mu.Unlock()
-			if gerr != nil || busy || stat.EphemeralOwner != h.conn.SessionID() || stat.EphemeralOwner == 0 {
-				continue
-			}
-			if _, err = h.conn.Set(node, h.data(req, now), stat.Version); err != nil {
-				continue
-			}
-		} else if err != nil {
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("zookeeper: claim %s: %w", node, err)
 		}
-		l, err := h.startRecycle(req, w, node, stamps+"/"+strconv.FormatInt(w, 10), now, sent, epoch)
+		// Read the clock after the claim: a worker ID freed while we were
+		// looking may carry a timestamp later than our first reading.
+		l, err := h.startRecycle(req, w, node, stamps+"/"+strconv.FormatInt(w, 10), h.s.Now(), sent, epoch)
 		if err != nil {
 			return nil, err
 		}
@@ -364,6 +360,10 @@ func (h *Holder) startRecycle(req holder.Request, w int64, node, stamp string, n
 		giveBack()
 		return nil, fmt.Errorf("zookeeper: refusing worker %d: %w", w, err)
 	}
+	// The previous holder of w stopped before the claim (its session ended
+	// or it released), so its IDs are no later than now's tick: start after
+	// it, or a generator could repeat an ID in the tick of a fast takeover.
+	last = later(last, now)
 	l := &lease{StaticLease: holder.NewStaticLease(w, last), h: h, mode: Recycle, req: req,
 		node: node, stamp: stamp, stop: make(chan struct{})}
 	if !h.register(l, epoch) {
@@ -372,7 +372,6 @@ func (h *Holder) startRecycle(req holder.Request, w int64, node, stamp string, n
 	}
 	l.fence = time.AfterFunc(time.Until(sent.Add(h.s.SessionTimeout-h.s.Margin)), func() {
 		l.End(fmt.Errorf("%w: worker %d: no write to zookeeper succeeded for %s", holder.ErrLeaseLost, w, h.s.SessionTimeout-h.s.Margin))
-		h.unregister(l)
 	})
 	l.wg.Add(1)
 	go l.run()
@@ -474,12 +473,20 @@ func (l *lease) Release(ctx context.Context) error {
 		if l.fence != nil {
 			l.fence.Stop()
 		}
-		mine := l.h.unregister(l)
-		if !mine && l.mode == Recycle && lost {
-			// Lost: the node may be gone or ours again; only persist the
-			// timestamp, which is safe in any case (it only rises).
-			if ts := l.timestamp(); !ts.IsZero() && l.h.conn.State() == zk.StateHasSession {
+		// Stay registered until the node is deleted: a lost lease's node
+		// may still be ours, and nobody in this process may claim it
+		// before the generator on this lease has stopped for sure, which
+		// the caller's Release says.
+		defer l.h.unregister(l)
+		if l.mode == Recycle && lost {
+			if l.h.conn.State() != zk.StateHasSession {
+				return // the node goes with the session, or on a later Release
+			}
+			if ts := l.timestamp(); !ts.IsZero() {
 				l.raiseStamp(ts)
+			}
+			if _, stat, err := l.h.conn.Get(l.node); err == nil && stat.EphemeralOwner == l.h.conn.SessionID() {
+				l.h.conn.Delete(l.node, stat.Version)
 			}
 			return
 		}
@@ -582,6 +589,7 @@ func (h *Holder) acquireSticky(ctx context.Context, req holder.Request) (holder.
 	if err := holder.CheckClock(w, now, last); err != nil {
 		return nil, fmt.Errorf("zookeeper: refusing sticky worker %d (%s): %w", w, node, err)
 	}
+	last = later(last, now) // the previous run's IDs are all before now's tick
 	l := &lease{StaticLease: holder.NewStaticLease(w, last), h: h, mode: Sticky, req: req,
 		node: node, cache: cache, zk: true, stop: make(chan struct{})}
 	h.mu.Lock()
@@ -613,7 +621,7 @@ func (h *Holder) fromCache(req holder.Request, cache string, cause error) (holde
 	if err := holder.CheckClock(c.WorkerID, h.s.Now(), c.Last); err != nil {
 		return nil, fmt.Errorf("zookeeper: unreachable, refusing cached worker %d (%s): %w", c.WorkerID, cache, err)
 	}
-	l := &lease{StaticLease: holder.NewStaticLease(c.WorkerID, c.Last), h: h, mode: Sticky, req: req,
+	l := &lease{StaticLease: holder.NewStaticLease(c.WorkerID, later(c.Last, h.s.Now())), h: h, mode: Sticky, req: req,
 		node: "cache:" + cache, cache: cache, stop: make(chan struct{})}
 	h.mu.Lock()
 	if _, dup := h.live[l.node]; dup {
@@ -654,4 +662,11 @@ func writeCache(p string, c cacheFile) error {
 		return err
 	}
 	return os.Rename(tmp, p)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

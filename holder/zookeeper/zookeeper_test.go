@@ -1,0 +1,340 @@
+package zookeeper_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/holdertest"
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/holder/zookeeper"
+	"github.com/idsql/idsql/idsql/snowflake"
+	"github.com/idsql/idsql/internal/pgtest"
+	"github.com/idsql/idsql/internal/zktest"
+)
+
+// chroots gives every (sub)test one chroot shared by all its holders.
+var chroots sync.Map // *testing.T -> string
+
+func chroot(t *testing.T) ([]string, string) {
+	t.Helper()
+	if c, ok := chroots.Load(t); ok {
+		return zktest.Servers(t), c.(string)
+	}
+	servers, c := zktest.Chroot(t)
+	chroots.Store(t, c)
+	t.Cleanup(func() { chroots.Delete(t) })
+	return servers, c
+}
+
+func newHolder(t *testing.T, s zookeeper.Settings) *zookeeper.Holder {
+	t.Helper()
+	if s.Servers == nil {
+		s.Servers, s.Root = chroot(t)
+	}
+	if s.SessionTimeout == 0 {
+		s.SessionTimeout = 4 * time.Second
+	}
+	if s.Report == 0 {
+		s.Report = 300 * time.Millisecond
+	}
+	h, err := zookeeper.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func TestConformance(t *testing.T) {
+	for _, c := range []struct {
+		mode zookeeper.Mode
+		opts holdertest.Options
+	}{
+		{zookeeper.Sticky, holdertest.Options{WorkerBits: 6}},
+		{zookeeper.Recycle, holdertest.Options{}},
+	} {
+		t.Run(string(c.mode), func(t *testing.T) {
+			t.Parallel()
+			holdertest.Run(t, func(t *testing.T, now func() time.Time) holder.Holder {
+				return newHolder(t, zookeeper.Settings{Mode: c.mode, Now: now})
+			}, c.opts)
+		})
+	}
+}
+
+func TestStickyFirstStartAndCache(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	now := time.Now()
+	clock := func() time.Time { return now }
+	h := newHolder(t, zookeeper.Settings{Mode: zookeeper.Sticky, CacheDir: dir, Now: clock})
+	req := holder.Request{Namespace: "ns", Table: "orders", Instance: holder.Instance{Host: "h", Port: 1}, WorkerBits: 4}
+	var first []int64
+	for i, table := range []string{"orders", "users"} {
+		req.Table = table
+		l, err := h.Acquire(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first = append(first, l.WorkerID())
+		if l.WorkerID() != int64(i) {
+			t.Errorf("%s: worker %d on the %d-th node ever created", table, l.WorkerID(), i)
+		}
+		l.Release(ctx)
+	}
+	// Restart: same worker ID.
+	req.Table = "orders"
+	l, err := newHolder(t, zookeeper.Settings{Mode: zookeeper.Sticky, CacheDir: dir, Now: clock}).Acquire(ctx, req)
+	if err != nil || l.WorkerID() != first[0] {
+		t.Fatalf("restart: worker %v err %v, want %d", l, err, first[0])
+	}
+	l.Release(ctx)
+	// ZooKeeper unreachable: the cache file serves, with the clock check.
+	dead := zookeeper.Settings{Servers: []string{deadAddr(t)}, Mode: zookeeper.Sticky, CacheDir: dir,
+		ConnectTimeout: 300 * time.Millisecond, Now: clock}
+	l, err = newHolder(t, dead).Acquire(ctx, req)
+	if err != nil || l.WorkerID() != first[0] {
+		t.Fatalf("from cache: worker %v err %v, want %d", l, err, first[0])
+	}
+	l.Release(ctx)
+	dead.Now = func() time.Time { return now.Add(-time.Hour) }
+	_, err = newHolder(t, dead).Acquire(ctx, req)
+	var cb *holder.ClockBehindError
+	if !errors.As(err, &cb) {
+		t.Fatalf("from cache with the clock behind: err = %v, want *holder.ClockBehindError", err)
+	}
+	req.Table = "never"
+	if _, err := newHolder(t, dead).Acquire(ctx, req); !errors.Is(err, zookeeper.ErrUnavailable) {
+		t.Fatalf("no cache file: err = %v, want ErrUnavailable", err)
+	}
+}
+
+func deadAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// sniffer is a Dialer that remembers the session ID and password from the
+// last connect response, so a test can expire the session.
+type sniffer struct {
+	mu     sync.Mutex
+	id     int64
+	passwd []byte
+	server string
+}
+
+func (s *sniffer) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout(network, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &sniffConn{Conn: c, s: s, addr: addr}, nil
+}
+
+type sniffConn struct {
+	net.Conn
+	s    *sniffer
+	addr string
+	buf  []byte
+	done bool
+}
+
+func (c *sniffConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if !c.done {
+		c.buf = append(c.buf, p[:n]...)
+		// len(4) proto(4) timeout(4) session(8) pwlen(4) pw
+		if len(c.buf) >= 24 {
+			pl := int(binary.BigEndian.Uint32(c.buf[20:24]))
+			if len(c.buf) >= 24+pl {
+				c.s.mu.Lock()
+				c.s.id = int64(binary.BigEndian.Uint64(c.buf[12:20]))
+				c.s.passwd = append([]byte(nil), c.buf[24:24+pl]...)
+				c.s.server = c.addr
+				c.s.mu.Unlock()
+				c.done = true
+			}
+		}
+	}
+	return n, err
+}
+
+// expire ends the sniffed session: a second connection with the same ID and
+// password, then a close-session request on it.
+func (s *sniffer) expire(t *testing.T) {
+	t.Helper()
+	s.mu.Lock()
+	id, pw, addr := s.id, s.passwd, s.server
+	s.mu.Unlock()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req := binary.BigEndian.AppendUint32(nil, 0)   // length, set below
+	req = binary.BigEndian.AppendUint32(req, 0)    // protocol version
+	req = binary.BigEndian.AppendUint64(req, 0)    // last zxid seen
+	req = binary.BigEndian.AppendUint32(req, 4000) // timeout
+	req = binary.BigEndian.AppendUint64(req, uint64(id))
+	req = binary.BigEndian.AppendUint32(req, uint32(len(pw)))
+	req = append(req, pw...)
+	binary.BigEndian.PutUint32(req, uint32(len(req)-4))
+	if _, err := c.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 4)
+	if _, err := io.ReadFull(c, head); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, make([]byte, binary.BigEndian.Uint32(head))); err != nil {
+		t.Fatal(err)
+	}
+	closeReq := []byte{0, 0, 0, 8, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xf5} // xid 1, opcode -11 (close session)
+	if _, err := c.Write(closeReq); err != nil {
+		t.Fatal(err)
+	}
+	io.ReadFull(c, make([]byte, 4)) // the reply, or EOF
+}
+
+// worker issues IDs for one table, re-acquiring whenever the lease ends,
+// and records every ID.
+type worker struct {
+	leases atomic.Int64
+	ids    atomic.Int64
+}
+
+func (w *worker) run(ctx context.Context, t *testing.T, h holder.Holder, table string, inst int, seen *sync.Map) {
+	req := holder.Request{Namespace: "ns", Table: table, Instance: holdertest.Identity(inst), WorkerBits: 1}
+	for ctx.Err() == nil {
+		l, err := h.Acquire(ctx, req)
+		if err != nil {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		until := time.Now().Add(300 * time.Millisecond) // then churn
+		w.leases.Add(1)
+		gen, err := snowflake.New(l, snowflake.Settings{})
+		if err != nil {
+			t.Errorf("snowflake.New: %v", err)
+			l.Release(context.Background())
+			return
+		}
+		for ctx.Err() == nil && time.Now().Before(until) {
+			id, err := gen.NextID(ctx)
+			if err != nil {
+				if !errors.Is(err, snowflake.ErrStopped) && ctx.Err() == nil {
+					t.Errorf("NextID: %v", err)
+				}
+				break
+			}
+			if _, dup := seen.LoadOrStore(id, table); dup {
+				t.Errorf("ID %d issued twice", id)
+			}
+			w.ids.Add(1)
+			time.Sleep(50 * time.Microsecond)
+		}
+		l.Release(context.Background())
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting: %s", what)
+		}
+	}
+}
+
+// TestSessionExpiryAndRestart forces the session of one of two competing
+// recycle holders to expire, then restarts the server: the generators stop,
+// re-acquire, and no ID is issued twice.
+func TestSessionExpiryAndRestart(t *testing.T) {
+	t.Parallel()
+	srv := zktest.StartServer(t)
+	var sn sniffer
+	settings := zookeeper.Settings{Servers: []string{srv.Addr()}, Mode: zookeeper.Recycle, Root: "/expiry"}
+	hs := settings
+	hs.Dialer = sn.dial
+	a, b := newHolder(t, hs), newHolder(t, settings)
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen sync.Map
+	var wa, wb worker
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); wa.run(ctx, t, a, "orders", 0, &seen) }()
+	waitFor(t, "first leases", func() bool { return wa.leases.Load() >= 1 && wa.ids.Load() > 100 })
+	go func() { defer wg.Done(); wb.run(ctx, t, b, "users", 1, &seen) }()
+	// A third competitor for the two worker IDs makes sure a freed one is
+	// taken at once.
+	go func() { defer wg.Done(); new(worker).run(ctx, t, b, "items", 2, &seen) }()
+
+	sn.expire(t)
+	l := wa.leases.Load()
+	waitFor(t, "re-acquire after session expiry", func() bool { return wa.leases.Load() > l })
+	n := wa.ids.Load()
+	waitFor(t, "IDs after expiry", func() bool { return wa.ids.Load() > n+100 })
+
+	srv.Stop()
+	time.Sleep(500 * time.Millisecond)
+	srv.Start()
+	la := wa.leases.Load()
+	waitFor(t, "re-acquire after restart", func() bool { return wa.leases.Load() > la || wb.leases.Load() > 1 })
+	n = wa.ids.Load() + wb.ids.Load()
+	waitFor(t, "IDs after restart", func() bool { return wa.ids.Load()+wb.ids.Load() > n+100 })
+	cancel()
+	wg.Wait()
+	t.Logf("leases: a %d, b %d; IDs: a %d, b %d", wa.leases.Load(), wb.leases.Load(), wa.ids.Load(), wb.ids.Load())
+}
+
+// TestEnsembleMemberKilled kills one of three servers mid-run: the
+// generators keep working (re-acquiring if their server was the one) and no
+// ID is issued twice.
+func TestEnsembleMemberKilled(t *testing.T) {
+	t.Parallel()
+	ens := zktest.StartEnsemble(t, 3)
+	settings := zookeeper.Settings{Servers: ens.Addrs(), Mode: zookeeper.Recycle, Root: "/ensemble"}
+	a, b := newHolder(t, settings), newHolder(t, settings)
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen sync.Map
+	var wa, wb worker
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); wa.run(ctx, t, a, "orders", 0, &seen) }()
+	go func() { defer wg.Done(); wb.run(ctx, t, b, "users", 1, &seen) }()
+	waitFor(t, "first IDs", func() bool { return wa.ids.Load() > 100 && wb.ids.Load() > 100 })
+	ens.Member(0).Stop()
+	na, nb := wa.ids.Load(), wb.ids.Load()
+	waitFor(t, "IDs after the kill", func() bool { return wa.ids.Load() > na+1000 && wb.ids.Load() > nb+1000 })
+	cancel()
+	wg.Wait()
+}
+
+// TestChurnLookup: 8 recorded recycle holders x 4 tables on 16 worker IDs.
+func TestChurnLookup(t *testing.T) {
+	t.Parallel()
+	db, _ := pgtest.Open(t)
+	reg := registry.New(db, registry.Settings{Heartbeat: 50 * time.Millisecond})
+	if err := reg.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var holders []holder.Holder
+	for i := 0; i < 8; i++ {
+		holders = append(holders, registry.Recorded(newHolder(t, zookeeper.Settings{Mode: zookeeper.Recycle}), reg, "zookeeper/recycle"))
+	}
+	holdertest.Churn(t, holders, reg, holdertest.ChurnOptions{Busy: zookeeper.ErrExhausted})
+}

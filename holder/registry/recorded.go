@@ -111,9 +111,18 @@ func (l *Lease) run() {
 	lastOK := l.opts.Sent // monotonic
 	t := time.NewTicker(s.Heartbeat)
 	defer t.Stop()
-	deadline := time.NewTimer(time.Until(lastOK.Add(fence)))
-	defer deadline.Stop()
+	// The fence fires on its own goroutine: a heartbeat stuck in the
+	// database must not delay it.
+	var errMu sync.Mutex
 	var lastErr error
+	deadline := time.AfterFunc(time.Until(lastOK.Add(fence)), func() {
+		errMu.Lock()
+		cause := lastErr
+		errMu.Unlock()
+		l.End(fmt.Errorf("%w: worker %d: no heartbeat to idsql_workers succeeded for %s: %v",
+			holder.ErrLeaseLost, l.rec.WorkerID, fence, cause))
+	})
+	defer deadline.Stop()
 	for {
 		select {
 		case <-l.stop:
@@ -121,9 +130,7 @@ func (l *Lease) run() {
 		case <-l.inner.Done():
 			l.End(fmt.Errorf("%w: %w", holder.ErrLeaseLost, l.inner.Err()))
 			return
-		case <-deadline.C:
-			l.End(fmt.Errorf("%w: worker %d: no heartbeat to idsql_workers succeeded for %s: %v",
-				holder.ErrLeaseLost, l.rec.WorkerID, fence, lastErr))
+		case <-l.Done():
 			return
 		case <-t.C:
 		}
@@ -135,12 +142,17 @@ func (l *Lease) run() {
 		switch {
 		case err == nil && live:
 			lastOK = sent
+			if l.Err() != nil {
+				return
+			}
 			deadline.Reset(time.Until(lastOK.Add(fence)))
 		case err == nil:
 			l.End(fmt.Errorf("%w: worker %d: its row in idsql_workers was ended by another lease", holder.ErrLeaseLost, l.rec.WorkerID))
 			return
 		default:
+			errMu.Lock()
 			lastErr = err
+			errMu.Unlock()
 		}
 	}
 }

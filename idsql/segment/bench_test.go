@@ -77,17 +77,25 @@ func BenchmarkSegmentNextID(b *testing.B) {
 // latency takes n IDs one by one with a fixed step of 1000 (n/1000 segment
 // switches) and returns the distribution of the time each Next took,
 // measured with time.Now around the call (the clock read is included).
-func latency(tb testing.TB, n int) (p50, p99, p9999, worst time.Duration) {
+// With maxStep 0 the step adapts (Leaf's doubling, up to 1,000,000) instead;
+// with maxStep -1 a bare atomic counter is measured the same way, the floor
+// the machine (timer reads, preemption, other processes) sets.
+func latency(tb testing.TB, n int, maxStep int64) (p50, p99, p9999, worst time.Duration) {
 	const step = 1000
 	store := newMemStore(map[string]int64{"lat": step})
-	g := newGen(tb, store, segment.Settings{MaxStep: step})
+	g := newGen(tb, store, segment.Settings{MaxStep: max(maxStep, 0)})
 	k := mustKey(tb, g, "lat")
 	ctx := context.Background()
-	// Histogram in 1 ns buckets up to 64 µs, no allocation while measuring.
-	hist := make([]uint32, 1<<16)
+	next := k.Next
+	if maxStep < 0 {
+		var c atomic.Int64
+		next = func(context.Context) (int64, error) { return c.Add(1), nil }
+	}
+	// Histogram in 1 ns buckets up to about 1 ms, no allocation while measuring.
+	hist := make([]uint32, 1<<20)
 	for range n {
 		start := time.Now()
-		_, err := k.Next(ctx)
+		_, err := next(ctx)
 		d := time.Since(start)
 		if err != nil {
 			tb.Fatal(err)
@@ -109,7 +117,11 @@ func latency(tb testing.TB, n int) (p50, p99, p9999, worst time.Duration) {
 		return worst
 	}
 	st := k.Stats()
-	tb.Logf("%d IDs, step %d, %d loads, %d waits for a range", n, step, st.Loads, st.Waits)
+	var over uint64
+	for _, c := range hist[1000:] {
+		over += uint64(c)
+	}
+	tb.Logf("%d IDs, stored step %d, max step %d: %d loads, %d waits for a range, %d IDs took 1µs or more, p99.9 %v", n, step, g.Settings().MaxStep, st.Loads, st.Waits, over, at(0.999))
 	return at(0.50), at(0.99), at(0.9999), worst
 }
 
@@ -120,16 +132,60 @@ func TestLatencyDistribution(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10 million IDs; skipped in -short mode")
 	}
-	p50, p99, p9999, worst := latency(t, 10_000_000)
-	t.Logf("latency per ID: p50 %v, p99 %v, p99.99 %v, max %v", p50, p99, p9999, worst)
+	for _, maxStep := range []int64{1000, 0, -1} {
+		p50, p99, p9999, worst := latency(t, 10_000_000, maxStep)
+		t.Logf("latency per ID: p50 %v, p99 %v, p99.99 %v, max %v", p50, p99, p9999, worst)
+	}
 }
 
 // BenchmarkSegmentLatency reports the same distribution as metrics; run it
 // with -benchtime=10000000x for 10 million IDs.
+// The "step1000" case pins the step at 1000 (a segment switch every 1000
+// IDs); "adaptive" starts at 1000 and lets the step grow; "atomic" is a bare
+// atomic counter timed the same way, for the machine's own noise.
 func BenchmarkSegmentLatency(b *testing.B) {
-	p50, p99, p9999, worst := latency(b, b.N)
-	b.ReportMetric(float64(p50), "p50-ns")
-	b.ReportMetric(float64(p99), "p99-ns")
-	b.ReportMetric(float64(p9999), "p99.99-ns")
-	b.ReportMetric(float64(worst), "max-ns")
+	for _, c := range []struct {
+		name    string
+		maxStep int64
+	}{{"step1000", 1000}, {"adaptive", 0}, {"atomic", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			p50, p99, p9999, worst := latency(b, b.N, c.maxStep)
+			b.ReportMetric(float64(p50), "p50-ns")
+			b.ReportMetric(float64(p99), "p99-ns")
+			b.ReportMetric(float64(p9999), "p99.99-ns")
+			b.ReportMetric(float64(worst), "max-ns")
+		})
+	}
+}
+
+// BenchmarkSegmentVsAtomic alternates blocks of 100,000 bare atomic adds
+// and 100,000 serial Next calls and reports their throughput ratio
+// ("segment/atomic"). Interleaving makes the ratio robust to the noise of a
+// shared machine, which moves both sides at once.
+func BenchmarkSegmentVsAtomic(b *testing.B) {
+	const block = 100_000
+	store := newMemStore(map[string]int64{"bench": 1_000_000})
+	g := newGen(b, store, segment.Settings{MaxStep: 10_000_000})
+	k := mustKey(b, g, "bench")
+	ctx := context.Background()
+	var n atomic.Int64
+	var tAtomic, tSegment time.Duration
+	for b.Loop() {
+		s := time.Now()
+		for range block {
+			n.Add(1)
+		}
+		tAtomic += time.Since(s)
+		s = time.Now()
+		for range block {
+			if _, err := k.Next(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		tSegment += time.Since(s)
+	}
+	ids := float64(b.N) * block
+	b.ReportMetric(ids/tAtomic.Seconds(), "atomic-ids/s")
+	b.ReportMetric(ids/tSegment.Seconds(), "segment-ids/s")
+	b.ReportMetric(tAtomic.Seconds()/tSegment.Seconds(), "segment/atomic")
 }

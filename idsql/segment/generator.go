@@ -25,9 +25,11 @@ type Generator struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	refreshMu      sync.Mutex // serializes Refresh
-	lastRefresh    time.Time  // guarded by refreshMu
-	lastRefreshErr error      // guarded by refreshMu
+	refreshMu      sync.Mutex        // serializes Refresh
+	lastRefresh    time.Time         // Settings.Now of the last refresh; guarded by refreshMu
+	lastRefreshErr error             // guarded by refreshMu
+	refreshedAt    time.Time         // real (monotonic) time of the last refresh, for rate limiting
+	all            map[*Key]struct{} // every handle ever made, closed by Close; guarded by refreshMu
 }
 
 // New returns a Generator over store. It reads the key list once (so a
@@ -42,7 +44,7 @@ func New(ctx context.Context, store Store, s Settings) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Generator{store: store, s: s}
+	g := &Generator{store: store, s: s, all: map[*Key]struct{}{}}
 	empty := map[string]*Key{}
 	g.keys.Store(&empty)
 	g.ctx, g.cancel = context.WithCancel(context.Background())
@@ -86,8 +88,12 @@ func (g *Generator) Refresh(ctx context.Context) error {
 }
 
 func (g *Generator) refreshLocked(ctx context.Context) error {
+	if g.isClosed() {
+		return ErrClosed
+	}
 	names, err := g.store.Keys(ctx)
 	g.lastRefresh = g.s.Now()
+	g.refreshedAt = time.Now()
 	if err != nil {
 		g.lastRefreshErr = fmt.Errorf("segment: refresh keys: %w", err)
 		return g.lastRefreshErr
@@ -99,7 +105,9 @@ func (g *Generator) refreshLocked(ctx context.Context) error {
 		if k, ok := old[n]; ok {
 			m[n] = k
 		} else {
-			m[n] = newKey(g, n)
+			k := newKey(g, n)
+			g.all[k] = struct{}{}
+			m[n] = k
 		}
 	}
 	for n, k := range old {
@@ -128,7 +136,7 @@ func (g *Generator) Key(ctx context.Context, name string) (*Key, error) {
 	if k, ok := (*g.keys.Load())[name]; ok {
 		return k, nil
 	}
-	if g.s.Now().Sub(g.lastRefresh) >= minRefreshGap {
+	if time.Since(g.refreshedAt) >= minRefreshGap {
 		if err := g.refreshLocked(ctx); err != nil {
 			return nil, keyErr(name, "find key", err)
 		}
@@ -184,9 +192,11 @@ func (g *Generator) Close() error {
 	g.closed = true
 	g.bg.Unlock()
 	g.cancel()
-	for _, k := range *g.keys.Load() {
+	g.refreshMu.Lock()
+	for k := range g.all {
 		k.close()
 	}
+	g.refreshMu.Unlock()
 	g.wg.Wait()
 	return nil
 }

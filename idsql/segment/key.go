@@ -72,6 +72,8 @@ type Key struct {
 	loading    bool          // a background load goroutine is running
 	backingOff bool          // ... and sleeping after a failed attempt
 	kick       chan struct{} // wakes a backing-off loader early
+	reqs       chan Request  // to the loader goroutine; capacity 1, one request at a time
+	loader     bool          // the loader goroutine is running
 	changed    chan struct{} // closed after every load attempt
 	lastErr    error         // error of the last attempt, nil after a success
 	closed     bool
@@ -86,7 +88,7 @@ type Key struct {
 }
 
 func newKey(g *Generator, name string) *Key {
-	k := &Key{g: g, name: name, kick: make(chan struct{}, 1), changed: make(chan struct{})}
+	k := &Key{g: g, name: name, kick: make(chan struct{}, 1), reqs: make(chan Request, 1), changed: make(chan struct{})}
 	k.cur.Store(emptySegment())
 	return k
 }
@@ -283,9 +285,27 @@ func (k *Key) startLoadLocked() {
 	now := k.g.s.Now()
 	req := Request{Key: k.name, Step: k.nextStepLocked(now), Instance: k.g.s.Instance}
 	k.lastLoad = now
+	if !k.loader {
+		if !k.g.goBackground(k.loadLoop) {
+			return // closed
+		}
+		k.loader = true
+	}
 	k.loading = true
-	if !k.g.goBackground(func() { k.load(req) }) {
-		k.loading = false
+	k.reqs <- req // never blocks: the loader took the previous request before loading went false
+}
+
+// loadLoop is the key's loader goroutine, started with its first load. It
+// stays parked between loads: waking a parked goroutine costs the caller
+// who crosses the preload threshold less than starting one.
+func (k *Key) loadLoop() {
+	for {
+		select {
+		case req := <-k.reqs:
+			k.load(req)
+		case <-k.g.ctx.Done():
+			return
+		}
 	}
 }
 

@@ -305,7 +305,7 @@ func TestReplayFuzzCorpus(t *testing.T) {
 	var filled, passed, refused, rejectedBoth int
 	for _, sc := range fuzzSeeds(t) {
 		if sc.question {
-			continue // SQLite's style: see TestSQLiteReplayFuzzCorpus
+			continue // the ? style: internal/rewrite/sqlite_test.go prepares those on SQLite
 		}
 		rec.take()
 		p, planErr := rw.Plan(ctx, sc.query, pgCat{tx})

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/idsql/idsql/idsql/snowflake"
+)
+
+// decoded is one ID taken apart, as --json prints it.
+type decoded struct {
+	ID       int64     `json:"id"`
+	Time     time.Time `json:"time"`
+	UnixMs   int64     `json:"unix_ms"`
+	Worker   int64     `json:"worker"`
+	Sequence int64     `json:"sequence"`
+	Layout   string    `json:"layout"`
+	Error    string    `json:"error,omitempty"`
+}
+
+func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("decode", "[--config idsql.yaml | --layout leaf] [--json] ID...",
+		"Takes snowflake IDs apart into time, worker ID and sequence. The layout comes\n"+
+			"from --config (its layout:) or --layout (leaf, uid32, sonyflake); default leaf.", stderr)
+	cfgPath := fs.String("config", "", "configuration file whose layout to use")
+	layoutName := fs.String("layout", "", "layout preset: leaf, uid32 or sonyflake")
+	asJSON := fs.Bool("json", false, "print a JSON array instead of text")
+	ids, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return usagef("no ID given")
+	}
+	if *cfgPath != "" && *layoutName != "" {
+		return usagef("give --config or --layout, not both")
+	}
+	layout := snowflake.Leaf
+	switch {
+	case *cfgPath != "":
+		cfg, err := loadConfig(*cfgPath, true)
+		if err != nil {
+			return err
+		}
+		if layout, err = cfg.SnowflakeLayout(); err != nil {
+			return err
+		}
+	case *layoutName != "":
+		if layout, err = snowflake.Preset(*layoutName); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	now := time.Now()
+	var out []decoded
+	failed := 0
+	for _, s := range ids {
+		d := decoded{Layout: layout.Name}
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			d.Error = fmt.Sprintf("%q is not a 64-bit decimal integer", s)
+		} else {
+			d.ID = id
+			p, err := layout.Decode(id, now, time.Minute)
+			if err != nil {
+				d.Error = err.Error()
+			} else {
+				d.Time, d.UnixMs, d.Worker, d.Sequence = p.Time.UTC(), p.Time.UnixMilli(), p.Worker, p.Sequence
+			}
+		}
+		if d.Error != "" {
+			failed++
+			if !*asJSON {
+				fmt.Fprintf(stderr, "idsql decode: %s: %s\n", s, d.Error)
+			}
+		}
+		out = append(out, d)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		for i, d := range out {
+			if d.Error != "" {
+				continue
+			}
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "%d\n  time      %s (unix ms %d)\n  worker    %d\n  sequence  %d\n  layout    %s\n",
+				d.ID, d.Time.Format("2006-01-02T15:04:05.000Z07:00"), d.UnixMs, d.Worker, d.Sequence, layout)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d IDs could not be decoded", failed, len(ids))
+	}
+	return nil
+}

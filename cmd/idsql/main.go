@@ -1,0 +1,148 @@
+// Command idsql is idsql's command-line tool and HTTP ID server.
+//
+//	idsql demo                              a tour on an embedded SQLite file, no server needed
+//	idsql decode [--config F | --layout L] [--json] ID...
+//	idsql lookup --dsn DSN [--config F] ID...
+//	idsql migrate --dsn DSN --config F
+//	idsql workers --dsn DSN [--config F | --namespace NS] [--all]
+//	idsql segments --dsn DSN
+//	idsql serve [--config F --dsn DSN] [--addr 127.0.0.1:8080]
+//
+// Run `idsql COMMAND --help` for each command's flags. Errors go to
+// standard error; the exit code is 1 for failures and 2 for usage errors.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	hidden  bool
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{name: "demo", summary: "tour idsql on an embedded SQLite file (no server needed)", run: runDemo},
+		{name: "decode", summary: "take snowflake IDs apart: time, worker, sequence", run: runDecode},
+		{name: "lookup", summary: "trace IDs back to the table that issued them", run: runLookup},
+		{name: "migrate", summary: "create idsql's tables and the segment keys of configured tables", run: runMigrate},
+		{name: "workers", summary: "list the worker leases of a namespace", run: runWorkers},
+		{name: "segments", summary: "list the segment keys with their counters and steps", run: runSegments},
+		{name: "serve", summary: "run the HTTP ID server (Leaf-compatible API, monitor page)", run: runServe},
+		{name: "trivial", summary: "benchmark baseline: an HTTP server answering a constant", hidden: true, run: runTrivial},
+	}
+}
+
+// usageError is a command-line mistake: exit code 2. printed means the
+// flag package has shown it with the usage already.
+type usageError struct {
+	msg     string
+	printed bool
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdout, stderr)
+		var ue *usageError
+		switch {
+		case err == nil, errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &ue) && ue.printed:
+			return 2
+		case errors.As(err, &ue):
+			fmt.Fprintf(stderr, "idsql %s: %s\nRun 'idsql %s --help' for usage.\n", c.name, ue.msg, c.name)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "idsql %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "idsql: unknown command %q\n\n", args[0])
+	printUsage(stderr)
+	return 2
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, "idsql gives SQL tables distributed 64-bit primary keys.\n\nUsage: idsql COMMAND [flags] [args]\n\nCommands:\n")
+	for _, c := range commands() {
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		}
+	}
+	fmt.Fprint(w, "\nRun 'idsql COMMAND --help' for a command's flags. Start with: idsql demo\n")
+}
+
+// newFlags returns a flag set for a command whose usage names it and its
+// arguments.
+func newFlags(name, args, about string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("idsql "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: idsql %s %s\n\n%s\n", name, args, about)
+		var any bool
+		fs.VisitAll(func(*flag.Flag) { any = true })
+		if any {
+			fmt.Fprint(stderr, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parse parses flags anywhere among the arguments (as in "decode 42
+// --json") and returns the positional ones. A flag mistake becomes a usage
+// error (the flag package has printed it already), -h flag.ErrHelp.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{msg: err.Error(), printed: true}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

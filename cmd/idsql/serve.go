@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/server"
+)
+
+// embeddedConfig is the configuration serve runs on without --config: an
+// SQLite file and a local holder in dir, a snowflake table and a segment
+// table.
+func embeddedConfig(dir string) (*idsql.Config, error) {
+	y := fmt.Sprintf(`namespace: default
+layout: leaf
+holder:
+  kind: local
+  instance: embedded
+  workers: {"orders@embedded": 1}
+  cache_dir: %s
+tables:
+  orders: {strategy: snowflake}
+  users:  {strategy: segment, step: 1000}
+`, strconv.Quote(dir))
+	return idsql.Parse("embedded default configuration", []byte(y), time.Now())
+}
+
+// defaultDataDir is where the embedded default keeps its files:
+// $XDG_DATA_HOME/idsql or ~/.local/share/idsql.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "idsql")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "idsql")
+	}
+	return "idsql-data"
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "[--config idsql.yaml --dsn DSN] [--addr 127.0.0.1:8080]",
+		"Runs the HTTP ID server, compatible with Meituan Leaf's API:\n"+
+			"  GET /api/segment/get/{key}[/{n}]    segment IDs (a key of idsql_alloc)\n"+
+			"  GET /api/snowflake/get/{key}[/{n}]  snowflake IDs (a snowflake table of the configuration)\n"+
+			"  GET /decodeSnowflakeId?snowflakeId=N\n"+
+			"  GET /  (monitor page)   /metrics   /healthz\n\n"+
+			"Without --config (and no ./idsql.yaml) it runs on an embedded default: an SQLite\n"+
+			"file and a local worker holder in --data, snowflake key \"orders\", segment key\n"+
+			"\"users\". SIGTERM or Ctrl-C drains in-flight requests and releases worker leases.", stderr)
+	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml, else the embedded default)")
+	dsn := fs.String("dsn", "", dsnHelp+"; needed for segment keys and the postgres holder")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	dataDir := fs.String("data", "", "data directory of the embedded default (default "+defaultDataDir()+")")
+	var tokens stringList
+	fs.Var(&tokens, "token", "accepted API token (repeatable; also $IDSQL_TOKENS, comma-separated); none means no auth")
+	maxBatch := fs.Int("max-batch", server.DefaultMaxBatch, "largest n of the batch endpoints")
+	migrate := fs.Bool("migrate", false, "create idsql's tables and segment keys before serving (always on for the embedded default)")
+	quiet := fs.Bool("quiet", false, "do not print the start-up banner")
+	rest, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q", rest[0])
+	}
+	if env := os.Getenv("IDSQL_TOKENS"); env != "" {
+		for _, t := range strings.Split(env, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				tokens = append(tokens, t)
+			}
+		}
+	}
+	if *maxBatch < 1 {
+		return usagef("--max-batch must be at least 1")
+	}
+
+	cfg, err := loadConfig(*cfgPath, false)
+	if err != nil {
+		return err
+	}
+	var d *database
+	embedded := cfg == nil
+	if embedded {
+		dir := *dataDir
+		if dir == "" {
+			dir = defaultDataDir()
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if cfg, err = embeddedConfig(dir); err != nil {
+			return err
+		}
+		*dsn = "sqlite:" + filepath.Join(dir, "idsql.db")
+		*migrate = true
+	}
+	if *dsn != "" || os.Getenv("IDSQL_DSN") != "" {
+		if d, err = openDatabase(ctx, *dsn); err != nil {
+			return err
+		}
+		defer d.db.Close()
+	} else if need := needsDatabase(cfg); need != "" {
+		return usagef("%s: give --dsn", need)
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if cfg.Holder.Port == 0 {
+		if _, p, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+			cfg.Holder.Port, _ = strconv.Atoi(p)
+		}
+	}
+	if d != nil && *migrate {
+		if err := idsql.Migrate(ctx, d.db, cfg, d.stores); err != nil {
+			return err
+		}
+	}
+	srv, err := newServer(ctx, cfg, d, server.Settings{Tokens: tokens, MaxBatch: *maxBatch,
+		Log: log.New(stderr, "", log.LstdFlags)})
+	if err != nil {
+		return err
+	}
+	if err := srv.Warm(ctx); err != nil {
+		srv.Close()
+		return err
+	}
+	if !*quiet {
+		printBanner(stdout, ln.Addr().String(), cfg, d, embedded, len(tokens) > 0)
+	}
+	err = srv.Serve(ctx, ln)
+	if !*quiet {
+		fmt.Fprintln(stdout, "idsql serve: stopped; worker leases released")
+	}
+	return err
+}
+
+// needsDatabase says why cfg cannot run without a database, or "".
+func needsDatabase(cfg *idsql.Config) string {
+	if cfg.Holder.Kind == idsql.HolderPostgres {
+		return "the postgres holder keeps worker leases in the database"
+	}
+	for _, t := range cfg.TableNames() {
+		if cfg.Tables[t].Strategy == idsql.Segment {
+			return "segment table " + t + " allocates its ranges in the database"
+		}
+	}
+	return ""
+}
+
+// newServer builds the key set, the segment generator and the server for
+// cfg on d (nil: snowflake only).
+func newServer(ctx context.Context, cfg *idsql.Config, d *database, s server.Settings) (*server.Server, error) {
+	ko := idsql.KeysOptions{}
+	var gen *segment.Generator
+	if d != nil {
+		ko = d.keysOptions()
+		g, err := segment.New(ctx, d.segmentStore(), segment.Settings{})
+		if err != nil {
+			return nil, err
+		}
+		gen = g
+		s.Registry = d.registry()
+	}
+	keys, err := idsql.NewKeys(cfg, ko)
+	if err != nil {
+		if gen != nil {
+			gen.Close()
+		}
+		return nil, err
+	}
+	s.Keys, s.Segments = keys, gen
+	srv, err := server.New(s)
+	if err != nil {
+		keys.Close()
+		if gen != nil {
+			gen.Close()
+		}
+		return nil, err
+	}
+	return srv, nil
+}
+
+func printBanner(w io.Writer, addr string, cfg *idsql.Config, d *database, embedded, auth bool) {
+	var snow, seg []string
+	for _, t := range cfg.TableNames() {
+		if cfg.Tables[t].Strategy == idsql.Snowflake {
+			snow = append(snow, t)
+		} else {
+			seg = append(seg, cfg.SegmentKey(t))
+		}
+	}
+	where := "no database"
+	if d != nil {
+		where = d.driver
+		if d.path != "" {
+			where += " " + d.path
+		}
+	}
+	if embedded {
+		where = "embedded default, " + where
+	}
+	fmt.Fprintf(w, "idsql serve: namespace %s on %s\n", cfg.Namespace, where)
+	fmt.Fprintf(w, "  monitor    http://%s/\n", addr)
+	if len(snow) > 0 {
+		fmt.Fprintf(w, "  snowflake  http://%s/api/snowflake/get/%s\n", addr, snow[0])
+	}
+	if len(seg) > 0 {
+		fmt.Fprintf(w, "  segment    http://%s/api/segment/get/%s\n", addr, seg[0])
+	}
+	if auth {
+		fmt.Fprintln(w, "  auth       token required (Authorization: Bearer TOKEN)")
+	}
+}
+

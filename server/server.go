@@ -1,0 +1,347 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/snowflake"
+)
+
+// Defaults applied to zero fields of Settings.
+const (
+	DefaultMaxBatch        = 10_000
+	DefaultShutdownTimeout = 10 * time.Second
+	DefaultRefresh         = 5 * time.Second
+	// MaxKeyLen is the longest key the ID endpoints accept.
+	MaxKeyLen = 128
+)
+
+// Settings configure a Server. Zero fields mean the defaults.
+type Settings struct {
+	// Keys serves the snowflake endpoint: each snowflake table of its
+	// configuration is a key. Required (it also supplies the namespace and
+	// the layout /decodeSnowflakeId decodes with).
+	Keys *idsql.Keys
+	// Segments serves the segment endpoint: every key of its store.
+	// Nil answers the segment endpoint with 503.
+	Segments *segment.Generator
+	// Registry, when set, lists the namespace's worker leases on the
+	// monitor page.
+	Registry *registry.Registry
+	// Tokens, when not empty, are the accepted API tokens. Every endpoint
+	// but /healthz then needs one, as "Authorization: Bearer TOKEN",
+	// an "X-Idsql-Token" header or a "token" query parameter. Tokens are
+	// compared in constant time.
+	Tokens []string
+	// MaxBatch caps n of the batch endpoints (default 10,000).
+	MaxBatch int
+	// ShutdownTimeout bounds how long Serve waits for in-flight requests
+	// after its context ends (default 10 s).
+	ShutdownTimeout time.Duration
+	// Refresh is the monitor page's auto-refresh interval (default 5 s).
+	Refresh time.Duration
+	// Log receives errors the clients do not see in full; nil means the
+	// standard logger.
+	Log *log.Logger
+	// Now is the clock for the monitor page and decoding; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Server is the HTTP ID server. It is an http.Handler; Serve runs it on a
+// listener with graceful shutdown.
+type Server struct {
+	s       Settings
+	cfg     *idsql.Config
+	layout  snowflake.Layout
+	started time.Time
+
+	snow      map[string]*snowEntry // configured snowflake tables; read-only
+	snowNames []string
+
+	segMu sync.Mutex                           // serializes writers of segs
+	segs  atomic.Pointer[map[string]*segEntry] // copy on write
+
+	tokens  [][sha256.Size]byte
+	m       metrics
+	closing atomic.Bool // set when Serve starts shutting down
+}
+
+// stats are the per-key counters shown on the monitor page.
+type stats struct {
+	served  atomic.Uint64 // IDs handed out
+	errors  atomic.Uint64 // failed requests
+	lastErr atomic.Pointer[errRecord]
+}
+
+type errRecord struct {
+	Msg string
+	At  time.Time
+}
+
+type segEntry struct {
+	key *segment.Key
+	stats
+}
+
+type snowEntry struct {
+	table string
+	src   atomic.Pointer[snowSource]
+	mu    sync.Mutex // serializes starts
+	stats
+}
+
+// snowSource is a started snowflake generator; exactly one of gen and
+// cached is set, or other for a KeySource of another kind.
+type snowSource struct {
+	gen    *snowflake.Generator
+	cached *snowflake.Cached
+	other  idsql.KeySource
+}
+
+// New returns a Server for s.
+func New(s Settings) (*Server, error) {
+	if s.Keys == nil {
+		return nil, errors.New("server: Settings.Keys is required")
+	}
+	if s.MaxBatch < 0 || s.ShutdownTimeout < 0 || s.Refresh < 0 {
+		return nil, errors.New("server: Settings.MaxBatch, ShutdownTimeout and Refresh must not be negative")
+	}
+	if s.MaxBatch == 0 {
+		s.MaxBatch = DefaultMaxBatch
+	}
+	if s.ShutdownTimeout == 0 {
+		s.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if s.Refresh == 0 {
+		s.Refresh = DefaultRefresh
+	}
+	if s.Log == nil {
+		s.Log = log.Default()
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	cfg := s.Keys.Config()
+	layout, err := cfg.SnowflakeLayout()
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	srv := &Server{s: s, cfg: cfg, layout: layout, started: s.Now(), snow: map[string]*snowEntry{}}
+	for _, t := range cfg.TableNames() {
+		if cfg.Tables[t].Strategy == idsql.Snowflake {
+			srv.snow[t] = &snowEntry{table: t}
+			srv.snowNames = append(srv.snowNames, t)
+		}
+	}
+	for i, tok := range s.Tokens {
+		if tok == "" {
+			return nil, fmt.Errorf("server: Settings.Tokens[%d] is empty", i)
+		}
+		srv.tokens = append(srv.tokens, sha256.Sum256([]byte(tok)))
+	}
+	empty := map[string]*segEntry{}
+	srv.segs.Store(&empty)
+	return srv, nil
+}
+
+// Warm starts every snowflake table's generator (acquiring its worker
+// lease) and loads every configured segment table's key, so the first
+// requests do not wait and configuration problems show at start-up.
+func (srv *Server) Warm(ctx context.Context) error {
+	var errs []error
+	for _, t := range srv.snowNames {
+		if _, err := srv.snowflakeSource(ctx, srv.snow[t]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if srv.s.Segments != nil {
+		for _, t := range srv.cfg.TableNames() {
+			if srv.cfg.Tables[t].Strategy != idsql.Segment {
+				continue
+			}
+			e, err := srv.segmentEntry(ctx, srv.cfg.SegmentKey(t))
+			if err == nil {
+				_, err = e.key.Next(ctx) // loads the first segment
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("server: segment key of table %s: %w", t, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// segmentEntry returns the entry of a segment key, asking the generator for
+// keys not seen yet (which re-reads the key list at most once a second).
+func (srv *Server) segmentEntry(ctx context.Context, name string) (*segEntry, error) {
+	if e := (*srv.segs.Load())[name]; e != nil {
+		return e, nil
+	}
+	k, err := srv.s.Segments.Key(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	srv.segMu.Lock()
+	defer srv.segMu.Unlock()
+	old := *srv.segs.Load()
+	if e := old[name]; e != nil {
+		return e, nil
+	}
+	m := make(map[string]*segEntry, len(old)+1)
+	for n, e := range old {
+		m[n] = e
+	}
+	e := &segEntry{key: k}
+	m[k.Name()] = e
+	srv.segs.Store(&m)
+	return e, nil
+}
+
+// snowflakeSource returns the table's generator, starting it on first use.
+func (srv *Server) snowflakeSource(ctx context.Context, e *snowEntry) (*snowSource, error) {
+	if src := e.src.Load(); src != nil {
+		return src, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if src := e.src.Load(); src != nil {
+		return src, nil
+	}
+	ks, err := srv.s.Keys.Source(ctx, e.table)
+	if err != nil {
+		return nil, err
+	}
+	src := &snowSource{}
+	switch g := ks.(type) {
+	case *snowflake.Generator:
+		src.gen = g
+	case *snowflake.Cached:
+		src.cached = g
+	default:
+		src.other = ks
+	}
+	e.src.Store(src)
+	return src, nil
+}
+
+// appendIDs appends n IDs of the source to dst.
+func (src *snowSource) appendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	switch {
+	case src.gen != nil:
+		return src.gen.AppendIDs(ctx, dst, n)
+	case src.cached != nil:
+		ids, err := src.cached.NextIDs(ctx, n)
+		return append(dst, ids...), err
+	}
+	for range n {
+		id, err := src.other.NextID(ctx)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, id)
+	}
+	return dst, nil
+}
+
+func (src *snowSource) next(ctx context.Context) (int64, error) {
+	switch {
+	case src.gen != nil:
+		return src.gen.NextID(ctx)
+	case src.cached != nil:
+		return src.cached.NextID(ctx)
+	}
+	return src.other.NextID(ctx)
+}
+
+// authorized reports whether r carries one of the configured tokens (or
+// none are configured). Every configured token is compared, in constant
+// time, whatever matches.
+func (srv *Server) authorized(r *http.Request) bool {
+	if len(srv.tokens) == 0 {
+		return true
+	}
+	tok := ""
+	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		tok = h[7:]
+	} else if h := r.Header.Get("X-Idsql-Token"); h != "" {
+		tok = h
+	} else {
+		tok = r.URL.Query().Get("token")
+	}
+	if tok == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(tok))
+	ok := 0
+	for i := range srv.tokens {
+		ok |= subtle.ConstantTimeCompare(sum[:], srv.tokens[i][:])
+	}
+	return ok == 1
+}
+
+// Serve serves HTTP on ln until ctx ends. Then it stops accepting, lets
+// in-flight requests finish (up to Settings.ShutdownTimeout), and closes
+// the server: worker leases are released and the segment generator stops.
+func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          srv.s.Log,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		srv.closing.Store(true)
+		sctx, cancel := context.WithTimeout(context.Background(), srv.s.ShutdownTimeout)
+		err = hs.Shutdown(sctx)
+		cancel()
+		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = serr
+		}
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, srv.Close())
+}
+
+// Close releases the worker leases of the snowflake tables (Keys.Close) and
+// stops the segment generator. IDs are no longer handed out after it.
+func (srv *Server) Close() error {
+	var errs []error
+	errs = append(errs, srv.s.Keys.Close())
+	if srv.s.Segments != nil {
+		errs = append(errs, srv.s.Segments.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// segmentKeys returns the entries of the segment keys served so far, sorted.
+func (srv *Server) segmentEntries() []*segEntry {
+	m := *srv.segs.Load()
+	out := make([]*segEntry, 0, len(m))
+	for _, e := range m {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key.Name() < out[j].key.Name() })
+	return out
+}

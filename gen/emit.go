@@ -34,7 +34,7 @@ func (l layoutSpec) unit() *jen.Statement {
 			return jen.Qual("time", u.name)
 		}
 		if l.Unit%u.d == 0 {
-			return jen.Lit(int(l.Unit / u.d)).Op("*").Qual("time", u.name)
+			return jen.Lit(int(l.Unit/u.d)).Op("*").Qual("time", u.name)
 		}
 	}
 	return jen.Qual("time", "Duration").Call(jen.Lit(int(l.Unit)))

@@ -337,8 +337,11 @@ func (srv *Server) fail(w http.ResponseWriter, st *stats, kind errKind, status i
 // failErr maps a generator error to a status and a message naming the key.
 func (srv *Server) failErr(w http.ResponseWriter, st *stats, md, key string, err error) {
 	kind, status, what := classify(err)
-	msg := what + ": " + md + " key " + quote(key)
-	if kind == errInternal || kind == errExhausted || kind == errStopped {
+	msg := md + " key " + quote(key) + ": " + what
+	if kind == errUnknownKey {
+		msg = "unknown " + md + " key " + quote(key)
+	}
+	if kind == errInternal || kind == errExhausted || (kind == errStopped && !srv.closing.Load()) {
 		srv.s.Log.Printf("idsql server: %s key %q: %v", md, key, err)
 	}
 	if kind == errClockBackwards {
@@ -363,11 +366,11 @@ func classify(err error) (errKind, int, string) {
 		return errClockBackwards, http.StatusServiceUnavailable, "clock moved backwards"
 	case errors.As(err, &behind):
 		return errClockBackwards, http.StatusServiceUnavailable, "clock behind the worker's last timestamp"
-	case errors.Is(err, snowflake.ErrStopped), errors.Is(err, holder.ErrLeaseLost):
-		return errStopped, http.StatusServiceUnavailable, "worker lease lost, generator stopped"
 	case errors.Is(err, segment.ErrClosed), errors.Is(err, idsql.ErrClosed), errors.Is(err, snowflake.ErrClosed),
 		errors.Is(err, holder.ErrReleased):
 		return errStopped, http.StatusServiceUnavailable, "shutting down"
+	case errors.Is(err, snowflake.ErrStopped), errors.Is(err, holder.ErrLeaseLost):
+		return errStopped, http.StatusServiceUnavailable, "worker lease lost, generator stopped"
 	case errors.Is(err, segment.ErrExhausted), errors.Is(err, snowflake.ErrExhausted):
 		return errExhausted, http.StatusInternalServerError, "ID space exhausted"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

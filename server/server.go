@@ -327,6 +327,7 @@ func (srv *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close releases the worker leases of the snowflake tables (Keys.Close) and
 // stops the segment generator. IDs are no longer handed out after it.
 func (srv *Server) Close() error {
+	srv.closing.Store(true)
 	var errs []error
 	errs = append(errs, srv.s.Keys.Close())
 	if srv.s.Segments != nil {

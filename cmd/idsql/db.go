@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	_ "github.com/lib/pq" // the "postgres" driver
+	_ "github.com/lib/pq"  // the "postgres" driver
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
 	"github.com/idsql/idsql/holder/registry"

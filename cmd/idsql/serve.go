@@ -230,4 +230,3 @@ func printBanner(w io.Writer, addr string, cfg *idsql.Config, d *database, embed
 		fmt.Fprintln(w, "  auth       token required (Authorization: Bearer TOKEN)")
 	}
 }
-

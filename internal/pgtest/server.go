@@ -1,0 +1,250 @@
+package pgtest
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// EnvBin names the variable holding the directory of initdb and postgres.
+const EnvBin = "IDSQL_TEST_PG_BIN"
+
+// startTimeout bounds how long Start waits for the server to accept
+// connections (crash recovery after a kill included).
+const startTimeout = 60 * time.Second
+
+// Server is a throw-away PostgreSQL owned by one test, for tests that stop
+// and restart the database mid-run. Its data survives Stop and Start (same
+// port, same DSN); everything is removed when the test ends. Call Stop and
+// Start from the test's goroutine: they end the test on failure.
+//
+// Run as root, the server runs as the postgres user (PostgreSQL refuses to
+// run as root), like `runuser -u postgres` in scripts/servers.
+type Server struct {
+	t       testing.TB
+	bin     string
+	dir     string // holds data/ and log
+	port    int
+	cred    *syscall.Credential // nil unless we are root
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	waitErr chan error
+}
+
+// StartServer initializes and starts a PostgreSQL server of its own for this
+// test on a free loopback port (trust authentication, fsync off), and stops
+// it and removes its files when the test ends. It needs the server binaries
+// in IDSQL_TEST_PG_BIN; without them the test skips, or fails under CI.
+func StartServer(t testing.TB) *Server {
+	t.Helper()
+	bin := os.Getenv(EnvBin)
+	if bin == "" {
+		Unavailable(t, "PostgreSQL server binaries ("+EnvBin+" unset)")
+	}
+	for _, tool := range []string{"initdb", "postgres"} {
+		if _, err := os.Stat(filepath.Join(bin, tool)); err != nil {
+			Unavailable(t, "PostgreSQL server binaries ("+err.Error()+")")
+		}
+	}
+	s := &Server{t: t, bin: bin, port: freePort(t)}
+	var err error
+	if os.Geteuid() == 0 {
+		s.cred, err = postgresUser()
+		if err != nil {
+			t.Fatalf("pgtest: running as root, the server must run as the postgres user: %v", err)
+		}
+	}
+	// Not t.TempDir: its parents are 0700 root-owned, so the postgres user
+	// could not reach a directory inside.
+	s.dir, err = os.MkdirTemp("", "idsql-pgtest-")
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(s.dir); err != nil {
+			t.Logf("pgtest: remove %s: %v", s.dir, err)
+		}
+	})
+	if err := os.Chmod(s.dir, 0o755); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	s.initdb()
+	t.Cleanup(s.Stop)
+	s.Start()
+	return s
+}
+
+// DSN returns the URL-form DSN of the server's postgres database.
+func (s *Server) DSN() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.port)
+}
+
+// Start starts the server (again) and waits until it accepts connections.
+// Starting a running server does nothing.
+func (s *Server) Start() {
+	s.t.Helper()
+	if !s.launch() {
+		return
+	}
+	db, err := sql.Open("postgres", s.DSN())
+	if err != nil {
+		s.t.Fatalf("pgtest: %v", err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(startTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := db.PingContext(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		select {
+		case werr := <-s.waitErr:
+			s.mu.Lock()
+			s.cmd = nil
+			s.mu.Unlock()
+			s.t.Fatalf("pgtest: PostgreSQL exited during start-up (%v)\n%s", werr, s.logTail())
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("pgtest: PostgreSQL on port %d did not accept connections within %v: %v\n%s", s.port, startTimeout, err, s.logTail())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop shuts the server down (fast shutdown: open sessions are ended,
+// SIGKILL after 30s) and waits until it has exited. Stopping a stopped
+// server does nothing.
+func (s *Server) Stop() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.waitErr:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.waitErr
+	}
+	s.cmd = nil
+}
+
+func (s *Server) initdb() {
+	s.t.Helper()
+	data := filepath.Join(s.dir, "data")
+	if s.cred != nil {
+		if err := os.Chown(s.dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+			s.t.Fatalf("pgtest: %v", err)
+		}
+	}
+	cmd := exec.Command(filepath.Join(s.bin, "initdb"),
+		"-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	cmd.Dir = s.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("pgtest: initdb: %v\n%s", err, out)
+	}
+	conf := fmt.Sprintf(`
+# written by pgtest.StartServer: a throw-away test server
+listen_addresses = '127.0.0.1'
+port = %d
+unix_socket_directories = ''
+max_connections = 100
+shared_buffers = 32MB
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+`, s.port)
+	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		s.t.Fatalf("pgtest: %v", err)
+	}
+	if _, err := f.WriteString(conf); err != nil {
+		s.t.Fatalf("pgtest: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		s.t.Fatalf("pgtest: %v", err)
+	}
+}
+
+// launch starts the postmaster unless it runs; it reports whether it did.
+func (s *Server) launch() bool {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return false
+	}
+	logf, err := os.OpenFile(filepath.Join(s.dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		s.t.Fatalf("pgtest: %v", err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"))
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = sysProcAttr(s.cred)
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("pgtest: start postgres: %v", err)
+	}
+	s.cmd = cmd
+	s.waitErr = make(chan error, 1)
+	go func() { s.waitErr <- cmd.Wait() }()
+	return true
+}
+
+func (s *Server) logTail() string {
+	b, err := os.ReadFile(filepath.Join(s.dir, "log"))
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	return "----- PostgreSQL log tail -----\n" + string(bytes.Join(lines, []byte("\n")))
+}
+
+// postgresUser returns the credential of the postgres system user.
+func postgresUser() (*syscall.Credential, error) {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, err
+	}
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return nil, err
+	}
+	gid, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("pgtest: free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -129,8 +129,8 @@ func latency(tb testing.TB, n int, maxStep int64) (p50, p99, p9999, worst time.D
 // step 1000 (about 10,000 segment switches). It asserts nothing about time:
 // the figures go to BENCHMARKS.md.
 func TestLatencyDistribution(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10 million IDs; skipped in -short mode")
+	if testing.Short() || raceEnabled {
+		t.Skip("10 million IDs timed one by one; skipped in -short mode and under -race, where the figures mean nothing")
 	}
 	for _, maxStep := range []int64{1000, 0, -1} {
 		p50, p99, p9999, worst := latency(t, 10_000_000, maxStep)

@@ -376,3 +376,36 @@ func TestNextAllocatesNothing(t *testing.T) {
 		t.Fatalf("Next allocates %v times per ID", n)
 	}
 }
+
+// TestNextIDsOneRoundTrip: a batch larger than everything buffered costs
+// exactly one direct allocation, whatever its size.
+func TestNextIDsOneRoundTrip(t *testing.T) {
+	store := newMemStore(map[string]int64{"a": 100})
+	g := newGen(t, store, segment.Settings{MaxStep: 100})
+	k := mustKey(t, g, "a")
+	ctx := context.Background()
+	for range 11 { // load range 1 and start the preload of range 2
+		if _, err := k.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitIdle(t, k)
+	before := store.calls.Load()
+	ids, err := k.NextIDs(ctx, 5000) // 89 + 100 buffered, the rest direct
+	if err != nil || len(ids) != 5000 {
+		t.Fatalf("NextIDs: %d IDs, %v", len(ids), err)
+	}
+	checkUnique(t, ids)
+	waitIdle(t, k)
+	st := k.Stats()
+	if st.Direct != 1 {
+		t.Fatalf("%d direct allocations, want 1", st.Direct)
+	}
+	// The direct range plus at most one background refill.
+	if n := store.calls.Load() - before; n < 1 || n > 2 {
+		t.Fatalf("%d allocations for one batch", n)
+	}
+	if steps := store.steps(); !slices.Contains(steps, 5000-89-100) {
+		t.Fatalf("requested steps %v: no direct range of exactly the missing %d", steps, 5000-89-100)
+	}
+}

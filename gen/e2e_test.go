@@ -1,0 +1,274 @@
+package gen_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/gen"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+// TestEndToEnd generates helpers into a temporary module, compiles it
+// against this checkout (a replace directive) and runs it against real
+// PostgreSQL through idsql: keys from NewOrderID inserted explicitly and
+// keys the wrapper filled decode to the right table, worker and time.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles and runs a program; skipped with -short")
+	}
+	_, dsn := pgtest.Open(t)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module e2e\n\ngo 1.26.0\n\nrequire github.com/idsql/idsql v0.0.0\n\nreplace github.com/idsql/idsql => "+root+"\n")
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("go.sum", string(sum))
+	write("idsql.yaml", e2eConfig)
+	write("main.go", e2eMain)
+	if err := gen.WriteFile(filepath.Join(dir, "idsql.yaml"), filepath.Join(dir, "idsql_gen.go"),
+		gen.Options{Package: "main", Source: "idsql.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, "run", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "E2E_DSN="+dsn)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("generated program failed: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "PASS\n") {
+		t.Fatalf("generated program did not pass:\n%s", out.String())
+	}
+	t.Logf("generated program:\n%s", out.String())
+}
+
+const e2eConfig = `namespace: e2e
+layout: leaf
+tables:
+  orders: {strategy: snowflake}
+  order_items: {strategy: snowflake, cached: true}
+  users: {strategy: segment, step: 10}
+`
+
+// e2eMain is the program the test runs next to the generated file. It
+// prints what it checked and ends with PASS, or exits 1 at the first
+// failure.
+const e2eMain = `package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	_ "github.com/lib/pq"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/idsql"
+)
+
+const worker = 3
+
+func fail(format string, args ...any) {
+	fmt.Printf("FAIL: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func must(err error, what string) {
+	if err != nil {
+		fail("%s: %v", what, err)
+	}
+}
+
+func main() {
+	ctx := context.Background()
+	dsn := os.Getenv("E2E_DSN")
+	cfg, err := idsql.Load("idsql.yaml")
+	must(err, "load")
+	must(CheckConfig(cfg), "CheckConfig")
+
+	raw, err := sql.Open("postgres", dsn)
+	must(err, "open raw")
+	defer raw.Close()
+	_, err = raw.ExecContext(ctx, ` + "`" + `
+		CREATE TABLE orders (id bigint PRIMARY KEY, note text NOT NULL);
+		CREATE TABLE users (id bigint PRIMARY KEY, name text NOT NULL);
+		CREATE TABLE order_items (id bigint PRIMARY KEY, order_id bigint NOT NULL, user_id bigint)` + "`" + `)
+	must(err, "create tables")
+	must(idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)), "migrate")
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Fixed(worker)}})
+	must(err, "open idsql")
+	defer db.Close()
+	start := time.Now()
+
+	// A key before inserting, from the wrapper's own generators (Keys and DB
+	// are both an IDSource), then inserted explicitly.
+	oid, err := NewOrderID(ctx, db.Keys())
+	must(err, "NewOrderID(Keys)")
+	_, err = db.ExecContext(ctx, "INSERT INTO orders (id, note) VALUES ($1, $2)", oid, "explicit")
+	must(err, "insert explicit order")
+	oid2, err := NewOrderID(ctx, db)
+	must(err, "NewOrderID(DB)")
+	_, err = db.ExecContext(ctx, "INSERT INTO orders (id, note) VALUES ($1, $2)", oid2, "explicit-db")
+	must(err, "insert explicit order 2")
+	batch, err := NewOrderIDs(ctx, db.Keys(), 3)
+	must(err, "NewOrderIDs")
+	if len(batch) != 3 || batch[0] >= batch[1] || batch[1] >= batch[2] {
+		fail("NewOrderIDs = %v", batch)
+	}
+	// A key the wrapper fills.
+	res, err := db.ExecContext(ctx, "INSERT INTO orders (note) VALUES ($1)", "filled")
+	must(err, "insert filled order")
+	filled, err := res.LastInsertId()
+	must(err, "LastInsertId")
+	// NamedExec writes the filled key back into a generated-type field.
+	row := struct {
+		ID   OrderID ` + "`db:\"id\"`" + `
+		Note string  ` + "`db:\"note\"`" + `
+	}{Note: "named"}
+	_, err = db.NamedExecContext(ctx, "INSERT INTO orders (note) VALUES (:note)", &row)
+	must(err, "NamedExec")
+	if row.ID <= 0 {
+		fail("NamedExec left ID %d", row.ID)
+	}
+
+	// Segment keys: explicit and filled, and child rows referencing both kinds.
+	uid, err := NewUserID(ctx, db.Keys())
+	must(err, "NewUserID")
+	_, err = db.ExecContext(ctx, "INSERT INTO users (id, name) VALUES ($1, $2)", uid, "ann")
+	must(err, "insert explicit user")
+	res, err = db.ExecContext(ctx, "INSERT INTO users (name) VALUES ($1)", "bob")
+	must(err, "insert filled user")
+	uid2, _ := res.LastInsertId()
+	res, err = db.ExecContext(ctx, "INSERT INTO order_items (order_id, user_id) VALUES ($1, $2)", oid, uid)
+	must(err, "insert item")
+	item, _ := res.LastInsertId()
+
+	// Read the orders back through Scan and check every key.
+	rows, err := raw.QueryContext(ctx, "SELECT id, note FROM orders ORDER BY note")
+	must(err, "select orders")
+	seen := map[OrderID]string{}
+	for rows.Next() {
+		var id OrderID
+		var note string
+		must(rows.Scan(&id, &note), "scan order")
+		seen[id] = note
+	}
+	must(rows.Err(), "rows")
+	want := map[OrderID]string{oid: "explicit", oid2: "explicit-db", OrderID(filled): "filled", row.ID: "named"}
+	if len(seen) != len(want) {
+		fail("orders %v, want %v", seen, want)
+	}
+	now := time.Now()
+	for id, note := range want {
+		if seen[id] != note {
+			fail("order %d: note %q, want %q", id, seen[id], note)
+		}
+		checkSnowflake(ctx, raw, cfg, int64(id), "OrderID", "orders", start, now)
+		fmt.Printf("order %-11s %d decodes and looks up as OrderID\n", note, id)
+	}
+	checkSnowflake(ctx, raw, cfg, item, "OrderItemID", "order_items", start, now)
+	fmt.Printf("order item %d decodes and looks up as OrderItemID\n", item)
+	for _, id := range []int64{int64(uid), uid2} {
+		name, err := LookupTable(ctx, raw, cfg, id)
+		if err != nil || name != "UserID" {
+			fail("LookupTable(user %d) = %q, %v", id, name, err)
+		}
+		o, err := UserID(id).Origin(ctx, raw, cfg)
+		if err != nil || o.Table != "users" || id < o.Range.First || id > o.Range.Last {
+			fail("UserID(%d).Origin = %+v, %v", id, o, err)
+		}
+		fmt.Printf("user %d looks up as UserID, range %d..%d\n", id, o.Range.First, o.Range.Last)
+	}
+	if _, err := LookupTable(ctx, raw, cfg, 1<<40); !errors.Is(err, idsql.ErrNotFound) {
+		fail("LookupTable(unknown) = %v, want ErrNotFound", err)
+	}
+
+	// NULL handling.
+	var plain OrderID
+	if err := raw.QueryRowContext(ctx, "SELECT NULL::bigint").Scan(&plain); !errors.Is(err, ErrInvalidID) {
+		fail("NULL into OrderID: %v", err)
+	}
+	var ptr *OrderID = &plain
+	must(raw.QueryRowContext(ctx, "SELECT NULL::bigint").Scan(&ptr), "NULL into *OrderID")
+	var null sql.Null[OrderID]
+	must(raw.QueryRowContext(ctx, "SELECT NULL::bigint").Scan(&null), "NULL into sql.Null")
+	if ptr != nil || null.Valid {
+		fail("NULL scanned as %v, %+v", ptr, null)
+	}
+	fmt.Println("NULL: error into OrderID, nil into *OrderID, invalid sql.Null[OrderID]")
+
+	// A configuration changed without regenerating is refused.
+	changed := *cfg
+	changed.Layout = idsql.LayoutConfig{Preset: "sonyflake"}
+	if err := CheckConfig(&changed); err == nil {
+		fail("CheckConfig accepted another layout")
+	} else if _, lerr := LookupTable(ctx, raw, &changed, int64(oid)); lerr == nil {
+		fail("LookupTable accepted another layout")
+	} else {
+		fmt.Println("changed layout:", err)
+	}
+	fmt.Println("PASS")
+}
+
+func checkSnowflake(ctx context.Context, raw *sql.DB, cfg *idsql.Config, id int64, typ, table string, start, now time.Time) {
+	var (
+		p   struct{ Time time.Time; Worker int64 }
+		err error
+	)
+	switch typ {
+	case "OrderID":
+		var d OrderIDParts
+		d, err = OrderID(id).Decode()
+		p.Time, p.Worker = d.Time, d.Worker
+	case "OrderItemID":
+		var d OrderItemIDParts
+		d, err = DecodeOrderItemID(id)
+		p.Time, p.Worker = d.Time, d.Worker
+	}
+	must(err, fmt.Sprintf("decode %s %d", typ, id))
+	if p.Worker != worker {
+		fail("%s %d: worker %d, want %d", typ, id, p.Worker, worker)
+	}
+	// Cached tables may hand out IDs of ticks filled up to a second ahead.
+	if p.Time.Before(start.Add(-time.Second)) || p.Time.After(now.Add(2*time.Second)) {
+		fail("%s %d: time %v outside [%v, %v]", typ, id, p.Time, start, now)
+	}
+	name, err := LookupTable(ctx, raw, cfg, id)
+	if err != nil || name != typ {
+		fail("LookupTable(%d) = %q, %v; want %s", id, name, err, typ)
+	}
+	o, err := OrderID(id).Origin(ctx, raw, cfg)
+	if typ == "OrderID" && (err != nil || o.Table != table || o.Lease.WorkerID != worker) {
+		fail("Origin(%d) = %+v, %v", id, o, err)
+	}
+}
+`

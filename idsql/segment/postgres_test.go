@@ -444,3 +444,31 @@ func TestPostgresDatabaseRestart(t *testing.T) {
 	st := k.Stats()
 	t.Logf("%d IDs, %d loads, %d load errors", len(ids), st.Loads, st.LoadErrors)
 }
+
+// BenchmarkPostgresAllocate measures one allocation round trip against the
+// test server: the single-statement form PostgreSQL uses and the
+// transaction (BEGIN, UPDATE, INSERT, COMMIT) other dialects use.
+func BenchmarkPostgresAllocate(b *testing.B) {
+	txDialect := segment.PostgreSQL()
+	txDialect.Allocate = ""
+	for _, tc := range []struct {
+		name string
+		d    segment.Dialect
+	}{{"one-statement", segment.PostgreSQL()}, {"transaction", txDialect}} {
+		b.Run(tc.name, func(b *testing.B) {
+			db, _ := pgtest.Open(b)
+			s := segment.NewSQLStore(db, tc.d)
+			ctx := context.Background()
+			if err := s.Migrate(ctx); err != nil {
+				b.Fatal(err)
+			}
+			createKey(b, s, segment.KeySpec{Key: "k", Step: 1000})
+			for b.Loop() {
+				if _, err := s.Allocate(ctx, segment.Request{Key: "k", Instance: "bench"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "allocs/s")
+		})
+	}
+}

@@ -86,7 +86,8 @@ type Holder struct {
 	epoch   uint64 // bumped whenever the session may be in doubt
 	session bool   // the client reports a live session
 	changed chan struct{}
-	live    map[string]*lease // by node path
+	live    map[string]*lease // by node path, until Release
+	claim   map[string]bool   // nodes an Acquire of this holder is claiming
 	done    chan struct{}
 }
 
@@ -136,7 +137,7 @@ func New(s Settings) (*Holder, error) {
 	if s.Logger == nil {
 		s.Logger = quiet{}
 	}
-	h := &Holder{s: s, live: map[string]*lease{}, changed: make(chan struct{}), done: make(chan struct{})}
+	h := &Holder{s: s, live: map[string]*lease{}, claim: map[string]bool{}, changed: make(chan struct{}), done: make(chan struct{})}
 	dialer := s.Dialer
 	if dialer == nil {
 		dialer = net.DialTimeout
@@ -320,28 +321,71 @@ func (h *Holder) acquireRecycle(ctx context.Context, req holder.Request) (holder
 	}
 	sent := time.Now()
 	for w := int64(0); w < req.MaxWorkers(); w++ {
-		now := h.s.Now()
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		node := workers + "/" + strconv.FormatInt(w, 10)
+		l, err := h.tryClaim(req, w, node, stamps+"/"+strconv.FormatInt(w, 10), sent, epoch)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			return l, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: all %d worker IDs (2^%d worker bits) of namespace %q are held", ErrExhausted,
+		req.MaxWorkers(), req.WorkerBits, req.Namespace)
+}
+
+// tryClaim claims worker w, or returns nil, nil when it is taken.
+func (h *Holder) tryClaim(req holder.Request, w int64, node, stamp string, sent time.Time, epoch uint64) (*lease, error) {
+	// One claimer per node in this process, and none while a lease of
+	// ours on it is not yet released.
+	h.mu.Lock()
+	_, busy := h.live[node]
+	if busy || h.claim[node] {
+		h.mu.Unlock()
+		return nil, nil
+	}
+	h.claim[node] = true
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.claim, node)
+		h.mu.Unlock()
+	}()
+	{
+		now := h.s.Now()
 		_, err := h.conn.Create(node, h.data(req, now), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		if errors.Is(err, zk.ErrNodeExists) && h.orphan(node) {
+			// Left by a lease of ours that was released while the session
+			// was in doubt; its generator has stopped. Free it and retry.
+			_, err = h.conn.Create(node, h.data(req, now), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		}
 		if errors.Is(err, zk.ErrNodeExists) {
-			continue
+			return nil, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("zookeeper: claim %s: %w", node, err)
 		}
-		// Read the clock after the claim: a worker ID freed while we were
-		// looking may carry a timestamp later than our first reading.
-		l, err := h.startRecycle(req, w, node, stamps+"/"+strconv.FormatInt(w, 10), h.s.Now(), sent, epoch)
-		if err != nil {
-			return nil, err
-		}
-		return l, nil
 	}
-	return nil, fmt.Errorf("%w: all %d worker IDs (2^%d worker bits) of namespace %q are held", ErrExhausted,
-		req.MaxWorkers(), req.WorkerBits, req.Namespace)
+	// Read the clock after the claim: a worker ID freed while we were
+	// looking may carry a timestamp later than an earlier reading.
+	return h.startRecycle(req, w, node, stamp, h.s.Now(), sent, epoch)
+}
+
+// orphan deletes node if this session owns it and no lease of this holder
+// does (leases stay registered until Release; the caller holds the claim),
+// and reports whether it did.
+func (h *Holder) orphan(node string) bool {
+	_, stat, err := h.conn.Get(node)
+	if err != nil || stat.EphemeralOwner == 0 || stat.EphemeralOwner != h.conn.SessionID() {
+		return false
+	}
+	h.mu.Lock()
+	_, live := h.live[node]
+	h.mu.Unlock()
+	return !live && h.conn.Delete(node, stat.Version) == nil
 }
 
 func (h *Holder) startRecycle(req holder.Request, w int64, node, stamp string, now, sent time.Time, epoch uint64) (*lease, error) {

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	code := run(context.Background(), args, &out, &errw)
+	return code, out.String(), errw.String()
+}
+
+func TestDemo(t *testing.T) {
+	var out bytes.Buffer
+	if err := demo(context.Background(), &out, t.TempDir()); err != nil {
+		t.Fatalf("demo: %v\n%s", err, out.String())
+	}
+	s := out.String()
+	for _, re := range []string{
+		`INSERT INTO customers \(name\) VALUES \(\?\)\s+"Ada Lovelace"\s+-> id 1\n`,
+		`INSERT INTO orders .*"compiler"\s+-> id \d{18,19}\n`,
+		`customers\.id\s+name`, `orders\.id\s+customer_id`,
+		`worker    1\n`,
+		`\n   2 -> table customers \(segment key "customers", range 1\.\.100`,
+		`\n   \d{18,19} -> table orders \(snowflake, worker 1`,
+	} {
+		if !regexp.MustCompile(re).MatchString(s) {
+			t.Errorf("demo output does not match %s", re)
+		}
+	}
+	if t.Failed() {
+		t.Log(s)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		says string // in stderr
+	}{
+		{nil, 2, "Commands:"},
+		{[]string{"help"}, 0, "Commands:"},
+		{[]string{"nope"}, 2, `unknown command "nope"`},
+		{[]string{"decode", "--help"}, 0, "Usage: idsql decode"},
+		{[]string{"demo", "-h"}, 0, "Usage: idsql demo"},
+		{[]string{"lookup", "--help"}, 0, "Usage: idsql lookup"},
+		{[]string{"migrate", "--help"}, 0, "Usage: idsql migrate"},
+		{[]string{"workers", "--help"}, 0, "Usage: idsql workers"},
+		{[]string{"segments", "--help"}, 0, "Usage: idsql segments"},
+		{[]string{"serve", "--help"}, 0, "Usage: idsql serve"},
+		{[]string{"decode"}, 2, "no ID given"},
+		{[]string{"decode", "--bogus", "1"}, 2, "flag provided but not defined"},
+		{[]string{"decode", "--layout", "uid", "1"}, 2, "ran out"},
+		{[]string{"decode", "--layout", "leaf", "--config", "x.yaml", "1"}, 2, "not both"},
+		{[]string{"decode", "abc"}, 1, `"abc" is not a 64-bit decimal integer`},
+		{[]string{"decode", "-5"}, 2, "flag provided but not defined"},
+		{[]string{"decode", "9223372036854775807"}, 1, "is it from another layout"},
+		{[]string{"decode", "--config", "/nonexistent.yaml", "1"}, 1, "nonexistent.yaml"},
+		{[]string{"segments"}, 2, "--dsn is required"},
+		{[]string{"serve", "extra"}, 2, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Setenv("IDSQL_DSN", "")
+			code, _, stderr := runCmd(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.says) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.says)
+			}
+		})
+	}
+}
+
+func TestDecode(t *testing.T) {
+	// Leaf layout: tick 1000 (ms after the epoch), worker 5, sequence 7.
+	id := int64(1000)<<22 | 5<<12 | 7
+	code, out, stderr := runCmd(t, "decode", itoa(id), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []struct {
+		ID       int64     `json:"id"`
+		Time     time.Time `json:"time"`
+		Worker   int64     `json:"worker"`
+		Sequence int64     `json:"sequence"`
+		Layout   string    `json:"layout"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(got) != 1 || got[0].Worker != 5 || got[0].Sequence != 7 || got[0].Layout != "leaf" ||
+		got[0].Time.UnixMilli() != 1288834974657+1000 {
+		t.Errorf("decoded %+v", got)
+	}
+	code, out, _ = runCmd(t, "decode", "--layout", "sonyflake", itoa(int64(3)<<24|2<<8|1))
+	if code != 0 || !strings.Contains(out, "worker    2\n") || !strings.Contains(out, "sequence  1\n") {
+		t.Errorf("sonyflake decode: exit %d\n%s", code, out)
+	}
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// TestServeEmbedded runs `idsql serve` on the embedded default, takes IDs,
+// then cancels it as SIGTERM would and checks it drained and released.
+func TestServeEmbedded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var errw bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, pw, &errw)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	base := ""
+	for sc.Scan() {
+		if m := regexp.MustCompile(`monitor\s+(http://\S+)/`).FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("no banner; stderr %s", errw.String())
+	}
+	go io.Copy(io.Discard, pr)
+	for _, p := range []string{"/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz"} {
+		resp, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %q", p, resp.StatusCode, body)
+		}
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited %d: %s", code, errw.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+

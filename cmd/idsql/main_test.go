@@ -156,4 +156,3 @@ func TestServeEmbedded(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 }
-

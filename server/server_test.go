@@ -67,7 +67,7 @@ type fixture struct {
 
 // newFixture returns a warmed server on an SQLite segment store in a
 // temporary directory; edit adjusts the settings.
-func newFixture(t *testing.T, edit func(*server.Settings)) *fixture {
+func newFixture(t testing.TB, edit func(*server.Settings)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := idsql.Parse("test", []byte(testConfig), time.Now())

@@ -208,3 +208,37 @@ func TestWriteFile(t *testing.T) {
 		t.Error("old file damaged")
 	}
 }
+
+// TestExampleUpToDate is the drift check of examples/shop in go test form:
+// the committed idsql_gen.go is exactly what go generate writes.
+func TestExampleUpToDate(t *testing.T) {
+	dir := filepath.Join("..", "examples", "shop")
+	want, err := os.ReadFile(filepath.Join(dir, "idsql_gen.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := GenerateFile(filepath.Join(dir, "idsql.yaml"), Options{Package: "shop", Source: "idsql.yaml", Output: "idsql_gen.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("examples/shop/idsql_gen.go is stale: run go generate ./examples/...")
+	}
+}
+
+// TestCheckConfigNamesDrift: the generated CheckConfig message lists every
+// kind of difference it checks (rendered into the golden files).
+func TestCheckConfigNamesDrift(t *testing.T) {
+	src, err := os.ReadFile("testdata/basic.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"is no longer configured", "has strategy %s, generated for %s", "has go_name %q, generated for %q",
+		"is configured but has no generated type", "layout is %s, generated for %s", "run go generate",
+	} {
+		if !bytes.Contains(src, []byte(want)) {
+			t.Errorf("CheckConfig does not report %q", want)
+		}
+	}
+}

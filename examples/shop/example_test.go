@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,4 +187,36 @@ func FuzzTextRoundTrip(f *testing.F) {
 			t.Fatalf("%d: text %q reads back as %d, %v", id, b, back, err)
 		}
 	})
+}
+
+func TestCheckConfigDrift(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*idsql.Config)
+		want   string
+	}{
+		{"layout", func(c *idsql.Config) { c.Layout = idsql.LayoutConfig{Preset: "uid32"} }, "layout is 32/18/13 bits of 1s since 2016-05-20T00:00:00Z, generated for 41/10/12"},
+		{"table removed", func(c *idsql.Config) { delete(c.Tables, "users") }, `table "users" is no longer configured`},
+		{"table added", func(c *idsql.Config) { c.Tables["refunds"] = idsql.TableConfig{Strategy: idsql.Snowflake} }, `table "refunds" is configured but has no generated type`},
+		{"go_name", func(c *idsql.Config) {
+			tc := c.Tables["orders"]
+			tc.GoName = "PurchaseID"
+			c.Tables["orders"] = tc
+		}, `table "orders" has go_name "PurchaseID", generated for ""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := idsql.Load("idsql.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.change(cfg)
+			err = shop.CheckConfig(cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("CheckConfig: %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if err := shop.CheckConfig(nil); err == nil {
+		t.Error("CheckConfig(nil) accepted")
+	}
 }

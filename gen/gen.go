@@ -8,10 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/idsql/idsql/idsql"
 )
@@ -153,7 +150,7 @@ func GenerateFile(path string, opts Options) ([]byte, error) {
 	out, err := Generate(cfg, opts)
 	if fe, ok := errors.AsType[*idsql.FieldError](err); ok && fe.File == "" {
 		fe.File = path
-		fe.Line = lineOf(data, fe.Field)
+		fe.Line = idsql.FieldLine(data, fe.Field)
 	}
 	return out, err
 }
@@ -193,49 +190,4 @@ func WriteFile(configPath, outPath string, opts Options) error {
 		return fmt.Errorf("gen: write %s: %w", outPath, err)
 	}
 	return nil
-}
-
-// lineOf returns the line of a field path "tables.<name>[.<field>]" or
-// "layout" in a YAML document, or 0. Table names may contain dots, so the
-// path is matched against the document rather than split.
-func lineOf(data []byte, field string) int {
-	var root yaml.Node
-	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
-		return 0
-	}
-	doc := root.Content[0]
-	key, rest, _ := strings.Cut(field, ".")
-	k, v := lookup(doc, key)
-	if k == nil {
-		return 0
-	}
-	if rest == "" || key != "tables" {
-		return k.Line
-	}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		name := v.Content[i].Value
-		if rest == name {
-			return v.Content[i].Line
-		}
-		if sub, ok := strings.CutPrefix(rest, name+"."); ok {
-			if fk, _ := lookup(v.Content[i+1], sub); fk != nil {
-				return fk.Line
-			}
-			return v.Content[i].Line
-		}
-	}
-	return k.Line
-}
-
-// lookup returns the key and value nodes of key in a YAML mapping.
-func lookup(m *yaml.Node, key string) (k, v *yaml.Node) {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i], m.Content[i+1]
-		}
-	}
-	return nil, nil
 }

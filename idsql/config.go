@@ -350,10 +350,6 @@ func Load(path string) (*Config, error) {
 // Parse decodes and validates YAML configuration read from name, checking
 // the layout against now.
 func Parse(name string, data []byte, now time.Time) (*Config, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("idsql: config: %s: %w", name, err)
-	}
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -364,56 +360,43 @@ func Parse(name string, data []byte, now time.Time) (*Config, error) {
 		var fe *FieldError
 		if errors.As(err, &fe) {
 			fe.File = name
-			fe.Line = lineOf(&root, fe.Field)
+			fe.Line = FieldLine(data, fe.Field)
 		}
 		return nil, err
 	}
 	return &c, nil
 }
 
-// lineOf finds the line of a dotted field path in a YAML document, or of
-// its nearest ancestor that exists.
-func lineOf(root *yaml.Node, path string) int {
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
+// FieldLine returns the 1-based line of a dotted field path, as in
+// FieldError.Field ("holder.kind", "tables.public.orders.strategy"), in a
+// YAML document: the line of the deepest key of the path that is present, or
+// 0. Table names may contain dots, so those are matched against the
+// document's keys rather than split.
+func FieldLine(data []byte, field string) int {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+		return 0
 	}
-	line := 0
-	for _, part := range splitPath(path) {
+	n, line := root.Content[0], 0
+	for rest := field; rest != ""; {
 		if n.Kind != yaml.MappingNode {
 			break
 		}
-		var next *yaml.Node
+		var key *yaml.Node
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == part {
-				line = n.Content[i].Line
-				next = n.Content[i+1]
-				break
+			k := n.Content[i].Value
+			// The longest key that is the whole rest or a dotted prefix.
+			if (rest == k || strings.HasPrefix(rest, k+".")) && (key == nil || len(k) > len(key.Value)) {
+				key, n = n.Content[i], n.Content[i+1]
 			}
 		}
-		if next == nil {
+		if key == nil {
 			break
 		}
-		n = next
+		line = key.Line
+		rest = strings.TrimPrefix(strings.TrimPrefix(rest, key.Value), ".")
 	}
 	return line
-}
-
-// splitPath splits "tables.public.orders.strategy" into its keys. Table
-// names may hold one dot, so the part after "tables." is matched greedily by
-// lineOf's caller convention: tables.<name>[.<field>] where <field> is a
-// known table field.
-func splitPath(path string) []string {
-	rest, ok := strings.CutPrefix(path, "tables.")
-	if !ok {
-		return strings.Split(path, ".")
-	}
-	for _, f := range []string{".strategy", ".column", ".step", ".key", ".go_name", ".cached"} {
-		if name, found := strings.CutSuffix(rest, f); found {
-			return []string{"tables", name, f[1:]}
-		}
-	}
-	return []string{"tables", rest}
 }
 
 // UnmarshalYAML accepts a preset name or a mapping.

@@ -71,6 +71,7 @@ func TestParseErrors(t *testing.T) {
 		{"no namespace", "tables: {t: {strategy: snowflake}}\n", "x.yaml: namespace: is required"},
 		{"bad namespace", "namespace: 'a b'\ntables: {t: {strategy: snowflake}}\n", `x.yaml:1: namespace: "a b" is not a valid namespace`},
 		{"unknown strategy", "namespace: n\ntables:\n  orders:\n    strategy: uuid\n", `x.yaml:4: tables.orders.strategy: unknown strategy "uuid"`},
+		{"dotted table line", "namespace: n\ntables:\n  orders: {strategy: snowflake}\n  public.items:\n    column: id\n    strategy: uuid\n", `x.yaml:6: tables.public.items.strategy: unknown strategy "uuid"`},
 		{"missing strategy", "namespace: n\ntables:\n  orders: {column: id}\n", `x.yaml:3: tables.orders.strategy: is required`},
 		{"bad table name", "namespace: n\ntables:\n  'order items': {strategy: snowflake}\n", `x.yaml:3: tables.order items: "order items" is not a valid table name`},
 		{"bad column", "namespace: n\ntables:\n  orders: {strategy: snowflake, column: 'a;b'}\n", `tables.orders.column: "a;b" is not a valid column name`},

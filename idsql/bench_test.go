@@ -1,0 +1,261 @@
+package idsql_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+// The wrapper's cost against raw lib/pq on loopback PostgreSQL. Each
+// benchmark has sub-benchmarks impl=idsql, impl=raw (the key passed
+// explicitly from an atomic counter, in the statement the wrapper would
+// send) and, for single rows, impl=bigserial (the key from the table's
+// sequence), so one benchstat run compares them:
+//
+//	go test -c -o /tmp/idsql.test ./idsql/
+//	for i in $(seq 10); do /tmp/idsql.test -test.run '^$' -test.bench 'BenchmarkInsert' >> new.txt; done
+//	go run golang.org/x/perf/cmd/benchstat@latest -col /impl new.txt
+//
+// Running the binary in a loop interleaves the implementations (A, B, C,
+// A, B, C, ...); -count would run each ten times in a row. Tables are
+// unlogged and truncated before each run so that WAL flushes and table
+// growth weigh the same on every side.
+
+const benchSchema = `
+CREATE UNLOGGED TABLE b_idsql (id bigint PRIMARY KEY, user_id int NOT NULL, note text);
+CREATE UNLOGGED TABLE b_raw (id bigint PRIMARY KEY, user_id int NOT NULL, note text);
+CREATE UNLOGGED TABLE b_serial (id bigserial PRIMARY KEY, user_id int NOT NULL, note text);
+`
+
+// openBench returns the idsql and raw handles on one fresh schema, with
+// the same pool settings.
+func openBench(b *testing.B) (*idsql.DB, *sql.DB) {
+	b.Helper()
+	raw, dsn := pgtest.Open(b)
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, benchSchema); err != nil {
+		b.Fatal(err)
+	}
+	cfg := &idsql.Config{Namespace: "bench", Tables: map[string]idsql.TableConfig{
+		"b_idsql": {Strategy: idsql.Snowflake},
+	}}
+	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+		b.Fatal(err)
+	}
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Fixed(3)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	for _, p := range []*sql.DB{db.DB.DB, raw} {
+		p.SetMaxOpenConns(4)
+		p.SetMaxIdleConns(4)
+		p.SetConnMaxLifetime(0)
+	}
+	// Start the generator and warm both pools outside the measurements.
+	if _, err := db.NextID(ctx, "b_idsql"); err != nil {
+		b.Fatal(err)
+	}
+	if err := raw.PingContext(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return db, raw
+}
+
+func truncate(b *testing.B, raw *sql.DB, table string) {
+	b.Helper()
+	if _, err := raw.Exec("TRUNCATE " + table); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkInsertRow is one single-row INSERT per operation.
+func BenchmarkInsertRow(b *testing.B) {
+	db, raw := openBench(b)
+	ctx := context.Background()
+	var counter atomic.Int64
+	b.Run("impl=idsql", func(b *testing.B) {
+		truncate(b, raw, "b_idsql")
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := db.ExecContext(ctx, "INSERT INTO b_idsql (user_id, note) VALUES ($1, $2)", i, "note"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("impl=raw", func(b *testing.B) {
+		truncate(b, raw, "b_raw")
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := raw.ExecContext(ctx, "INSERT INTO b_raw (user_id, note, id) VALUES ($1, $2, $3)", i, "note", counter.Add(1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("impl=bigserial", func(b *testing.B) {
+		truncate(b, raw, "b_serial")
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := raw.ExecContext(ctx, "INSERT INTO b_serial (user_id, note) VALUES ($1, $2)", i, "note"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+}
+
+// multiValues returns an INSERT of rows (user_id, note) rows, and, with
+// key, the text the wrapper makes of it: the key column last, its
+// parameters numbered after the caller's.
+func multiValues(table string, rows int, key bool) string {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO " + table + " (user_id, note")
+	if key {
+		sb.WriteString(", id")
+	}
+	sb.WriteString(") VALUES ")
+	for r := range rows {
+		if r > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "($%d, $%d", 2*r+1, 2*r+2)
+		if key {
+			fmt.Fprintf(&sb, ", $%d", 2*rows+r+1)
+		}
+		sb.WriteString(")")
+	}
+	return sb.String()
+}
+
+// BenchmarkInsert1000 is one 1,000-row multi-VALUES INSERT per operation.
+func BenchmarkInsert1000(b *testing.B) {
+	const rows = 1000
+	db, raw := openBench(b)
+	ctx := context.Background()
+	var counter atomic.Int64
+	args := make([]any, 2*rows, 3*rows)
+	for r := range rows {
+		args[2*r], args[2*r+1] = r, "note"
+	}
+	b.Run("impl=idsql", func(b *testing.B) {
+		q := multiValues("b_idsql", rows, false)
+		truncate(b, raw, "b_idsql")
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := db.ExecContext(ctx, q, args...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("impl=raw", func(b *testing.B) {
+		q := multiValues("b_raw", rows, true)
+		truncate(b, raw, "b_raw")
+		b.ReportAllocs()
+		full := args
+		for b.Loop() {
+			full = full[:2*rows]
+			for range rows {
+				full = append(full, counter.Add(1))
+			}
+			if _, err := raw.ExecContext(ctx, q, full...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds(), "rows/s")
+	})
+}
+
+// paired times the implementations op by op in rotating order inside one
+// loop, so a noisy neighbour slows every side alike, and reports each
+// side's mean time and the ratios of the first to the others. On a shared
+// machine these ratios are steadier than ratios of separate benchmarks.
+func paired(b *testing.B, rows int, names []string, ops []func(i int) error) {
+	b.Helper()
+	total := make([]time.Duration, len(ops))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		for j := range ops {
+			k := (i + j) % len(ops)
+			start := time.Now()
+			if err := ops[k](i); err != nil {
+				b.Fatalf("%s: %v", names[k], err)
+			}
+			total[k] += time.Since(start)
+		}
+	}
+	for k, name := range names {
+		b.ReportMetric(float64(total[k].Nanoseconds())/float64(b.N), name+"-ns/op")
+		if k > 0 {
+			b.ReportMetric(float64(total[0])/float64(total[k]), names[0]+"/"+name)
+		}
+	}
+	b.ReportMetric(0, "ns/op") // the sum of all sides says nothing
+	_ = rows
+}
+
+// BenchmarkInsertRowPaired is BenchmarkInsertRow with the three sides
+// interleaved op by op.
+func BenchmarkInsertRowPaired(b *testing.B) {
+	db, raw := openBench(b)
+	ctx := context.Background()
+	var counter atomic.Int64
+	for _, t := range []string{"b_idsql", "b_raw", "b_serial"} {
+		truncate(b, raw, t)
+	}
+	paired(b, 1, []string{"idsql", "raw", "bigserial"}, []func(int) error{
+		func(i int) error {
+			_, err := db.ExecContext(ctx, "INSERT INTO b_idsql (user_id, note) VALUES ($1, $2)", i, "note")
+			return err
+		},
+		func(i int) error {
+			_, err := raw.ExecContext(ctx, "INSERT INTO b_raw (user_id, note, id) VALUES ($1, $2, $3)", i, "note", counter.Add(1))
+			return err
+		},
+		func(i int) error {
+			_, err := raw.ExecContext(ctx, "INSERT INTO b_serial (user_id, note) VALUES ($1, $2)", i, "note")
+			return err
+		},
+	})
+}
+
+// BenchmarkInsert1000Paired is BenchmarkInsert1000 with the two sides
+// interleaved op by op.
+func BenchmarkInsert1000Paired(b *testing.B) {
+	const rows = 1000
+	db, raw := openBench(b)
+	ctx := context.Background()
+	var counter atomic.Int64
+	args := make([]any, 2*rows)
+	for r := range rows {
+		args[2*r], args[2*r+1] = r, "note"
+	}
+	full := make([]any, 0, 3*rows)
+	qi, qr := multiValues("b_idsql", rows, false), multiValues("b_raw", rows, true)
+	truncate(b, raw, "b_idsql")
+	truncate(b, raw, "b_raw")
+	paired(b, rows, []string{"idsql", "raw"}, []func(int) error{
+		func(int) error {
+			_, err := db.ExecContext(ctx, qi, args...)
+			return err
+		},
+		func(int) error {
+			full = append(full[:0], args...)
+			for range rows {
+				full = append(full, counter.Add(1))
+			}
+			_, err := raw.ExecContext(ctx, qr, full...)
+			return err
+		},
+	})
+}

@@ -260,12 +260,7 @@ func writeIDs(w http.ResponseWriter, ids []int64) {
 	if need := 20 * len(ids); cap(b) < need {
 		b = make([]byte, 0, need)
 	}
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, '\n')
-		}
-		b = strconv.AppendInt(b, id, 10)
-	}
+	b = appendIDs(b, ids)
 	h := w.Header()
 	h["Content-Type"] = textPlain
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
@@ -274,6 +269,45 @@ func writeIDs(w http.ResponseWriter, ids []int64) {
 		*p = b
 		bufPool.Put(p)
 	}
+}
+
+// appendIDs appends ids to b in decimal, one per line. Batches are runs of
+// consecutive IDs (a segment range, a snowflake tick's sequence), so an ID
+// one above its predecessor is written by copying the predecessor's digits
+// and adding one in place, about five times cheaper than formatting it.
+func appendIDs(b []byte, ids []int64) []byte {
+	prevStart, prevEnd := 0, 0
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, '\n')
+			if prev := ids[i-1]; prev > 0 && id == prev+1 {
+				start := len(b)
+				b = append(b, b[prevStart:prevEnd]...)
+				if incDecimal(b[start:]) {
+					prevStart, prevEnd = start, len(b)
+					continue
+				}
+				b = b[:start] // all nines: the number grows a digit
+			}
+		}
+		prevStart = len(b)
+		b = strconv.AppendInt(b, id, 10)
+		prevEnd = len(b)
+	}
+	return b
+}
+
+// incDecimal adds one to the decimal digits d in place; it reports false
+// (leaving d all zeros) when d is all nines.
+func incDecimal(d []byte) bool {
+	for j := len(d) - 1; j >= 0; j-- {
+		if d[j] != '9' {
+			d[j]++
+			return true
+		}
+		d[j] = '0'
+	}
+	return false
 }
 
 // checkKey returns why key is not acceptable, or "".

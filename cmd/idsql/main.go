@@ -1,15 +1,3 @@
-// Command idsql is idsql's command-line tool and HTTP ID server.
-//
-//	idsql demo                              a tour on an embedded SQLite file, no server needed
-//	idsql decode [--config F | --layout L] [--json] ID...
-//	idsql lookup --dsn DSN [--config F] ID...
-//	idsql migrate --dsn DSN --config F
-//	idsql workers --dsn DSN [--config F | --namespace NS] [--all]
-//	idsql segments --dsn DSN
-//	idsql serve [--config F --dsn DSN] [--addr 127.0.0.1:8080]
-//
-// Run `idsql COMMAND --help` for each command's flags. Errors go to
-// standard error; the exit code is 1 for failures and 2 for usage errors.
 package main
 
 import (

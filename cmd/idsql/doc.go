@@ -1,0 +1,22 @@
+// Command idsql is idsql's command-line tool and HTTP ID server.
+//
+// It is how people first meet idsql (`go run ./cmd/idsql demo` needs no
+// server at all) and how operators look inside a deployment: decode and
+// look up IDs, create idsql's tables, list worker leases and segment keys,
+// and run the Leaf-compatible ID server of package server.
+//
+//	idsql demo                              a tour on an embedded SQLite file, no server needed
+//	idsql decode [--config F | --layout L] [--json] ID...
+//	idsql lookup --dsn DSN [--config F] ID...
+//	idsql migrate --dsn DSN --config F
+//	idsql workers --dsn DSN [--config F | --namespace NS] [--all]
+//	idsql segments --dsn DSN
+//	idsql serve [--config F --dsn DSN] [--addr 127.0.0.1:8080]
+//
+// A --dsn is a PostgreSQL URL (lib/pq) or sqlite:PATH for an SQLite file;
+// $IDSQL_DSN is the default. The worker registry (idsql_workers) is on
+// PostgreSQL only for now, so on SQLite lookup traces segment IDs only.
+//
+// Run `idsql COMMAND --help` for each command's flags. Errors go to
+// standard error; the exit code is 1 for failures and 2 for usage errors.
+package main

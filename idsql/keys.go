@@ -27,6 +27,12 @@ type KeySource interface {
 	NextID(ctx context.Context) (int64, error)
 }
 
+// batchSource is a KeySource that issues many keys at once (the snowflake
+// generator reserves a tick's sequences with one compare-and-swap).
+type batchSource interface {
+	AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error)
+}
+
 // KeysOptions supply what a Keys needs beyond the Config. Zero fields mean
 // the defaults.
 type KeysOptions struct {
@@ -115,6 +121,9 @@ func (k *Keys) AppendIDs(ctx context.Context, dst []int64, table string, n int) 
 	src, err := k.Source(ctx, table)
 	if err != nil {
 		return dst, err
+	}
+	if b, ok := src.(batchSource); ok {
+		return b.AppendIDs(ctx, dst, n)
 	}
 	for range n {
 		id, err := src.NextID(ctx)
@@ -241,6 +250,18 @@ func (k *Keys) Segments() *segment.Generator {
 type segmentSource struct{ key *segment.Key }
 
 func (s segmentSource) NextID(ctx context.Context) (int64, error) { return s.key.Next(ctx) }
+
+func (s segmentSource) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	if n == 1 {
+		id, err := s.key.Next(ctx)
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, id), nil
+	}
+	ids, err := s.key.NextIDs(ctx, n)
+	return append(dst, ids...), err
+}
 
 // Close stops every generator and releases the worker leases. Keys issued
 // before stay valid; no key is issued after.

@@ -102,7 +102,7 @@ func TestInsertFillsSegmentKey(t *testing.T) {
 		ids = append(ids, id)
 	}
 	if !slices.IsSorted(ids) || ids[0] != 1 || ids[249] != 250 {
-		t.Fatalf("segment keys %d..%d, want 1..250 in order", ids[0], ids[len(ids)-1])
+		t.Fatalf("segment keys %v, want 1..250 in order", ids)
 	}
 	var n int
 	raw.QueryRowContext(ctx, "SELECT count(DISTINCT id) FROM users").Scan(&n)

@@ -104,7 +104,10 @@ func (k *Key) Name() string { return k.name }
 // flight.
 func (k *Key) Next(ctx context.Context) (int64, error) {
 	s := k.cur.Load()
-	if v := s.cursor.Add(1); v <= s.max && v != s.preloadAt {
+	// Read the segment's bounds before the add: the loads then overlap the
+	// locked instruction instead of waiting behind it.
+	last, preloadAt := s.max, s.preloadAt
+	if v := s.cursor.Add(1); v <= last && v != preloadAt {
 		return v, nil
 	} else {
 		return k.nextSlow(ctx, s, v)

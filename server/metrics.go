@@ -79,8 +79,10 @@ func (srv *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 			val             func(i int) float64
 		}
 		fams := []fam{
-			{"idsql_segment_allocations_total", "counter", "Ranges allocated from the store (background loads and direct batch allocations).",
-				func(i int) float64 { return float64(snap.Keys[i].Loads + snap.Keys[i].Direct) }},
+			{"idsql_segment_allocations_total", "counter", "Ranges installed by background loads.",
+				func(i int) float64 { return float64(snap.Keys[i].Loads) }},
+			{"idsql_segment_direct_allocations_total", "counter", "Ranges allocated directly by batch requests that outran both segments.",
+				func(i int) float64 { return float64(snap.Keys[i].Direct) }},
 			{"idsql_segment_load_errors_total", "counter", "Failed range loads.",
 				func(i int) float64 { return float64(snap.Keys[i].LoadErrors) }},
 			{"idsql_segment_waits_total", "counter", "Requests that found both segments empty and waited for a range.",

@@ -71,6 +71,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(&tokens, "token", "accepted API token (repeatable; also $IDSQL_TOKENS, comma-separated); none means no auth")
 	maxBatch := fs.Int("max-batch", server.DefaultMaxBatch, "largest n of the batch endpoints")
 	migrate := fs.Bool("migrate", false, "create idsql's tables and segment keys before serving (always on for the embedded default)")
+	maxStep := fs.Int64("segment-max-step", segment.DefaultMaxStep, "largest adaptive segment step: raise it for keys served at millions of IDs/s so one range lasts seconds")
 	quiet := fs.Bool("quiet", false, "do not print the start-up banner")
 	rest, err := parse(fs, args)
 	if err != nil {
@@ -85,6 +86,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				tokens = append(tokens, t)
 			}
 		}
+	}
+	if *maxStep < 1 {
+		return usagef("--segment-max-step must be at least 1")
 	}
 	if *maxBatch < 1 {
 		return usagef("--max-batch must be at least 1")
@@ -134,7 +138,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	srv, err := newServer(ctx, cfg, d, server.Settings{Tokens: tokens, MaxBatch: *maxBatch,
+	srv, err := newServer(ctx, cfg, d, segment.Settings{MaxStep: *maxStep}, server.Settings{Tokens: tokens, MaxBatch: *maxBatch,
 		Log: log.New(stderr, "", log.LstdFlags)})
 	if err != nil {
 		return err
@@ -168,12 +172,12 @@ func needsDatabase(cfg *idsql.Config) string {
 
 // newServer builds the key set, the segment generator and the server for
 // cfg on d (nil: snowflake only).
-func newServer(ctx context.Context, cfg *idsql.Config, d *database, s server.Settings) (*server.Server, error) {
+func newServer(ctx context.Context, cfg *idsql.Config, d *database, ss segment.Settings, s server.Settings) (*server.Server, error) {
 	ko := idsql.KeysOptions{}
 	var gen *segment.Generator
 	if d != nil {
 		ko = d.keysOptions()
-		g, err := segment.New(ctx, d.segmentStore(), segment.Settings{})
+		g, err := segment.New(ctx, d.segmentStore(), ss)
 		if err != nil {
 			return nil, err
 		}

@@ -24,7 +24,7 @@ type Store interface {
 // Request asks a Store for one range.
 type Request struct {
 	Key      string // the key (idsql_alloc.biz_tag)
-	Step     int64  // size of the range; 0 means the step stored for the key
+	Step     int64  // size of the range, which must hold exactly Step IDs; 0 means the step stored for the key
 	Instance string // recorded in idsql_alloc_log.instance
 }
 

@@ -472,3 +472,33 @@ func BenchmarkPostgresAllocate(b *testing.B) {
 		})
 	}
 }
+
+// TestPostgresRefreshKeys: keys created after start are picked up by a
+// refresh, deleted keys are dropped.
+func TestPostgresRefreshKeys(t *testing.T) {
+	t.Parallel()
+	s, _, _ := pgStore(t)
+	ctx := context.Background()
+	createKey(t, s, segment.KeySpec{Key: "old", Step: 10})
+	g := newGen(t, s, segment.Settings{})
+	createKey(t, s, segment.KeySpec{Key: "new", Step: 10})
+	if err := s.DeleteKey(ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.KeyNames(); !slices.Equal(got, []string{"new"}) {
+		t.Fatalf("keys after refresh: %v", got)
+	}
+	if id, err := g.NextID(ctx, "new"); err != nil || id != 1 {
+		t.Fatalf("new key: %d, %v", id, err)
+	}
+	if _, err := g.NextID(ctx, "old"); !errors.Is(err, segment.ErrUnknownKey) {
+		t.Fatalf("deleted key: %v", err)
+	}
+	snap := g.Snapshot()
+	if len(snap.Keys) != 1 || snap.Keys[0].Key != "new" || snap.Keys[0].Loads != 1 || snap.RefreshError != "" {
+		t.Fatalf("snapshot: %+v", snap)
+	}
+}

@@ -50,11 +50,11 @@ func StartServer(t testing.TB) *Server {
 	t.Helper()
 	bin := os.Getenv(EnvBin)
 	if bin == "" {
-		Unavailable(t, "PostgreSQL server binaries ("+EnvBin+" unset)")
+		Unavailable(t, "a directory of PostgreSQL server binaries ("+EnvBin+" unset)")
 	}
 	for _, tool := range []string{"initdb", "postgres"} {
 		if _, err := os.Stat(filepath.Join(bin, tool)); err != nil {
-			Unavailable(t, "PostgreSQL server binaries ("+err.Error()+")")
+			Unavailable(t, "a directory of PostgreSQL server binaries ("+err.Error()+")")
 		}
 	}
 	s := &Server{t: t, bin: bin, port: freePort(t)}

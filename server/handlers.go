@@ -77,7 +77,8 @@ var (
 // does not pin memory.
 const maxPooled = 1 << 18
 
-// ServeHTTP routes a request.
+// ServeHTTP routes a request to the endpoint its path names; see the
+// package documentation for the endpoints and their answers.
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if p == "/healthz" {

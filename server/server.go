@@ -113,7 +113,8 @@ type snowSource struct {
 	other  idsql.KeySource
 }
 
-// New returns a Server for s.
+// New returns a Server for s. The Server owns s.Keys and s.Segments from
+// then on: Close, and Serve when it ends, close them.
 func New(s Settings) (*Server, error) {
 	if s.Keys == nil {
 		return nil, errors.New("server: Settings.Keys is required")
@@ -336,7 +337,7 @@ func (srv *Server) Close() error {
 	return errors.Join(errs...)
 }
 
-// segmentKeys returns the entries of the segment keys served so far, sorted.
+// segmentEntries returns the entries of the segment keys served so far, sorted.
 func (srv *Server) segmentEntries() []*segEntry {
 	m := *srv.segs.Load()
 	out := make([]*segEntry, 0, len(m))

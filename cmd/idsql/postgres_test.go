@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+// TestPostgresCommands runs migrate, lookup, workers and segments against a
+// real PostgreSQL schema.
+func TestPostgresCommands(t *testing.T) {
+	raw, dsn := pgtest.Open(t)
+	ctx := context.Background()
+	cfgPath := filepath.Join(t.TempDir(), "idsql.yaml")
+	if err := os.WriteFile(cfgPath, []byte(`namespace: cmdtest
+holder: {kind: postgres}
+tables:
+  orders: {strategy: snowflake}
+  users:  {strategy: segment, step: 50}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("CREATE TABLE users (id BIGINT PRIMARY KEY); INSERT INTO users VALUES (41), (977)"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd(t, "migrate", "--dsn", dsn, "--config", cfgPath)
+	if code != 0 || !regexp.MustCompile(`(?m)^users\s+977\s+50\s`).MatchString(out) {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, stderr)
+	}
+
+	cfg, err := idsql.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores := idsql.PostgresStores(raw)
+	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, Registry: stores.Workers, SegmentStore: stores.Segments})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	orderID, err := keys.NextID(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	userID, err := keys.NextID(ctx, "users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if userID <= 977 {
+		t.Errorf("adopted key issued %d, not above the table's MAX(id) 977", userID)
+	}
+
+	code, out, stderr = runCmd(t, "lookup", "--dsn", dsn, "--config", cfgPath,
+		strconv.FormatInt(orderID, 10), strconv.FormatInt(userID, 10))
+	if code != 0 {
+		t.Fatalf("lookup: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, re := range []string{`table     orders\n  strategy  snowflake\n`, `table     users\n  strategy  segment\n  key       users\n  range     978\.\.1027`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("lookup output lacks %s:\n%s", re, out)
+		}
+	}
+	code, _, stderr = runCmd(t, "lookup", "--dsn", dsn, "--config", cfgPath, "123456789012")
+	if code != 1 || !regexp.MustCompile(`no table of namespace cmdtest issued this ID`).MatchString(stderr) {
+		t.Errorf("lookup of a foreign ID: exit %d, %q", code, stderr)
+	}
+
+	code, out, stderr = runCmd(t, "workers", "--dsn", dsn, "--config", cfgPath)
+	if code != 0 || !regexp.MustCompile(`(?m)^\d+\s+orders\s+\S+\s+\d+\s+postgres`).MatchString(out) {
+		t.Errorf("workers: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = runCmd(t, "segments", "--dsn", dsn)
+	if code != 0 || !regexp.MustCompile(`(?m)^users\s+1027\s+50\s`).MatchString(out) {
+		t.Errorf("segments: exit %d\n%s%s", code, out, stderr)
+	}
+}

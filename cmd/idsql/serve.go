@@ -108,6 +108,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
+		unlock, err := lockDataDir(dir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 		if cfg, err = embeddedConfig(dir); err != nil {
 			return err
 		}

@@ -93,7 +93,7 @@ func TestMonitorInBrowser(t *testing.T) {
 		// the current buffer of users after 1 (Warm) + 42 IDs: value 43, max 100, step 100
 		`<td class="num">43</td><td class="num">100</td><td class="num">100</td><td class="num">57</td>`,
 		// snowflake tables and their leases
-		`id="snow-orders"><td>orders</td>`, `lease live`, `cached ring`,
+		`id="snow-orders"><td>orders</td>`, `<span class="ok">running</span>`, `cached ring`,
 		// error counts
 		`unknown_key errors 1`,
 	} {

@@ -211,13 +211,13 @@ func (srv *Server) serveSnowflake(ctx context.Context, w http.ResponseWriter, ke
 	}
 	src, err := srv.snowflakeSource(ctx, e)
 	if err != nil {
-		srv.failErr(w, &e.stats, "snowflake", key, err)
+		srv.failSnowflake(w, e, key, err)
 		return
 	}
 	if !batch {
 		id, err := src.next(ctx)
 		if err != nil {
-			srv.failErr(w, &e.stats, "snowflake", key, err)
+			srv.failSnowflake(w, e, key, err)
 			return
 		}
 		e.served.Add(1)
@@ -229,7 +229,7 @@ func (srv *Server) serveSnowflake(ctx context.Context, w http.ResponseWriter, ke
 	if err != nil {
 		// IDs taken before the error are valid but dropped: gaps are allowed.
 		putIDs(p, ids)
-		srv.failErr(w, &e.stats, "snowflake", key, err)
+		srv.failSnowflake(w, e, key, err)
 		return
 	}
 	e.served.Add(uint64(len(ids)))
@@ -386,6 +386,15 @@ func (srv *Server) failErr(w http.ResponseWriter, st *stats, md, key string, err
 		}
 	}
 	srv.fail(w, st, kind, status, msg)
+}
+
+// failSnowflake is failErr for a snowflake table, remembering for the
+// monitor page that its generator stopped.
+func (srv *Server) failSnowflake(w http.ResponseWriter, e *snowEntry, key string, err error) {
+	if kind, _, what := classify(err); kind == errStopped {
+		e.stoppedMsg.Store(&what)
+	}
+	srv.failErr(w, &e.stats, "snowflake", key, err)
 }
 
 // classify maps an error of the generators to its kind, HTTP status and a

@@ -71,7 +71,8 @@ type snowRow struct {
 	WorkerID  int64
 	HighWater time.Time
 	Buffered  int
-	Lease     string // lease state: live, or the error
+	State     string // "running", or why it stopped
+	Stopped   bool
 	Served    uint64
 	Errors    uint64
 	LastError *errRecord
@@ -119,7 +120,10 @@ func (srv *Server) page(ctx context.Context) monitorPage {
 		if src := e.src.Load(); src != nil {
 			row.Started = true
 			row.WorkerID = src.worker()
-			row.Lease = "live"
+			row.State = "running"
+			if msg := e.stoppedMsg.Load(); msg != nil {
+				row.State, row.Stopped = *msg, true
+			}
 			switch {
 			case src.gen != nil:
 				row.Kind = "generator"

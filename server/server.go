@@ -102,6 +102,9 @@ type snowEntry struct {
 	table string
 	src   atomic.Pointer[snowSource]
 	mu    sync.Mutex // serializes starts
+	// stoppedMsg is set once a request found the generator stopped (its
+	// worker lease lost or released).
+	stoppedMsg atomic.Pointer[string]
 	stats
 }
 

@@ -280,6 +280,9 @@ func TestClosedGenerators(t *testing.T) {
 			t.Errorf("%s after Close: %d %q, want 503", p, code, body)
 		}
 	}
+	if _, page, _ := get(t, f.srv, "GET", "/"); !strings.Contains(page, `<span class="bad">shutting down</span>`) {
+		t.Error("monitor page does not show the stopped snowflake generator")
+	}
 }
 
 func TestAuth(t *testing.T) {
@@ -363,7 +366,7 @@ func TestMonitorPage(t *testing.T) {
 			t.Fatalf("%s: %d %v", p, code, hdr)
 		}
 		for _, want := range []string{`content="3"`, `id="seg-users"`, `id="seg-leaf-segment-test"`, `id="snow-orders"`,
-			`id="snow-cached_orders"`, "cached ring", "lease live", "No worker registry"} {
+			`id="snow-cached_orders"`, "cached ring", `<span class="ok">running</span>`, "No worker registry"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("%s lacks %q", p, want)
 			}

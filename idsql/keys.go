@@ -104,11 +104,11 @@ func (k *Keys) Config() *Config { return k.cfg }
 
 // NextID returns a new key for table (a name as configured).
 func (k *Keys) NextID(ctx context.Context, table string) (int64, error) {
-	src, err := k.Source(ctx, table)
+	ids, err := k.AppendIDs(ctx, make([]int64, 0, 1), table, 1)
 	if err != nil {
 		return 0, err
 	}
-	return src.NextID(ctx)
+	return ids[0], nil
 }
 
 // NextIDs returns n new keys for table.
@@ -116,12 +116,26 @@ func (k *Keys) NextIDs(ctx context.Context, table string, n int) ([]int64, error
 	return k.AppendIDs(ctx, make([]int64, 0, n), table, n)
 }
 
-// AppendIDs appends n new keys for table to dst.
+// AppendIDs appends n new keys for table to dst. When a snowflake table's
+// worker lease was lost, the table gets a new lease once and the call goes
+// on: the holder fenced the old lease before its worker ID could be reused.
 func (k *Keys) AppendIDs(ctx context.Context, dst []int64, table string, n int) ([]int64, error) {
-	src, err := k.Source(ctx, table)
-	if err != nil {
-		return dst, err
+	start := len(dst)
+	for retried := false; ; retried = true {
+		src, err := k.Source(ctx, table)
+		if err != nil {
+			return dst, err
+		}
+		dst, err = appendFrom(ctx, src, dst, n-(len(dst)-start))
+		if err == nil || retried || !errors.Is(err, snowflake.ErrStopped) {
+			return dst, err
+		}
+		k.sources.CompareAndDelete(table, src) // lease lost: start anew
 	}
+}
+
+// appendFrom appends n keys from src to dst.
+func appendFrom(ctx context.Context, src KeySource, dst []int64, n int) ([]int64, error) {
 	if b, ok := src.(batchSource); ok {
 		return b.AppendIDs(ctx, dst, n)
 	}

@@ -1,0 +1,82 @@
+package idsql_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/snowflake"
+)
+
+// leaseLog grants worker IDs 1, 2, 3, ... and keeps the leases so a test can
+// end them.
+type leaseLog struct {
+	mu      sync.Mutex
+	leases  []*holder.StaticLease
+	endNext bool // hand out leases that are already lost
+}
+
+func (l *leaseLog) Acquire(_ context.Context, req holder.Request) (holder.Lease, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lease := holder.NewStaticLease(int64(len(l.leases)+1), time.Time{})
+	if l.endNext {
+		lease.End(holder.ErrLeaseLost)
+	}
+	l.leases = append(l.leases, lease)
+	return lease, nil
+}
+
+func TestKeysReacquireAfterLeaseLost(t *testing.T) {
+	leases := &leaseLog{}
+	keys, err := idsql.NewKeys(testConfig(), idsql.KeysOptions{Holder: leases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	ctx := context.Background()
+	before, err := keys.NextID(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases.leases[0].End(holder.ErrLeaseLost)
+	after, err := keys.NextIDs(ctx, "orders", 3)
+	if err != nil {
+		t.Fatalf("after the lease was lost: %v", err)
+	}
+	if len(leases.leases) != 2 {
+		t.Fatalf("%d leases acquired, want 2", len(leases.leases))
+	}
+	for _, id := range after {
+		if w := snowflake.Leaf.Decompose(id).Worker; w != 2 || id == before {
+			t.Fatalf("key %d from worker %d after the loss, want a new key from worker 2", id, w)
+		}
+	}
+	// When the new lease is lost too, the error is reported, not retried
+	// forever.
+	leases.mu.Lock()
+	leases.endNext = true
+	leases.mu.Unlock()
+	leases.leases[1].End(holder.ErrLeaseLost)
+	if _, err := keys.NextID(ctx, "orders"); !errors.Is(err, snowflake.ErrStopped) || !errors.Is(err, holder.ErrLeaseLost) {
+		t.Fatalf("NextID with every lease lost = %v, want ErrStopped wrapping ErrLeaseLost", err)
+	}
+	if len(leases.leases) != 3 {
+		t.Fatalf("%d leases acquired, want 3 (one retry)", len(leases.leases))
+	}
+}
+
+func TestKeysClosed(t *testing.T) {
+	keys, err := idsql.NewKeys(testConfig(), idsql.KeysOptions{Holder: holder.Fixed(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys.Close()
+	if _, err := keys.NextID(context.Background(), "orders"); !errors.Is(err, idsql.ErrClosed) {
+		t.Fatalf("NextID after Close = %v", err)
+	}
+}

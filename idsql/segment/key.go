@@ -237,6 +237,19 @@ func (k *Key) NextIDs(ctx context.Context, n int) ([]int64, error) {
 			k.mu.Unlock()
 			return nil, keyErr(k.name, "next ids", ErrClosed)
 		}
+		if k.minStep == 0 || need <= max(k.step, k.minStep) {
+			// The load in flight (or started now) brings a whole segment,
+			// enough for the rest (or, on a key's first load, tells how
+			// big a segment is): wait for it as Next does, rather than
+			// paying a round trip for a range of exactly this size.
+			k.mu.Unlock()
+			v, err := k.wait(ctx, s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+			continue
+		}
 		k.ensureLoadLocked() // refill the buffers for the callers after us
 		k.direct++
 		k.mu.Unlock()

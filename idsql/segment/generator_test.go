@@ -401,11 +401,21 @@ func TestNextIDsOneRoundTrip(t *testing.T) {
 	if st.Direct != 1 {
 		t.Fatalf("%d direct allocations, want 1", st.Direct)
 	}
-	// The direct range plus at most one background refill.
-	if n := store.calls.Load() - before; n < 1 || n > 2 {
-		t.Fatalf("%d allocations for one batch", n)
+	// Background loads run concurrently with the batch and may install a
+	// few more step-100 segments before it is served, so their number
+	// depends on scheduling. What does not: exactly one request of another
+	// size, the direct range, sized to what the buffers could not cover.
+	steps := store.steps()[before:]
+	var direct []int64
+	buffered := int64(89)
+	for _, step := range steps {
+		if step == 100 {
+			buffered += 100
+		} else {
+			direct = append(direct, step)
+		}
 	}
-	if steps := store.steps(); !slices.Contains(steps, 5000-89-100) {
-		t.Fatalf("requested steps %v: no direct range of exactly the missing %d", steps, 5000-89-100)
+	if len(direct) != 1 || direct[0] < 5000-buffered || direct[0] > 5000-89-100 {
+		t.Fatalf("requested steps %v: want one direct range of the missing IDs (at most %d)", steps, 5000-89-100)
 	}
 }

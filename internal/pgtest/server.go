@@ -1,20 +1,19 @@
 package pgtest
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idsql/idsql/internal/testproc"
 )
 
 // EnvBin names the variable holding the directory of initdb and postgres.
@@ -32,14 +31,12 @@ const startTimeout = 60 * time.Second
 // Run as root, the server runs as the postgres user (PostgreSQL refuses to
 // run as root), like `runuser -u postgres` in scripts/servers.
 type Server struct {
-	t       testing.TB
-	bin     string
-	dir     string // holds data/ and log
-	port    int
-	cred    *syscall.Credential // nil unless we are root
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	waitErr chan error
+	t    testing.TB
+	bin  string
+	dir  string // holds data/ and log
+	port int
+	cred *syscall.Credential // nil unless we are root
+	proc *testproc.Proc
 }
 
 // StartServer initializes and starts a PostgreSQL server of its own for this
@@ -57,7 +54,7 @@ func StartServer(t testing.TB) *Server {
 			Unavailable(t, "a directory of PostgreSQL server binaries ("+err.Error()+")")
 		}
 	}
-	s := &Server{t: t, bin: bin, port: freePort(t)}
+	s := &Server{t: t, bin: bin, port: testproc.FreePorts(t, 1)[0]}
 	var err error
 	if os.Geteuid() == 0 {
 		s.cred, err = postgresUser()
@@ -79,6 +76,7 @@ func StartServer(t testing.TB) *Server {
 	if err := os.Chmod(s.dir, 0o755); err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
+	s.proc = testproc.New("PostgreSQL", s.dir)
 	s.initdb()
 	t.Cleanup(s.Stop)
 	s.Start()
@@ -94,7 +92,13 @@ func (s *Server) DSN() string {
 // Starting a running server does nothing.
 func (s *Server) Start() {
 	s.t.Helper()
-	if !s.launch() {
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"))
+	cmd.Dir = s.dir
+	started, err := s.proc.Start(cmd, s.cred)
+	if err != nil {
+		s.t.Fatalf("pgtest: start postgres: %v", err)
+	}
+	if !started {
 		return
 	}
 	db, err := sql.Open("postgres", s.DSN())
@@ -110,16 +114,11 @@ func (s *Server) Start() {
 		if err == nil {
 			return
 		}
-		select {
-		case werr := <-s.waitErr:
-			s.mu.Lock()
-			s.cmd = nil
-			s.mu.Unlock()
-			s.t.Fatalf("pgtest: PostgreSQL exited during start-up (%v)\n%s", werr, s.logTail())
-		default:
+		if exited, werr := s.proc.Exited(); exited {
+			s.t.Fatalf("pgtest: PostgreSQL exited during start-up (%v)\n%s", werr, s.proc.LogTail())
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("pgtest: PostgreSQL on port %d did not accept connections within %v: %v\n%s", s.port, startTimeout, err, s.logTail())
+			s.t.Fatalf("pgtest: PostgreSQL on port %d did not accept connections within %v: %v\n%s", s.port, startTimeout, err, s.proc.LogTail())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -129,20 +128,7 @@ func (s *Server) Start() {
 // SIGKILL after 30s) and waits until it has exited. Stopping a stopped
 // server does nothing.
 func (s *Server) Stop() {
-	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.waitErr:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.waitErr
-	}
-	s.cmd = nil
+	s.proc.Stop(syscall.SIGINT, 30*time.Second)
 }
 
 func (s *Server) initdb() {
@@ -183,44 +169,6 @@ full_page_writes = off
 	}
 }
 
-// launch starts the postmaster unless it runs; it reports whether it did.
-func (s *Server) launch() bool {
-	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd != nil {
-		return false
-	}
-	logf, err := os.OpenFile(filepath.Join(s.dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		s.t.Fatalf("pgtest: %v", err)
-	}
-	defer logf.Close()
-	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"))
-	cmd.Dir = s.dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = sysProcAttr(s.cred)
-	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("pgtest: start postgres: %v", err)
-	}
-	s.cmd = cmd
-	s.waitErr = make(chan error, 1)
-	go func() { s.waitErr <- cmd.Wait() }()
-	return true
-}
-
-func (s *Server) logTail() string {
-	b, err := os.ReadFile(filepath.Join(s.dir, "log"))
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > 40 {
-		lines = lines[len(lines)-40:]
-	}
-	return "----- PostgreSQL log tail -----\n" + string(bytes.Join(lines, []byte("\n")))
-}
-
 // postgresUser returns the credential of the postgres system user.
 func postgresUser() (*syscall.Credential, error) {
 	u, err := user.Lookup("postgres")
@@ -236,15 +184,4 @@ func postgresUser() (*syscall.Credential, error) {
 		return nil, err
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("pgtest: free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

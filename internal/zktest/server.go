@@ -2,7 +2,6 @@ package zktest
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -10,11 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/idsql/idsql/internal/pgtest"
+	"github.com/idsql/idsql/internal/testproc"
 )
 
 // mainClass is the ZooKeeper server's entry point, standalone or quorum.
@@ -28,14 +28,12 @@ const startTimeout = 60 * time.Second
 // Stop and Start; everything is removed when the test ends. Call Stop and
 // Start from the test's goroutine: they end the test on failure.
 type Server struct {
-	t       testing.TB
-	java    string
-	cp      string
-	dir     string // holds zoo.cfg, data/ and log
-	addr    string // 127.0.0.1:clientPort
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	waitErr chan error
+	t    testing.TB
+	java string
+	cp   string
+	dir  string // holds zoo.cfg, data/ and log
+	addr string // 127.0.0.1:clientPort
+	proc *testproc.Proc
 }
 
 // Ensemble is a ZooKeeper quorum of servers on loopback ports.
@@ -48,7 +46,7 @@ type Ensemble struct {
 func StartServer(t testing.TB) *Server {
 	t.Helper()
 	java, cp := runtime(t)
-	ports := freePorts(t, 1)
+	ports := testproc.FreePorts(t, 1)
 	s := newServer(t, java, cp, 1, ports[0], "")
 	s.Start()
 	return s
@@ -62,7 +60,7 @@ func StartEnsemble(t testing.TB, n int) *Ensemble {
 		t.Fatalf("zktest: StartEnsemble(%d): need at least one member", n)
 	}
 	java, cp := runtime(t)
-	ports := freePorts(t, 3*n) // client, quorum, election per member
+	ports := testproc.FreePorts(t, 3*n) // client, quorum, election per member
 	var quorum strings.Builder
 	for i := range n {
 		fmt.Fprintf(&quorum, "server.%d=127.0.0.1:%d:%d\n", i+1, ports[3*i+1], ports[3*i+2])
@@ -106,23 +104,24 @@ func (s *Server) Start() {
 	}
 }
 
+// launch starts the process unless it runs; it reports whether it did.
+func (s *Server) launch() bool {
+	s.t.Helper()
+	cmd := exec.Command(s.java,
+		"-Xms16m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Djava.awt.headless=true",
+		"-cp", s.cp, mainClass, filepath.Join(s.dir, "zoo.cfg"))
+	started, err := s.proc.Start(cmd, nil)
+	if err != nil {
+		s.t.Fatalf("zktest: start java: %v", err)
+	}
+	return started
+}
+
 // Stop stops the server with SIGTERM (SIGKILL after 10s) and waits until
 // its process has exited. Stopping a stopped server does nothing.
 func (s *Server) Stop() {
-	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscallTerm)
-	select {
-	case <-s.waitErr:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.waitErr
-	}
-	s.cmd = nil
+	s.proc.Stop(syscall.SIGTERM, 10*time.Second)
 }
 
 // runtime finds java and the ZooKeeper classpath, or stops the test.
@@ -164,37 +163,10 @@ admin.enableServer=false
 	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 		t.Fatalf("zktest: %v", err)
 	}
-	s := &Server{t: t, java: java, cp: cp, dir: dir, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort))}
+	s := &Server{t: t, java: java, cp: cp, dir: dir, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort)),
+		proc: testproc.New("ZooKeeper", dir)}
 	t.Cleanup(s.Stop)
 	return s
-}
-
-// launch starts the process unless it runs; it reports whether it did.
-func (s *Server) launch() bool {
-	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd != nil {
-		return false
-	}
-	logf, err := os.OpenFile(filepath.Join(s.dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		s.t.Fatalf("zktest: %v", err)
-	}
-	defer logf.Close()
-	cmd := exec.Command(s.java,
-		"-Xms16m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Djava.awt.headless=true",
-		"-cp", s.cp, mainClass, filepath.Join(s.dir, "zoo.cfg"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("zktest: start java: %v", err)
-	}
-	s.cmd = cmd
-	s.waitErr = make(chan error, 1)
-	go func() { s.waitErr <- cmd.Wait() }()
-	return true
 }
 
 // waitServing waits until the server answers srvr with a mode, and ends the
@@ -206,23 +178,11 @@ func (s *Server) waitServing() {
 		if mode, ok := srvrMode(s.addr); ok && mode != "" {
 			return
 		}
-		s.mu.Lock()
-		exited := s.cmd == nil
-		if !exited {
-			select {
-			case err := <-s.waitErr:
-				s.cmd = nil
-				s.mu.Unlock()
-				s.t.Fatalf("zktest: ZooKeeper %s exited during start-up (%v)\n%s", s.addr, err, s.logTail())
-			default:
-			}
-		}
-		s.mu.Unlock()
-		if exited {
-			s.t.Fatalf("zktest: ZooKeeper %s was stopped while starting", s.addr)
+		if exited, err := s.proc.Exited(); exited {
+			s.t.Fatalf("zktest: ZooKeeper %s exited or was stopped during start-up (%v)\n%s", s.addr, err, s.proc.LogTail())
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("zktest: ZooKeeper %s did not serve within %v\n%s", s.addr, startTimeout, s.logTail())
+			s.t.Fatalf("zktest: ZooKeeper %s did not serve within %v\n%s", s.addr, startTimeout, s.proc.LogTail())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -247,37 +207,4 @@ func srvrMode(addr string) (mode string, ok bool) {
 		}
 	}
 	return "", true
-}
-
-func (s *Server) logTail() string {
-	b, err := os.ReadFile(filepath.Join(s.dir, "log"))
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > 40 {
-		lines = lines[len(lines)-40:]
-	}
-	return "----- ZooKeeper log tail -----\n" + string(bytes.Join(lines, []byte("\n")))
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	ports := make([]int, 0, n)
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("zktest: free port: %v", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
 }

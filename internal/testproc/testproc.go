@@ -1,0 +1,129 @@
+// Package testproc runs the server processes that tests own (PostgreSQL in
+// pgtest, ZooKeeper in zktest): started with their output appended to a log
+// file, stopped with a signal and a grace period, restartable, and on Linux
+// killed with the test binary so none outlives its test.
+package testproc
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tailLines is how much of the log LogTail shows.
+const tailLines = 40
+
+// Proc is one restartable server process of a test. Its methods are safe for
+// concurrent use.
+type Proc struct {
+	name string // for messages, e.g. "PostgreSQL"
+	log  string // the log file, appended to by every start
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd // nil while not running
+	waitErr chan error
+}
+
+// New returns a stopped Proc whose output goes to dir/log.
+func New(name, dir string) *Proc {
+	return &Proc{name: name, log: filepath.Join(dir, "log")}
+}
+
+// Start starts cmd, as the user cred when it is not nil, unless the process
+// runs already. It reports whether it started one.
+func (p *Proc) Start(cmd *exec.Cmd, cred *syscall.Credential) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		return false, nil
+	}
+	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return false, err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = sysProcAttr(cred)
+	if err := cmd.Start(); err != nil {
+		return false, err
+	}
+	p.cmd = cmd
+	p.waitErr = make(chan error, 1)
+	go func() { p.waitErr <- cmd.Wait() }()
+	return true, nil
+}
+
+// Exited reports, without waiting, whether the process is not running: it
+// exited by itself (err says how) or was stopped.
+func (p *Proc) Exited() (exited bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return true, nil
+	}
+	select {
+	case err := <-p.waitErr:
+		p.cmd = nil
+		return true, err
+	default:
+		return false, nil
+	}
+}
+
+// Stop sends sig and waits for the process to exit, killing it after grace.
+// Stopping a stopped Proc does nothing.
+func (p *Proc) Stop(sig os.Signal, grace time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.waitErr:
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.waitErr
+	}
+	p.cmd = nil
+}
+
+// LogTail returns the last lines of the log, for failure messages.
+func (p *Proc) LogTail() string {
+	b, err := os.ReadFile(p.log)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > tailLines {
+		lines = lines[len(lines)-tailLines:]
+	}
+	return "----- " + p.name + " log tail -----\n" + string(bytes.Join(lines, []byte("\n")))
+}
+
+// FreePorts returns n distinct loopback ports that were free a moment ago.
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, 0, n)
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("testproc: free port: %v", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}

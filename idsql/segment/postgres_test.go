@@ -247,35 +247,68 @@ const (
 	helperWorker = "IDSQL_SEGMENT_HELPER_WORKERS"
 )
 
-// TestHelperProcess is not a test: TestPostgresFourProcesses runs the test
-// binary again with this test selected and helperEnv set, to get separate
-// OS processes generating from one database.
-func TestHelperProcess(t *testing.T) {
-	if os.Getenv(helperEnv) != "1" {
-		t.Skip("helper process for TestPostgresFourProcesses")
+// TestMain runs the helper process of TestPostgresFourProcesses when the
+// test binary is started again with helperEnv set, and the tests otherwise.
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		if err := helperProcess(); err != nil {
+			fmt.Fprintln(os.Stderr, "segment helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
+	os.Exit(m.Run())
+}
+
+// helperProcess is one of TestPostgresFourProcesses' OS processes: it takes
+// its share of IDs of the shared key with several goroutines and writes them
+// to a file for the parent to check.
+func helperProcess() error {
 	count, _ := strconv.Atoi(os.Getenv(helperCount))
 	workers, _ := strconv.Atoi(os.Getenv(helperWorker))
 	db, err := sql.Open("postgres", os.Getenv(helperDSN))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer db.Close()
 	ctx := context.Background()
 	g, err := segment.New(ctx, segment.NewPostgresStore(db), segment.Settings{WaitTimeout: 30 * time.Second})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer g.Close()
-	k := mustKey(t, g, "shared")
-	ids := takeConcurrently(t, k, workers, count/workers)
-	buf := make([]byte, 0, 8*len(ids))
-	for _, id := range ids {
-		buf = binary.LittleEndian.AppendUint64(buf, uint64(id))
+	k, err := g.Key(ctx, "shared")
+	if err != nil {
+		return err
 	}
-	if err := os.WriteFile(os.Getenv(helperOut), buf, 0o644); err != nil {
-		t.Fatal(err)
+	per := make([][]int64, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range count / workers {
+				id, err := k.Next(ctx)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				per[w] = append(per[w], id)
+			}
+		}()
 	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 8*count)
+	for _, ids := range per {
+		for _, id := range ids {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(id))
+		}
+	}
+	return os.WriteFile(os.Getenv(helperOut), buf, 0o644)
 }
 
 // TestPostgresFourProcesses: 4 OS processes x 4 goroutines take 2 million
@@ -296,7 +329,7 @@ func TestPostgresFourProcesses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+			cmd := exec.Command(os.Args[0]) // TestMain runs helperProcess
 			cmd.Env = append(os.Environ(),
 				helperEnv+"=1",
 				helperDSN+"="+dsn,

@@ -19,30 +19,35 @@ func reportRate(b *testing.B, l Layout) {
 	b.ReportMetric(rate/l.Ceiling(), "of-ceiling")
 }
 
+// benchIDs takes b.N IDs from next, serially or from GOMAXPROCS goroutines.
+func benchIDs(b *testing.B, next func(context.Context) (int64, error), parallel bool) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	if !parallel {
+		for range b.N {
+			if _, err := next(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := next(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 func benchNextID(b *testing.B, l Layout, parallel bool) {
 	g, err := New(holder.NewStaticLease(1, time.Time{}), Settings{Layout: l})
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	if parallel {
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := g.NextID(ctx); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	} else {
-		for range b.N {
-			if _, err := g.NextID(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	benchIDs(b, g.NextID, parallel)
 	reportRate(b, l)
 }
 
@@ -66,25 +71,7 @@ func benchCached(b *testing.B, l Layout, parallel bool) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	if parallel {
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := c.NextID(ctx); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	} else {
-		for range b.N {
-			if _, err := c.NextID(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	benchIDs(b, c.NextID, parallel)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ids/s")
 }
 

@@ -12,6 +12,9 @@ import (
 	"github.com/idsql/idsql/holder"
 )
 
+// publishChunk is how many IDs the filler writes before making them visible.
+const publishChunk = 4096
+
 // ErrClosed is returned by a Cached generator after Close.
 var ErrClosed = errors.New("snowflake: cached generator closed")
 
@@ -19,7 +22,8 @@ var ErrClosed = errors.New("snowflake: cached generator closed")
 // defaults.
 type CachedSettings struct {
 	// Size is the number of IDs the ring holds, rounded up to a power of
-	// two; 0 means 4 ticks' worth of sequences, at least 65,536.
+	// two; 0 means 4 ticks' worth of sequences, at least 65,536 and at most
+	// 1,048,576 (8 MiB).
 	Size int
 	// Threshold: the filler runs when fewer IDs than this are buffered;
 	// 0 means half the ring.
@@ -69,7 +73,7 @@ func NewCached(lease holder.Lease, s Settings, cs CachedSettings) (*Cached, erro
 		return nil, fmt.Errorf("snowflake: cached Size %d is negative", cs.Size)
 	}
 	if size == 0 {
-		size = max(1<<16, 4*perTick)
+		size = min(max(1<<16, 4*perTick), 1<<20)
 	}
 	size = uint64(1) << bits.Len64(size-1) // round up to a power of two
 	threshold := uint64(cs.Threshold)
@@ -258,11 +262,17 @@ func (c *Cached) fill(ctx context.Context) error {
 			return err
 		}
 		c.err.Store(nil)
-		for i := range count {
-			c.slots[(tail+i)&c.mask].Store(uint64(c.gen.id(first + i)))
+		// Publish in chunks, so takers waiting on an empty ring do not
+		// wait for a whole tick of a wide layout to be written.
+		for done := uint64(0); done < count; {
+			n := min(count-done, publishChunk)
+			for i := done; i < done+n; i++ {
+				c.slots[(tail+i)&c.mask].Store(uint64(c.gen.id(first + i)))
+			}
+			done += n
+			c.tail.Store(tail + done)
+			c.notify()
 		}
-		c.tail.Store(tail + count)
-		c.notify()
 	}
 }
 

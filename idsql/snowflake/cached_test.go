@@ -120,3 +120,17 @@ func TestCachedSettingsRejected(t *testing.T) {
 		}
 	}
 }
+
+// A wide layout's default ring is capped (4 ticks of 22 sequence bits would
+// be 16M slots, 128 MiB).
+func TestCachedDefaultSizeCapped(t *testing.T) {
+	wide := Layout{Name: "wide", TimeBits: 40, WorkerBits: 1, SequenceBits: 22,
+		Unit: time.Millisecond, Epoch: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := newTestCached(t, holder.NewStaticLease(1, time.Time{}), Settings{Layout: wide}, CachedSettings{})
+	if n := len(c.slots); n != 1<<20 {
+		t.Fatalf("default ring of %d slots, want 1<<20", n)
+	}
+	if _, err := c.NextID(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

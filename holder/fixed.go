@@ -9,7 +9,8 @@ import (
 
 // Fixed returns a Holder that always grants the same worker ID and never
 // loses it. It suits a single process, tests and examples; it cannot detect
-// two processes configured with the same worker ID.
+// two processes configured with the same worker ID, and it persists nothing,
+// so a restarted process relies on its clock being past its previous run.
 func Fixed(workerID int64) Holder { return fixedHolder(workerID) }
 
 type fixedHolder int64
@@ -24,48 +25,84 @@ func (h fixedHolder) Acquire(ctx context.Context, req Request) (Lease, error) {
 	return NewStaticLease(int64(h), time.Time{}), nil
 }
 
-// StaticLease is a Lease that holds until released. Holders that need no
-// heartbeat return it; others embed it for the Done/Err bookkeeping and call
-// End when they lose the worker ID.
+// StaticLease is a Lease that holds until released or until its deadline
+// passes. Holders that need no renewal return it as it is; others embed it
+// for the bookkeeping, call Renew after each successful renewal and End when
+// they lose the worker ID.
 type StaticLease struct {
 	workerID int64
-	last     time.Time
+	after    time.Time
 
-	mu        sync.Mutex
-	done      chan struct{}
-	err       error
-	highWater func() time.Time
+	mu       sync.Mutex
+	now      func() time.Time
+	deadline time.Time
+	horizon  time.Time
+	done     chan struct{}
+	err      error
 }
 
-// NewStaticLease returns a live lease on workerID whose persisted timestamp
-// was last.
-func NewStaticLease(workerID int64, last time.Time) *StaticLease {
-	return &StaticLease{workerID: workerID, last: last, done: make(chan struct{})}
+// NewStaticLease returns a live lease on workerID, without deadline or
+// horizon, whose IDs must be stamped after after.
+func NewStaticLease(workerID int64, after time.Time) *StaticLease {
+	return &StaticLease{workerID: workerID, after: after, now: time.Now, done: make(chan struct{})}
+}
+
+// SetClock makes the lease read now to decide whether its deadline passed;
+// it must be the clock the deadlines are readings of. The default is
+// time.Now.
+func (l *StaticLease) SetClock(now func() time.Time) {
+	l.mu.Lock()
+	l.now = now
+	l.mu.Unlock()
 }
 
 // WorkerID implements Lease.
 func (l *StaticLease) WorkerID() int64 { return l.workerID }
 
-// LastTime implements Lease.
-func (l *StaticLease) LastTime() time.Time { return l.last }
+// After implements Lease.
+func (l *StaticLease) After() time.Time { return l.after }
 
-// Track implements Lease.
-func (l *StaticLease) Track(highWater func() time.Time) {
+// Renew moves the lease's deadline and horizon forward; a zero argument or
+// one earlier than the current value leaves that limit as it is. A holder
+// calls it only after the renewal that justifies it succeeded (and the
+// horizon was persisted).
+func (l *StaticLease) Renew(deadline, horizon time.Time) {
 	l.mu.Lock()
-	l.highWater = highWater
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	if deadline.After(l.deadline) {
+		l.deadline = deadline
+	}
+	if horizon.After(l.horizon) {
+		l.horizon = horizon
+	}
 }
 
-// HighWater returns the tracked generator's high-water time, or the zero
-// time when nothing is tracked.
-func (l *StaticLease) HighWater() time.Time {
+// Validity implements Lease. Past its deadline the lease ends with an error
+// wrapping ErrLeaseLost.
+func (l *StaticLease) Validity() (deadline, horizon time.Time, err error) {
 	l.mu.Lock()
-	f := l.highWater
+	deadline, horizon, err, now := l.deadline, l.horizon, l.err, l.now
 	l.mu.Unlock()
-	if f == nil {
-		return time.Time{}
+	if err == nil && !deadline.IsZero() && !now().Before(deadline) {
+		l.End(fmt.Errorf("%w: worker %d: its deadline %s passed with no renewal", ErrLeaseLost, l.workerID,
+			deadline.Format(time.RFC3339Nano)))
+		err = l.Err()
 	}
-	return f()
+	return deadline, horizon, err
+}
+
+// Deadline returns the current deadline; zero when there is none.
+func (l *StaticLease) Deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
+
+// Horizon returns the current horizon; zero when there is none.
+func (l *StaticLease) Horizon() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.horizon
 }
 
 // Done implements Lease.
@@ -92,7 +129,7 @@ func (l *StaticLease) End(err error) bool {
 }
 
 // Release implements Lease.
-func (l *StaticLease) Release(context.Context) error {
+func (l *StaticLease) Release(context.Context, time.Time) error {
 	l.End(ErrReleased)
 	return nil
 }

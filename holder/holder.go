@@ -35,6 +35,39 @@ func (i Instance) Key() string {
 	return i.Host + ":" + strconv.Itoa(i.Port)
 }
 
+// ErrIdentityInUse is wrapped by *IdentityInUseError.
+var ErrIdentityInUse = errors.New("holder: identity in use")
+
+// IdentityInUseError reports a sticky identity that another live process
+// holds, or one that cannot tell processes apart. Two live processes never
+// share a worker ID, so the second one does not start.
+type IdentityInUseError struct {
+	Identity string // the identity string (Instance.Key)
+	Holder   string // who holds it, when known: "host pid N"
+	Reason   string // what was seen
+}
+
+func (e *IdentityInUseError) Error() string {
+	msg := fmt.Sprintf("holder: sticky identity %q %s", e.Identity, e.Reason)
+	if e.Holder != "" {
+		msg += " (held by " + e.Holder + ")"
+	}
+	return msg + "; give each process its own identity: holder.instance (an instance ID or pod name) or holder.port"
+}
+
+// Unwrap returns ErrIdentityInUse.
+func (e *IdentityInUseError) Unwrap() error { return ErrIdentityInUse }
+
+// CheckSticky refuses an identity that cannot tell two processes of one host
+// apart: no ID and port 0. Sticky modes call it before claiming anything.
+func (i Instance) CheckSticky() error {
+	if i.ID == "" && i.Port == 0 {
+		return &IdentityInUseError{Identity: i.Key(),
+			Reason: "cannot be unique: it has no instance ID and port 0, so every process on the host would share it"}
+	}
+	return nil
+}
+
 // LocalInstance describes this process: the host name, the given port and the
 // process ID. The identity string defaults to "host:port".
 func LocalInstance(port int) Instance {
@@ -73,51 +106,46 @@ func (r Request) Validate() error {
 // A Holder hands out worker IDs so that no two live leases of one namespace
 // share a worker ID.
 type Holder interface {
-	// Acquire returns a lease on a worker ID for req. It refuses with a
-	// *ClockBehindError when the wall clock is behind the last timestamp
-	// persisted for the worker ID it would hand out.
+	// Acquire returns a lease on a worker ID for req, recorded and with its
+	// first horizon persisted. It waits while the worker ID it must hand
+	// out (a sticky identity's) may still be held by another process, up to
+	// the point where that process's lease has certainly expired.
 	Acquire(ctx context.Context, req Request) (Lease, error)
 }
 
-// A Lease is one held worker ID. A generator issues IDs under it only while
-// Done is open; the holder closes Done before the worker ID can be handed to
-// anyone else (the fencing promise).
+// A Lease is one held worker ID. It satisfies snowflake.Lease, so a
+// generator can issue IDs under it.
+//
+// Fencing is by deadline: the lease knows, on the clock its holder reads
+// (Go's monotonic reading of time.Now unless the holder was given another
+// clock), until when nobody else can hold its worker ID, and a generator
+// issues no ID stamped at or after that deadline, whether or not Done was
+// closed in time (a paused process cannot close anything). Uniqueness
+// across successive holders of a worker ID rests on the horizon: before a
+// generator may issue IDs up to a time, that time is persisted where the next
+// holder of the worker ID reads it, and the next holder issues only after it.
 type Lease interface {
 	// WorkerID is the held worker ID.
 	WorkerID() int64
-	// LastTime is the latest timestamp persisted for this worker ID before
-	// this lease was granted; the zero time when none was.
-	LastTime() time.Time
-	// Track registers the generator's high-water mark: the time of the last
-	// tick it issued or reserved. Holders that persist timestamps call it at
-	// each heartbeat and store the result.
-	Track(highWater func() time.Time)
+	// After is the horizon the previous holders of the worker ID persisted:
+	// every ID issued under this lease must be stamped strictly later. Zero
+	// when nothing was persisted.
+	After() time.Time
+	// Validity reports how far the lease vouches for IDs now: no ID may be
+	// stamped at or after deadline (a reading of the holder's clock), nor
+	// later than horizon (wall time, persisted). A zero time means no limit.
+	// err is non-nil, wrapping ErrLeaseLost or ErrReleased, once the lease
+	// has ended, including when its deadline has passed.
+	Validity() (deadline, horizon time.Time, err error)
 	// Done is closed when the lease ends, lost or released.
 	Done() <-chan struct{}
 	// Err is nil while the lease holds, then ErrReleased or an error wrapping
 	// ErrLeaseLost.
 	Err() error
-	// Release stops the lease and gives the worker ID back.
-	Release(ctx context.Context) error
-}
-
-// ClockBehindError reports a wall clock behind the last timestamp persisted
-// for a worker ID: issuing IDs now could repeat IDs issued before.
-type ClockBehindError struct {
-	WorkerID int64
-	Now      time.Time // the wall clock at the check
-	Last     time.Time // the persisted timestamp
-}
-
-func (e *ClockBehindError) Error() string {
-	return fmt.Sprintf("holder: clock is behind worker %d's last persisted timestamp: now %s, last %s (%s behind)",
-		e.WorkerID, e.Now.UTC().Format(time.RFC3339Nano), e.Last.UTC().Format(time.RFC3339Nano), e.Last.Sub(e.Now))
-}
-
-// CheckClock returns a *ClockBehindError when now is before last.
-func CheckClock(workerID int64, now, last time.Time) error {
-	if !last.IsZero() && now.Before(last) {
-		return &ClockBehindError{WorkerID: workerID, Now: now, Last: last}
-	}
-	return nil
+	// Release stops the lease and gives the worker ID back. last is the
+	// stamp of the last ID issued under the lease, known once its generator
+	// has stopped (snowflake.Generator.Stop); the holder then persists it as
+	// the worker ID's horizon, so the next holder need not wait for the
+	// horizon the lease had reserved. The zero time keeps that horizon.
+	Release(ctx context.Context, last time.Time) error
 }

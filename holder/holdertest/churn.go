@@ -77,10 +77,10 @@ func Churn(t *testing.T, holders []holder.Holder, reg *registry.Registry, opts C
 					if err := tr.Add(l); err != nil {
 						errs <- err
 					}
-					gen, err := snowflake.New(l, snowflake.Settings{Layout: layout(opts.WorkerBits)})
+					gen, err := snowflake.New(ctx, l, snowflake.Settings{Layout: layout(opts.WorkerBits)})
 					if err != nil {
 						errs <- fmt.Errorf("holder %d %s: snowflake.New: %w", hi, table, err)
-						l.Release(ctx)
+						l.Release(ctx, time.Time{})
 						return
 					}
 					ids := make([]int64, 0, 300)
@@ -98,7 +98,7 @@ func Churn(t *testing.T, holders []holder.Holder, reg *registry.Registry, opts C
 						}
 						ids = append(ids, id)
 					}
-					if err := l.Release(ctx); err != nil {
+					if err := l.Release(ctx, gen.Stop()); err != nil {
 						errs <- fmt.Errorf("holder %d %s: Release: %w", hi, table, err)
 					}
 					mu.Lock()

@@ -130,7 +130,7 @@ func testUnique(t *testing.T, newHolder Factory, opts Options) {
 					errs <- fmt.Errorf("holder %d: lease on worker %d done right after Acquire: %v", i, l.WorkerID(), l.Err())
 				case <-time.After(time.Duration(i%3) * time.Millisecond):
 				}
-				if err := l.Release(ctx); err != nil {
+				if err := l.Release(ctx, time.Time{}); err != nil {
 					errs <- fmt.Errorf("holder %d: Release: %w", i, err)
 				}
 			}
@@ -154,14 +154,14 @@ func testStop(t *testing.T, newHolder Factory) {
 	if l.Err() != nil {
 		t.Fatalf("Err of a live lease = %v", l.Err())
 	}
-	gen, err := snowflake.New(l, snowflake.Settings{Clock: clock})
+	gen, err := snowflake.New(ctx, l, snowflake.Settings{Clock: clock})
 	if err != nil {
 		t.Fatalf("snowflake.New: %v", err)
 	}
 	if _, err := gen.NextID(ctx); err != nil {
 		t.Fatalf("NextID on a live lease: %v", err)
 	}
-	if err := l.Release(ctx); err != nil {
+	if err := l.Release(ctx, time.Time{}); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
 	select {
@@ -189,7 +189,7 @@ func testReacquire(t *testing.T, newHolder Factory, opts Options) {
 		if err := tr.Add(l); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Release(ctx); err != nil {
+		if err := l.Release(ctx, time.Time{}); err != nil {
 			t.Fatalf("round %d: Release: %v", r, err)
 		}
 	}
@@ -201,7 +201,7 @@ func testReacquire(t *testing.T, newHolder Factory, opts Options) {
 	if err := tr.Add(l); err != nil {
 		t.Fatal(err)
 	}
-	l.Release(ctx)
+	l.Release(ctx, time.Time{})
 }
 
 func testClock(t *testing.T, newHolder Factory) {
@@ -210,34 +210,37 @@ func testClock(t *testing.T, newHolder Factory) {
 	h := newHolder(t, clock.Now)
 	const bits = 2
 	ahead := clock.Now().Add(time.Hour)
-	// Persist a timestamp an hour ahead on every worker ID of the space:
-	// hold them all at once, then release them.
+	// Persist a horizon an hour ahead on every worker ID of the space: hold
+	// them all at once, then release them saying their last IDs were then.
 	var leases []holder.Lease
 	for i := 0; i < 1<<bits; i++ {
 		l, err := h.Acquire(ctx, request("clock", i, bits))
 		if err != nil {
 			t.Fatalf("Acquire #%d: %v", i, err)
 		}
-		defer l.Release(ctx) // in case of failure below
-		l.Track(func() time.Time { return ahead })
+		defer l.Release(ctx, time.Time{}) // in case of failure below
 		leases = append(leases, l)
 	}
 	for i, l := range leases {
-		if err := l.Release(ctx); err != nil {
+		if err := l.Release(ctx, ahead); err != nil {
 			t.Fatalf("Release #%d: %v", i, err)
 		}
 	}
 	for i := 0; i < 1<<bits; i++ {
 		l, err := newHolder(t, clock.Now).Acquire(ctx, request("clock", i, bits))
-		var cb *holder.ClockBehindError
-		if !errors.As(err, &cb) {
-			if err == nil {
-				l.Release(ctx)
-			}
-			t.Fatalf("Acquire #%d with the clock an hour behind: err = %v, want *holder.ClockBehindError", i, err)
+		if err != nil {
+			t.Fatalf("Acquire #%d: %v", i, err)
 		}
-		if cb.Last.Before(ahead.Add(-time.Millisecond)) {
-			t.Errorf("ClockBehindError.Last = %s, want about %s", cb.Last, ahead)
+		if l.After().Before(ahead) {
+			t.Errorf("Acquire #%d: After = %s, want at least the released horizon %s", i, l.After(), ahead)
+		}
+		_, err = snowflake.New(ctx, l, snowflake.Settings{Clock: clock})
+		var cb *snowflake.ClockBehindError
+		if !errors.As(err, &cb) {
+			t.Errorf("snowflake.New with the clock an hour behind the horizon: err = %v, want *snowflake.ClockBehindError", err)
+		}
+		if err := l.Release(ctx, time.Time{}); err != nil {
+			t.Fatalf("Release #%d: %v", i, err)
 		}
 	}
 	clock.Set(ahead.Add(time.Second))
@@ -245,11 +248,8 @@ func testClock(t *testing.T, newHolder Factory) {
 	if err != nil {
 		t.Fatalf("Acquire after the clock caught up: %v", err)
 	}
-	defer l.Release(ctx)
-	if l.LastTime().Before(ahead.Add(-time.Millisecond)) {
-		t.Errorf("LastTime = %s, want at least about %s", l.LastTime(), ahead)
-	}
-	if _, err := snowflake.New(l, snowflake.Settings{Clock: clock}); err != nil {
+	defer l.Release(ctx, time.Time{})
+	if _, err := snowflake.New(ctx, l, snowflake.Settings{Clock: clock}); err != nil {
 		t.Errorf("snowflake.New after the clock caught up: %v", err)
 	}
 }

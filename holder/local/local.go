@@ -7,15 +7,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/internal/atomicfile"
+	"github.com/idsql/idsql/internal/filelock"
 )
 
-// DefaultRefresh is how often a lease rewrites its cache file.
-const DefaultRefresh = 3 * time.Second
+// DefaultRefresh is how often a lease moves its horizon forward in its cache
+// file. A process restarted after a crash waits for the horizon its previous
+// run had written, at most two refresh periods.
+const DefaultRefresh = time.Second
 
 // Settings configure a Holder. The zero value is not usable: Workers and Dir
 // are required.
@@ -70,8 +73,9 @@ func New(s Settings) (*Holder, error) {
 
 // cacheFile is the content of a cache file.
 type cacheFile struct {
-	WorkerID int64     `json:"worker_id"`
-	Last     time.Time `json:"last_timestamp"`
+	WorkerID int64 `json:"worker_id"`
+	// Horizon is the time the worker ID's IDs are all stamped before.
+	Horizon  time.Time `json:"horizon"`
 	Table    string    `json:"table"`
 	Instance string    `json:"instance"`
 }
@@ -80,7 +84,7 @@ func (h *Holder) path(ns string, w int64) string {
 	return filepath.Join(h.s.Dir, fmt.Sprintf("%s.worker-%d.json", ns, w))
 }
 
-// ReadCache returns the timestamp stored in a cache file, zero when the file
+// ReadCache returns the horizon stored in a cache file, zero when the file
 // does not exist.
 func ReadCache(path string) (time.Time, error) {
 	b, err := os.ReadFile(path)
@@ -94,36 +98,20 @@ func ReadCache(path string) (time.Time, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return time.Time{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return c.Last, nil
+	return c.Horizon, nil
 }
 
-// writeCache replaces the file atomically (write, sync, rename).
 func writeCache(path string, c cacheFile) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(path, b)
 }
 
-// Acquire implements holder.Holder.
+// Acquire implements holder.Holder. The worker ID's lock file makes it
+// exclusive on the host: a second process mapped to the same worker ID is
+// refused while the first lives.
 func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -144,44 +132,48 @@ func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease,
 		return nil, fmt.Errorf("local: worker ID %d is already leased (identity %q serves more than one table?)", w, req.Instance.Key())
 	}
 	path := h.path(req.Namespace, w)
-	last, err := ReadCache(path)
+	lock, err := filelock.TryLock(path + ".lock")
+	if errors.Is(err, filelock.ErrLocked) {
+		return nil, fmt.Errorf("local: worker ID %d (%s): %w", w, path, &holder.IdentityInUseError{Identity: key,
+			Reason: "maps to a worker ID that another live process on this host holds"})
+	}
 	if err != nil {
+		return nil, fmt.Errorf("local: worker ID %d: %w", w, err)
+	}
+	after, err := ReadCache(path)
+	if err != nil {
+		lock.Unlock()
 		return nil, fmt.Errorf("local: read cache file: %w", err)
 	}
-	now := h.s.Now()
-	if err := holder.CheckClock(w, now, last); err != nil {
-		return nil, fmt.Errorf("local: refusing worker %d (cache file %s): %w", w, path, err)
+	c := cacheFile{WorkerID: w, Horizon: h.horizon(), Table: req.Table, Instance: req.Instance.Key()}
+	if c.Horizon.Before(after) {
+		c.Horizon = after
 	}
-	c := cacheFile{WorkerID: w, Last: now, Table: req.Table, Instance: req.Instance.Key()}
 	if err := writeCache(path, c); err != nil {
+		lock.Unlock()
 		return nil, fmt.Errorf("local: write cache file: %w", err)
 	}
 	h.live[w] = true
-	// The previous run's IDs are all before now's tick: start after it.
-	l := &lease{StaticLease: holder.NewStaticLease(w, now), h: h, path: path, c: c, stop: make(chan struct{})}
+	l := &lease{StaticLease: holder.NewStaticLease(w, after), h: h, path: path, c: c, lock: lock, stop: make(chan struct{})}
+	l.Renew(time.Time{}, c.Horizon)
 	l.wg.Add(1)
 	go l.run()
 	return l, nil
 }
+
+// horizon is how far a lease may issue on the strength of one cache write:
+// two refresh periods, so one late write does not stop the generator.
+func (h *Holder) horizon() time.Time { return h.s.Now().Add(2 * h.s.Refresh) }
 
 type lease struct {
 	*holder.StaticLease
 	h    *Holder
 	path string
 	c    cacheFile
+	lock *filelock.Lock
 	stop chan struct{}
 	wg   sync.WaitGroup
 	once sync.Once
-}
-
-func (l *lease) save() error {
-	if hw := l.HighWater(); hw.After(l.c.Last) {
-		l.c.Last = hw
-	}
-	if now := l.h.s.Now(); now.After(l.c.Last) {
-		l.c.Last = now
-	}
-	return writeCache(l.path, l.c)
 }
 
 func (l *lease) run() {
@@ -193,28 +185,36 @@ func (l *lease) run() {
 		case <-l.stop:
 			return
 		case <-t.C:
-			// A failing write only weakens the start-up check of the next
-			// run; it does not endanger uniqueness now.
-			l.save()
+			// The horizon moves only once it is on disk; a failing write
+			// makes the generator stop at the last one.
+			c := l.c
+			c.Horizon = l.h.horizon()
+			if writeCache(l.path, c) == nil {
+				l.c = c
+				l.Renew(time.Time{}, c.Horizon)
+			}
 		}
 	}
 }
 
 // Release implements holder.Lease: it stops issuing, writes the final
-// timestamp and frees the worker ID.
-func (l *lease) Release(context.Context) error {
+// horizon (last, when known) and frees the worker ID.
+func (l *lease) Release(_ context.Context, last time.Time) error {
 	var err error
 	l.once.Do(func() {
 		l.End(holder.ErrReleased)
 		close(l.stop)
 		l.wg.Wait()
-		err = l.save()
+		if !last.IsZero() {
+			l.c.Horizon = last
+			if err = writeCache(l.path, l.c); err != nil {
+				err = fmt.Errorf("local: write cache file: %w", err)
+			}
+		}
+		l.lock.Unlock()
 		l.h.mu.Lock()
 		delete(l.h.live, l.WorkerID())
 		l.h.mu.Unlock()
-		if err != nil {
-			err = fmt.Errorf("local: write cache file: %w", err)
-		}
 	})
 	return err
 }

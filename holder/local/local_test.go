@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -67,9 +68,80 @@ func TestPerTableKeyAndDoubleLease(t *testing.T) {
 	if _, err := h.Acquire(ctx, req); err == nil {
 		t.Fatal("worker 2 leased twice")
 	}
-	l1.Release(ctx)
-	l2.Release(ctx)
+	l1.Release(ctx, time.Time{})
+	l2.Release(ctx, time.Time{})
 	if _, err := h.Acquire(ctx, holder.Request{Namespace: "ns", Table: "t", Instance: holder.Instance{Host: "b"}, WorkerBits: 4}); err == nil || errors.Is(err, holder.ErrLeaseLost) {
 		t.Fatalf("unknown identity: err = %v", err)
+	}
+}
+
+// Two processes on one host mapped to the same worker ID: the second is
+// refused while the first lives, and gets it once the first let go.
+func TestSecondProcessRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	newHolder := func() *local.Holder { // one Holder per process
+		h, err := local.New(local.Settings{Dir: dir, Workers: map[string]int64{"host:0": 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	req := holder.Request{Namespace: "ns", Table: "orders", Instance: holder.Instance{Host: "host"}, WorkerBits: 10}
+	first, err := newHolder().Acquire(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = newHolder().Acquire(ctx, req)
+	if !errors.Is(err, holder.ErrIdentityInUse) {
+		t.Fatalf("second process: Acquire = %v, want ErrIdentityInUse", err)
+	}
+	if err := first.Release(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	second, err := newHolder().Acquire(ctx, req)
+	if err != nil {
+		t.Fatalf("after the first released: %v", err)
+	}
+	second.Release(ctx, time.Time{})
+}
+
+// The horizon a lease vouches for is on disk before the lease has it, so a
+// lease that is never released (its process killed) leaves it behind for the
+// next one to start after.
+func TestHorizonOnDiskFirst(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	h, err := local.New(local.Settings{Dir: dir, Workers: map[string]int64{"a:1": 3}, Refresh: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := holder.Request{Namespace: "ns", Table: "orders", Instance: holder.Instance{Host: "a", Port: 1}, WorkerBits: 10}
+	l, err := h.Acquire(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx, time.Time{})
+	path := filepath.Join(dir, "ns.worker-3.json")
+	var first time.Time
+	for i := 0; i < 20; i++ {
+		_, hz, err := l.Validity()
+		if err != nil || hz.IsZero() {
+			t.Fatalf("Validity = %s, %v; want a horizon", hz, err)
+		}
+		onDisk, err := local.ReadCache(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if onDisk.Before(hz) {
+			t.Fatalf("lease horizon %s is past the one on disk %s", hz, onDisk)
+		}
+		if first.IsZero() {
+			first = hz
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, hz, _ := l.Validity(); !hz.After(first) {
+		t.Errorf("horizon never moved: %s", hz)
 	}
 }

@@ -34,13 +34,14 @@ var ErrExhausted = errors.New("postgres: worker IDs exhausted")
 type Settings struct {
 	// Mode is Sticky, Disposable or Lease; empty means Sticky.
 	Mode Mode
-	// TTL is how long after its last heartbeat a lease-mode row expires
-	// (database clock); 0 means DefaultTTL. It must exceed twice the
-	// registry's Heartbeat.
+	// TTL is how long after the start of its last heartbeat a lease's row
+	// expires (database clock), in every mode; 0 means DefaultTTL. It must
+	// be at least twice the registry's Heartbeat. A sticky identity whose
+	// process died is free again once its row expired.
 	TTL time.Duration
-	// Margin is how long before the row could expire the holder stops its
-	// generator; 0 means TTL/3. It covers the delay between the holder
-	// noticing and the generator seeing Done, and clock-rate drift.
+	// Margin is how much before the row could expire the lease's deadline
+	// falls; 0 means TTL/3. It covers clock-rate drift between this host
+	// and the database.
 	Margin time.Duration
 }
 
@@ -79,55 +80,93 @@ func New(reg *registry.Registry, s Settings) (*Holder, error) {
 // Kind is the holder_kind the holder writes: "postgres/<mode>".
 func (h *Holder) Kind() string { return "postgres/" + string(h.s.Mode) }
 
-// Acquire implements holder.Holder.
+// Acquire implements holder.Holder. In sticky mode it refuses an identity
+// that cannot be unique, and while another process's lease on the same
+// identity has not expired it waits for it to expire, refusing at once if
+// that lease is seen renewed (its process is alive).
 func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	if h.s.Mode == Sticky {
+		if err := req.Instance.CheckSticky(); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+	}
+	var seen *holding
+	for {
+		l, held, err := h.tryAcquire(ctx, req)
+		if err != nil || held == nil {
+			return l, err
+		}
+		if seen != nil && (held.leaseID != seen.leaseID || held.heartbeat.After(seen.heartbeat)) {
+			return nil, fmt.Errorf("postgres: %w", &holder.IdentityInUseError{Identity: req.Instance.Key(),
+				Holder: held.who, Reason: fmt.Sprintf("is held by a live lease (%d) of worker %d that keeps renewing", held.leaseID, held.worker)})
+		}
+		if seen == nil {
+			seen = held
+		}
+		// Wait for the row to expire, checking once a heartbeat whether
+		// its owner renews it.
+		wait := min(held.remaining, h.reg.Settings().Heartbeat) + 10*time.Millisecond
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("postgres: waiting for sticky identity %q (held by %s) to expire: %w", req.Instance.Key(), held.who, ctx.Err())
+		}
+	}
+}
+
+// holding describes a live lease of the sticky identity being acquired.
+type holding struct {
+	leaseID   int64
+	worker    int64
+	heartbeat time.Time
+	remaining time.Duration
+	who       string
+}
+
+// tryAcquire grants a lease, or reports the live lease that holds the sticky
+// identity.
+func (h *Holder) tryAcquire(ctx context.Context, req holder.Request) (holder.Lease, *holding, error) {
 	tx, err := h.reg.DB().BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: acquire: %w", err)
+		return nil, nil, fmt.Errorf("postgres: acquire: %w", err)
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('idsql_workers/' || $1))`, req.Namespace); err != nil {
-		return nil, fmt.Errorf("postgres: acquire: lock namespace %q: %w", req.Namespace, err)
+		return nil, nil, fmt.Errorf("postgres: acquire: lock namespace %q: %w", req.Namespace, err)
 	}
 	// The row's expiry is clock_timestamp() at the INSERT plus the TTL, so
-	// counting the fence from here is conservative.
-	sent := time.Now()
+	// counting the deadline from here is conservative.
+	sent := h.reg.Now()
 	var w int64
 	switch h.s.Mode {
 	case Sticky:
-		w, err = h.sticky(ctx, tx, req)
+		var held *holding
+		w, held, err = h.sticky(ctx, tx, req)
+		if held != nil {
+			return nil, held, nil
+		}
 	case Disposable:
 		w, err = h.disposable(ctx, tx, req)
 	case Lease:
 		w, err = h.lease(ctx, tx, req)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	opts := registry.LeaseOptions{Sent: sent, Expires: h.s.TTL, FenceAfter: h.s.TTL - h.s.Margin}
 	start := registry.Start{Namespace: req.Namespace, WorkerID: w, Table: req.Table,
-		Instance: req.Instance, Kind: h.Kind()}
-	if h.s.Mode == Lease {
-		start.Expires = h.s.TTL
-	}
+		Instance: req.Instance, Kind: h.Kind(), Expires: h.s.TTL, Horizon: h.reg.Horizon(sent, opts)}
 	st, err := h.reg.StartTx(ctx, tx, start)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: acquire: %w", err)
-	}
-	if err := holder.CheckClock(w, st.Record.Started, st.PrevHighWater); err != nil {
-		return nil, fmt.Errorf("postgres: refusing worker %d: %w", w, err)
+		return nil, nil, fmt.Errorf("postgres: acquire: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("postgres: acquire: commit: %w", err)
+		return nil, nil, fmt.Errorf("postgres: acquire: commit: %w", err)
 	}
-	opts := registry.LeaseOptions{Sent: sent}
-	if h.s.Mode == Lease {
-		opts.Expires = h.s.TTL
-		opts.FenceAfter = h.s.TTL - h.s.Margin
-	}
-	return registry.StartLease(h.reg, st.Record, nil, opts), nil
+	return registry.StartLease(h.reg, st.Record, nil, opts), nil, nil
 }
 
 // busy returns the worker IDs held by live, unexpired rows.
@@ -166,7 +205,7 @@ func lowestFree(taken map[int64]bool, req holder.Request, what string) (int64, e
 		ErrExhausted, req.MaxWorkers(), req.WorkerBits, req.Namespace, what)
 }
 
-func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (int64, error) {
+func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (int64, *holding, error) {
 	var w int64
 	err := tx.QueryRowContext(ctx, `SELECT worker_id FROM idsql_workers
 		WHERE namespace = $1 AND instance = $2 AND table_name = $3 AND holder_kind = $4
@@ -174,31 +213,52 @@ func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (in
 	switch {
 	case err == nil:
 		if w >= req.MaxWorkers() {
-			return 0, fmt.Errorf("postgres: sticky worker %d of %s@%s is out of range 0..%d", w, req.Table, req.Instance.Key(), req.MaxWorkers()-1)
+			return 0, nil, fmt.Errorf("postgres: sticky worker %d of %s@%s is out of range 0..%d", w, req.Table, req.Instance.Key(), req.MaxWorkers()-1)
+		}
+		// Our identity live in another process: wait for it to expire.
+		held := &holding{worker: w}
+		var host string
+		var pid int
+		var remaining float64
+		err := tx.QueryRowContext(ctx, `SELECT lease_id, last_heartbeat, host, pid,
+				extract(epoch FROM expires - clock_timestamp())
+			FROM idsql_workers
+			WHERE namespace = $1 AND worker_id = $2 AND instance = $3 AND table_name = $4
+			AND released IS NULL AND expires > clock_timestamp()
+			ORDER BY lease_id DESC LIMIT 1`, req.Namespace, w, req.Instance.Key(), req.Table).
+			Scan(&held.leaseID, &held.heartbeat, &host, &pid, &remaining)
+		if err == nil {
+			held.who = fmt.Sprintf("host %s pid %d", host, pid)
+			held.remaining = time.Duration(remaining * float64(time.Second))
+			return w, held, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, nil, fmt.Errorf("postgres: acquire: %w", err)
 		}
 		// Someone else live on our worker ID means a misconfiguration.
 		var other string
-		err := tx.QueryRowContext(ctx, `SELECT table_name || '@' || instance FROM idsql_workers
+		err = tx.QueryRowContext(ctx, `SELECT table_name || '@' || instance FROM idsql_workers
 			WHERE namespace = $1 AND worker_id = $2 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())
 			AND NOT (instance = $3 AND table_name = $4) LIMIT 1`, req.Namespace, w, req.Instance.Key(), req.Table).Scan(&other)
 		if err == nil {
-			return 0, fmt.Errorf("postgres: sticky worker %d of %s@%s is held by %s", w, req.Table, req.Instance.Key(), other)
+			return 0, nil, fmt.Errorf("postgres: sticky worker %d of %s@%s is held by %s", w, req.Table, req.Instance.Key(), other)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
-			return 0, fmt.Errorf("postgres: acquire: %w", err)
+			return 0, nil, fmt.Errorf("postgres: acquire: %w", err)
 		}
-		return w, nil
+		return w, nil, nil
 	case errors.Is(err, sql.ErrNoRows):
 	default:
-		return 0, fmt.Errorf("postgres: acquire: %w", err)
+		return 0, nil, fmt.Errorf("postgres: acquire: %w", err)
 	}
 	taken, err := ids(ctx, tx, `SELECT worker_id FROM idsql_workers
 		WHERE namespace = $1 AND (holder_kind = $2 OR (released IS NULL AND (expires IS NULL OR expires > clock_timestamp())))`,
 		req.Namespace, h.Kind())
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return lowestFree(taken, req, "assigned to sticky identities or held")
+	w, err = lowestFree(taken, req, "assigned to sticky identities or held")
+	return w, nil, err
 }
 
 func (h *Holder) disposable(ctx context.Context, tx *sql.Tx, req holder.Request) (int64, error) {

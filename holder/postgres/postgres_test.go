@@ -85,7 +85,7 @@ func TestStickyKeepsWorkerID(t *testing.T) {
 				t.Errorf("%s: worker %d after restart, was %d", key, l.WorkerID(), w)
 			}
 			got[key] = l.WorkerID()
-			l.Release(ctx)
+			l.Release(ctx, time.Time{})
 		}
 	}
 	if got["orders@a"] == got["users@a"] || got["orders@a"] == got["orders@b"] || got["users@a"] == got["orders@b"] {
@@ -105,7 +105,7 @@ func TestDisposableExhaustion(t *testing.T) {
 		if l.WorkerID() != int64(i) {
 			t.Errorf("start %d: worker %d", i, l.WorkerID())
 		}
-		l.Release(ctx)
+		l.Release(ctx, time.Time{})
 	}
 	_, err := h.Acquire(ctx, req("t", "a", 2))
 	if !errors.Is(err, postgres.ErrExhausted) || !strings.Contains(err.Error(), "4 disposable worker IDs (2^2") {
@@ -139,7 +139,7 @@ func TestLeaseFencedBeforeExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l1.Release(ctx)
+	defer l1.Release(ctx, time.Time{})
 	lock, err := reg.DB().BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestLeaseFencedBeforeExpiry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l2.Release(ctx)
+		defer l2.Release(ctx, time.Time{})
 		if l2.WorkerID() != l1.WorkerID() {
 			continue
 		}
@@ -199,4 +199,110 @@ func TestChurnLookup(t *testing.T) {
 		reg = r
 	}
 	holdertest.Churn(t, holders, reg, holdertest.ChurnOptions{Busy: postgres.ErrExhausted})
+}
+
+// Two live processes with one sticky identity never share its worker ID: the
+// second one waits, sees the first renew its lease, and refuses.
+func TestStickySecondLiveProcessRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := postgres.Settings{Mode: postgres.Sticky, TTL: 300 * time.Millisecond}
+	first, _ := newHolder(t, time.Now, s)
+	second, _ := newHolder(t, time.Now, s)
+	l1, err := first.Acquire(ctx, req("orders", "pod-0", 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l1.Release(ctx, time.Time{})
+	l2, err := second.Acquire(ctx, req("orders", "pod-0", 4))
+	if err == nil {
+		l2.Release(ctx, time.Time{})
+		t.Fatalf("second process got worker %d while the first holds %d", l2.WorkerID(), l1.WorkerID())
+	}
+	var in *holder.IdentityInUseError
+	if !errors.As(err, &in) || !strings.Contains(err.Error(), "pod-0") || !strings.Contains(err.Error(), "holder.instance") {
+		t.Fatalf("second Acquire = %v, want an IdentityInUseError naming the identity and the fix", err)
+	}
+	if l1.Err() != nil {
+		t.Fatalf("the first lease ended: %v", l1.Err())
+	}
+}
+
+// A sticky identity whose process died (no release, heartbeats stopped)
+// comes back once its row expired, with the same worker ID, starting after
+// the horizon the dead lease had persisted.
+func TestStickyTakesOverExpiredIdentity(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := postgres.Settings{Mode: postgres.Sticky, TTL: 300 * time.Millisecond}
+	first, reg := newHolder(t, time.Now, s)
+	l1, err := first.Acquire(ctx, req("orders", "pod-1", 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, hz1, err := l1.Validity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "Kill" the first process: its heartbeats stop, nothing is released.
+	lock, err := reg.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.ExecContext(ctx, `SELECT 1 FROM idsql_workers WHERE lease_id = $1 FOR UPDATE`,
+		l1.(*registry.Lease).Record().LeaseID); err != nil {
+		t.Fatal(err)
+	}
+	<-l1.Done() // fenced: its heartbeats cannot get through
+	_, hz1, _ = l1.Validity()
+	lock.Rollback()
+	second, _ := newHolder(t, time.Now, s)
+	l2, err := second.Acquire(ctx, req("orders", "pod-1", 4))
+	if err != nil {
+		t.Fatalf("Acquire after the first died = %v", err)
+	}
+	defer l2.Release(ctx, time.Time{})
+	if l2.WorkerID() != l1.WorkerID() {
+		t.Errorf("worker %d after the restart, was %d", l2.WorkerID(), l1.WorkerID())
+	}
+	if l2.After().Before(hz1) {
+		t.Errorf("After = %s, before the dead lease's horizon %s", l2.After(), hz1)
+	}
+}
+
+func TestStickyRefusesIdentityWithoutPort(t *testing.T) {
+	t.Parallel()
+	h, _ := newHolder(t, time.Now, postgres.Settings{Mode: postgres.Sticky})
+	_, err := h.Acquire(context.Background(), holder.Request{Namespace: "ns", Table: "t",
+		Instance: holder.Instance{Host: "web-1"}, WorkerBits: 4})
+	if !errors.Is(err, holder.ErrIdentityInUse) || !strings.Contains(err.Error(), "web-1:0") {
+		t.Fatalf("Acquire with identity web-1:0 = %v, want it refused as not unique", err)
+	}
+}
+
+// Lease rows and horizons commit durably even on a server running with
+// synchronous_commit off: StartTx switches it on for its transaction.
+func TestStartTxCommitsDurably(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, reg := newHolder(t, time.Now, postgres.Settings{})
+	tx, err := reg.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.StartTx(ctx, tx, registry.Start{Namespace: "ns", WorkerID: 1, Table: "t",
+		Instance: holder.Instance{ID: "x"}, Kind: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	var setting string
+	if err := tx.QueryRowContext(ctx, `SHOW synchronous_commit`).Scan(&setting); err != nil {
+		t.Fatal(err)
+	}
+	if setting != "on" {
+		t.Fatalf("synchronous_commit in the lease transaction = %q, want on", setting)
+	}
 }

@@ -11,14 +11,15 @@ import (
 )
 
 // Recorded wraps h so that every lease it grants is recorded in reg before
-// Acquire returns, kept fresh with heartbeats carrying the generator's
-// high-water timestamp, and marked released on Release. kind names the holder
+// Acquire returns, with its first horizon, kept fresh with heartbeats that
+// raise the horizon, and marked released on Release. kind names the holder
 // in the table ("zookeeper/recycle", "local", ...).
 //
-// The returned leases report the row's IDsAfter as LastTime, so a generator
-// never issues an ID that Find could attribute to an earlier lease. A lease
-// whose heartbeats keep failing ends (ErrLeaseLost) before Find would stop
-// explaining its IDs.
+// The returned leases report the row's IDsAfter as After, so a generator
+// never issues an ID that Find could attribute to an earlier lease. Their
+// deadline and horizon are the earlier of the inner lease's and the row's:
+// a lease whose heartbeats keep failing stops vouching for IDs before Find
+// would stop explaining them.
 func Recorded(h holder.Holder, reg *Registry, kind string) holder.Holder {
 	return &recorded{inner: h, reg: reg, kind: kind}
 }
@@ -34,31 +35,52 @@ func (r *recorded) Acquire(ctx context.Context, req holder.Request) (holder.Leas
 	if err != nil {
 		return nil, err
 	}
+	sent := r.reg.Now()
+	opts := LeaseOptions{Sent: sent}
 	rec, err := r.reg.Begin(ctx, Start{
 		Namespace: req.Namespace, WorkerID: inner.WorkerID(), Table: req.Table,
-		Instance: req.Instance, Kind: r.kind, LastTime: inner.LastTime(),
+		Instance: req.Instance, Kind: r.kind, LastTime: inner.After(),
+		Horizon: r.reg.Horizon(sent, opts),
 	})
 	if err != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		inner.Release(rctx)
+		inner.Release(rctx, time.Time{})
 		return nil, err
 	}
-	return StartLease(r.reg, rec, inner, LeaseOptions{}), nil
+	return StartLease(r.reg, rec, inner, opts), nil
 }
 
 // LeaseOptions tune the heartbeats of a Lease.
 type LeaseOptions struct {
 	// Expires, when positive, renews the row's database-clock expiry to
-	// clock_timestamp() + Expires at every heartbeat (holder/postgres's lease mode).
+	// clock_timestamp() + Expires at every heartbeat (holder/postgres).
 	Expires time.Duration
-	// FenceAfter, when positive, ends the lease (ErrLeaseLost) once no
-	// heartbeat has succeeded for FenceAfter, counted from the moment the
-	// last successful one was sent. It must leave a margin below Expires.
+	// FenceAfter, when positive and shorter than the registry's Slack minus
+	// one Heartbeat, is how long after the start of its last successful
+	// heartbeat the lease's deadline falls. It must leave a margin below
+	// Expires.
 	FenceAfter time.Duration
-	// Sent is when the statement that recorded the lease was sent
-	// (time.Now, monotonic); zero means now.
+	// Sent is the registry clock's reading taken before the statement that
+	// recorded the lease was sent; zero means now.
 	Sent time.Time
+}
+
+// fence is how long after a successful heartbeat was sent the lease stays
+// valid: Find must keep explaining its IDs, and the row must not expire.
+func (r *Registry) fence(o LeaseOptions) time.Duration {
+	f := r.s.Slack - r.s.Heartbeat
+	if o.FenceAfter > 0 && o.FenceAfter < f {
+		f = o.FenceAfter
+	}
+	return f
+}
+
+// Horizon returns the horizon a lease with options o persists when a
+// heartbeat sent at sent succeeds: one heartbeat past the deadline that
+// heartbeat gives, so a healthy lease's generator never reaches it.
+func (r *Registry) Horizon(sent time.Time, o LeaseOptions) time.Time {
+	return sent.Add(r.fence(o) + r.s.Heartbeat)
 }
 
 // Lease is a lease recorded in the registry. Holders that write their own
@@ -75,18 +97,22 @@ type Lease struct {
 }
 
 // StartLease returns a Lease for the recorded row rec wrapping inner, and
-// starts its heartbeats. It ends when inner ends; inner may be nil.
+// starts its heartbeats. Its first deadline counts from opts.Sent and its
+// first horizon is the one rec stores. It ends when inner ends; inner may be
+// nil.
 func StartLease(reg *Registry, rec Record, inner holder.Lease, opts LeaseOptions) *Lease {
 	if inner == nil {
 		inner = holder.NewStaticLease(rec.WorkerID, time.Time{})
 	}
 	if opts.Sent.IsZero() {
-		opts.Sent = time.Now()
+		opts.Sent = reg.Now()
 	}
 	l := &Lease{
 		StaticLease: holder.NewStaticLease(rec.WorkerID, rec.IDsAfter),
 		reg:         reg, rec: rec, inner: inner, opts: opts, stop: make(chan struct{}),
 	}
+	l.SetClock(reg.s.Now)
+	l.Renew(opts.Sent.Add(reg.fence(opts)), rec.LastTimestamp)
 	l.wg.Add(1)
 	go l.run()
 	return l
@@ -95,34 +121,48 @@ func StartLease(reg *Registry, rec Record, inner holder.Lease, opts LeaseOptions
 // Record returns the row as it was recorded.
 func (l *Lease) Record() Record { return l.rec }
 
-// Track implements holder.Lease, passing the tracker to the inner lease too.
-func (l *Lease) Track(highWater func() time.Time) {
-	l.StaticLease.Track(highWater)
-	l.inner.Track(highWater)
+// Validity implements holder.Lease: the earlier of the row's limits and the
+// inner lease's.
+func (l *Lease) Validity() (deadline, horizon time.Time, err error) {
+	deadline, horizon, err = l.StaticLease.Validity()
+	if err != nil {
+		return deadline, horizon, err
+	}
+	d, h, err := l.inner.Validity()
+	if err != nil {
+		l.End(fmt.Errorf("%w: %w", holder.ErrLeaseLost, err))
+		return deadline, horizon, l.Err()
+	}
+	return earlier(deadline, d), earlier(horizon, h), nil
+}
+
+// earlier returns the earlier of two limits, where zero means none.
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 func (l *Lease) run() {
 	defer l.wg.Done()
 	s := l.reg.s
-	fence := s.Slack - s.Heartbeat // Find must keep explaining our IDs
-	if l.opts.FenceAfter > 0 && l.opts.FenceAfter < fence {
-		fence = l.opts.FenceAfter
-	}
-	lastOK := l.opts.Sent // monotonic
+	fence := l.reg.fence(l.opts)
 	t := time.NewTicker(s.Heartbeat)
 	defer t.Stop()
-	// The fence fires on its own goroutine: a heartbeat stuck in the
-	// database must not delay it.
+	// The deadline also ends the lease on a timer of its own, so Done
+	// closes promptly; the generator does not depend on it (a paused
+	// process runs no timer), it compares the deadline itself.
 	var errMu sync.Mutex
 	var lastErr error
-	deadline := time.AfterFunc(time.Until(lastOK.Add(fence)), func() {
+	timer := time.AfterFunc(l.Deadline().Sub(s.Now()), func() {
 		errMu.Lock()
 		cause := lastErr
 		errMu.Unlock()
 		l.End(fmt.Errorf("%w: worker %d: no heartbeat to idsql_workers succeeded for %s: %v",
 			holder.ErrLeaseLost, l.rec.WorkerID, fence, cause))
 	})
-	defer deadline.Stop()
+	defer timer.Stop()
 	for {
 		select {
 		case <-l.stop:
@@ -134,20 +174,23 @@ func (l *Lease) run() {
 			return
 		case <-t.C:
 		}
-		sent := time.Now()
-		// Give up on the call by the fence deadline at the latest.
-		ctx, cancel := context.WithDeadline(context.Background(), lastOK.Add(fence))
-		live, err := l.reg.Heartbeat(ctx, l.rec.LeaseID, l.HighWater(), l.opts.Expires)
+		sent := s.Now()
+		// Give up on the call by the deadline at the latest.
+		ctx, cancel := context.WithDeadline(context.Background(), l.Deadline())
+		horizon := l.reg.Horizon(sent, l.opts)
+		live, err := l.reg.Heartbeat(ctx, l.rec.LeaseID, horizon, l.opts.Expires)
 		cancel()
 		switch {
 		case err == nil && live:
-			lastOK = sent
+			// The deadline counts from before the statement was sent: the
+			// row's expiry was computed later, in database time.
+			l.Renew(sent.Add(fence), horizon)
 			if l.Err() != nil {
 				return
 			}
-			deadline.Reset(time.Until(lastOK.Add(fence)))
+			timer.Reset(l.Deadline().Sub(s.Now()))
 		case err == nil:
-			l.End(fmt.Errorf("%w: worker %d: its row in idsql_workers was ended by another lease", holder.ErrLeaseLost, l.rec.WorkerID))
+			l.End(fmt.Errorf("%w: worker %d: its row in idsql_workers expired or was ended by another lease", holder.ErrLeaseLost, l.rec.WorkerID))
 			return
 		default:
 			errMu.Lock()
@@ -157,16 +200,17 @@ func (l *Lease) run() {
 	}
 }
 
-// Release implements holder.Lease: it stops issuing, records the final
-// high-water timestamp and the release, then releases the inner lease.
-func (l *Lease) Release(ctx context.Context) error {
+// Release implements holder.Lease: it stops issuing, records the release
+// and the final horizon last (see holder.Lease), then releases the inner
+// lease.
+func (l *Lease) Release(ctx context.Context, last time.Time) error {
 	var err error
 	l.once.Do(func() {
 		l.End(holder.ErrReleased)
 		close(l.stop)
 		l.wg.Wait()
-		err = l.reg.Release(ctx, l.rec.LeaseID, l.HighWater())
-		err = errors.Join(err, l.inner.Release(ctx))
+		err = l.reg.Release(ctx, l.rec.LeaseID, last)
+		err = errors.Join(err, l.inner.Release(ctx, last))
 	})
 	return err
 }

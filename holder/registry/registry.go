@@ -48,8 +48,10 @@ type Settings struct {
 	// generator, so Find never misses an ID of a live lease. It must be at
 	// least twice Heartbeat.
 	Slack time.Duration
-	// Now is the wall clock for start, heartbeat and release times; nil
-	// means time.Now. It must be the clock of the generators that use the
+	// Now is the clock for start, heartbeat and release times and for the
+	// leases' deadlines; nil means time.Now. Its readings must carry Go's
+	// monotonic reading (time.Now, or time.Now().Add(d) for a clock set
+	// off by d), and it must be the clock of the generators that use the
 	// leases.
 	Now func() time.Time
 }
@@ -90,6 +92,14 @@ func (r *Registry) Settings() Settings { return r.s }
 
 // Now reads the registry's clock.
 func (r *Registry) Now() time.Time { return r.s.Now() }
+
+// durable makes tx commit durably even on a server running with
+// synchronous_commit off: a lease row or horizon lost in a crash could hand
+// a worker ID out twice.
+func durable(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = on`)
+	return err
+}
 
 // schema is idempotent. expires is only used by holder/postgres's lease
 // mode (database clock); other holders leave it NULL.
@@ -180,9 +190,11 @@ type Start struct {
 	// IDsAfter is at least this.
 	LastTime time.Time
 	// Expires, when set, is stored as the database-clock expiry
-	// (clock_timestamp() + Expires at the INSERT) used by holder/postgres's
-	// lease mode.
+	// (clock_timestamp() + Expires at the INSERT) used by holder/postgres.
 	Expires time.Duration
+	// Horizon is the lease's first horizon (Registry.Horizon), stored as
+	// its last_timestamp before any ID is issued under it.
+	Horizon time.Time
 }
 
 // Started is the outcome of StartTx.
@@ -196,10 +208,12 @@ type Started struct {
 
 // StartTx records a lease inside tx, which the caller commits. It ends any
 // earlier live row of the same worker ID (the holder guarantees that lease
-// stopped before this one was granted) and computes IDsAfter. It does not
-// check the clock: compare Started.PrevHighWater with the clock (see
-// holder.CheckClock) before committing.
+// stopped before this one was granted), computes IDsAfter, the horizon the
+// new lease's IDs must be later than, and makes tx commit durably.
 func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, error) {
+	if err := durable(ctx, tx); err != nil {
+		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
+	}
 	now := r.s.Now()
 	var prev sql.NullTime
 	err := tx.QueryRowContext(ctx, `
@@ -222,32 +236,34 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 		s.Namespace, s.WorkerID, now); err != nil {
 		return Started{}, fmt.Errorf("registry: end earlier leases of worker %d: %w", s.WorkerID, err)
 	}
-	var expires any
+	var expires, horizon any
 	if s.Expires > 0 {
 		expires = s.Expires.Microseconds()
+	}
+	if !s.Horizon.IsZero() {
+		horizon = s.Horizon
 	}
 	rec := Record{
 		Namespace: s.Namespace, WorkerID: s.WorkerID, Table: s.Table,
 		Instance: s.Instance.Key(), Host: s.Instance.Host, Port: s.Instance.Port, PID: s.Instance.PID,
-		Kind: s.Kind, Started: now, IDsAfter: after, LastHeartbeat: now,
+		Kind: s.Kind, Started: now, IDsAfter: after, LastHeartbeat: now, LastTimestamp: s.Horizon,
 	}
 	err = tx.QueryRowContext(ctx, `
 		INSERT INTO idsql_workers (namespace, worker_id, table_name, instance, host, port, pid,
-			holder_kind, started, ids_after, last_heartbeat, expires)
+			holder_kind, started, ids_after, last_heartbeat, expires, last_timestamp)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9,
-			CASE WHEN $11::bigint IS NULL THEN NULL ELSE clock_timestamp() + $11::bigint * interval '1 microsecond' END)
+			CASE WHEN $11::bigint IS NULL THEN NULL ELSE clock_timestamp() + $11::bigint * interval '1 microsecond' END,
+			$12)
 		RETURNING lease_id`,
 		rec.Namespace, rec.WorkerID, rec.Table, rec.Instance, rec.Host, rec.Port, rec.PID,
-		rec.Kind, rec.Started, rec.IDsAfter.Truncate(time.Microsecond), expires).Scan(&rec.LeaseID)
+		rec.Kind, rec.Started, rec.IDsAfter.Truncate(time.Microsecond), expires, horizon).Scan(&rec.LeaseID)
 	if err != nil {
 		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
 	return Started{Record: rec, PrevHighWater: prevHW}, nil
 }
 
-// Begin records a lease in a transaction of its own and refuses with a
-// *holder.ClockBehindError when the clock is behind the worker ID's
-// persisted timestamps.
+// Begin records a lease in a transaction of its own.
 func (r *Registry) Begin(ctx context.Context, s Start) (Record, error) {
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -258,34 +274,39 @@ func (r *Registry) Begin(ctx context.Context, s Start) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	if err := holder.CheckClock(s.WorkerID, st.Record.Started, st.PrevHighWater); err != nil {
-		return Record{}, err
-	}
 	if err := tx.Commit(); err != nil {
 		return Record{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
 	return st.Record, nil
 }
 
-// Heartbeat writes a heartbeat and the high-water timestamp highWater (zero:
-// keep the stored one) for a live lease. It reports false when the lease is
-// no longer live in the table (released or superseded). When expires is
-// positive the database-clock expiry is moved to clock_timestamp() +
-// expires.
-func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, highWater time.Time, expires time.Duration) (bool, error) {
-	var hw any
-	if !highWater.IsZero() {
-		hw = highWater
+// Heartbeat writes a heartbeat and raises the lease's stored horizon to
+// horizon (zero: keep it), durably, for a live lease. It reports false when
+// the lease is no longer live in the table (released or superseded). When
+// expires is positive the database-clock expiry is moved to
+// clock_timestamp() + expires.
+func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Time, expires time.Duration) (bool, error) {
+	var hz, exp any
+	if !horizon.IsZero() {
+		hz = horizon
 	}
-	var exp any
 	if expires > 0 {
 		exp = expires.Microseconds()
 	}
-	res, err := r.db.ExecContext(ctx, `
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
+	}
+	defer tx.Rollback()
+	if err := durable(ctx, tx); err != nil {
+		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
+	}
+	res, err := tx.ExecContext(ctx, `
 		UPDATE idsql_workers SET last_heartbeat = $2,
 			last_timestamp = greatest(last_timestamp, $3::timestamptz),
 			expires = CASE WHEN $4::bigint IS NULL THEN expires ELSE clock_timestamp() + $4::bigint * interval '1 microsecond' END
-		WHERE lease_id = $1 AND released IS NULL`, leaseID, r.s.Now(), hw, exp)
+		WHERE lease_id = $1 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())`,
+		leaseID, r.s.Now(), hz, exp)
 	if err != nil {
 		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
 	}
@@ -293,22 +314,37 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, highWater time.
 	if err != nil {
 		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
 	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("registry: heartbeat lease %d: commit: %w", leaseID, err)
+	}
 	return n == 1, nil
 }
 
-// Release ends a lease, storing its final high-water timestamp. Releasing an
-// ended lease only raises its stored timestamp.
-func (r *Registry) Release(ctx context.Context, leaseID int64, highWater time.Time) error {
-	var hw any
-	if !highWater.IsZero() {
-		hw = highWater
+// Release ends a lease. last, when not zero, is the tick of the last ID
+// issued under it, known because its generator has stopped: it becomes the
+// stored horizon, so the next lease of the worker ID need not wait for the
+// horizon this one had reserved. Releasing an ended lease changes nothing.
+func (r *Registry) Release(ctx context.Context, leaseID int64, last time.Time) error {
+	var lt any
+	if !last.IsZero() {
+		lt = last
 	}
-	_, err := r.db.ExecContext(ctx, `
-		UPDATE idsql_workers SET released = coalesce(released, $2),
-			last_timestamp = greatest(last_timestamp, $3::timestamptz)
-		WHERE lease_id = $1`, leaseID, r.s.Now(), hw)
+	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("registry: release lease %d: %w", leaseID, err)
+	}
+	defer tx.Rollback()
+	if err := durable(ctx, tx); err != nil {
+		return fmt.Errorf("registry: release lease %d: %w", leaseID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE idsql_workers SET released = $2,
+			last_timestamp = coalesce($3::timestamptz, last_timestamp)
+		WHERE lease_id = $1 AND released IS NULL`, leaseID, r.s.Now(), lt); err != nil {
+		return fmt.Errorf("registry: release lease %d: %w", leaseID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("registry: release lease %d: commit: %w", leaseID, err)
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func TestFindAcrossRecycling(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Acquire %s: %v", table, err)
 		}
-		gen, err := snowflake.New(lease, snowflake.Settings{Clock: clock})
+		gen, err := snowflake.New(ctx, lease, snowflake.Settings{Clock: clock})
 		if err != nil {
 			t.Fatalf("snowflake.New: %v", err)
 		}
@@ -55,7 +55,7 @@ func TestFindAcrossRecycling(t *testing.T) {
 			}
 			ids = append(ids, issued{id, table})
 		}
-		if err := lease.Release(ctx); err != nil {
+		if err := lease.Release(ctx, gen.Stop()); err != nil {
 			t.Fatalf("Release: %v", err)
 		}
 		// No time passes between leases: the boundary is the tick.
@@ -91,6 +91,8 @@ func TestFindAcrossRecycling(t *testing.T) {
 	}
 }
 
+// A released lease's final horizon is what the next lease of the worker ID
+// starts after; a clock behind it keeps the generator from starting.
 func TestRecordedClockBehind(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -103,27 +105,36 @@ func TestRecordedClockBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	ahead := clock.Now().Add(time.Hour)
-	lease.Track(func() time.Time { return ahead })
-	if err := lease.Release(ctx); err != nil {
+	if err := lease.Release(ctx, ahead); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.Acquire(ctx, req)
-	var cb *holder.ClockBehindError
-	if !errors.As(err, &cb) {
-		t.Fatalf("Acquire with clock behind: err = %v, want *holder.ClockBehindError", err)
+	lease, err = h.Acquire(ctx, req)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if lease.After().Before(ahead) {
+		t.Errorf("After %s before the persisted %s", lease.After(), ahead)
+	}
+	_, err = snowflake.New(ctx, lease, snowflake.Settings{Clock: clock})
+	var cb *snowflake.ClockBehindError
+	if !errors.As(err, &cb) {
+		t.Fatalf("snowflake.New with the clock an hour behind: err = %v, want *snowflake.ClockBehindError", err)
+	}
+	lease.Release(ctx, time.Time{})
 	clock.Set(ahead.Add(time.Millisecond))
 	lease, err = h.Acquire(ctx, req)
 	if err != nil {
 		t.Fatalf("Acquire after clock caught up: %v", err)
 	}
-	if !lease.LastTime().After(ahead) && !lease.LastTime().Equal(ahead) {
-		t.Errorf("LastTime %s before the persisted %s", lease.LastTime(), ahead)
+	defer lease.Release(ctx, time.Time{})
+	if _, err := snowflake.New(ctx, lease, snowflake.Settings{Clock: clock}); err != nil {
+		t.Fatalf("snowflake.New after the clock caught up: %v", err)
 	}
-	lease.Release(ctx)
 }
 
-func TestHeartbeatPersistsHighWater(t *testing.T) {
+// The row's horizon is persisted before Acquire returns and raised by each
+// heartbeat, and it always covers the lease's own horizon.
+func TestHeartbeatRaisesHorizon(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clock := clocktest.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -133,19 +144,36 @@ func TestHeartbeatPersistsHighWater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lease.Release(ctx)
-	hw := clock.Now().Add(time.Second)
-	lease.Track(func() time.Time { return hw })
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	defer lease.Release(ctx, time.Time{})
+	stored := func() time.Time {
+		t.Helper()
 		recs, err := reg.Leases(ctx, "ns", true)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("Leases = %+v, %v", recs, err)
+		}
+		return recs[0].LastTimestamp
+	}
+	_, first, err := lease.Validity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.IsZero() || stored().Before(first) {
+		t.Fatalf("lease horizon %s, stored %s: the stored one must cover it", first, stored())
+	}
+	clock.Add(5 * time.Second)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, hz, err := lease.Validity()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(recs) == 1 && recs[0].LastTimestamp.Equal(hw) {
+		if hz.After(first) {
+			if s := stored(); s.Before(hz) {
+				t.Fatalf("lease horizon %s moved past the stored %s", hz, s)
+			}
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("high water never persisted: %+v", recs)
+			t.Fatalf("horizon never raised: still %s", hz)
 		}
 	}
 }

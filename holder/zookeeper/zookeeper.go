@@ -13,11 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/internal/atomicfile"
+	"github.com/idsql/idsql/internal/filelock"
 )
 
 // Mode selects how worker IDs are assigned.
@@ -53,11 +56,11 @@ type Settings struct {
 	// Root is the node everything lives under; empty means DefaultRoot.
 	Root string
 	// SessionTimeout is the requested session timeout; 0 means
-	// DefaultSessionTimeout. The server must not negotiate it lower (it
-	// does only above its maxSessionTimeout, 40 s by default).
+	// DefaultSessionTimeout. Leases count their deadlines from the timeout
+	// the server negotiated (it clamps the request to 2..20 ticks).
 	SessionTimeout time.Duration
-	// Margin is how long before the server could expire the session a
-	// recycle lease ends; 0 means SessionTimeout/3.
+	// Margin is how much before the server could expire the session a
+	// lease's deadline falls; 0 means SessionTimeout/3.
 	Margin time.Duration
 	// Report is how often a lease writes its timestamp; 0 means
 	// DefaultReport. It must be below SessionTimeout-Margin.
@@ -69,7 +72,8 @@ type Settings struct {
 	// CacheDir holds sticky mode's cache files; empty means no cache and no
 	// fallback.
 	CacheDir string
-	// Now is the wall clock; nil means time.Now.
+	// Now is the clock for horizons and deadlines; nil means time.Now. Its
+	// readings must carry Go's monotonic reading (time.Now().Add(d) does).
 	Now func() time.Time
 	// Dialer, if set, opens the connections to the servers.
 	Dialer zk.Dialer
@@ -89,11 +93,52 @@ type Holder struct {
 	live    map[string]*lease // by node path, until Release
 	claim   map[string]bool   // nodes an Acquire of this holder is claiming
 	done    chan struct{}
+
+	negotiated atomic.Int64 // the session timeout the server granted, ns; 0 until known
 }
 
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
+
+// negotiationLogger passes the client's log lines on and reads from them
+// the session timeout the server negotiated, which the client does not
+// export otherwise.
+type negotiationLogger struct {
+	h     *Holder
+	inner zk.Logger
+}
+
+func (n negotiationLogger) Printf(format string, args ...any) {
+	if strings.HasPrefix(format, "authenticated: id=%d, timeout=%d") && len(args) >= 2 {
+		if ms, ok := args[1].(int32); ok && ms > 0 {
+			n.h.negotiated.Store(int64(ms) * int64(time.Millisecond))
+		}
+	}
+	n.inner.Printf(format, args...)
+}
+
+// sessionTimeout is the negotiated session timeout, or the requested one
+// while the server has not answered yet.
+func (h *Holder) sessionTimeout() time.Duration {
+	if n := h.negotiated.Load(); n > 0 {
+		return time.Duration(n)
+	}
+	return h.s.SessionTimeout
+}
+
+// fence is how long after a request the server answered the session is
+// certainly alive, less the margin: a lease's deadline counts it from the
+// request's send time.
+func (h *Holder) fence() time.Duration {
+	return h.sessionTimeout() - h.s.Margin
+}
+
+// horizon is the horizon a lease persists with a request sent at sent: one
+// report past the deadline the request gives.
+func (h *Holder) horizon(sent time.Time) time.Time {
+	return sent.Add(h.fence() + h.s.Report)
+}
 
 // New validates s and starts connecting; it does not wait for a session.
 func New(s Settings) (*Holder, error) {
@@ -143,7 +188,7 @@ func New(s Settings) (*Holder, error) {
 		dialer = net.DialTimeout
 	}
 	conn, _, err := zk.Connect(s.Servers, s.SessionTimeout,
-		zk.WithLogger(s.Logger), zk.WithEventCallback(h.event), zk.WithDialer(dialer))
+		zk.WithLogger(negotiationLogger{h: h, inner: s.Logger}), zk.WithEventCallback(h.event), zk.WithDialer(dialer))
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper: connect %v: %w", s.Servers, err)
 	}
@@ -166,7 +211,7 @@ func (h *Holder) event(ev zk.Event) {
 	if !up {
 		h.epoch++
 		for _, l := range h.live {
-			if l.mode == Recycle {
+			if l.zk {
 				// It stays registered until Release deletes its node.
 				l.End(fmt.Errorf("%w: worker %d: zookeeper session %s", holder.ErrLeaseLost, l.WorkerID(), ev.State))
 			}
@@ -220,7 +265,7 @@ func (h *Holder) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), h.s.ConnectTimeout)
 	defer cancel()
 	for _, l := range leases {
-		l.Release(ctx)
+		l.Release(ctx, time.Time{})
 	}
 	h.conn.Close()
 	return nil
@@ -244,7 +289,8 @@ func (h *Holder) ensure(p string) error {
 	return nil
 }
 
-// nodeData is what a worker node holds.
+// nodeData is what a worker node holds. Timestamp is the worker ID's
+// horizon: every ID issued under it so far is stamped before it.
 type nodeData struct {
 	Table     string    `json:"table"`
 	Instance  string    `json:"instance"`
@@ -254,22 +300,21 @@ type nodeData struct {
 	Timestamp time.Time `json:"timestamp"`
 }
 
+func parseData(b []byte) (nodeData, error) {
+	var d nodeData
+	if len(b) == 0 {
+		return d, nil
+	}
+	err := json.Unmarshal(b, &d)
+	return d, err
+}
+
 func (h *Holder) data(req holder.Request, ts time.Time) []byte {
 	b, _ := json.Marshal(nodeData{Table: req.Table, Instance: req.Instance.Key(), Host: req.Instance.Host,
 		Port: req.Instance.Port, PID: req.Instance.PID, Timestamp: ts})
 	return b
 }
 
-func parseTime(b []byte) (time.Time, error) {
-	if len(b) == 0 {
-		return time.Time{}, nil
-	}
-	var d nodeData
-	if err := json.Unmarshal(b, &d); err != nil {
-		return time.Time{}, err
-	}
-	return d.Timestamp, nil
-}
 
 // Acquire implements holder.Holder.
 func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease, error) {
@@ -319,13 +364,12 @@ func (h *Holder) acquireRecycle(ctx context.Context, req holder.Request) (holder
 	if err := h.ensure(stamps); err != nil {
 		return nil, fmt.Errorf("zookeeper: create %s: %w", stamps, err)
 	}
-	sent := time.Now()
 	for w := int64(0); w < req.MaxWorkers(); w++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		node := workers + "/" + strconv.FormatInt(w, 10)
-		l, err := h.tryClaim(req, w, node, stamps+"/"+strconv.FormatInt(w, 10), sent, epoch)
+		l, err := h.tryClaim(req, w, node, stamps+"/"+strconv.FormatInt(w, 10), epoch)
 		if err != nil {
 			return nil, err
 		}
@@ -338,7 +382,7 @@ func (h *Holder) acquireRecycle(ctx context.Context, req holder.Request) (holder
 }
 
 // tryClaim claims worker w, or returns nil, nil when it is taken.
-func (h *Holder) tryClaim(req holder.Request, w int64, node, stamp string, sent time.Time, epoch uint64) (*lease, error) {
+func (h *Holder) tryClaim(req holder.Request, w int64, node, stamp string, epoch uint64) (*lease, error) {
 	// One claimer per node in this process, and none while a lease of
 	// ours on it is not yet released.
 	h.mu.Lock()
@@ -354,24 +398,21 @@ func (h *Holder) tryClaim(req holder.Request, w int64, node, stamp string, sent 
 		delete(h.claim, node)
 		h.mu.Unlock()
 	}()
-	{
-		now := h.s.Now()
-		_, err := h.conn.Create(node, h.data(req, now), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-		if errors.Is(err, zk.ErrNodeExists) && h.orphan(node) {
-			// Left by a lease of ours that was released while the session
-			// was in doubt; its generator has stopped. Free it and retry.
-			_, err = h.conn.Create(node, h.data(req, now), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-		}
-		if errors.Is(err, zk.ErrNodeExists) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("zookeeper: claim %s: %w", node, err)
-		}
+	sid := h.conn.SessionID()
+	sent := h.s.Now()
+	_, err := h.conn.Create(node, h.data(req, sent), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	if errors.Is(err, zk.ErrNodeExists) && h.orphan(node) {
+		// Left by a lease of ours that was released while the session
+		// was in doubt; its generator has stopped. Free it and retry.
+		_, err = h.conn.Create(node, h.data(req, sent), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	}
-	// Read the clock after the claim: a worker ID freed while we were
-	// looking may carry a timestamp later than an earlier reading.
-	return h.startRecycle(req, w, node, stamp, h.s.Now(), sent, epoch)
+	if errors.Is(err, zk.ErrNodeExists) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper: claim %s: %w", node, err)
+	}
+	return h.startRecycle(req, w, node, stamp, sid, epoch)
 }
 
 // orphan deletes node if this session owns it and no lease of this holder
@@ -384,41 +425,40 @@ func (h *Holder) orphan(node string) bool {
 	}
 	h.mu.Lock()
 	_, live := h.live[node]
+	if strings.HasSuffix(node, "/owner") {
+		// A sticky claim: its lease is registered under the persistent node.
+		_, live = h.live[path.Dir(node)]
+	}
 	h.mu.Unlock()
 	return !live && h.conn.Delete(node, stat.Version) == nil
 }
 
-func (h *Holder) startRecycle(req holder.Request, w int64, node, stamp string, now, sent time.Time, epoch uint64) (*lease, error) {
+func (h *Holder) startRecycle(req holder.Request, w int64, node, stamp string, sid int64, epoch uint64) (*lease, error) {
 	giveBack := func() { h.conn.Delete(node, -1) }
 	b, _, err := h.conn.Get(stamp)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		giveBack()
 		return nil, fmt.Errorf("zookeeper: read %s: %w", stamp, err)
 	}
-	last, err := parseTime(b)
+	prev, err := parseData(b)
 	if err != nil {
 		giveBack()
 		return nil, fmt.Errorf("zookeeper: read %s: %w", stamp, err)
 	}
-	if err := holder.CheckClock(w, now, last); err != nil {
-		giveBack()
-		return nil, fmt.Errorf("zookeeper: refusing worker %d: %w", w, err)
-	}
-	// The previous holder of w stopped before the claim (its session ended
-	// or it released), so its IDs are no later than now's tick: start after
-	// it, or a generator could repeat an ID in the tick of a fast takeover.
-	last = later(last, now)
-	l := &lease{StaticLease: holder.NewStaticLease(w, last), h: h, mode: Recycle, req: req,
-		node: node, stamp: stamp, stop: make(chan struct{})}
+	l := &lease{StaticLease: holder.NewStaticLease(w, prev.Timestamp), h: h, mode: Recycle, req: req,
+		node: node, stamp: stamp, zk: true, sid: sid, stop: make(chan struct{})}
+	l.SetClock(h.s.Now)
 	if !h.register(l, epoch) {
 		giveBack()
 		return nil, fmt.Errorf("%w: the session changed while claiming worker %d", ErrUnavailable, w)
 	}
-	l.fence = time.AfterFunc(time.Until(sent.Add(h.s.SessionTimeout-h.s.Margin)), func() {
-		l.End(fmt.Errorf("%w: worker %d: no write to zookeeper succeeded for %s", holder.ErrLeaseLost, w, h.s.SessionTimeout-h.s.Margin))
-	})
-	l.wg.Add(1)
-	go l.run()
+	// The first horizon is persisted before any ID is issued.
+	if err := l.report(); err != nil {
+		h.unregister(l)
+		giveBack()
+		return nil, fmt.Errorf("zookeeper: claim worker %d: write horizon to %s: %w", w, stamp, err)
+	}
+	l.start()
 	return l, nil
 }
 
@@ -428,53 +468,67 @@ type lease struct {
 	h     *Holder
 	mode  Mode
 	req   holder.Request
-	node  string // the worker node
-	stamp string // recycle: the timestamp node
-	cache string // sticky: the cache file, if any
-	zk    bool   // sticky: backed by a node (not the cache fallback)
+	node  string         // the worker node
+	stamp string         // recycle: the horizon node
+	owner string         // sticky: the ephemeral claim under the node
+	cache string         // sticky: the cache file, if any
+	lock  *filelock.Lock // sticky: the cache file's lock, if any
+	zk    bool           // backed by a session (not the cache fallback)
+	sid   int64          // the session the claim belongs to
 	fence *time.Timer
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	once  sync.Once
 }
 
-// timestamp is what a report persists: the generator's high water, or the
-// clock when that is later (sticky mode reports the clock, as Leaf does).
-func (l *lease) timestamp() time.Time {
-	ts := l.HighWater()
-	if l.mode == Sticky {
-		if now := l.h.s.Now(); now.After(ts) {
-			ts = now
-		}
-	}
-	return ts
-}
-
+// report persists a new horizon and, when the write proves the claim's
+// session alive, moves the lease's deadline and horizon forward.
 func (l *lease) report() error {
-	ts := l.timestamp()
+	sent := l.h.s.Now()
+	hz := l.h.horizon(sent)
 	var err error
 	switch {
 	case l.mode == Recycle:
-		sent := time.Now()
-		if ts.IsZero() {
-			// Nothing issued yet; still prove the session is alive.
-			_, _, err = l.h.conn.Exists(l.node)
-		} else {
-			err = l.writeStamp(ts)
-		}
-		if err == nil {
-			// The server heard from the session no earlier than sent.
-			l.fence.Reset(time.Until(sent.Add(l.h.s.SessionTimeout - l.h.s.Margin)))
-		}
+		err = l.writeStamp(hz)
 	case l.zk:
-		_, err = l.h.conn.Set(l.node, l.h.data(l.req, ts), -1)
+		_, err = l.h.conn.Set(l.node, l.h.data(l.req, hz), -1)
 	}
-	if l.cache != "" && !ts.IsZero() {
-		if cerr := writeCache(l.cache, cacheFile{WorkerID: l.WorkerID(), Last: ts}); err == nil {
+	if l.cache != "" {
+		if cerr := writeCache(l.cache, cacheFile{WorkerID: l.WorkerID(), Horizon: hz}); err == nil {
 			err = cerr
 		}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if !l.zk {
+		l.Renew(time.Time{}, hz)
+		return nil
+	}
+	// A request answered on the claim's session proves the server heard
+	// from it no earlier than sent; a new session means the claim is gone.
+	if sid := l.h.conn.SessionID(); sid != l.sid {
+		l.End(fmt.Errorf("%w: worker %d: zookeeper session %#x replaced by %#x", holder.ErrLeaseLost, l.WorkerID(), l.sid, sid))
+		return l.Err()
+	}
+	l.Renew(sent.Add(l.h.fence()), hz)
+	if l.fence != nil {
+		l.fence.Reset(l.Deadline().Sub(l.h.s.Now()))
+	}
+	return nil
+}
+
+// start runs the lease's reports and, for a session-backed lease, ends it
+// on a timer at its deadline so Done closes promptly (the generator checks
+// the deadline itself).
+func (l *lease) start() {
+	if l.zk {
+		l.fence = time.AfterFunc(l.Deadline().Sub(l.h.s.Now()), func() {
+			l.End(fmt.Errorf("%w: worker %d: no write to zookeeper succeeded for %s", holder.ErrLeaseLost, l.WorkerID(), l.h.fence()))
+		})
+	}
+	l.wg.Add(1)
+	go l.run()
 }
 
 func (l *lease) writeStamp(ts time.Time) error {
@@ -500,49 +554,53 @@ func (l *lease) run() {
 		case <-l.Done():
 			return
 		case <-t.C:
-			l.report() // a failure is fenced by the timer (recycle) or harmless (sticky)
+			l.report() // a failure leaves the deadline and horizon where they are
 		}
 	}
 }
 
 // Release implements holder.Lease: it stops issuing, persists the final
-// timestamp and gives the worker ID back (recycle mode).
-func (l *lease) Release(ctx context.Context) error {
+// horizon last (when known) and gives the claim back.
+func (l *lease) Release(ctx context.Context, last time.Time) error {
 	var err error
 	l.once.Do(func() {
-		lost := l.Err() != nil
 		l.End(holder.ErrReleased)
 		close(l.stop)
 		l.wg.Wait()
 		if l.fence != nil {
 			l.fence.Stop()
 		}
-		// Stay registered until the node is deleted: a lost lease's node
-		// may still be ours, and nobody in this process may claim it
-		// before the generator on this lease has stopped for sure, which
-		// the caller's Release says.
-		defer l.h.unregister(l)
-		if l.mode == Recycle && lost {
-			if l.h.conn.State() != zk.StateHasSession {
-				return // the node goes with the session, or on a later Release
-			}
-			if ts := l.timestamp(); !ts.IsZero() {
-				l.raiseStamp(ts)
-			}
-			if _, stat, err := l.h.conn.Get(l.node); err == nil && stat.EphemeralOwner == l.h.conn.SessionID() {
-				l.h.conn.Delete(l.node, stat.Version)
-			}
+		if l.lock != nil {
+			defer l.lock.Unlock()
+		}
+		if l.cache != "" && !last.IsZero() {
+			err = writeCache(l.cache, cacheFile{WorkerID: l.WorkerID(), Horizon: last})
+		}
+		if !l.zk {
 			return
 		}
-		if ts := l.timestamp(); !ts.IsZero() {
+		// Stay registered until the claim is deleted: a lost lease's claim
+		// may still be ours, and nobody in this process may take it before
+		// the generator on this lease has stopped for sure, which the
+		// caller's Release says.
+		defer l.h.unregister(l)
+		if l.h.conn.State() != zk.StateHasSession || l.h.conn.SessionID() != l.sid {
+			return // the claim goes with the session, or on a later Release
+		}
+		if !last.IsZero() {
 			if l.mode == Recycle {
-				err = l.raiseStamp(ts)
+				err = errors.Join(err, l.writeStamp(last))
 			} else {
-				err = l.report()
+				_, serr := l.h.conn.Set(l.node, l.h.data(l.req, last), -1)
+				err = errors.Join(err, serr)
 			}
 		}
-		if l.mode == Recycle {
-			if derr := l.h.conn.Delete(l.node, -1); derr != nil && !errors.Is(derr, zk.ErrNoNode) {
+		claim := l.node
+		if l.mode == Sticky {
+			claim = l.owner
+		}
+		if _, stat, gerr := l.h.conn.Get(claim); gerr == nil && stat.EphemeralOwner == l.sid {
+			if derr := l.h.conn.Delete(claim, stat.Version); derr != nil && !errors.Is(derr, zk.ErrNoNode) {
 				err = errors.Join(err, derr)
 			}
 		}
@@ -553,22 +611,14 @@ func (l *lease) Release(ctx context.Context) error {
 	return err
 }
 
-// raiseStamp writes ts to the timestamp node unless it holds a later one.
-func (l *lease) raiseStamp(ts time.Time) error {
-	b, _, err := l.h.conn.Get(l.stamp)
-	if err == nil {
-		if old, perr := parseTime(b); perr == nil && old.After(ts) {
-			return nil
-		}
-	}
-	return l.writeStamp(ts)
-}
-
 // The sticky mode.
 
 func escape(s string) string { return url.PathEscape(strings.ReplaceAll(s, "-", "%2D")) }
 
 func (h *Holder) acquireSticky(ctx context.Context, req holder.Request) (holder.Lease, error) {
+	if err := req.Instance.CheckSticky(); err != nil {
+		return nil, fmt.Errorf("zookeeper: %w", err)
+	}
 	name := escape(req.Table + "@" + req.Instance.Key())
 	var cache string
 	if h.s.CacheDir != "" {
@@ -581,107 +631,192 @@ func (h *Holder) acquireSticky(ctx context.Context, req holder.Request) (holder.
 		}
 		return h.fromCache(req, cache, err)
 	}
-	_ = epoch
 	dir := path.Join(h.s.Root, req.Namespace, "forever")
 	if err := h.ensure(dir); err != nil {
 		return nil, fmt.Errorf("zookeeper: create %s: %w", dir, err)
 	}
-	children, _, err := h.conn.Children(dir)
+	node, w, err := h.stickyNode(req, dir, name)
 	if err != nil {
-		return nil, fmt.Errorf("zookeeper: list %s: %w", dir, err)
-	}
-	now := h.s.Now()
-	var node string
-	var w int64 = -1
-	var last time.Time
-	for _, c := range children {
-		if seq, ok := strings.CutPrefix(c, name+"-"); ok && len(seq) == 10 {
-			if w, err = strconv.ParseInt(seq, 10, 64); err != nil {
-				return nil, fmt.Errorf("zookeeper: node %s/%s: bad sequence number", dir, c)
-			}
-			node = dir + "/" + c
-			b, _, err := h.conn.Get(node)
-			if err != nil {
-				return nil, fmt.Errorf("zookeeper: read %s: %w", node, err)
-			}
-			if last, err = parseTime(b); err != nil {
-				return nil, fmt.Errorf("zookeeper: read %s: %w", node, err)
-			}
-			break
-		}
-	}
-	if node == "" {
-		created, err := h.conn.Create(dir+"/"+name+"-", h.data(req, now), zk.FlagSequence, zk.WorldACL(zk.PermAll))
-		if err != nil {
-			return nil, fmt.Errorf("zookeeper: create %s/%s-: %w", dir, name, err)
-		}
-		node = created
-		seq := created[strings.LastIndexByte(created, '-')+1:]
-		if w, err = strconv.ParseInt(seq, 10, 64); err != nil {
-			return nil, fmt.Errorf("zookeeper: created %s: bad sequence number", created)
-		}
+		return nil, err
 	}
 	if w >= req.MaxWorkers() {
 		return nil, fmt.Errorf("%w: sticky node %s has sequence number %d, beyond the %d worker IDs of %d worker bits",
 			ErrExhausted, node, w, req.MaxWorkers(), req.WorkerBits)
 	}
+	var lock *filelock.Lock
 	if cache != "" {
-		if cl, err := readCache(cache); err == nil && cl.WorkerID == w && cl.Last.After(last) {
-			last = cl.Last
+		if lock, err = lockCache(cache, req); err != nil {
+			return nil, err
 		}
 	}
-	if err := holder.CheckClock(w, now, last); err != nil {
-		return nil, fmt.Errorf("zookeeper: refusing sticky worker %d (%s): %w", w, node, err)
+	l, err := h.claimSticky(ctx, req, node, w, cache, lock, epoch)
+	if err != nil && lock != nil {
+		lock.Unlock()
 	}
-	last = later(last, now) // the previous run's IDs are all before now's tick
-	l := &lease{StaticLease: holder.NewStaticLease(w, last), h: h, mode: Sticky, req: req,
-		node: node, cache: cache, zk: true, stop: make(chan struct{})}
+	return l, err
+}
+
+// stickyNode finds or creates the identity's persistent node and returns it
+// with its worker ID.
+func (h *Holder) stickyNode(req holder.Request, dir, name string) (string, int64, error) {
+	children, _, err := h.conn.Children(dir)
+	if err != nil {
+		return "", 0, fmt.Errorf("zookeeper: list %s: %w", dir, err)
+	}
+	for _, c := range children {
+		if seq, ok := strings.CutPrefix(c, name+"-"); ok && len(seq) == 10 {
+			w, err := strconv.ParseInt(seq, 10, 64)
+			if err != nil {
+				return "", 0, fmt.Errorf("zookeeper: node %s/%s: bad sequence number", dir, c)
+			}
+			return dir + "/" + c, w, nil
+		}
+	}
+	created, err := h.conn.Create(dir+"/"+name+"-", h.data(req, time.Time{}), zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		return "", 0, fmt.Errorf("zookeeper: create %s/%s-: %w", dir, name, err)
+	}
+	w, err := strconv.ParseInt(created[strings.LastIndexByte(created, '-')+1:], 10, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("zookeeper: created %s: bad sequence number", created)
+	}
+	return created, w, nil
+}
+
+// claimSticky takes the identity's exclusive claim, an ephemeral node under
+// its persistent node. While another session holds the claim it waits for
+// that session to end, up to one session timeout plus the margin; a claim
+// still held then belongs to a live process and the identity is refused.
+func (h *Holder) claimSticky(ctx context.Context, req holder.Request, node string, w int64, cache string, lock *filelock.Lock, epoch uint64) (*lease, error) {
 	h.mu.Lock()
-	if _, dup := h.live[node]; dup {
-		h.mu.Unlock()
+	_, dup := h.live[node]
+	h.mu.Unlock()
+	if dup {
 		return nil, fmt.Errorf("zookeeper: sticky worker %d (%s) is already leased by this holder", w, node)
 	}
-	h.live[node] = l
-	h.mu.Unlock()
+	owner := node + "/owner"
+	giveUp := time.NewTimer(h.sessionTimeout() + h.s.Margin)
+	defer giveUp.Stop()
+	for {
+		_, err := h.conn.Create(owner, h.data(req, time.Time{}), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		if errors.Is(err, zk.ErrNodeExists) && h.orphan(owner) {
+			continue
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return nil, fmt.Errorf("zookeeper: claim %s: %w", owner, err)
+		}
+		b, _, ch, err := h.conn.GetW(owner)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("zookeeper: read %s: %w", owner, err)
+		}
+		who := ""
+		if d, err := parseData(b); err == nil {
+			who = fmt.Sprintf("host %s pid %d", d.Host, d.PID)
+		}
+		select {
+		case <-ch:
+		case <-giveUp.C:
+			return nil, fmt.Errorf("zookeeper: %w", &holder.IdentityInUseError{Identity: req.Instance.Key(), Holder: who,
+				Reason: fmt.Sprintf("is claimed (%s) by a session that stayed alive for %s", owner, h.sessionTimeout()+h.s.Margin)})
+		case <-ctx.Done():
+			return nil, fmt.Errorf("zookeeper: waiting for %s to be released: %w", owner, ctx.Err())
+		}
+	}
+	sid := h.conn.SessionID()
+	giveBack := func() { h.conn.Delete(owner, -1) }
+	b, _, err := h.conn.Get(node)
+	if err != nil {
+		giveBack()
+		return nil, fmt.Errorf("zookeeper: read %s: %w", node, err)
+	}
+	prev, err := parseData(b)
+	if err != nil {
+		giveBack()
+		return nil, fmt.Errorf("zookeeper: read %s: %w", node, err)
+	}
+	after := prev.Timestamp
+	if cache != "" {
+		if c, err := readCache(cache); err == nil && c.WorkerID == w {
+			after = later(after, c.Horizon)
+		}
+	}
+	l := &lease{StaticLease: holder.NewStaticLease(w, after), h: h, mode: Sticky, req: req,
+		node: node, owner: owner, cache: cache, lock: lock, zk: true, sid: sid, stop: make(chan struct{})}
+	l.SetClock(h.s.Now)
+	if !h.register(l, epoch) {
+		giveBack()
+		return nil, fmt.Errorf("%w: the session changed while claiming sticky worker %d", ErrUnavailable, w)
+	}
 	if err := l.report(); err != nil {
 		h.unregister(l)
+		giveBack()
 		return nil, fmt.Errorf("zookeeper: report to %s: %w", node, err)
 	}
-	l.wg.Add(1)
-	go l.run()
+	l.start()
 	return l, nil
 }
 
+// lockCache takes the cache file's lock: one process per identity on a
+// host, even while ZooKeeper cannot say.
+func lockCache(cache string, req holder.Request) (*filelock.Lock, error) {
+	lock, err := filelock.TryLock(cache + ".lock")
+	if errors.Is(err, filelock.ErrLocked) {
+		return nil, fmt.Errorf("zookeeper: %w", &holder.IdentityInUseError{Identity: req.Instance.Key(),
+			Reason: "is in use by another live process on this host (lock " + cache + ".lock)"})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper: cache file lock: %w", err)
+	}
+	return lock, nil
+}
+
 // fromCache serves a sticky lease from the cache file when ZooKeeper cannot
-// be reached, with the same clock check.
+// be reached: the cache file's lock keeps the identity exclusive on this
+// host, and the lease issues only after the cached horizon and within the
+// horizon it keeps writing there.
 func (h *Holder) fromCache(req holder.Request, cache string, cause error) (holder.Lease, error) {
+	lock, err := lockCache(cache, req)
+	if err != nil {
+		return nil, err
+	}
 	c, err := readCache(cache)
 	if err != nil {
+		lock.Unlock()
 		return nil, fmt.Errorf("zookeeper: %w; and no usable cache file: %w", cause, err)
 	}
 	if c.WorkerID >= req.MaxWorkers() {
+		lock.Unlock()
 		return nil, fmt.Errorf("zookeeper: cache file %s: worker %d out of range", cache, c.WorkerID)
 	}
-	if err := holder.CheckClock(c.WorkerID, h.s.Now(), c.Last); err != nil {
-		return nil, fmt.Errorf("zookeeper: unreachable, refusing cached worker %d (%s): %w", c.WorkerID, cache, err)
-	}
-	l := &lease{StaticLease: holder.NewStaticLease(c.WorkerID, later(c.Last, h.s.Now())), h: h, mode: Sticky, req: req,
-		node: "cache:" + cache, cache: cache, stop: make(chan struct{})}
+	l := &lease{StaticLease: holder.NewStaticLease(c.WorkerID, c.Horizon), h: h, mode: Sticky, req: req,
+		node: "cache:" + cache, cache: cache, lock: lock, stop: make(chan struct{})}
+	l.SetClock(h.s.Now)
 	h.mu.Lock()
 	if _, dup := h.live[l.node]; dup {
 		h.mu.Unlock()
+		lock.Unlock()
 		return nil, fmt.Errorf("zookeeper: cached worker %d is already leased by this holder", c.WorkerID)
 	}
 	h.live[l.node] = l
 	h.mu.Unlock()
-	l.wg.Add(1)
-	go l.run()
+	if err := l.report(); err != nil {
+		h.unregister(l)
+		lock.Unlock()
+		return nil, fmt.Errorf("zookeeper: unreachable, and writing the cache file failed: %w", err)
+	}
+	l.start()
 	return l, nil
 }
 
 type cacheFile struct {
 	WorkerID int64     `json:"worker_id"`
-	Last     time.Time `json:"last_timestamp"`
+	Horizon  time.Time `json:"horizon"`
 }
 
 func readCache(p string) (cacheFile, error) {
@@ -697,15 +832,11 @@ func readCache(p string) (cacheFile, error) {
 }
 
 func writeCache(p string, c cacheFile) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	b, err := json.Marshal(c)
+	if err != nil {
 		return err
 	}
-	b, _ := json.Marshal(c)
-	tmp := p + ".tmp" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return atomicfile.Write(p, b)
 }
 
 func later(a, b time.Time) time.Time {

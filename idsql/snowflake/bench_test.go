@@ -43,7 +43,7 @@ func benchIDs(b *testing.B, next func(context.Context) (int64, error), parallel 
 }
 
 func benchNextID(b *testing.B, l Layout, parallel bool) {
-	g, err := New(holder.NewStaticLease(1, time.Time{}), Settings{Layout: l})
+	g, err := New(context.Background(), holder.NewStaticLease(1, time.Time{}), Settings{Layout: l})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func BenchmarkSnowflakeGenerate(b *testing.B) {
 }
 
 func benchCached(b *testing.B, l Layout, parallel bool) {
-	c, err := NewCached(holder.NewStaticLease(1, time.Time{}), Settings{Layout: l}, CachedSettings{})
+	c, err := NewCached(context.Background(), holder.NewStaticLease(1, time.Time{}), Settings{Layout: l}, CachedSettings{})
 	if err != nil {
 		b.Fatal(err)
 	}

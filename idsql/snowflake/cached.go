@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/idsql/idsql/holder"
 )
 
 // publishChunk is how many IDs the filler writes before making them visible.
@@ -37,8 +35,12 @@ type CachedSettings struct {
 // filler keeps stocked, after Baidu uid-generator's CachedUidGenerator. A
 // take is a few atomic operations and never blocks while the ring holds
 // IDs; when it runs dry a take waits for the filler. The filler may borrow
-// future ticks up to MaxDrift, never further, and the generator's high-water
-// mark (what holders persist) includes borrowed ticks.
+// future ticks up to MaxDrift and never past the lease's horizon, and the
+// generator's high-water mark includes borrowed ticks. The filler reserves
+// IDs only within the lease's deadline; a take does not look at the clock,
+// so IDs reserved before a pause may be handed out after it. They stay
+// unique: every one lies within the horizon the lease persisted, and the
+// next holder of the worker ID starts after it.
 type Cached struct {
 	gen       *Generator
 	slots     []atomic.Uint64
@@ -61,9 +63,10 @@ type Cached struct {
 	err     atomic.Pointer[error]
 }
 
-// NewCached starts a cached generator under lease. Close stops its filler.
-func NewCached(lease holder.Lease, s Settings, cs CachedSettings) (*Cached, error) {
-	g, err := New(lease, s)
+// NewCached starts a cached generator under lease (waiting, as New does,
+// for the clock to pass the lease's horizon). Close stops its filler.
+func NewCached(ctx context.Context, lease Lease, s Settings, cs CachedSettings) (*Cached, error) {
+	g, err := New(ctx, lease, s)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 
 func newTestCached(t testing.TB, lease holder.Lease, s Settings, cs CachedSettings) *Cached {
 	t.Helper()
-	c, err := NewCached(lease, s, cs)
+	c, err := NewCached(context.Background(), lease, s, cs)
 	if err != nil {
 		t.Fatalf("NewCached: %v", err)
 	}
@@ -58,15 +58,14 @@ func TestCachedUniqueConcurrent(t *testing.T) {
 // clock once the ring is dry and the drift is used up.
 func TestCachedDriftBound(t *testing.T) {
 	clock := clocktest.New(testNow)
-	lease := holder.NewStaticLease(1, time.Time{})
-	c := newTestCached(t, lease, Settings{Clock: clock}, CachedSettings{Size: 1 << 16, MaxDrift: 3 * time.Millisecond})
+	c := newTestCached(t, holder.NewStaticLease(1, time.Time{}), Settings{Clock: clock}, CachedSettings{Size: 1 << 16, MaxDrift: 3 * time.Millisecond})
 	ctx := context.Background()
 	ids, err := c.NextIDs(ctx, 4*4096) // now + 3 ticks ahead = 4 ticks
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkUnique(t, ids)
-	if hw := lease.HighWater(); hw.After(testNow.Add(3 * time.Millisecond)) {
+	if hw := c.Generator().HighWater(); hw.After(testNow.Add(3 * time.Millisecond)) {
 		t.Fatalf("high water %s is more than 3ms ahead of the clock %s", hw, testNow)
 	}
 	// The next take must wait: the ring is dry and borrowing is used up.
@@ -115,7 +114,7 @@ func TestCachedClose(t *testing.T) {
 
 func TestCachedSettingsRejected(t *testing.T) {
 	for _, cs := range []CachedSettings{{Size: -1}, {Size: 1024, Threshold: 2048}} {
-		if _, err := NewCached(holder.NewStaticLease(1, time.Time{}), Settings{}, cs); err == nil {
+		if _, err := NewCached(context.Background(), holder.NewStaticLease(1, time.Time{}), Settings{}, cs); err == nil {
 			t.Errorf("NewCached(%+v) accepted", cs)
 		}
 	}

@@ -45,7 +45,7 @@ func ExampleGenerator() {
 	if err != nil {
 		panic(err)
 	}
-	g, err := snowflake.New(lease, snowflake.Settings{Layout: snowflake.Leaf})
+	g, err := snowflake.New(ctx, lease, snowflake.Settings{Layout: snowflake.Leaf})
 	if err != nil {
 		panic(err)
 	}

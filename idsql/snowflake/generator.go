@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
-
-	"github.com/idsql/idsql/holder"
 )
 
 // Errors of the generator. Compare with errors.Is.
@@ -18,9 +17,28 @@ var (
 	// ErrExhausted means the layout's time bits are used up: issuing more
 	// IDs would overflow into the sign bit.
 	ErrExhausted = errors.New("snowflake: time bits exhausted")
-	// ErrStopped means the worker lease ended; no ID is issued after it.
+	// ErrStopped means the worker lease ended, its deadline or horizon was
+	// reached, or Stop was called; no ID is issued after it.
 	ErrStopped = errors.New("snowflake: generator stopped")
 )
+
+// ClockBehindError reports a clock at start-up further behind the horizon
+// persisted for the worker ID (Lease.After) than the generator may wait for:
+// issuing IDs now could repeat IDs issued before.
+type ClockBehindError struct {
+	WorkerID int64
+	Now      time.Time // the clock at the check
+	After    time.Time // the persisted horizon
+	Max      time.Duration
+}
+
+func (e *ClockBehindError) Error() string {
+	return fmt.Sprintf("snowflake: clock is behind worker %d's persisted horizon: now %s, horizon %s (%s behind, more than the %s the generator waits at start)",
+		e.WorkerID, e.Now.UTC().Format(time.RFC3339Nano), e.After.UTC().Format(time.RFC3339Nano), e.After.Sub(e.Now), e.Max)
+}
+
+// Unwrap returns ErrClockBackwards.
+func (e *ClockBehindError) Unwrap() error { return ErrClockBackwards }
 
 // ClockBackwardError reports a clock further behind the last issued tick than
 // the generator may wait for.
@@ -41,6 +59,12 @@ func (e *ClockBackwardError) Unwrap() error { return ErrClockBackwards }
 // back, as in Leaf.
 const DefaultMaxBackward = 5 * time.Millisecond
 
+// DefaultMaxStartWait is how long New waits for the clock to pass the
+// worker ID's persisted horizon. A successor normally waits a fraction of a
+// second; a process restarted right after a crash waits for the horizon its
+// previous run had reserved (at most one lease period).
+const DefaultMaxStartWait = 45 * time.Second
+
 // Settings configure a Generator. The zero value is the leaf layout on the
 // system clock.
 type Settings struct {
@@ -52,6 +76,10 @@ type Settings struct {
 	// tick before failing: 0 means DefaultMaxBackward, negative means fail
 	// at once.
 	MaxBackward time.Duration
+	// MaxStartWait is how long New waits for the clock to pass the lease's
+	// After horizon before failing with a *ClockBehindError: 0 means
+	// DefaultMaxStartWait, negative means fail at once.
+	MaxStartWait time.Duration
 	// RandomStart, when positive, starts the sequence of each new tick at a
 	// random number below it (Leaf uses 100), so low-traffic IDs spread over
 	// shards that are chosen by id % n. At most half the sequence space.
@@ -76,18 +104,28 @@ type Generator struct {
 	maxBackward time.Duration
 	randomStart uint64
 	rand        func(uint64) uint64
-	lease       holder.Lease
+	lease       Lease
 	done        <-chan struct{}
 
-	_     [64]byte // keep the hot word on its own cache line
+	_     [64]byte // keep the hot words on their own cache line
 	state atomic.Uint64
-	_     [56]byte
+	// deadline is the lease's deadline as an elapsed() value: no ID is
+	// stamped with a reading at or past it. math.MaxInt64 means none.
+	deadline atomic.Int64
+	// lastTick is the last tick the lease's horizon allows.
+	lastTick atomic.Int64
+	_        [40]byte
 }
 
+// stopBit marks a stopped state word. A state word holds tick<<seqBits|seq,
+// at most 62 bits (every layout has a worker bit), so the top bit is free.
+const stopBit = uint64(1) << 63
+
 // New returns a generator issuing IDs under lease. It refuses a layout that
-// is invalid or runs out within a year, a worker ID outside the layout, and a
-// wall clock behind the lease's last persisted timestamp.
-func New(lease holder.Lease, s Settings) (*Generator, error) {
+// is invalid or runs out within a year and a worker ID outside the layout.
+// When the clock is behind the lease's After horizon it waits for the clock
+// to pass it, up to MaxStartWait, then refuses with a *ClockBehindError.
+func New(ctx context.Context, lease Lease, s Settings) (*Generator, error) {
 	if s.Layout == (Layout{}) {
 		s.Layout = Leaf
 	}
@@ -99,6 +137,12 @@ func New(lease holder.Lease, s Settings) (*Generator, error) {
 		s.MaxBackward = DefaultMaxBackward
 	case s.MaxBackward < 0:
 		s.MaxBackward = 0
+	}
+	switch {
+	case s.MaxStartWait == 0:
+		s.MaxStartWait = DefaultMaxStartWait
+	case s.MaxStartWait < 0:
+		s.MaxStartWait = 0
 	}
 	if s.Rand == nil {
 		s.Rand = rand.Uint64N
@@ -116,8 +160,17 @@ func New(lease holder.Lease, s Settings) (*Generator, error) {
 	if w < 0 || w > l.MaxWorker() {
 		return nil, fmt.Errorf("snowflake: worker ID %d out of range 0..%d for layout %s", w, l.MaxWorker(), l)
 	}
-	if err := holder.CheckClock(w, now, lease.LastTime()); err != nil {
-		return nil, fmt.Errorf("snowflake: refusing to start: %w", err)
+	after := lease.After()
+	// The first ID's tick must lie after the tick holding the horizon.
+	if first := l.TimeOf(l.Tick(after) + 1); !after.IsZero() && now.Before(first) {
+		if behind := first.Sub(now); behind > s.MaxStartWait {
+			return nil, fmt.Errorf("snowflake: refusing to start: %w",
+				&ClockBehindError{WorkerID: w, Now: now, After: after, Max: s.MaxStartWait})
+		}
+		if err := s.Clock.Sleep(ctx, first.Sub(now)); err != nil {
+			return nil, fmt.Errorf("snowflake: waiting %s for the clock to pass worker %d's horizon: %w", first.Sub(now), w, err)
+		}
+		now = s.Clock.Now()
 	}
 	_, isSystem := s.Clock.(SystemClock)
 	g := &Generator{
@@ -137,12 +190,47 @@ func New(lease holder.Lease, s Settings) (*Generator, error) {
 		lease:       lease,
 		done:        lease.Done(),
 	}
-	if last := lease.LastTime(); !last.IsZero() {
-		// Start strictly after the persisted tick: its sequences may be used.
-		g.state.Store(uint64(l.Tick(last))<<g.seqBits | g.seqMask)
+	if !after.IsZero() {
+		// Start strictly after the horizon's tick: its sequences may be used.
+		g.state.Store(uint64(l.Tick(after))<<g.seqBits | g.seqMask)
 	}
-	lease.Track(g.HighWater)
+	if err := g.renew(); err != nil {
+		return nil, err
+	}
 	return g, nil
+}
+
+// renew reads the lease's deadline and horizon into the generator's limit
+// words.
+func (g *Generator) renew() error {
+	deadline, horizon, err := g.lease.Validity()
+	if err != nil {
+		return fmt.Errorf("%w: worker %d: %w", ErrStopped, g.WorkerID(), err)
+	}
+	d := int64(math.MaxInt64)
+	if !deadline.IsZero() {
+		d = int64(g.startOffset + deadline.Sub(g.start))
+	}
+	t := int64(math.MaxInt64)
+	if !horizon.IsZero() {
+		// A tick is allowed when it ends by the horizon.
+		t = g.layout.Tick(horizon) - 1
+	}
+	g.deadline.Store(d)
+	g.lastTick.Store(t)
+	return nil
+}
+
+// Stop stops the generator: no ID is issued once it returns. It returns the
+// start of the last tick issued or reserved (the cached ring's unissued IDs
+// included), the horizon to persist on Lease.Release.
+func (g *Generator) Stop() time.Time {
+	for {
+		old := g.state.Load()
+		if old&stopBit != 0 || g.state.CompareAndSwap(old, old|stopBit) {
+			return g.layout.TimeOf(int64(old &^ stopBit >> g.seqBits))
+		}
+	}
 }
 
 // Layout returns the generator's layout.
@@ -153,7 +241,7 @@ func (g *Generator) WorkerID() int64 { return int64(g.workerPart >> g.seqBits) }
 
 // HighWater returns the start of the latest tick issued or reserved.
 func (g *Generator) HighWater() time.Time {
-	return g.layout.TimeOf(int64(g.state.Load() >> g.seqBits))
+	return g.layout.TimeOf(int64(g.state.Load() &^ stopBit >> g.seqBits))
 }
 
 // NextID returns a new ID. It waits for the next tick when this one's
@@ -200,11 +288,12 @@ func (g *Generator) elapsed() time.Duration {
 	return g.startOffset + g.clock.Now().Sub(g.start)
 }
 
-func (g *Generator) tick() int64 {
+// tickOf returns the tick holding the elapsed() reading e.
+func (g *Generator) tickOf(e time.Duration) int64 {
 	if g.layout.Unit == time.Millisecond {
-		return int64(g.elapsed() / time.Millisecond) // a constant divisor is a multiply
+		return int64(e / time.Millisecond) // a constant divisor is a multiply
 	}
-	return int64(g.elapsed() / g.layout.Unit)
+	return int64(e / g.layout.Unit)
 }
 
 // errWouldWait is returned by reserve when it may not wait.
@@ -226,7 +315,22 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 		// read from the clock before it was stored, so a clock read after the
 		// load is never behind it unless the clock really stepped back.
 		old := g.state.Load()
-		now := g.tick()
+		if old&stopBit != 0 {
+			return 0, 0, fmt.Errorf("%w: worker %d: stopped", ErrStopped, g.WorkerID())
+		}
+		e := g.elapsed()
+		// The reading that stamps the ID is the one checked against the
+		// lease's deadline, so a process paused anywhere before this line
+		// issues nothing once it resumes past the deadline.
+		if int64(e) >= g.deadline.Load() {
+			if err := g.renew(); err != nil {
+				return 0, 0, err
+			}
+			if int64(e) >= g.deadline.Load() {
+				return 0, 0, fmt.Errorf("%w: worker %d: the lease's deadline passed without renewal", ErrStopped, g.WorkerID())
+			}
+		}
+		now := g.tickOf(e)
 		last := int64(old >> g.seqBits)
 		var first uint64
 		switch {
@@ -260,11 +364,36 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 		if int64(first>>g.seqBits) > g.maxTick {
 			return 0, 0, fmt.Errorf("%w: layout %s ended at %s", ErrExhausted, g.layout, g.layout.Horizon().UTC().Format(time.RFC3339))
 		}
+		if t := int64(first >> g.seqBits); t > g.lastTick.Load() {
+			if err := g.beyondHorizon(t, now, wait); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
 		count := min(want, g.seqMask-first&g.seqMask+1)
 		if g.state.CompareAndSwap(old, first+count-1) {
 			return first, count, nil
 		}
 	}
+}
+
+// beyondHorizon handles a tick past the lease's horizon: it reads the
+// lease's limits again and reports whether tick is allowed now. A borrowed
+// tick (ahead of the clock) waits for the horizon to move; a current one
+// means the holder could not persist a horizon in time.
+func (g *Generator) beyondHorizon(tick, now int64, wait bool) error {
+	if err := g.renew(); err != nil {
+		return err
+	}
+	if tick <= g.lastTick.Load() {
+		return nil
+	}
+	if tick > now && !wait {
+		return errWouldWait
+	}
+	return fmt.Errorf("%w: worker %d: tick %s is past the lease's persisted horizon %s",
+		ErrStopped, g.WorkerID(), g.layout.TimeOf(tick).UTC().Format(time.RFC3339Nano),
+		g.layout.TimeOf(g.lastTick.Load()+1).UTC().Format(time.RFC3339Nano))
 }
 
 // waitTick waits until the clock reaches tick.

@@ -15,7 +15,7 @@ import (
 
 func newTestGen(t testing.TB, s Settings) *Generator {
 	t.Helper()
-	g, err := New(holder.NewStaticLease(3, time.Time{}), s)
+	g, err := New(context.Background(), holder.NewStaticLease(3, time.Time{}), s)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -189,7 +189,7 @@ func TestOverflowFails(t *testing.T) {
 	clock := clocktest.New(testNow)
 	l := Layout{Name: "short", TimeBits: 30, WorkerBits: 20, SequenceBits: 13, Unit: time.Second,
 		Epoch: testNow.Add(-(1<<30 - 2*366*24*3600) * time.Second)} // about two years left
-	g, err := New(holder.NewStaticLease(1, time.Time{}), Settings{Layout: l, Clock: clock})
+	g, err := New(context.Background(), holder.NewStaticLease(1, time.Time{}), Settings{Layout: l, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,13 +208,155 @@ func TestOverflowFails(t *testing.T) {
 func TestStartRefusesClockBehindPersisted(t *testing.T) {
 	clock := clocktest.New(testNow)
 	lease := holder.NewStaticLease(2, testNow.Add(90*time.Second))
-	_, err := New(lease, Settings{Clock: clock})
-	var cb *holder.ClockBehindError
-	if !errors.As(err, &cb) {
-		t.Fatalf("New = %v, want *holder.ClockBehindError", err)
+	_, err := New(context.Background(), lease, Settings{Clock: clock})
+	var cb *ClockBehindError
+	if !errors.As(err, &cb) || !errors.Is(err, ErrClockBackwards) {
+		t.Fatalf("New = %v, want *ClockBehindError", err)
 	}
-	if !cb.Now.Equal(testNow) || !cb.Last.Equal(testNow.Add(90*time.Second)) || !strings.Contains(err.Error(), "1m30s behind") {
+	if !cb.Now.Equal(testNow) || !cb.After.Equal(testNow.Add(90*time.Second)) || !strings.Contains(err.Error(), "1m30s behind") {
 		t.Errorf("error = %v", err)
+	}
+	if _, slept := clock.Slept(); slept != 0 {
+		t.Errorf("New slept %s before refusing; it should refuse at once", slept)
+	}
+}
+
+// A successor whose clock is a little behind the horizon its predecessor
+// persisted waits for the clock to pass it, then issues only later ticks.
+func TestStartWaitsForHorizon(t *testing.T) {
+	clock := clocktest.New(testNow)
+	after := testNow.Add(1500 * time.Millisecond)
+	g, err := New(context.Background(), holder.NewStaticLease(2, after), Settings{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, slept := clock.Slept(); slept < 1500*time.Millisecond {
+		t.Errorf("New slept %s, want at least 1.5s", slept)
+	}
+	id, err := g.NextID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Leaf.Decompose(id).Time; !got.After(after) {
+		t.Errorf("first ID at %s, want after the horizon %s", got, after)
+	}
+}
+
+// A paused process cannot close anything, so the deadline is checked with
+// the clock reading that stamps each ID: past it the generator refuses even
+// though Done is still open.
+func TestDeadlineFencesWithoutDone(t *testing.T) {
+	clock := clocktest.New(testNow)
+	lease := holder.NewStaticLease(5, time.Time{})
+	lease.SetClock(clock.Now)
+	lease.Renew(testNow.Add(100*time.Millisecond), time.Time{})
+	g, err := New(context.Background(), lease, Settings{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := g.NextID(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(99 * time.Millisecond)
+	if _, err := g.NextID(ctx); err != nil {
+		t.Fatalf("NextID 1ms before the deadline = %v", err)
+	}
+	clock.Add(time.Millisecond) // the "pause" ends exactly at the deadline
+	id, err := g.NextID(ctx)
+	if !errors.Is(err, ErrStopped) || !errors.Is(err, holder.ErrLeaseLost) || id != 0 {
+		t.Fatalf("NextID at the deadline = %d, %v; want ErrStopped wrapping holder.ErrLeaseLost", id, err)
+	}
+	// A renewal that came too late does not revive it.
+	lease.Renew(testNow.Add(time.Hour), time.Time{})
+	if _, err := g.NextID(ctx); !errors.Is(err, ErrStopped) {
+		t.Fatalf("NextID after a late renewal = %v, want ErrStopped", err)
+	}
+}
+
+// A renewed deadline lets the generator go on.
+func TestDeadlineRenewed(t *testing.T) {
+	clock := clocktest.New(testNow)
+	lease := holder.NewStaticLease(5, time.Time{})
+	lease.SetClock(clock.Now)
+	lease.Renew(testNow.Add(100*time.Millisecond), time.Time{})
+	g, err := New(context.Background(), lease, Settings{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(90 * time.Millisecond)
+	lease.Renew(testNow.Add(200*time.Millisecond), time.Time{})
+	clock.Add(50 * time.Millisecond)
+	if _, err := g.NextID(context.Background()); err != nil {
+		t.Fatalf("NextID after renewal = %v", err)
+	}
+}
+
+// The generator never stamps an ID in a tick ending after the persisted
+// horizon, whatever the deadline says.
+func TestHorizonBoundsTicks(t *testing.T) {
+	clock := clocktest.New(testNow)
+	lease := holder.NewStaticLease(6, time.Time{})
+	horizon := testNow.Add(10 * time.Millisecond)
+	lease.Renew(time.Time{}, horizon)
+	g, err := New(context.Background(), lease, Settings{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var last int64
+	for {
+		id, err := g.NextID(ctx)
+		if err != nil {
+			if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "horizon") {
+				t.Fatalf("NextID = %v, want ErrStopped naming the horizon", err)
+			}
+			break
+		}
+		last = id
+	}
+	if end := Leaf.Decompose(last).Time.Add(Leaf.Unit); end.After(horizon) {
+		t.Fatalf("last ID's tick ends at %s, after the horizon %s", end, horizon)
+	}
+	if got, want := Leaf.Decompose(last).Time, horizon.Add(-Leaf.Unit); !got.Equal(want) {
+		t.Errorf("last ID's tick %s, want the last tick before the horizon %s", got, want)
+	}
+	// A successor starting after this horizon issues only later ticks.
+	g2, err := New(ctx, holder.NewStaticLease(6, horizon), Settings{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := g2.NextID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id <= last {
+		t.Fatalf("successor's first ID %d is not above the predecessor's last %d", id, last)
+	}
+}
+
+// Stop is final and returns the horizon to persist: the tick of the last ID.
+func TestStopReturnsLastTick(t *testing.T) {
+	clock := clocktest.New(testNow)
+	g, err := New(context.Background(), holder.NewStaticLease(7, time.Time{}), Settings{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	clock.Add(5 * time.Millisecond)
+	id, err := g.NextID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := g.Stop()
+	if want := Leaf.Decompose(id).Time; !last.Equal(want) {
+		t.Errorf("Stop = %s, want the last ID's tick %s", last, want)
+	}
+	if _, err := g.NextID(ctx); !errors.Is(err, ErrStopped) {
+		t.Fatalf("NextID after Stop = %v, want ErrStopped", err)
+	}
+	if again := g.Stop(); !again.Equal(last) {
+		t.Errorf("second Stop = %s, want %s", again, last)
 	}
 }
 
@@ -223,7 +365,7 @@ func TestStartRefusesClockBehindPersisted(t *testing.T) {
 func TestStartAfterPersistedTick(t *testing.T) {
 	clock := clocktest.New(testNow)
 	lease := holder.NewStaticLease(2, testNow)
-	g, err := New(lease, Settings{Clock: clock})
+	g, err := New(context.Background(), lease, Settings{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,14 +376,14 @@ func TestStartAfterPersistedTick(t *testing.T) {
 	if got := Leaf.Decompose(id).Time; !got.After(testNow) {
 		t.Errorf("first ID at %s, want after the persisted %s", got, testNow)
 	}
-	if lease.HighWater().Before(Leaf.Decompose(id).Time) {
-		t.Errorf("lease high water %s is behind the issued ID", lease.HighWater())
+	if g.HighWater().Before(Leaf.Decompose(id).Time) {
+		t.Errorf("high water %s is behind the issued ID", g.HighWater())
 	}
 }
 
 func TestLeaseLostStops(t *testing.T) {
 	lease := holder.NewStaticLease(4, time.Time{})
-	g, err := New(lease, Settings{Clock: clocktest.New(testNow)})
+	g, err := New(context.Background(), lease, Settings{Clock: clocktest.New(testNow)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +430,7 @@ func TestSettingsRejected(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := New(tt.lease, tt.s); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if _, err := New(context.Background(), tt.lease, tt.s); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("New = %v, want %q", err, tt.want)
 			}
 		})

@@ -1,16 +1,26 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
 	"path"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/go-zookeeper/zk"
 
+	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
+	"github.com/idsql/idsql/internal/redistest"
 	"github.com/idsql/idsql/internal/zktest"
 )
 
@@ -65,6 +75,131 @@ func TestSmokeZooKeeper(t *testing.T) {
 	if err != nil || len(children) != 1 || children[0] != "smoke" {
 		t.Fatalf("children of %s = %v, %v; want [smoke]", chroot, children, err)
 	}
+}
+
+func TestSmokeMySQL(t *testing.T) {
+	t.Parallel()
+	db, dsn := mysqltest.Open(t)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE smoke (id BIGINT PRIMARY KEY, note VARCHAR(16) NOT NULL)`); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO smoke (id, note) VALUES (?, ?), (?, ?)`, 1, "one", 2, "two"); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	var n int
+	var notes string
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*), GROUP_CONCAT(note ORDER BY id) FROM smoke`).Scan(&n, &notes); err != nil {
+		t.Fatalf("select: %v", err)
+	}
+	if n != 2 || notes != "one,two" {
+		t.Fatalf("read back %d rows %q, want 2 rows \"one,two\"", n, notes)
+	}
+	// The table lives in the test's own database, not in the shared one.
+	own, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatalf("parse the test's DSN: %v", err)
+	}
+	shared, err := mysql.ParseDSN(mysqltest.BaseDSN(t))
+	if err != nil {
+		t.Fatalf("parse %s: %v", mysqltest.EnvDSN, err)
+	}
+	var current string
+	if err := db.QueryRowContext(ctx, `SELECT DATABASE()`).Scan(&current); err != nil {
+		t.Fatalf("select database(): %v", err)
+	}
+	if current != own.DBName || current == shared.DBName {
+		t.Fatalf("connected to database %q, want the test's own %q (not the shared %q)", current, own.DBName, shared.DBName)
+	}
+	var inShared int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = 'smoke'`, shared.DBName).Scan(&inShared); err != nil {
+		t.Fatalf("look for the table in %s: %v", shared.DBName, err)
+	}
+	if inShared != 0 {
+		t.Fatalf("table smoke created in the shared database %s", shared.DBName)
+	}
+	// The DSN has parseTime on: DATETIME values scan into time.Time.
+	var now time.Time
+	if err := db.QueryRowContext(ctx, `SELECT NOW()`).Scan(&now); err != nil {
+		t.Fatalf("select now(): %v", err)
+	}
+	if now.IsZero() {
+		t.Fatal("NOW() scanned as the zero time")
+	}
+}
+
+func TestSmokeRedis(t *testing.T) {
+	t.Parallel()
+	addr := redistest.Addr(t)
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	r := bufio.NewReader(conn)
+	// The server is shared: a key of this test and process, which expires
+	// by itself should the test die before DEL.
+	key := fmt.Sprintf("idsql-test:%s:%d", t.Name(), os.Getpid())
+	value := "hello\r\nworld" // CR LF inside: bulk strings are length-framed
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"PING"}, "+PONG"},
+		{[]string{"SET", key, value, "PX", "60000"}, "+OK"},
+		{[]string{"GET", key}, value},
+		{[]string{"DEL", key}, ":1"},
+		{[]string{"GET", key}, "(nil)"},
+	} {
+		if got := redisDo(t, conn, r, step.args...); got != step.want {
+			t.Fatalf("%s = %q, want %q", step.args[0], got, step.want)
+		}
+	}
+}
+
+// redisDo sends one command as a RESP array of bulk strings and returns the
+// reply: a simple string or integer as its line ("+OK", ":1"), a bulk
+// string as its contents, a null bulk string as "(nil)". An error reply or
+// a reply not answered within 5s fails the test.
+func redisDo(t *testing.T, conn net.Conn, r *bufio.Reader, args ...string) string {
+	t.Helper()
+	if err := conn.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := io.WriteString(conn, b.String()); err != nil {
+		t.Fatalf("redis %s: write: %v", args[0], err)
+	}
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("redis %s: read: %v", args[0], err)
+	}
+	line = strings.TrimSuffix(line, "\r\n")
+	switch {
+	case strings.HasPrefix(line, "+"), strings.HasPrefix(line, ":"):
+		return line
+	case strings.HasPrefix(line, "-"):
+		t.Fatalf("redis %s: %s", args[0], line[1:])
+	case strings.HasPrefix(line, "$"):
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			t.Fatalf("redis %s: bad bulk length in %q", args[0], line)
+		}
+		if n < 0 {
+			return "(nil)"
+		}
+		buf := make([]byte, n+2) // the contents and their CR LF
+		if _, err := io.ReadFull(r, buf); err != nil {
+			t.Fatalf("redis %s: read: %v", args[0], err)
+		}
+		return string(buf[:n])
+	}
+	t.Fatalf("redis %s: unexpected reply %q", args[0], line)
+	return ""
 }
 
 func TestSmokePostgresRestart(t *testing.T) {

@@ -43,7 +43,20 @@ type Dialect struct {
 	// (0: the stored step), now, key, MaxID, instance; it returns max_id and
 	// the stored step, or no row when the key is missing or exhausted. When
 	// empty, Allocate runs the UPDATE and the INSERT in a transaction.
+	//
+	// The statement runs in a transaction of its own and must make that
+	// transaction's commit durable itself, as DurableCommit does for the
+	// two-statement form (PostgreSQL: set_config('synchronous_commit', 'on',
+	// true) in the statement, which costs no round trip).
 	Allocate string
+
+	// DurableCommit, when set, is run first in every transaction that
+	// allocates a range with the UPDATE and the INSERT, so that the commit
+	// reaches durable storage before Allocate returns whatever the server's
+	// or the session's default (PostgreSQL: SET LOCAL synchronous_commit =
+	// on). Without it a database crash just after the commit could lose the
+	// allocation and hand the same range out again.
+	DurableCommit string
 }
 
 // PostgreSQL returns the Dialect for PostgreSQL.
@@ -72,7 +85,13 @@ func PostgreSQL() Dialect {
 			`CREATE INDEX IF NOT EXISTS idsql_alloc_log_key ON idsql_alloc_log (biz_tag, first_id)`,
 		},
 		MigrateLock: `SELECT pg_advisory_xact_lock(8315429661)`,
-		Allocate: `WITH p AS (SELECT CAST($1 AS BIGINT) AS step),
+		// synchronous_commit = off (server, role or session) would
+		// acknowledge the commit before its WAL is written: a crash could
+		// then lose a range already handed out. set_config(..., true) lasts
+		// until the end of the statement's own (implicit) transaction,
+		// commit included, so the session keeps its setting. p is scanned by
+		// u, so it is evaluated before any row is changed.
+		Allocate: `WITH p AS (SELECT CAST($1 AS BIGINT) AS step, set_config('synchronous_commit', 'on', true) AS sync),
 u AS (
 	UPDATE idsql_alloc a
 	SET max_id = a.max_id + CASE WHEN p.step > 0 THEN p.step ELSE a.step END, update_time = $2
@@ -85,6 +104,7 @@ l AS (
 	SELECT $3, u.max_id - u.used + 1, u.max_id, $5, $2 FROM u
 )
 SELECT max_id, step FROM u`,
+		DurableCommit: `SET LOCAL synchronous_commit = on`,
 	}
 }
 
@@ -95,6 +115,11 @@ SELECT max_id, step FROM u`,
 // idsql_alloc, which returns the new max_id, and the INSERT of the range into
 // idsql_alloc_log. The row lock taken by the UPDATE orders concurrent
 // allocators, so ranges of one key never overlap, whichever process asks.
+//
+// On PostgreSQL that transaction always commits with synchronous_commit =
+// on, whatever the server or the connection says, so a range is on disk
+// before it is handed out. (The commit flushes the WAL written before it, so
+// the key's creation is durable by then too.)
 type SQLStore struct {
 	db      *sql.DB
 	dialect Dialect
@@ -185,6 +210,11 @@ func (s *SQLStore) Allocate(ctx context.Context, req Request) (Range, error) {
 		return Range{}, keyErr(req.Key, "allocate", err)
 	}
 	defer tx.Rollback()
+	if s.dialect.DurableCommit != "" {
+		if _, err := tx.ExecContext(ctx, s.dialect.DurableCommit); err != nil {
+			return Range{}, keyErr(req.Key, "allocate", err)
+		}
+	}
 	var maxID, stored int64
 	err = tx.QueryRowContext(ctx, s.qAllocate, req.Step, req.Step, now, req.Key, int64(MaxID), req.Step, req.Step).Scan(&maxID, &stored)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -2,6 +2,7 @@ package sqlitestore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -118,5 +119,33 @@ func TestBigStep(t *testing.T) {
 	}
 	if _, err := s.Allocate(ctx, segment.Request{Key: "k"}); !errors.Is(err, segment.ErrExhausted) {
 		t.Fatalf("exhausted: %v", err)
+	}
+}
+
+// TestOpenSyncsEveryCommit: every connection of an opened store runs with
+// synchronous = FULL (2), so in WAL mode a committed allocation survives a
+// power failure; NORMAL (1) could lose it and hand its range out again.
+func TestOpenSyncsEveryCommit(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	db := s.DB()
+	db.SetMaxIdleConns(4)
+	var conns []*sql.Conn
+	for range 4 { // several connections: the pragma is per connection
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var mode int
+		if err := c.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode != 2 {
+			t.Errorf("connection %d: synchronous = %d, want 2 (FULL)", i, mode)
+		}
+		c.Close()
 	}
 }

@@ -241,23 +241,11 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 			if !p.punct(j, '(') || j >= end {
 				return o.fail(p, j, "VALUES row not understood")
 			}
-			depth, width, k := 0, 1, j
-			for ; k < end; k++ {
-				if p.punct(k, '(') {
-					depth++
-				} else if p.punct(k, ')') {
-					depth--
-					if depth == 0 {
-						break
-					}
-				} else if depth == 1 && p.punct(k, ',') {
-					width++
-				}
+			k, width, ok := p.group(j, end)
+			if !ok {
+				return o.fail(p, j, "unbalanced parentheses or brackets in VALUES")
 			}
-			if k >= end {
-				return o.fail(p, j, "unbalanced parentheses in VALUES")
-			}
-			if k == j+1 {
+			if width == 0 {
 				return o.fail(p, j, "empty VALUES row")
 			}
 			want := o.ncols
@@ -282,6 +270,46 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 		return o.fail(p, j, "unexpected "+strconv.Quote(p.text(j))+" after VALUES")
 	}
 	return o
+}
+
+// group reads the group that the "(" or "[" at token j opens, in which
+// parentheses and brackets nest, and returns the index of its closing token
+// and its number of values: the commas at its top level plus one, or 0 when
+// it is empty. ok is false when the group does not close properly before
+// end.
+func (p *parser) group(j, end int) (closeAt, n int, ok bool) {
+	var buf [16]byte
+	open := buf[:0]
+	n = 1
+	for k := j; k < end; k++ {
+		if p.toks[k].kind != tPunct {
+			continue
+		}
+		switch c := p.q[p.toks[k].start]; c {
+		case '(', '[':
+			open = append(open, c)
+		case ')', ']':
+			want := byte('(')
+			if c == ']' {
+				want = '['
+			}
+			if len(open) == 0 || open[len(open)-1] != want {
+				return k, 0, false
+			}
+			open = open[:len(open)-1]
+			if len(open) == 0 {
+				if k == j+1 {
+					n = 0
+				}
+				return k, n, true
+			}
+		case ',':
+			if len(open) == 1 {
+				n++
+			}
+		}
+	}
+	return end, 0, false
 }
 
 // merge reads MERGE INTO t at token i: an occurrence when t is configured and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
@@ -13,6 +14,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/holder/zookeeper"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -31,6 +34,11 @@ const (
 
 // DefaultStep is a segment table's step when the configuration gives none.
 const DefaultStep = 1000
+
+// DefaultTickTime is holder.tick_time when the configuration gives none:
+// the tickTime of ZooKeeper's sample configuration (zoo_sample.cfg), which
+// most deployments keep.
+const DefaultTickTime = 2 * time.Second
 
 // Config is idsql's configuration, usually loaded from idsql.yaml with Load.
 // The same file drives the wrapper, the code generator, the command-line
@@ -89,8 +97,23 @@ type HolderConfig struct {
 	// empty means the user cache directory.
 	CacheDir string `yaml:"cache_dir"`
 	// SessionTimeout is the ZooKeeper session or lease timeout; zero means
-	// the holder's default.
+	// the holder's default. For the postgres holder it is the lease TTL and
+	// must be at least twice the worker registry's default heartbeat
+	// (registry.DefaultHeartbeat, so 6s): a shorter lease could expire
+	// between two heartbeats of a live process. For the zookeeper holder it
+	// must lie within what ZooKeeper negotiates, [2, 20] times TickTime
+	// ([4s, 40s] by default), or the server clamps it: a longer timeout is
+	// cut short, so the session could expire, and its worker ID go to
+	// another process, sooner than the holder counts on; a shorter one is
+	// stretched, so a dead process's worker ID stays taken longer.
 	SessionTimeout time.Duration `yaml:"session_timeout"`
+	// TickTime is the tickTime of the ZooKeeper servers (zookeeper holder
+	// only); zero means DefaultTickTime (2s). It is not sent anywhere: Load
+	// uses it to check SessionTimeout against the range ZooKeeper clamps
+	// session timeouts to by default, [2*tickTime, 20*tickTime]. (A server
+	// whose configuration omits tickTime uses 3s; one that sets
+	// minSessionTimeout or maxSessionTimeout negotiates within those.)
+	TickTime time.Duration `yaml:"tick_time"`
 }
 
 // SnowflakeConfig tunes every snowflake generator of the namespace.
@@ -178,7 +201,7 @@ func (c *Config) SnowflakeLayout() (snowflake.Layout, error) {
 type FieldError struct {
 	File  string // the configuration file, when loaded from one
 	Line  int    // 1-based line in File, 0 when unknown
-	Field string // dotted path, e.g. "tables.orders.strategy"
+	Field string // dotted path, e.g. "tables.orders.strategy"; empty when the problem is in no one field (a second YAML document)
 	Err   error
 }
 
@@ -192,7 +215,10 @@ func (e *FieldError) Error() string {
 		}
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Field + ": " + e.Err.Error())
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Err.Error())
 	return b.String()
 }
 
@@ -325,6 +351,34 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 	if h.SessionTimeout < 0 {
 		return fail("session_timeout", "%s is negative", h.SessionTimeout)
 	}
+	if h.TickTime < 0 {
+		return fail("tick_time", "%s is negative", h.TickTime)
+	}
+	if kind != HolderZooKeeper && h.TickTime != 0 {
+		return fail("tick_time", "only the zookeeper holder uses tick_time")
+	}
+	switch kind {
+	case HolderPostgres:
+		// The holder checks this again against the registry it is given;
+		// the configuration can only know the default heartbeat.
+		if minTTL := 2 * registry.DefaultHeartbeat; h.SessionTimeout != 0 && h.SessionTimeout < minTTL {
+			return fail("session_timeout", "%s is shorter than two heartbeats of the worker registry: the postgres holder's lease TTL must be at least %s (2 x %s)",
+				h.SessionTimeout, minTTL, registry.DefaultHeartbeat)
+		}
+	case HolderZooKeeper:
+		tick, tickFrom := h.TickTime, "holder.tick_time"
+		if tick == 0 {
+			tick, tickFrom = DefaultTickTime, "the default holder.tick_time"
+		}
+		st, stFrom := h.SessionTimeout, ""
+		if st == 0 {
+			st, stFrom = zookeeper.DefaultSessionTimeout, "the default "
+		}
+		if lo, hi := 2*tick, 20*tick; st < lo || st > hi {
+			return fail("session_timeout", "%s%s is outside [%s, %s], the session timeouts ZooKeeper negotiates with %s %s (2 to 20 ticks)",
+				stFrom, st, lo, hi, tickFrom, tick)
+		}
+	}
 	return nil
 }
 
@@ -355,6 +409,16 @@ func Parse(name string, data []byte, now time.Time) (*Config, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("idsql: config: %s: %w", name, err)
+	}
+	// One document only: the fields of a second one would be ignored.
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, fmt.Errorf("idsql: config: %s: after the first YAML document: %w", name, err)
+	default:
+		return nil, &FieldError{File: name, Line: extra.Line,
+			Err: errors.New("a second YAML document starts here; the configuration is one document (remove the --- and what follows, or merge it into the first)")}
 	}
 	if err := c.Validate(now); err != nil {
 		var fe *FieldError

@@ -92,6 +92,23 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate key", "namespace: n\ntables: {a: {strategy: segment, key: k}, b: {strategy: segment, key: k}}\n", `tables.b.key: segment key "k" is also used by table a`},
 		{"random start", "namespace: n\nsnowflake: {random_start: 5000}\ntables: {t: {strategy: snowflake}}\n", "snowflake.random_start: 5000 out of range 0..2048"},
 		{"not yaml", "namespace: [\n", "x.yaml: yaml:"},
+		{"second document", "namespace: n\ntables: {t: {strategy: snowflake}}\n---\nnamespace: other\n", "x.yaml:3: a second YAML document starts here"},
+		{"second document after explicit start", "---\nnamespace: n\ntables: {t: {strategy: snowflake}}\n...\n# more\n---\ntables: {u: {strategy: segment}}\n", "x.yaml:6: a second YAML document starts here"},
+		{"empty second document", "namespace: n\ntables: {t: {strategy: snowflake}}\n---\n", "x.yaml:3: a second YAML document starts here"},
+		{"broken second document", "namespace: n\ntables: {t: {strategy: snowflake}}\n--- [x\n", "x.yaml: after the first YAML document: yaml:"},
+		{"postgres lease below two heartbeats", "namespace: n\nholder:\n  kind: postgres\n  session_timeout: 5s\ntables: {t: {strategy: snowflake}}\n",
+			"x.yaml:4: holder.session_timeout: 5s is shorter than two heartbeats of the worker registry: the postgres holder's lease TTL must be at least 6s (2 x 3s)"},
+		{"postgres lease 1ms", "namespace: n\nholder: {kind: postgres, mode: lease, session_timeout: 1ms}\ntables: {t: {strategy: snowflake}}\n", "x.yaml:2: holder.session_timeout: 1ms is shorter than two heartbeats"},
+		{"zk session 1ms", "namespace: n\nholder:\n  kind: zookeeper\n  servers: [a:1]\n  session_timeout: 1ms\ntables: {t: {strategy: snowflake}}\n",
+			"x.yaml:5: holder.session_timeout: 1ms is outside [4s, 40s], the session timeouts ZooKeeper negotiates with the default holder.tick_time 2s (2 to 20 ticks)"},
+		{"zk session below 2 ticks", "namespace: n\nholder: {kind: zookeeper, servers: [a:1], session_timeout: 999ms, tick_time: 500ms}\ntables: {t: {strategy: snowflake}}\n",
+			"x.yaml:2: holder.session_timeout: 999ms is outside [1s, 10s], the session timeouts ZooKeeper negotiates with holder.tick_time 500ms (2 to 20 ticks)"},
+		{"zk session above 20 ticks", "namespace: n\nholder:\n  kind: zookeeper\n  servers: [a:1]\n  tick_time: 2s\n  session_timeout: 41s\ntables: {t: {strategy: snowflake}}\n",
+			"x.yaml:6: holder.session_timeout: 41s is outside [4s, 40s], the session timeouts ZooKeeper negotiates with holder.tick_time 2s"},
+		{"zk default session above 20 ticks", "namespace: n\nholder:\n  kind: zookeeper\n  servers: [a:1]\n  tick_time: 100ms\ntables: {t: {strategy: snowflake}}\n",
+			"x.yaml:2: holder.session_timeout: the default 10s is outside [200ms, 2s], the session timeouts ZooKeeper negotiates with holder.tick_time 100ms"},
+		{"negative tick", "namespace: n\nholder:\n  kind: zookeeper\n  servers: [a:1]\n  tick_time: -2s\ntables: {t: {strategy: snowflake}}\n", "x.yaml:5: holder.tick_time: -2s is negative"},
+		{"tick without zookeeper", "namespace: n\nholder:\n  kind: postgres\n  tick_time: 2s\ntables: {t: {strategy: snowflake}}\n", "x.yaml:4: holder.tick_time: only the zookeeper holder uses tick_time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +117,43 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("Parse = %v\nwant an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseHolderTimeoutsAccepted: the bounds of the session_timeout
+// checks are inclusive, and the defaults pass.
+func TestParseHolderTimeoutsAccepted(t *testing.T) {
+	for _, holder := range []string{
+		"{kind: postgres, session_timeout: 6s}",
+		"{kind: postgres}",
+		"{kind: postgres, mode: lease, session_timeout: 1m}",
+		"{kind: zookeeper, servers: [a:1]}",
+		"{kind: zookeeper, servers: [a:1], session_timeout: 4s}",
+		"{kind: zookeeper, servers: [a:1], session_timeout: 40s}",
+		"{kind: zookeeper, servers: [a:1], tick_time: 500ms, session_timeout: 1s}",
+		"{kind: zookeeper, servers: [a:1], tick_time: 500ms, session_timeout: 10s}",
+		"{kind: zookeeper, servers: [a:1], tick_time: 3s, session_timeout: 1m}",
+		"{kind: local, session_timeout: 1ms}", // the local holder has no session
+	} {
+		y := "namespace: n\nholder: " + holder + "\ntables: {t: {strategy: snowflake}}\n"
+		if _, err := Parse("x.yaml", []byte(y), now); err != nil {
+			t.Errorf("holder %s: %v", holder, err)
+		}
+	}
+	c, err := Parse("x.yaml", []byte("---\nnamespace: n\nholder: {kind: zookeeper, servers: [a:1], tick_time: 500ms}\ntables: {t: {strategy: snowflake}}\n...\n"), now)
+	if err != nil || c.Holder.TickTime != 500*time.Millisecond {
+		t.Fatalf("one explicit document with tick_time: %+v, %v", c, err)
+	}
+}
+
+func TestSecondDocumentError(t *testing.T) {
+	_, err := Parse("x.yaml", []byte("namespace: n\ntables: {t: {strategy: snowflake}}\n---\nnamespace: m\n"), now)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.File != "x.yaml" || fe.Line != 3 || fe.Field != "" {
+		t.Fatalf("error %v: want a *FieldError for x.yaml line 3 and no field", err)
+	}
+	if want := "idsql: config: x.yaml:3: a second YAML document starts here"; !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error %q: want it to start with %q", err, want)
 	}
 }
 

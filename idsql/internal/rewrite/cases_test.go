@@ -33,14 +33,14 @@ var testCatalog = fakeCatalog{
 // rwCase is one table-test case. want "" means the query passes unchanged
 // (nil plan); err, when set, is a substring of the expected error.
 type rwCase struct {
-	name  string
-	style Style
-	in    string
-	want  string
-	rows  int
-	err   string
-	noPG  bool // valid for the rewriter but not for the PostgreSQL test schema
-	mysql bool // Question style: MySQL syntax that SQLite rejects
+	name      string
+	dialect   Dialect
+	in        string
+	want      string
+	rows      int
+	err       string
+	noPG      bool // valid for the rewriter but not for the PostgreSQL test schema
+	notSQLite bool // SQLite dialect: MySQL syntax that SQLite itself rejects
 }
 
 const noDefault = ", and key column id has no default; list id in the column list and pass a value (idsql's NewID), or give the column a default"
@@ -281,55 +281,55 @@ var rwCases = []rwCase{
 	{name: "empty", in: ``, noPG: true},
 	{name: "only comment", in: `-- INSERT`, noPG: true},
 
-	// Question style.
-	{name: "q basic", style: Question, in: `INSERT INTO orders (user_id, total) VALUES (?, ?)`,
+	// SQLite dialect: it refuses what SQLite and MySQL read differently.
+	{name: "q basic", dialect: SQLite, in: `INSERT INTO orders (user_id, total) VALUES (?, ?)`,
 		want: `INSERT INTO orders (user_id, total, id) VALUES (?, ?, ?)`, rows: 1},
-	{name: "q multi-row", style: Question, in: `INSERT INTO orders (user_id, total) VALUES (?, ?), (?, ?)`,
+	{name: "q multi-row", dialect: SQLite, in: `INSERT INTO orders (user_id, total) VALUES (?, ?), (?, ?)`,
 		want: `INSERT INTO orders (user_id, total, id) VALUES (?, ?, ?), (?, ?, ?)`, rows: 2},
-	{name: "q on conflict param", style: Question, in: `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ?`,
+	{name: "q on conflict param", dialect: SQLite, in: `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ?`,
 		want: `INSERT INTO orders (user_id, id) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET total = ?`, rows: 1},
-	{name: "q returning", style: Question, in: `INSERT INTO orders (user_id) VALUES (?) RETURNING id`,
+	{name: "q returning", dialect: SQLite, in: `INSERT INTO orders (user_id) VALUES (?) RETURNING id`,
 		want: `INSERT INTO orders (user_id, id) VALUES (?, ?) RETURNING id`, rows: 1},
-	{name: "q backticks", style: Question, in: "INSERT INTO `orders` (`user_id`) VALUES (?)",
+	{name: "q backticks", dialect: SQLite, in: "INSERT INTO `orders` (`user_id`) VALUES (?)",
 		want: "INSERT INTO `orders` (`user_id`, id) VALUES (?, ?)", rows: 1},
-	{name: "q brackets", style: Question, in: "INSERT INTO [orders] ([user_id]) VALUES (?)",
+	{name: "q brackets", dialect: SQLite, in: "INSERT INTO [orders] ([user_id]) VALUES (?)",
 		want: "INSERT INTO [orders] ([user_id], id) VALUES (?, ?)", rows: 1},
-	{name: "q insert or replace", style: Question, in: `INSERT OR REPLACE INTO orders (user_id) VALUES (?)`,
+	{name: "q insert or replace", dialect: SQLite, in: `INSERT OR REPLACE INTO orders (user_id) VALUES (?)`,
 		want: `INSERT OR REPLACE INTO orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q replace into", style: Question, in: `REPLACE INTO orders (user_id) VALUES (?)`,
+	{name: "q replace into", dialect: SQLite, in: `REPLACE INTO orders (user_id) VALUES (?)`,
 		want: `REPLACE INTO orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q insert ignore", style: Question, mysql: true, in: `INSERT IGNORE INTO orders (user_id) VALUES (?)`,
+	{name: "q insert ignore", dialect: SQLite, notSQLite: true, in: `INSERT IGNORE INTO orders (user_id) VALUES (?)`,
 		want: `INSERT IGNORE INTO orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q insert without into", style: Question, mysql: true, in: `INSERT orders (user_id) VALUES (?)`,
+	{name: "q insert without into", dialect: SQLite, notSQLite: true, in: `INSERT orders (user_id) VALUES (?)`,
 		want: `INSERT orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q on duplicate key", style: Question, mysql: true, in: `INSERT INTO orders (user_id) VALUES (?) ON DUPLICATE KEY UPDATE total = total + ?`,
+	{name: "q on duplicate key", dialect: SQLite, notSQLite: true, in: `INSERT INTO orders (user_id) VALUES (?) ON DUPLICATE KEY UPDATE total = total + ?`,
 		want: `INSERT INTO orders (user_id, id) VALUES (?, ?) ON DUPLICATE KEY UPDATE total = total + ?`, rows: 1},
-	{name: "q key listed any case", style: Question, in: `INSERT INTO ORDERS (ID, user_id) VALUES (?, ?)`},
-	{name: "q key listed quoted any case", style: Question, in: `INSERT INTO orders ("Id", user_id) VALUES (?, ?)`},
-	{name: "q table any case", style: Question, in: `INSERT INTO "ORDERS" (user_id) VALUES (?)`,
+	{name: "q key listed any case", dialect: SQLite, in: `INSERT INTO ORDERS (ID, user_id) VALUES (?, ?)`},
+	{name: "q key listed quoted any case", dialect: SQLite, in: `INSERT INTO orders ("Id", user_id) VALUES (?, ?)`},
+	{name: "q table any case", dialect: SQLite, in: `INSERT INTO "ORDERS" (user_id) VALUES (?)`,
 		want: `INSERT INTO "ORDERS" (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q mixed-case key bare", style: Question, in: `INSERT INTO items (name) VALUES (?)`,
+	{name: "q mixed-case key bare", dialect: SQLite, in: `INSERT INTO items (name) VALUES (?)`,
 		want: `INSERT INTO items (name, ItemID) VALUES (?, ?)`, rows: 1},
-	{name: "q dollar is plain", style: Question, in: `INSERT INTO orders (note) VALUES ('$1 ? )')`,
+	{name: "q dollar is plain", dialect: SQLite, in: `INSERT INTO orders (note) VALUES ('$1 ? )')`,
 		want: `INSERT INTO orders (note, id) VALUES ('$1 ? )', ?)`, rows: 1},
-	{name: "q default values", style: Question, in: `INSERT INTO orders DEFAULT VALUES`,
+	{name: "q default values", dialect: SQLite, in: `INSERT INTO orders DEFAULT VALUES`,
 		want: "INSERT INTO orders (id) VALUES (?)", rows: 1},
-	{name: "q comment", style: Question, in: "INSERT INTO orders (user_id) -- note\nVALUES (? /* x */)",
+	{name: "q comment", dialect: SQLite, in: "INSERT INTO orders (user_id) -- note\nVALUES (? /* x */)",
 		want: "INSERT INTO orders (user_id, id) -- note\nVALUES (?, ? /* x */)", rows: 1},
-	{name: "q no column list key first", style: Question, in: `INSERT INTO orders VALUES (?, ?, ?, ?)`},
-	{name: "q no column list key after values", style: Question, in: `INSERT INTO ledger VALUES (?, ?)`,
+	{name: "q no column list key first", dialect: SQLite, in: `INSERT INTO orders VALUES (?, ?, ?, ?)`},
+	{name: "q no column list key after values", dialect: SQLite, in: `INSERT INTO ledger VALUES (?, ?)`,
 		want: "INSERT INTO ledger (kind, amount, id) VALUES (?, ?, ?)", rows: 1},
-	{name: "q backslash", style: Question, in: `INSERT INTO orders (note) VALUES ('a\')`,
+	{name: "q backslash", dialect: SQLite, in: `INSERT INTO orders (note) VALUES ('a\')`,
 		err: "backslash in a string literal (an escape in MySQL, not in SQLite) makes the statement ambiguous" + noDefault},
-	{name: "q hash comment", style: Question, mysql: true, in: "INSERT INTO orders (user_id) VALUES (?) # x", err: "'#'"},
-	{name: "q dash-dash operator", style: Question, mysql: true, in: "INSERT INTO orders (user_id) VALUES (1--1)", err: "'--' not followed by a space"},
-	{name: "q numbered param", style: Question, in: "INSERT INTO orders (user_id) VALUES (?1)", err: "numbered parameter"},
-	{name: "q named param", style: Question, in: "INSERT INTO orders (user_id) VALUES (:uid)", err: "named parameter"},
-	{name: "q nested comment", style: Question, in: "INSERT INTO orders (user_id) VALUES (?) /* a /* b */", err: "nested comment"},
-	{name: "q executable comment", style: Question, mysql: true, in: "INSERT /*! IGNORE */ INTO orders (user_id) VALUES (?)", err: "executable comment"},
-	{name: "q ambiguous other table", style: Question, in: `INSERT INTO customers (note) VALUES ('a\')`},
-	{name: "q ambiguous default table", style: Question, in: `INSERT INTO events (note) VALUES ('a\')`},
-	{name: "q select", style: Question, in: `SELECT * FROM orders WHERE id = ?`},
-	{name: "q insert select", style: Question, in: `INSERT INTO orders (user_id) SELECT ?`, err: "INSERT ... SELECT"},
-	{name: "q replace function", style: Question, in: `SELECT replace(note, 'a', 'b') FROM orders`},
+	{name: "q hash comment", dialect: SQLite, notSQLite: true, in: "INSERT INTO orders (user_id) VALUES (?) # x", err: "'#'"},
+	{name: "q dash-dash operator", dialect: SQLite, notSQLite: true, in: "INSERT INTO orders (user_id) VALUES (1--1)", err: "'--' not followed by a space"},
+	{name: "q numbered param", dialect: SQLite, in: "INSERT INTO orders (user_id) VALUES (?1)", err: "numbered parameter"},
+	{name: "q named param", dialect: SQLite, in: "INSERT INTO orders (user_id) VALUES (:uid)", err: "named parameter"},
+	{name: "q nested comment", dialect: SQLite, in: "INSERT INTO orders (user_id) VALUES (?) /* a /* b */", err: "nested comment"},
+	{name: "q executable comment", dialect: SQLite, notSQLite: true, in: "INSERT /*! IGNORE */ INTO orders (user_id) VALUES (?)", err: "executable comment"},
+	{name: "q ambiguous other table", dialect: SQLite, in: `INSERT INTO customers (note) VALUES ('a\')`},
+	{name: "q ambiguous default table", dialect: SQLite, in: `INSERT INTO events (note) VALUES ('a\')`},
+	{name: "q select", dialect: SQLite, in: `SELECT * FROM orders WHERE id = ?`},
+	{name: "q insert select", dialect: SQLite, in: `INSERT INTO orders (user_id) SELECT ?`, err: "INSERT ... SELECT"},
+	{name: "q replace function", dialect: SQLite, in: `SELECT replace(note, 'a', 'b') FROM orders`},
 }

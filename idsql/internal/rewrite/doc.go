@@ -9,7 +9,7 @@
 //	INSERT INTO orders (user_id, total) VALUES ($1, $2), ($3, $4)
 //	INSERT INTO orders (user_id, total, id) VALUES ($1, $2, $5), ($3, $4, $6)
 //
-// In Question style (SQLite, MySQL) the new parameters are ? and Plan.Args
+// For SQLite the new parameters are ? and Plan.Args
 // places the IDs among the caller's arguments where they belong, so a ?
 // later in the statement (ON CONFLICT, RETURNING) keeps its own argument.
 // IDs never enter the SQL text: a Plan is computed once per query text,
@@ -48,8 +48,8 @@
 // PostgreSQL assigns them: when the key is among those columns the caller
 // gave it and the statement passes unchanged; otherwise those columns are
 // listed and the key added after them; rows wider than the table are not
-// understood. In
-// Question style the statement may also be INSERT OR ..., INSERT IGNORE or
+// understood. For
+// SQLite the statement may also be INSERT OR ..., INSERT IGNORE or
 // REPLACE INTO.
 //
 // # Pass-through and errors
@@ -57,7 +57,7 @@
 // Plan returns a nil *Plan (send unchanged) for every statement that is not
 // an INSERT into a configured table, and for INSERTs that list the key
 // column. Statements that do not contain the word INSERT (or REPLACE in
-// Question style) are rejected without allocating.
+// SQLite) are rejected without allocating.
 //
 // An INSERT into a configured table that the rewriter cannot fill (INSERT
 // ... SELECT, an INSERT inside a WITH query or in a string of several
@@ -70,15 +70,15 @@
 // # Names
 //
 // Unquoted identifiers fold to lower case and quoted ones are exact, as in
-// PostgreSQL; in Question style all comparisons ignore ASCII case. A
+// PostgreSQL; for SQLite all comparisons ignore case. A
 // configured table without a schema matches the table in any schema; one
 // with a schema matches that schema and unqualified names. Table.String
 // names the table in errors.
 //
 // # Dialect assumptions
 //
-// Dollar style reads PostgreSQL with standard_conforming_strings on (the
-// default since 9.1): backslashes are plain characters in '...' and escapes
-// only in E'...'. Question style refuses, as not understood, every construct
-// SQLite and MySQL read differently.
+// The PostgreSQL dialect reads PostgreSQL with standard_conforming_strings
+// on (the default since 9.1): backslashes are plain characters in '...' and
+// escapes only in E'...'. The SQLite dialect refuses, as not understood,
+// every construct SQLite and MySQL read differently.
 package rewrite

@@ -40,8 +40,8 @@ func ExampleRewriter_Plan() {
 
 func ExampleRewriter_Plan_question() {
 	rw, _ := rewrite.New(rewrite.Config{
-		Tables: []rewrite.Table{{Name: "orders"}},
-		Style:  rewrite.Question,
+		Tables:  []rewrite.Table{{Name: "orders"}},
+		Dialect: rewrite.SQLite,
 	})
 	plan, _ := rw.Plan(context.Background(),
 		`INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ?`, nil)

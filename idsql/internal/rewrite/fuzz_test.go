@@ -8,20 +8,20 @@ import (
 
 // FuzzRewrite checks, for any text: Plan does not panic; a filled statement
 // differs from its input, keeps the input's tokens in order, names the key
-// column, has exactly Rows more placeholders (numbered from Params+1 in
-// Dollar style), and is itself passed through unchanged when planned again.
+// column, has exactly Rows more placeholders (numbered from Params+1 for
+// PostgreSQL), and is itself passed through unchanged when planned again.
 // Statements not filled are sent byte-for-byte by construction (nil Plan).
 func FuzzRewrite(f *testing.F) {
 	for _, tc := range rwCases {
-		f.Add(tc.in, tc.style == Question)
+		f.Add(tc.in, tc.dialect == SQLite)
 	}
-	rws := map[bool]*Rewriter{false: newTest(f, Dollar), true: newTest(f, Question)}
-	f.Fuzz(func(t *testing.T, q string, question bool) {
-		style := Dollar
-		if question {
-			style = Question
+	rws := map[bool]*Rewriter{false: newTest(f, PostgreSQL), true: newTest(f, SQLite)}
+	f.Fuzz(func(t *testing.T, q string, sqlite bool) {
+		d := PostgreSQL
+		if sqlite {
+			d = SQLite
 		}
-		r := rws[question]
+		r := rws[sqlite]
 		p, err := r.Plan(context.Background(), q, testCatalog)
 		if err != nil {
 			if p != nil {
@@ -38,10 +38,10 @@ func FuzzRewrite(f *testing.F) {
 		if p.Rows < 1 {
 			t.Fatalf("filled plan with %d rows for %q", p.Rows, q)
 		}
-		checkFilled(t, style, q, p)
-		if style == Dollar {
+		checkFilled(t, d, q, p)
+		if d == PostgreSQL {
 			hi := 0
-			for _, tk := range lex(p.Query, style).toks {
+			for _, tk := range lex(p.Query, d).toks {
 				if tk.kind == tParam {
 					n, _ := strconv.Atoi(p.Query[tk.start+1 : tk.end])
 					hi = max(hi, n)

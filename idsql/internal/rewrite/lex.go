@@ -12,7 +12,7 @@ const (
 	tQIdent                    // "quoted", `quoted` or [quoted] identifier
 	tString                    // any string literal ('..', E'..', $tag$..$tag$)
 	tNumber                    // numeric literal
-	tParam                     // $n (Dollar) or ? (Question)
+	tParam                     // $n (PostgreSQL) or ? (SQLite)
 	tPunct                     // any other single byte
 )
 
@@ -24,8 +24,8 @@ type token struct {
 
 // lexResult holds the tokens of a statement. bad >= 0 is the byte offset
 // where the lexer met something it cannot read with certainty (an
-// unterminated literal or comment, or a construct the dialects of the style
-// read differently); why says what.
+// unterminated literal or comment, or, in the SQLite dialect, a construct
+// SQLite and MySQL read differently); why says what.
 type lexResult struct {
 	toks []token
 	bad  int
@@ -44,10 +44,10 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func isIdentChar(c byte) bool { return isIdentStart(c) || isDigit(c) || c == '$' }
 
-// lex splits q into tokens following the lexical rules of style: PostgreSQL's
-// for Dollar; for Question the rules SQLite and MySQL agree on, with every
-// construct they read differently reported as bad.
-func lex(q string, style Style) lexResult {
+// lex splits q into tokens following the lexical rules of d: PostgreSQL's;
+// for SQLite the rules SQLite and MySQL agree on, with every construct they
+// read differently reported as bad.
+func lex(q string, d Dialect) lexResult {
 	res := lexResult{toks: make([]token, 0, 16+len(q)/4), bad: -1}
 	fail := func(at int, why string) lexResult {
 		res.bad, res.why = at, why
@@ -63,7 +63,7 @@ func lex(q string, style Style) lexResult {
 			i++
 			continue
 		case c == '-' && i+1 < n && q[i+1] == '-':
-			if style == Question && i+2 < n && !isSpace(q[i+2]) {
+			if d == SQLite && i+2 < n && !isSpace(q[i+2]) {
 				return fail(i, "'--' not followed by a space (a comment in SQLite, an operator in MySQL)")
 			}
 			j := strings.IndexByte(q[i:], '\n')
@@ -74,7 +74,7 @@ func lex(q string, style Style) lexResult {
 			}
 			continue
 		case c == '/' && i+1 < n && q[i+1] == '*':
-			if style == Question {
+			if d == SQLite {
 				if i+2 < n && q[i+2] == '!' {
 					return fail(i, "MySQL executable comment /*! ... */")
 				}
@@ -112,7 +112,7 @@ func lex(q string, style Style) lexResult {
 			if !ok {
 				return fail(i, "unterminated string literal")
 			}
-			if style == Question && strings.IndexByte(q[i:j], '\\') >= 0 {
+			if d == SQLite && strings.IndexByte(q[i:j], '\\') >= 0 {
 				return fail(i, "backslash in a string literal (an escape in MySQL, not in SQLite)")
 			}
 			res.toks = append(res.toks, token{tString, i, j})
@@ -123,13 +123,13 @@ func lex(q string, style Style) lexResult {
 			if !ok {
 				return fail(i, "unterminated quoted identifier")
 			}
-			if style == Question && strings.IndexByte(q[i:j], '\\') >= 0 {
+			if d == SQLite && strings.IndexByte(q[i:j], '\\') >= 0 {
 				return fail(i, "backslash in a double-quoted literal")
 			}
 			res.toks = append(res.toks, token{tQIdent, i, j})
 			i = j
 			continue
-		case style == Question && c == '`':
+		case d == SQLite && c == '`':
 			j, ok := quoted(q, i, '`', false)
 			if !ok {
 				return fail(i, "unterminated quoted identifier")
@@ -137,7 +137,7 @@ func lex(q string, style Style) lexResult {
 			res.toks = append(res.toks, token{tQIdent, i, j})
 			i = j
 			continue
-		case style == Question && c == '[':
+		case d == SQLite && c == '[':
 			j := strings.IndexByte(q[i:], ']')
 			if j < 0 {
 				return fail(i, "unterminated [identifier]")
@@ -145,18 +145,18 @@ func lex(q string, style Style) lexResult {
 			i += j + 1
 			res.toks = append(res.toks, token{tQIdent, start, i})
 			continue
-		case style == Question && c == '#':
+		case d == SQLite && c == '#':
 			return fail(i, "'#' (a comment in MySQL)")
-		case style == Question && c == '?':
+		case d == SQLite && c == '?':
 			if i+1 < n && isDigit(q[i+1]) {
 				return fail(i, "numbered parameter ?NNN")
 			}
 			i++
 			res.toks = append(res.toks, token{tParam, start, i})
 			continue
-		case style == Question && (c == ':' || c == '@' || c == '$') && i+1 < n && isIdentChar(q[i+1]):
+		case d == SQLite && (c == ':' || c == '@' || c == '$') && i+1 < n && isIdentChar(q[i+1]):
 			return fail(i, "named parameter or variable "+string(c)+"name")
-		case style == Dollar && c == '$':
+		case d == PostgreSQL && c == '$':
 			if i+1 < n && isDigit(q[i+1]) {
 				i++
 				for i < n && isDigit(q[i]) {
@@ -188,7 +188,7 @@ func lex(q string, style Style) lexResult {
 			res.toks = append(res.toks, token{tPunct, start, i})
 			continue
 		case isIdentStart(c):
-			if style == Dollar && (c == 'e' || c == 'E') && i+1 < n && q[i+1] == '\'' {
+			if d == PostgreSQL && (c == 'e' || c == 'E') && i+1 < n && q[i+1] == '\'' {
 				j, ok := quoted(q, i+1, '\'', true)
 				if !ok {
 					return fail(i, "unterminated string literal")

@@ -26,7 +26,7 @@ func (p *parser) punct(i int, c byte) bool {
 }
 
 // ident returns the name token i stands for: folded to lower case when
-// unquoted (Dollar style), unquoted and unescaped when quoted.
+// unquoted (PostgreSQL), unquoted and unescaped when quoted.
 func (p *parser) ident(i int) (string, bool) {
 	if i >= len(p.toks) {
 		return "", false
@@ -35,7 +35,7 @@ func (p *parser) ident(i int) (string, bool) {
 	s := p.q[t.start:t.end]
 	switch t.kind {
 	case tIdent:
-		if p.r.style == Dollar {
+		if p.r.dialect == PostgreSQL {
 			return asciiLower(s), true // as PostgreSQL folds in multi-byte encodings
 		}
 		return s, true
@@ -56,7 +56,7 @@ func (p *parser) ident(i int) (string, bool) {
 
 // sameIdent compares a name read from the statement with a configured one.
 func (r *Rewriter) sameIdent(stmt, cfg string) bool {
-	if r.style == Question {
+	if r.dialect == SQLite {
 		return strings.EqualFold(stmt, cfg)
 	}
 	return stmt == cfg
@@ -149,7 +149,7 @@ var subqueryStart = []string{"select", "values", "with", "table"}
 // returns nil unless it inserts into a configured table.
 func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 	j := i + 1
-	if p.r.style == Question {
+	if p.r.dialect == SQLite {
 		for {
 			switch {
 			case p.kw(j, "low_priority"), p.kw(j, "delayed"), p.kw(j, "high_priority"), p.kw(j, "ignore"):
@@ -164,7 +164,7 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 	}
 	if p.kw(j, "into") {
 		j++
-	} else if p.r.style == Dollar || !stmtStart {
+	} else if p.r.dialect == PostgreSQL || !stmtStart {
 		return nil
 	}
 	schema, name, j, ok := p.name(j)
@@ -349,7 +349,7 @@ func (p *parser) merge(i, end int) *occurrence {
 // analyze plans a query the cache does not know. keep reports whether the
 // result may be cached (it may not when the catalog failed).
 func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Plan, err error, keep bool) {
-	lx := lex(q, r.style)
+	lx := lex(q, r.dialect)
 	if lx.bad >= 0 {
 		// The text cannot be read with certainty: every configured table
 		// it may mention is touched.
@@ -390,7 +390,7 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 	for _, s := range stmts {
 		primary := -1
 		switch {
-		case p.kw(s.start, "insert"), r.style == Question && p.kw(s.start, "replace"):
+		case p.kw(s.start, "insert"), r.dialect == SQLite && p.kw(s.start, "replace"):
 			primary = s.start
 		case p.kw(s.start, "with"):
 			d := 0
@@ -413,7 +413,7 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 		for k := s.start; k < s.end; k++ {
 			var o *occurrence
 			switch {
-			case p.kw(k, "insert"), r.style == Question && k == s.start && p.kw(k, "replace"):
+			case p.kw(k, "insert"), r.dialect == SQLite && k == s.start && p.kw(k, "replace"):
 				o = p.insert(k, s.end, k == s.start)
 			case p.kw(k, "merge"):
 				o = p.merge(k, s.end)
@@ -555,12 +555,12 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 
 	// Existing placeholders.
 	params := 0
-	var qmarks []int // Question: offsets of the ?s
+	var qmarks []int // SQLite: offsets of the ?s
 	for _, t := range p.toks {
 		if t.kind != tParam {
 			continue
 		}
-		if r.style == Question {
+		if r.dialect == SQLite {
 			qmarks = append(qmarks, t.start)
 			params++
 			continue
@@ -573,13 +573,13 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 		params = max(params, n)
 	}
 	ph := func(i int) string {
-		if r.style == Question {
+		if r.dialect == SQLite {
 			return "?"
 		}
 		return "$" + strconv.Itoa(params+1+i)
 	}
 
-	plan := &Plan{Table: *o.tbl, Params: params, style: r.style}
+	plan := &Plan{Table: *o.tbl, Params: params, positional: r.dialect.positional()}
 	var b strings.Builder
 	b.Grow(len(q) + 16 + 8*len(o.rows) + len(colList))
 	if o.defaultVals {
@@ -590,7 +590,7 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 		b.WriteString(q[o.defEnd-len("values") : o.defEnd])
 		b.WriteString(" (" + ph(0) + ")")
 		b.WriteString(q[o.defEnd:])
-		if r.style == Question {
+		if r.dialect == SQLite {
 			plan.at = []int{countBefore(qmarks, o.defStart)}
 		}
 	} else {
@@ -611,7 +611,7 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 			b.WriteString(", ")
 			b.WriteString(ph(i))
 			last = rw.lastEnd
-			if r.style == Question {
+			if r.dialect == SQLite {
 				plan.at = append(plan.at, countBefore(qmarks, rw.lastEnd))
 			}
 		}
@@ -631,14 +631,14 @@ func countBefore(offsets []int, at int) int {
 	return n
 }
 
-// quote writes a catalog name as an identifier of the style: bare when it
+// quote writes a catalog name as an identifier of the dialect: bare when it
 // reads back as itself, quoted otherwise.
 func (r *Rewriter) quote(name string) string {
 	bare := name != "" && !reserved[strings.ToLower(name)]
 	for i := 0; i < len(name) && bare; i++ {
 		c := name[i]
 		ok := c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9'
-		if r.style == Question {
+		if r.dialect == SQLite {
 			ok = ok || c >= 'A' && c <= 'Z'
 		}
 		bare = ok
@@ -646,7 +646,7 @@ func (r *Rewriter) quote(name string) string {
 	if bare {
 		return name
 	}
-	if r.style == Question {
+	if r.dialect == SQLite {
 		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`

@@ -115,11 +115,11 @@ func TestPostgresAccepts(t *testing.T) {
 		return err
 	}
 
-	r := newTest(t, Dollar)
+	r := newTest(t, PostgreSQL)
 	cat := pgCatalog{tx}
 	checked := 0
 	for _, tc := range rwCases {
-		if tc.style != Dollar || tc.noPG {
+		if tc.dialect != PostgreSQL || tc.noPG {
 			continue
 		}
 		if err := prepare(tc.in); err != nil {
@@ -168,7 +168,7 @@ func TestPostgresExecute(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint, total numeric, note text)`); err != nil {
 		t.Fatal(err)
 	}
-	r := newTest(t, Dollar)
+	r := newTest(t, PostgreSQL)
 	p, err := r.Plan(ctx, `INSERT INTO orders (user_id, note) VALUES ($1, 'a'), ($2, $$b$$) RETURNING id, user_id`, nil)
 	if err != nil || p == nil {
 		t.Fatalf("Plan: %v %v", p, err)

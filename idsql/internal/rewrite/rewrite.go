@@ -11,39 +11,45 @@ import (
 	"sync/atomic"
 )
 
-// Style is the bind-parameter style of the inner driver.
-type Style uint8
+// Dialect is the SQL dialect of the inner driver's database. It decides the
+// placeholder style, the lexical rules and the INSERT forms understood.
+type Dialect uint8
 
 const (
-	// Dollar is PostgreSQL's style: numbered $1, $2, ... placeholders and
-	// PostgreSQL's lexical rules (E'...' strings, $tag$ quoting, nested
-	// comments). It is the zero value.
-	Dollar Style = iota
-	// Question is the positional ? style of SQLite and MySQL. Constructs the
-	// two dialects read differently (backslashes in literals, '#' and
-	// '--x' comments, nested or executable comments, named parameters) make
-	// a statement "not understood".
-	Question
+	// PostgreSQL: numbered $1, $2, ... placeholders and PostgreSQL's
+	// lexical rules (E'...' strings, $tag$ quoting, nested comments), with
+	// standard_conforming_strings on. It is the zero value.
+	PostgreSQL Dialect = iota
+	// SQLite: positional ? placeholders. Constructs that SQLite and MySQL
+	// read differently (backslashes in literals, '#' and '--x' comments,
+	// nested or executable comments, named parameters) make a statement
+	// "not understood".
+	SQLite
 )
 
-// String returns "dollar" or "question".
-func (s Style) String() string {
-	switch s {
-	case Dollar:
-		return "dollar"
-	case Question:
-		return "question"
+// String returns "postgresql" or "sqlite".
+func (d Dialect) String() string {
+	switch d {
+	case PostgreSQL:
+		return "postgresql"
+	case SQLite:
+		return "sqlite"
 	}
-	return "Style(" + strconv.Itoa(int(s)) + ")"
+	return "Dialect(" + strconv.Itoa(int(d)) + ")"
 }
+
+// positional reports whether the dialect's placeholders are ? rather than
+// $n.
+func (d Dialect) positional() bool { return d != PostgreSQL }
 
 // Table names a table whose key the rewriter fills.
 //
-// Names are catalog names, compared exactly (Dollar style) with identifiers
-// as PostgreSQL resolves them: unquoted SQL identifiers fold to lower case,
-// quoted ones keep their case, so a configured "orders" matches orders,
-// ORDERS and "orders" but not "Orders". In Question style every comparison
-// ignores ASCII case, as SQLite and MySQL do for columns.
+// Names are catalog names. In the PostgreSQL dialect they are compared
+// exactly with identifiers as PostgreSQL resolves them: unquoted SQL
+// identifiers fold to lower case, quoted ones keep their case, so a
+// configured "orders" matches orders, ORDERS and "orders" but not "Orders".
+// In the SQLite dialect every comparison ignores case, as SQLite does for
+// column names.
 //
 // An empty Schema matches the table in any schema (orders, public.orders,
 // shop.orders). A Schema matches statements naming that schema, and
@@ -100,8 +106,8 @@ const maxCachedQuery = 1 << 20
 type Config struct {
 	// Tables lists the tables whose key column is filled.
 	Tables []Table
-	// Style is the placeholder style of the inner driver (default Dollar).
-	Style Style
+	// Dialect is the database's SQL dialect (default PostgreSQL).
+	Dialect Dialect
 	// CacheSize bounds the number of cached plans (default
 	// DefaultCacheSize; negative disables the cache). When the cache is
 	// full, about half of it is dropped.
@@ -111,9 +117,9 @@ type Config struct {
 // Rewriter plans the rewriting of INSERT statements into configured tables.
 // It is safe for concurrent use.
 type Rewriter struct {
-	tables []Table
-	style  Style
-	max    int
+	tables  []Table
+	dialect Dialect
+	max     int
 
 	cache sync.Map // query -> *entry
 	n     atomic.Int64
@@ -127,8 +133,8 @@ type entry struct {
 
 // New validates cfg and returns a Rewriter.
 func New(cfg Config) (*Rewriter, error) {
-	if cfg.Style != Dollar && cfg.Style != Question {
-		return nil, fmt.Errorf("rewrite: Config.Style: unknown style %d", cfg.Style)
+	if cfg.Dialect > SQLite {
+		return nil, fmt.Errorf("rewrite: Config.Dialect: unknown dialect %d", cfg.Dialect)
 	}
 	seen := make(map[Table]bool, len(cfg.Tables))
 	tables := make([]Table, 0, len(cfg.Tables))
@@ -138,7 +144,7 @@ func New(cfg Config) (*Rewriter, error) {
 		}
 		t.KeyColumn = t.key()
 		k := t
-		if cfg.Style == Question {
+		if cfg.Dialect.positional() {
 			k = Table{strings.ToLower(t.Schema), strings.ToLower(t.Name), ""}
 		} else {
 			k.KeyColumn = ""
@@ -153,7 +159,7 @@ func New(cfg Config) (*Rewriter, error) {
 	if max == 0 {
 		max = DefaultCacheSize
 	}
-	return &Rewriter{tables: tables, style: cfg.Style, max: max}, nil
+	return &Rewriter{tables: tables, dialect: cfg.Dialect, max: max}, nil
 }
 
 // Plan is the decision for one query text. A nil *Plan means "send the query
@@ -169,15 +175,15 @@ type Plan struct {
 	// text order (at least 1).
 	Rows int
 	// Params is the number of arguments the caller's statement takes: the
-	// highest $n in Dollar style, the number of ? in Question style.
+	// highest $n for PostgreSQL, the number of ? for SQLite.
 	Params int
 
-	style Style
-	at    []int // Question: for each ID, how many caller args precede it
+	positional bool  // ? placeholders
+	at         []int // positional: for each ID, how many caller args precede it
 }
 
 // Args returns the arguments for Query: args with the IDs placed where Query
-// expects them (Dollar: appended as $Params+1...; Question: at the ?
+// expects them (PostgreSQL: appended as $Params+1...; SQLite: at the ?
 // positions of the added placeholders), with Ordinal renumbered from 1. It
 // appends to dst[:0] and allocates only when dst is too small. ids must hold
 // exactly Rows IDs (Args panics otherwise: that is a bug in the caller). args
@@ -189,7 +195,7 @@ func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedVa
 		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d rows", len(ids), p.Rows))
 	}
 	dst = dst[:0]
-	if p.style == Dollar || len(args) != p.Params {
+	if !p.positional || len(args) != p.Params {
 		dst = append(dst, args...)
 		for _, id := range ids {
 			dst = append(dst, driver.NamedValue{Value: id})
@@ -305,7 +311,7 @@ func (r *Rewriter) store(query string, e *entry) {
 }
 
 // mayInsert is the allocation-free fast reject: a statement that does not
-// contain the word INSERT (or REPLACE, in Question style) in any case
+// contain the word INSERT (or REPLACE, in the SQLite dialect) in any case
 // cannot insert.
 func (r *Rewriter) mayInsert(q string) bool {
 	for i := 0; i+6 <= len(q); i++ {
@@ -315,7 +321,7 @@ func (r *Rewriter) mayInsert(q string) bool {
 				return true
 			}
 		case 'r':
-			if r.style == Question && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
+			if r.dialect.positional() && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
 				return true
 			}
 		}
@@ -350,7 +356,7 @@ func (r *Rewriter) KeyListed(query string) (Table, bool) {
 	if !r.mayInsert(query) {
 		return Table{}, false
 	}
-	lx := lex(query, r.style)
+	lx := lex(query, r.dialect)
 	if lx.bad >= 0 || len(lx.toks) == 0 {
 		return Table{}, false
 	}

@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-func newTest(t testing.TB, style Style) *Rewriter {
+func newTest(t testing.TB, d Dialect) *Rewriter {
 	t.Helper()
-	r, err := New(Config{Tables: testTables, Style: style})
+	r, err := New(Config{Tables: testTables, Dialect: d})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,12 +22,12 @@ func TestRewrite(t *testing.T) {
 	if len(rwCases) < 80 {
 		t.Fatalf("only %d cases", len(rwCases))
 	}
-	rws := map[Style]*Rewriter{Dollar: newTest(t, Dollar), Question: newTest(t, Question)}
+	rws := map[Dialect]*Rewriter{PostgreSQL: newTest(t, PostgreSQL), SQLite: newTest(t, SQLite)}
 	for _, tc := range rwCases {
 		t.Run(tc.name, func(t *testing.T) {
 			// Twice: the second answer comes from the cache.
 			for pass := 0; pass < 2; pass++ {
-				p, err := rws[tc.style].Plan(context.Background(), tc.in, testCatalog)
+				p, err := rws[tc.dialect].Plan(context.Background(), tc.in, testCatalog)
 				if tc.err != "" {
 					var e *Error
 					if !errors.As(err, &e) {
@@ -56,14 +56,14 @@ func TestRewrite(t *testing.T) {
 				if p.Query != tc.want || p.Rows != tc.rows {
 					t.Fatalf("Plan(%q)\n got %q (%d rows)\nwant %q (%d rows)", tc.in, p.Query, p.Rows, tc.want, tc.rows)
 				}
-				checkFilled(t, tc.style, tc.in, p)
+				checkFilled(t, tc.dialect, tc.in, p)
 			}
 		})
 	}
 }
 
 func TestNoCatalog(t *testing.T) {
-	r := newTest(t, Dollar)
+	r := newTest(t, PostgreSQL)
 	for _, q := range []string{`INSERT INTO orders VALUES ($1, $2, $3, $4)`, `INSERT INTO orders (user_id) SELECT 1`} {
 		_, err := r.Plan(context.Background(), q, nil)
 		if !errors.Is(err, ErrNoCatalog) {
@@ -81,7 +81,7 @@ type failingCatalog struct{ err error }
 func (c failingCatalog) Columns(context.Context, string, string) ([]Column, error) { return nil, c.err }
 
 func TestCatalogError(t *testing.T) {
-	r := newTest(t, Dollar)
+	r := newTest(t, PostgreSQL)
 	cause := errors.New("connection refused")
 	_, err := r.Plan(context.Background(), `INSERT INTO orders VALUES ($1)`, failingCatalog{cause})
 	var e *Error
@@ -98,15 +98,15 @@ func TestNew(t *testing.T) {
 	for _, cfg := range []Config{
 		{Tables: []Table{{Name: ""}}},
 		{Tables: []Table{{Name: "a"}, {Name: "a", KeyColumn: "x"}}},
-		{Tables: []Table{{Name: "a"}, {Name: "A"}}, Style: Question},
-		{Style: 7},
+		{Tables: []Table{{Name: "a"}, {Name: "A"}}, Dialect: SQLite},
+		{Dialect: 7},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) succeeded", cfg)
 		}
 	}
 	if _, err := New(Config{Tables: []Table{{Name: "a"}, {Name: "A"}}}); err != nil {
-		t.Errorf("a and A are different tables in Dollar style: %v", err)
+		t.Errorf("a and A are different tables in PostgreSQL: %v", err)
 	}
 }
 
@@ -121,24 +121,24 @@ func nv(vals ...any) []driver.NamedValue {
 func TestArgs(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
-		style Style
-		q     string
-		args  []driver.NamedValue
-		ids   []int64
-		want  []driver.NamedValue
+		d    Dialect
+		q    string
+		args []driver.NamedValue
+		ids  []int64
+		want []driver.NamedValue
 	}{
-		{Dollar, `INSERT INTO orders (user_id, total) VALUES ($1, $2), ($3, $4)`,
+		{PostgreSQL, `INSERT INTO orders (user_id, total) VALUES ($1, $2), ($3, $4)`,
 			nv("a", "b", "c", "d"), []int64{10, 11}, nv("a", "b", "c", "d", int64(10), int64(11))},
-		{Dollar, `INSERT INTO orders DEFAULT VALUES`, nil, []int64{7}, nv(int64(7))},
-		{Question, `INSERT INTO orders (user_id, total) VALUES (?, ?), (?, ?)`,
+		{PostgreSQL, `INSERT INTO orders DEFAULT VALUES`, nil, []int64{7}, nv(int64(7))},
+		{SQLite, `INSERT INTO orders (user_id, total) VALUES (?, ?), (?, ?)`,
 			nv("a", "b", "c", "d"), []int64{10, 11}, nv("a", "b", int64(10), "c", "d", int64(11))},
-		{Question, `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ? RETURNING id, ?`,
+		{SQLite, `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ? RETURNING id, ?`,
 			nv("a", "b", "c"), []int64{10}, nv("a", int64(10), "b", "c")},
-		{Question, `INSERT INTO orders (user_id) VALUES (1), (2)`, nil, []int64{1, 2}, nv(int64(1), int64(2))},
-		{Question, `INSERT INTO orders DEFAULT VALUES ON CONFLICT DO UPDATE SET total = ?`, nv("x"), []int64{5}, nv(int64(5), "x")},
+		{SQLite, `INSERT INTO orders (user_id) VALUES (1), (2)`, nil, []int64{1, 2}, nv(int64(1), int64(2))},
+		{SQLite, `INSERT INTO orders DEFAULT VALUES ON CONFLICT DO UPDATE SET total = ?`, nv("x"), []int64{5}, nv(int64(5), "x")},
 	}
 	for _, c := range cases {
-		r := newTest(t, c.style)
+		r := newTest(t, c.d)
 		p, err := r.Plan(ctx, c.q, testCatalog)
 		if err != nil || p == nil {
 			t.Fatalf("Plan(%q) = %v, %v", c.q, p, err)
@@ -156,7 +156,7 @@ func TestArgs(t *testing.T) {
 }
 
 func TestArgsWrongIDs(t *testing.T) {
-	r := newTest(t, Dollar)
+	r := newTest(t, PostgreSQL)
 	p, _ := r.Plan(context.Background(), `INSERT INTO orders DEFAULT VALUES`, nil)
 	defer func() {
 		if recover() == nil {
@@ -167,7 +167,7 @@ func TestArgsWrongIDs(t *testing.T) {
 }
 
 func TestFastRejectAllocs(t *testing.T) {
-	r := newTest(t, Dollar)
+	r := newTest(t, PostgreSQL)
 	q := `SELECT id, user_id, total FROM orders WHERE id = $1 AND note <> 'x'`
 	if n := testing.AllocsPerRun(100, func() { r.Plan(context.Background(), q, nil) }); n != 0 {
 		t.Fatalf("fast reject allocates %v times", n)
@@ -208,7 +208,7 @@ func TestConcurrent(t *testing.T) {
 			defer func() { done <- true }()
 			for i := 0; i < 200; i++ {
 				tc := rwCases[(i*7+g)%len(rwCases)]
-				if tc.style != Dollar {
+				if tc.dialect != PostgreSQL {
 					continue
 				}
 				p, err := r.Plan(context.Background(), tc.in, testCatalog)
@@ -227,9 +227,9 @@ func TestConcurrent(t *testing.T) {
 // checkFilled verifies the invariants of a filled statement: the original
 // tokens in order, the key column and the new placeholders, and exactly
 // Rows more placeholders.
-func checkFilled(t testing.TB, style Style, in string, p *Plan) {
+func checkFilled(t testing.TB, d Dialect, in string, p *Plan) {
 	t.Helper()
-	a, b := lex(in, style), lex(p.Query, style)
+	a, b := lex(in, d), lex(p.Query, d)
 	if a.bad >= 0 || b.bad >= 0 {
 		t.Fatalf("lex: %q %q", a.why, b.why)
 	}
@@ -268,7 +268,7 @@ func checkFilled(t testing.TB, style Style, in string, p *Plan) {
 }
 
 func TestKeyListed(t *testing.T) {
-	r := newTest(t, Dollar)
+	r := newTest(t, PostgreSQL)
 	tests := []struct {
 		q    string
 		want string // "" means not a key-listed INSERT into a configured table

@@ -17,8 +17,8 @@ CREATE TABLE events (id INTEGER PRIMARY KEY, kind TEXT, note TEXT);
 CREATE TABLE customers (note TEXT);
 `
 
-// TestSQLiteAccepts prepares the originals and rewrites of the Question-style
-// cases (but MySQL-only syntax) on SQLite.
+// TestSQLiteAccepts prepares the originals and rewrites of the SQLite cases
+// (but MySQL-only syntax) on SQLite.
 func TestSQLiteAccepts(t *testing.T) {
 	db, err := sql.Open("sqlite", "file:"+t.TempDir()+"/t.db")
 	if err != nil {
@@ -34,10 +34,10 @@ func TestSQLiteAccepts(t *testing.T) {
 			t.Fatalf("schema: %v", err)
 		}
 	}
-	r := newTest(t, Question)
+	r := newTest(t, SQLite)
 	n := 0
 	for _, tc := range rwCases {
-		if tc.style != Question || tc.mysql {
+		if tc.dialect != SQLite || tc.notSQLite {
 			continue
 		}
 		for _, q := range []string{tc.in, tc.want} {

@@ -1,5 +1,6 @@
 // Package integration holds end-to-end tests of idsql against real
-// PostgreSQL and ZooKeeper servers. It has no non-test code.
+// PostgreSQL and ZooKeeper servers. It has no non-test code, apart from the
+// helper command the chaos tests run (internal/chaosproc).
 //
 // Run them through scripts/test, which starts both servers (or uses the ones
 // named by IDSQL_TEST_PG_DSN and IDSQL_TEST_ZK, for example from
@@ -8,4 +9,47 @@
 //	scripts/test ./integration/...
 //
 // Outside CI a test whose server is missing skips; with CI set it fails.
+//
+// # Chaos tests
+//
+// The TestChaos… tests (Linux only) take issue 11's promise "never two
+// issuers on one worker ID" to processes. Each holder mode that can collide
+// has one: ZooKeeper sticky and recycle, PostgreSQL sticky, lease and
+// disposable, and the local map. A test starts a private PostgreSQL (and
+// ZooKeeper) of its own, builds internal/chaosproc and runs at least six
+// copies of it; each inserts rows through idsql's wrapper into a table with
+// a snowflake key and one with a segment key (no unique constraint, so that
+// duplicates are stored and counted) and prints every key once its
+// transaction committed. Then it plays, in order:
+//
+//   - a process stopped (SIGSTOP) past its 2s session timeout or lease TTL
+//     while a successor takes over, then continued (SIGCONT): it must not
+//     issue one key under the worker ID it lost. Stopping the process is
+//     also how the tests expire ZooKeeper sessions;
+//   - sticky modes: a second process with the identity of a running one,
+//     which must refuse with an error naming the identity, or wait; and two
+//     processes with no identity at all, which must never share a worker ID;
+//   - a process killed and a successor on its worker ID started with its
+//     clock behind the predecessor's last keys (0.4s, then 2s), which must
+//     start above them or refuse with an error about the clock;
+//   - random faults: SIGKILL and restart, SIGSTOP shorter and longer than
+//     the timeout, PostgreSQL and ZooKeeper restarts, new processes.
+//
+// At the end it checks that no key is stored twice, that every
+// acknowledged key is stored, that no tick of a worker ID was used by two
+// processes, that every snowflake key is explained (as lookup would) by a
+// lease of the process that issued it, and each scenario's own promise.
+// The log reports keys per process, the faults injected and what each
+// scenario did.
+//
+//	CI=true go test ./integration/ -run Chaos -v
+//
+// They take about three minutes together on two cores (each about one,
+// running GOMAXPROCS at a time). Two variables change that:
+//
+//   - IDSQL_CHAOS_DURATION: how long each test injects random faults after
+//     its scenarios, 20s by default. For a soak, give more and raise go
+//     test's timeout: IDSQL_CHAOS_DURATION=10m go test -timeout 0 ...
+//   - IDSQL_CHAOS_SEED: the seed of the random fault choices; each test logs
+//     the one it used, so a failing sequence can be replayed.
 package integration

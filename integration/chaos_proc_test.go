@@ -1,0 +1,288 @@
+//go:build linux
+
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/idsql/snowflake"
+)
+
+// The chaos tests' tables: one per strategy, keys not unique, so that a
+// duplicate key is stored instead of rejected and can be counted.
+const (
+	sfTable  = "chaos_sf"
+	segTable = "chaos_seg"
+)
+
+// chaosLayout is the layout the chaos configuration names (leaf).
+var chaosLayout = snowflake.Leaf
+
+// buildChaosProc builds the helper command into dir and returns its path.
+func buildChaosProc(t *testing.T, dir string) string {
+	t.Helper()
+	// go test puts its own GOROOT/bin first in the PATH of tests.
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("build the chaos helper: %v", err)
+	}
+	bin := filepath.Join(dir, "chaosproc")
+	cmd := exec.Command(goTool, "build", "-o", bin, "./internal/chaosproc")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the chaos helper: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// chaosProc is one run of the helper binary. A restart is a new chaosProc
+// (with a new name) on the same identity.
+type chaosProc struct {
+	name     string        // label in the rows and in reports: p3, p3.2, s1, t1, c1 ...
+	identity string        // holder.instance; "" for none
+	offset   time.Duration // its snowflake clock's offset
+	keysPath string        // its stdout: "<table> <key>" per committed key
+	logPath  string        // its stderr
+
+	cmd      *exec.Cmd
+	launched time.Time
+	exited   chan struct{} // closed when the process has exited
+	waitErr  error         // valid after exited is closed
+
+	mu      sync.Mutex
+	stopped bool      // SIGSTOPped and not yet continued
+	killed  time.Time // when the test killed it
+	off     int64     // bytes of keysPath parsed
+	sf, seg []int64   // acknowledged keys parsed so far
+}
+
+// startProc launches the helper with the given config file.
+func startProc(bin, dir, dsn, cfg, name, identity string, offset time.Duration, extra []string) (*chaosProc, error) {
+	p := &chaosProc{name: name, identity: identity, offset: offset,
+		keysPath: filepath.Join(dir, name+".keys"), logPath: filepath.Join(dir, name+".log"),
+		exited: make(chan struct{})}
+	stdout, err := os.Create(p.keysPath)
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(p.logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer stderr.Close()
+	args := append([]string{"-config", cfg, "-dsn", dsn, "-name", name, "-clock-offset", offset.String()}, extra...)
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
+	// Killed with the test binary, whatever happens to it.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p.launched = time.Now()
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// alive reports whether the process has not exited.
+func (p *chaosProc) alive() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// pause sends SIGSTOP.
+func (p *chaosProc) pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.alive() && p.cmd.Process.Signal(syscall.SIGSTOP) == nil {
+		p.stopped = true
+	}
+}
+
+// resume sends SIGCONT.
+func (p *chaosProc) resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+		p.stopped = false
+	}
+}
+
+func (p *chaosProc) isStopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopped
+}
+
+// kill sends SIGKILL and waits until the process has exited. It reports
+// whether the process was still running.
+func (p *chaosProc) kill() bool {
+	p.mu.Lock()
+	running := p.alive()
+	if running {
+		_ = p.cmd.Process.Kill()
+		p.killed = time.Now()
+	}
+	p.stopped = false
+	p.mu.Unlock()
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		// SIGKILL cannot be ignored; only a process in uninterruptible
+		// sleep takes this long. Nothing more to do than to go on.
+	}
+	return running
+}
+
+// scan parses the keys printed since the last scan. A line without its
+// newline (the process was killed while writing it) is left for later,
+// and never counted if the process is dead.
+func (p *chaosProc) scan() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f, err := os.Open(p.keysPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Seek(p.off, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(f, 1<<16)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			return fmt.Errorf("%s: line longer than 64 KiB", p.keysPath)
+		}
+		if err != nil { // io.EOF: an incomplete line or nothing
+			return nil
+		}
+		p.off += int64(len(line))
+		table, key, ok := bytes.Cut(bytes.TrimSuffix(line, []byte("\n")), []byte(" "))
+		id, perr := strconv.ParseInt(string(key), 10, 64)
+		if !ok || perr != nil {
+			return fmt.Errorf("%s: bad line %q", p.keysPath, line)
+		}
+		switch string(table) {
+		case sfTable:
+			p.sf = append(p.sf, id)
+		case segTable:
+			p.seg = append(p.seg, id)
+		default:
+			return fmt.Errorf("%s: unknown table in %q", p.keysPath, line)
+		}
+	}
+}
+
+// counts returns how many keys of each table were parsed.
+func (p *chaosProc) counts() (sf, seg int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.sf), len(p.seg)
+}
+
+// lastWorker returns the worker ID of the last snowflake key parsed, or -1.
+func (p *chaosProc) lastWorker() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.sf) == 0 {
+		return -1
+	}
+	return chaosLayout.Decompose(p.sf[len(p.sf)-1]).Worker
+}
+
+// log returns what the process wrote to stderr.
+func (p *chaosProc) log() string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	return string(b)
+}
+
+// errorLines returns the error lines of the log (not the start-up line,
+// notes or repeat counts), at most max of them.
+func (p *chaosProc) errorLines(max int) []string {
+	var out []string
+	for _, l := range strings.Split(p.log(), "\n") {
+		_, msg, ok := strings.Cut(l, ": ")
+		if !ok || strings.HasPrefix(msg, "pid ") || strings.HasPrefix(msg, "note: ") ||
+			strings.HasPrefix(msg, "(last error") || strings.HasPrefix(msg, "stopping: ") {
+			continue
+		}
+		out = append(out, msg)
+		if len(out) == max {
+			break
+		}
+	}
+	return out
+}
+
+// logTail returns the last lines of the log, for failure messages.
+func (p *chaosProc) logTail() string {
+	lines := strings.Split(strings.TrimRight(p.log(), "\n"), "\n")
+	if len(lines) > 15 {
+		lines = lines[len(lines)-15:]
+	}
+	return "----- " + p.name + " stderr -----\n" + strings.Join(lines, "\n")
+}
+
+// outcome describes what the process did so far, for reports.
+func (p *chaosProc) outcome() string {
+	_ = p.scan()
+	sf, seg := p.counts()
+	var b strings.Builder
+	switch {
+	case sf > 0:
+		fmt.Fprintf(&b, "issued %d snowflake keys (worker %d) and %d segment keys", sf, p.lastWorker(), seg)
+	case seg > 0:
+		fmt.Fprintf(&b, "issued no snowflake key, %d segment keys", seg)
+	default:
+		b.WriteString("issued no key")
+	}
+	if errs := p.errorLines(1); len(errs) > 0 {
+		fmt.Fprintf(&b, "; first error: %s", errs[0])
+	}
+	if !p.alive() && p.killed.IsZero() {
+		fmt.Fprintf(&b, "; exited by itself: %v", p.waitErr)
+	}
+	return b.String()
+}
+
+// waitSnowflake waits until the process has acknowledged more than have
+// snowflake keys, it has exited, or within has passed; it reports whether
+// it got a key.
+func (p *chaosProc) waitSnowflake(have int, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for {
+		_ = p.scan()
+		if sf, _ := p.counts(); sf > have {
+			return true
+		}
+		if !p.alive() || time.Now().After(deadline) {
+			_ = p.scan()
+			sf, _ := p.counts()
+			return sf > have
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

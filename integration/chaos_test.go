@@ -1,0 +1,769 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/internal/pgtest"
+	"github.com/idsql/idsql/internal/zktest"
+)
+
+// The chaos tests run a fleet of helper processes (internal/chaosproc)
+// that insert rows through idsql into a table with a snowflake key and one
+// with a segment key, on a private PostgreSQL (and ZooKeeper) the test
+// restarts. While they run, the test kills, pauses and restarts them, and
+// plays the scenarios of issue 11. Then it counts duplicate keys (the
+// tables have no unique constraint), checks that every key a process
+// acknowledged is stored, and checks each scenario's own promise. See
+// doc.go for the variables that lengthen the run.
+
+// Timings: short, so that leases expire within the test's few minutes.
+const (
+	chaosTimeout   = 2 * time.Second        // ZooKeeper session timeout, PostgreSQL lease TTL
+	chaosHeartbeat = 500 * time.Millisecond // holder.heartbeat
+	chaosTickTime  = 500 * time.Millisecond // zktest's tickTime: timeouts within [1s, 10s]
+	// chaosExpired is how long after a process stops (SIGSTOP, SIGKILL)
+	// its session or lease has surely expired.
+	chaosExpired = 2*chaosTimeout + time.Second
+	// chaosReady bounds how long a process may take to its first key.
+	chaosReady = 30 * time.Second
+	// chaosFleet is how many processes issue keys at all times.
+	chaosFleet = 6
+	// chaosSoak is the default length of the random-fault phase.
+	chaosSoak = 20 * time.Second
+	// chaosPause is each helper goroutine's pause between INSERTs: enough
+	// load to catch overlaps, little enough for a two-core machine
+	// running two chaos tests at once.
+	chaosPause = "15ms"
+)
+
+// chaosNamespace is the namespace of the chaos configuration.
+const chaosNamespace = "chaos"
+
+// EnvChaosDuration and EnvChaosSeed tune the chaos tests (see doc.go).
+const (
+	EnvChaosDuration = "IDSQL_CHAOS_DURATION"
+	EnvChaosSeed     = "IDSQL_CHAOS_SEED"
+)
+
+// chaosMode is a holder kind and mode under test.
+type chaosMode struct {
+	kind, mode string
+	// sticky: an identity keeps its worker ID (sticky modes, local).
+	sticky bool
+	// reuse: a worker ID passes from one identity to another (recycle,
+	// lease).
+	reuse bool
+	// expires: a dead or paused owner's claim expires after the timeout
+	// (everything but local, whose map is static).
+	expires bool
+}
+
+func (m chaosMode) String() string {
+	if m.mode == "" {
+		return m.kind
+	}
+	return m.kind + "/" + m.mode
+}
+
+func TestChaosZooKeeperSticky(t *testing.T) {
+	runChaos(t, chaosMode{kind: "zookeeper", mode: "sticky", sticky: true, expires: true})
+}
+
+func TestChaosZooKeeperRecycle(t *testing.T) {
+	runChaos(t, chaosMode{kind: "zookeeper", mode: "recycle", reuse: true, expires: true})
+}
+
+func TestChaosPostgresSticky(t *testing.T) {
+	runChaos(t, chaosMode{kind: "postgres", mode: "sticky", sticky: true, expires: true})
+}
+
+func TestChaosPostgresLease(t *testing.T) {
+	runChaos(t, chaosMode{kind: "postgres", mode: "lease", reuse: true, expires: true})
+}
+
+func TestChaosPostgresDisposable(t *testing.T) {
+	runChaos(t, chaosMode{kind: "postgres", mode: "disposable", expires: true})
+}
+
+func TestChaosLocal(t *testing.T) {
+	runChaos(t, chaosMode{kind: "local", sticky: true})
+}
+
+// chaos is one chaos test's world: servers, processes, fault counts and
+// the scenarios to check at the end.
+type chaos struct {
+	t    *testing.T
+	m    chaosMode
+	r    *rand.Rand
+	bin  string
+	dir  string
+	dsn  string
+	pg   *pgtest.Server
+	zk   *zktest.Server
+	base time.Time // when the fleet started
+
+	mu     sync.Mutex
+	procs  []*chaosProc            // every process launched, in order
+	slots  []*chaosProc            // the fleet: one identity each
+	runs   map[string]int          // launches per identity, for names
+	faults map[string]int          // faults injected, by kind
+	notes  []string                // what happened, for the report
+	cases  []func(*chaosData) bool // scenario checks, run on the stored rows
+	resume sync.WaitGroup          // pending SIGCONTs of the soak phase
+}
+
+func runChaos(t *testing.T, m chaosMode) {
+	t.Parallel()
+	soak := chaosSoak
+	if v := os.Getenv(EnvChaosDuration); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			t.Fatalf("%s=%q: want a duration such as 10m", EnvChaosDuration, v)
+		}
+		soak = d
+	}
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv(EnvChaosSeed); v != "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: want an unsigned integer", EnvChaosSeed, v)
+		}
+		seed = s
+	}
+	// Leave time for the scripted scenarios and the checks before the
+	// test binary's -timeout.
+	if dl, ok := t.Deadline(); ok {
+		if left := time.Until(dl) - 3*time.Minute; soak > left {
+			soak = max(left, 0)
+			t.Logf("soak shortened to %s to end before the test timeout", soak.Round(time.Second))
+		}
+	}
+	c := newChaos(t, m, seed)
+	t.Logf("chaos %s: seed %d (%s=%d repeats the fault choices), soak %s", m, seed, EnvChaosSeed, seed, soak)
+	c.script()
+	c.soak(soak)
+	c.finish()
+}
+
+func newChaos(t *testing.T, m chaosMode, seed uint64) *chaos {
+	t.Helper()
+	c := &chaos{t: t, m: m, r: rand.New(rand.NewPCG(seed, 11)), dir: t.TempDir(),
+		runs: map[string]int{}, faults: map[string]int{}}
+	if m.kind == "zookeeper" {
+		c.zk = zktest.StartServer(t)
+	}
+	c.pg = pgtest.StartServer(t)
+	c.dsn = c.pg.DSN()
+	c.bin = buildChaosProc(t, c.dir)
+	if err := os.Mkdir(filepath.Join(c.dir, "cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := sql.Open("postgres", c.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, table := range []string{sfTable, segTable} {
+		// No unique constraint: duplicates are stored, to be counted.
+		q := `CREATE TABLE ` + table + ` (id bigint NOT NULL, proc text NOT NULL, pid int NOT NULL,
+			at timestamptz NOT NULL DEFAULT clock_timestamp())`
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("create %s: %v", table, err)
+		}
+	}
+	// The tables idsql needs, made once before any process starts.
+	cfg := &idsql.Config{Namespace: chaosNamespace, Tables: map[string]idsql.TableConfig{
+		sfTable:  {Strategy: idsql.Snowflake},
+		segTable: {Strategy: idsql.Segment, Step: 50},
+	}}
+	if err := idsql.Migrate(ctx, db, cfg, idsql.PostgresStores(db)); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	// Registered after the servers' cleanups, so it runs before them.
+	t.Cleanup(func() {
+		c.mu.Lock()
+		procs := append([]*chaosProc(nil), c.procs...)
+		c.mu.Unlock()
+		for _, p := range procs {
+			p.kill()
+		}
+	})
+	return c
+}
+
+// config writes the YAML configuration of one process and returns its path.
+func (c *chaos) config(name, identity string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "namespace: %s\nlayout: leaf\nholder:\n", chaosNamespace)
+	fmt.Fprintf(&b, "  kind: %s\n", c.m.kind)
+	if c.m.mode != "" {
+		fmt.Fprintf(&b, "  mode: %s\n", c.m.mode)
+	}
+	if identity != "" {
+		fmt.Fprintf(&b, "  instance: %s\n", identity)
+	}
+	switch c.m.kind {
+	case "zookeeper":
+		fmt.Fprintf(&b, "  servers: [%s]\n  session_timeout: %s\n  tick_time: %s\n", c.zk.Addr(), chaosTimeout, chaosTickTime)
+	case "postgres":
+		fmt.Fprintf(&b, "  session_timeout: %s\n", chaosTimeout)
+	case "local":
+		b.WriteString("  workers:\n")
+		for i := 1; i <= 16; i++ {
+			fmt.Fprintf(&b, "    chaos-p%d: %d\n", i, i)
+		}
+	}
+	fmt.Fprintf(&b, "  heartbeat: %s\n  cache_dir: %q\n", chaosHeartbeat, filepath.Join(c.dir, "cache"))
+	fmt.Fprintf(&b, "tables:\n  %s: {strategy: snowflake}\n  %s: {strategy: segment, step: 50}\n", sfTable, segTable)
+	path := filepath.Join(c.dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	return path
+}
+
+// start launches a process on identity; name is derived from base and the
+// identity's launch count. It never ends the test, so goroutines may call
+// it; a process that cannot be launched is reported and nil returned.
+func (c *chaos) start(base, identity string, offset time.Duration) *chaosProc {
+	c.mu.Lock()
+	c.runs[base]++
+	name := base
+	if n := c.runs[base]; n > 1 {
+		name = base + "." + strconv.Itoa(n)
+	}
+	c.mu.Unlock()
+	p, err := startProc(c.bin, c.dir, c.dsn, c.config(name, identity), name, identity, offset,
+		[]string{"-pause", chaosPause})
+	if err != nil {
+		c.t.Errorf("launch %s: %v", name, err)
+		return nil
+	}
+	c.mu.Lock()
+	c.procs = append(c.procs, p)
+	c.mu.Unlock()
+	return p
+}
+
+// mustReady waits for p's first snowflake key and ends the test if none
+// comes.
+func (c *chaos) mustReady(p *chaosProc) {
+	c.t.Helper()
+	if p == nil {
+		c.t.FailNow()
+	}
+	if !p.waitSnowflake(0, chaosReady) {
+		c.t.Fatalf("%s (identity %q) issued no snowflake key within %s: %s\n%s", p.name, p.identity, chaosReady, p.outcome(), p.logTail())
+	}
+}
+
+func (c *chaos) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	c.mu.Lock()
+	c.notes = append(c.notes, fmt.Sprintf("%6.1fs %s", time.Since(c.base).Seconds(), msg))
+	c.mu.Unlock()
+}
+
+func (c *chaos) fault(kind string) {
+	c.mu.Lock()
+	c.faults[kind]++
+	c.mu.Unlock()
+}
+
+// check adds a scenario check, run on the stored rows at the end. It
+// reports whether the scenario's promise held.
+func (c *chaos) check(f func(*chaosData) bool) {
+	c.mu.Lock()
+	c.cases = append(c.cases, f)
+	c.mu.Unlock()
+}
+
+// startSlot launches the fleet process of slot i (identity chaos-p<i+1>).
+func (c *chaos) startSlot(i int) *chaosProc {
+	base := "p" + strconv.Itoa(i+1)
+	p := c.start(base, "chaos-"+base, 0)
+	c.mu.Lock()
+	for len(c.slots) <= i {
+		c.slots = append(c.slots, nil)
+	}
+	c.slots[i] = p
+	c.mu.Unlock()
+	return p
+}
+
+// script plays the scenarios of issue 11, one after another.
+func (c *chaos) script() {
+	c.base = time.Now()
+	// The fleet: p1 first and alone, so that it holds the lowest worker ID
+	// of the modes that hand out the lowest free one.
+	c.mustReady(c.startSlot(0))
+	for i := 1; i < chaosFleet; i++ {
+		c.startSlot(i)
+	}
+	for _, p := range c.slots {
+		c.mustReady(p)
+	}
+	var ws []string
+	for _, p := range c.slots {
+		ws = append(ws, fmt.Sprintf("%s=%d", p.name, p.lastWorker()))
+	}
+	c.note("fleet up; workers %s", strings.Join(ws, " "))
+
+	c.pausedPastTimeout()
+	if c.m.sticky {
+		c.stickyTwin()
+	}
+	if c.m.sticky && c.m.kind != "local" {
+		c.anonymousTwins()
+	}
+	if c.m.sticky || c.m.reuse {
+		c.clockBehind()
+	}
+}
+
+// pausedPastTimeout: p1 is stopped (SIGSTOP) past its session timeout or
+// lease TTL, a successor starts (for sticky modes one with p1's identity,
+// as an orchestrator would replace it), and then p1 continues. After it
+// resumes, p1 must not issue one key under its old worker ID inside the
+// ticks the successor issued under it.
+func (c *chaos) pausedPastTimeout() {
+	v := c.slots[0]
+	_ = v.scan()
+	w := v.lastWorker()
+	stoppedAt := time.Now()
+	v.pause()
+	c.fault("pause")
+	c.note("pause: SIGSTOP %s (worker %d)", v.name, w)
+	time.Sleep(chaosExpired)
+
+	var s *chaosProc
+	if c.m.sticky {
+		s = c.start("p1", v.identity, 0) // the same identity: a replacement
+	} else {
+		s = c.start("s1", "chaos-s1", 0)
+	}
+	if s == nil {
+		v.resume()
+		return
+	}
+	started := s.waitSnowflake(0, 10*time.Second)
+	if started {
+		time.Sleep(time.Second) // the successor issues under the worker ID for a while
+	}
+	v.resume()
+	paused := time.Since(stoppedAt)
+	c.note("pause: SIGCONT %s after %s; successor %s %s", v.name, paused.Round(time.Millisecond), s.name, s.outcome())
+	time.Sleep(3 * time.Second) // the resumed process and the successor side by side
+
+	// Keep one process per identity: the successor when it took over,
+	// the paused one otherwise (it holds its worker ID legitimately).
+	switch {
+	case c.m.sticky && started:
+		v.kill()
+		c.slots[0] = s
+	case c.m.sticky:
+		s.kill()
+	default:
+		c.mu.Lock()
+		c.slots = append(c.slots, s)
+		c.mu.Unlock()
+	}
+	vOutcome := v.outcome()
+
+	c.check(func(d *chaosData) bool {
+		t := c.t
+		sw, sFirst, sLast, sN := d.span(s.name, w)
+		if paused < chaosTimeout {
+			t.Errorf("pause: %s was stopped only %s, not past the %s timeout: scenario not played", v.name, paused, chaosTimeout)
+			return false
+		}
+		if sN == 0 {
+			other := d.workersOf(s.name)
+			switch {
+			case c.m.reuse:
+				t.Errorf("pause: successor %s issued no key under %s's worker %d (its workers: %v): the worker ID was not handed over, scenario not played; %s",
+					s.name, v.name, w, other, s.outcome())
+				return false
+			case c.m.sticky:
+				t.Logf("pause: replacement %s with %s's identity did not issue keys under worker %d (%s): refused or waited while %s was stopped",
+					s.name, v.name, w, s.outcome(), v.name)
+			default:
+				t.Logf("pause: successor %s took workers %v, never %s's worker %d (mode %s does not reuse worker IDs)", s.name, other, v.name, w, c.m)
+			}
+			return true
+		}
+		_ = sw
+		bad, examples := d.inside(v.name, w, sFirst, sLast)
+		t.Logf("pause: %s stopped %s (timeout %s); successor %s issued %d keys under worker %d in ticks %s..%s; after resuming, %s issued %d keys under worker %d inside those ticks; %s now: %s",
+			v.name, paused.Round(time.Millisecond), chaosTimeout, s.name, sN, w, fmtTick(sFirst), fmtTick(sLast), v.name, bad, w, v.name, vOutcome)
+		if bad > 0 {
+			t.Errorf("pause: %s resumed and issued %d keys under worker %d, which %s held by then (issue 11 §1), e.g. %s",
+				v.name, bad, w, s.name, strings.Join(examples, "; "))
+			return false
+		}
+		return true
+	})
+}
+
+// stickyTwin: a second process with the identity of a running one must
+// refuse to start with an error naming the identity, or wait; never issue
+// keys while the first lives.
+func (c *chaos) stickyTwin() {
+	o := c.slots[1]
+	_ = o.scan()
+	oBefore, _ := o.counts()
+	tw := c.start("t1", o.identity, 0)
+	if tw == nil {
+		return
+	}
+	c.fault("twin")
+	started := tw.waitSnowflake(0, 5*time.Second)
+	if started {
+		time.Sleep(time.Second)
+	}
+	_ = o.scan()
+	oAfter, _ := o.counts()
+	outcome := tw.outcome()
+	errs := tw.errorLines(3)
+	ownerAlive := o.alive() && !o.isStopped()
+	tw.kill()
+	c.note("twin: %s with %s's identity %q: %s", tw.name, o.name, o.identity, outcome)
+
+	c.check(func(d *chaosData) bool {
+		t := c.t
+		if !ownerAlive || oAfter == oBefore {
+			t.Errorf("twin: owner %s was not issuing keys while its twin ran (%d keys before, %d after): scenario not played", o.name, oBefore, oAfter)
+			return false
+		}
+		n := d.count(tw.name)
+		if n > 0 {
+			ws := d.workersOf(tw.name)
+			t.Errorf("twin: %s started with the identity %q of the running %s and issued %d snowflake keys (workers %v; %s holds %d), instead of refusing or waiting (issue 11 §2)",
+				tw.name, o.identity, o.name, n, ws, o.name, o.lastWorker())
+			return false
+		}
+		if len(errs) == 0 {
+			t.Logf("twin: %s waited (no key, no error) while %s held identity %q", tw.name, o.name, o.identity)
+			return true
+		}
+		if !strings.Contains(strings.Join(errs, "\n"), o.identity) {
+			t.Errorf("twin: %s was refused, but the error does not name the identity %q: %s", tw.name, o.identity, errs[0])
+			return false
+		}
+		t.Logf("twin: %s refused: %s", tw.name, errs[0])
+		return true
+	})
+}
+
+// anonymousTwins: two processes with no identity (no instance, no port)
+// in a sticky mode. Issue 11 §2: such an identity cannot be unique, so it
+// is refused; in no case may the two share a worker ID.
+func (c *chaos) anonymousTwins() {
+	// One after the other: the second finds what the first claimed.
+	a := c.start("a1", "", 0)
+	if a == nil {
+		return
+	}
+	a.waitSnowflake(0, 10*time.Second)
+	b := c.start("a2", "", 0)
+	if b == nil {
+		a.kill()
+		return
+	}
+	c.fault("anonymous-twins")
+	b.waitSnowflake(0, 5*time.Second)
+	time.Sleep(time.Second)
+	ao, bo := a.outcome(), b.outcome()
+	aErr, bErr := a.errorLines(1), b.errorLines(1)
+	a.kill()
+	b.kill()
+	c.note("anonymous twins: %s %s; %s %s", a.name, ao, b.name, bo)
+
+	c.check(func(d *chaosData) bool {
+		t := c.t
+		shared := d.sharedWorkers(a.name, b.name)
+		na, nb := d.count(a.name), d.count(b.name)
+		ok := true
+		if len(shared) > 0 {
+			t.Errorf("anonymous twins: %s (%d keys) and %s (%d keys), both without an identity, issued under the same worker IDs %v at once (issue 11 §2)",
+				a.name, na, b.name, nb, shared)
+			ok = false
+		}
+		for _, x := range []struct {
+			p   *chaosProc
+			n   int
+			err []string
+		}{{a, na, aErr}, {b, nb, bErr}} {
+			switch {
+			case x.n > 0:
+				t.Errorf("anonymous twins: %s started without an identity in sticky mode and issued %d keys; issue 11 §2 expects a refusal naming the identity", x.p.name, x.n)
+				ok = false
+			case len(x.err) > 0:
+				t.Logf("anonymous twins: %s refused: %s", x.p.name, x.err[0])
+			default:
+				t.Logf("anonymous twins: %s issued nothing and reported nothing in 5s", x.p.name)
+			}
+		}
+		return ok
+	})
+}
+
+// clockBehind: a process is killed and a successor that gets its worker ID
+// starts with its clock behind the predecessor's last keys: first a little
+// (inside the last heartbeat), then 2s. Either it starts above every key
+// issued under the worker ID before, or it refuses with an error about the
+// clock. Issue 11 §4.
+func (c *chaos) clockBehind() {
+	var v *chaosProc
+	slot := 2
+	if c.m.reuse {
+		// The holder of the lowest worker ID: once it is free it is the
+		// one a newcomer gets.
+		for i, p := range c.slots {
+			_ = p.scan()
+			if p.alive() && !p.isStopped() && (v == nil || p.lastWorker() < v.lastWorker()) {
+				v, slot = p, i
+			}
+		}
+	} else {
+		v = c.slots[slot]
+	}
+	identity := func(n int) string {
+		if c.m.sticky {
+			return v.identity
+		}
+		return "chaos-c" + strconv.Itoa(n)
+	}
+	prev := v
+	for n, behind := range []time.Duration{400 * time.Millisecond, 2 * time.Second} {
+		_ = prev.scan()
+		w := prev.lastWorker()
+		prev.kill()
+		killed := time.Now()
+		c.fault("kill")
+		if c.m.expires {
+			time.Sleep(chaosExpired) // the predecessor's claim has expired
+		}
+		offset := -(time.Since(killed) + behind)
+		succ := c.start("c"+strconv.Itoa(n+1), identity(n+1), offset)
+		if succ == nil {
+			return
+		}
+		c.fault("clock-behind")
+		started := succ.waitSnowflake(0, 8*time.Second)
+		if started {
+			time.Sleep(2 * time.Second)
+		}
+		outcome := succ.outcome()
+		errs := succ.errorLines(3)
+		c.note("clock: %s killed (worker %d); %s started %s behind its last keys (offset %s): %s",
+			prev.name, w, succ.name, behind, offset.Round(time.Millisecond), outcome)
+		pred, s := prev, succ
+		c.check(func(d *chaosData) bool { return c.checkClock(d, pred, s, w, behind, errs) })
+		prev = succ
+	}
+	prev.kill()
+	c.fault("kill")
+	// The slot gets a process with a true clock again.
+	c.slots[slot] = c.start(baseName(v.name), v.identity, 0)
+	c.mustReady(c.slots[slot])
+}
+
+// baseName is a process name without its launch count: p3 for p3.2.
+func baseName(name string) string {
+	base, _, _ := strings.Cut(name, ".")
+	return base
+}
+
+func (c *chaos) checkClock(d *chaosData, pred, succ *chaosProc, w int64, behind time.Duration, errs []string) bool {
+	t := c.t
+	n := d.count(succ.name)
+	if n == 0 {
+		if len(errs) == 0 {
+			t.Errorf("clock: %s (clock %s behind %s's last keys) issued no key and reported no error: neither started nor refused", succ.name, behind, pred.name)
+			return false
+		}
+		if !strings.Contains(strings.ToLower(strings.Join(errs, "\n")), "clock") {
+			t.Errorf("clock: %s was refused, but not with an error about the clock: %s", succ.name, errs[0])
+			return false
+		}
+		t.Logf("clock: %s (clock %s behind) refused: %s", succ.name, behind, errs[0])
+		return true
+	}
+	ws := d.workersOf(succ.name)
+	sw := ws[0]
+	predMax, predProc, ok := d.lastBefore(sw, succ.name, succ.launched)
+	if !ok {
+		if c.m.reuse || sw == w {
+			t.Errorf("clock: %s got worker %d, which no process used before it: scenario not played (%s had worker %d)", succ.name, sw, pred.name, w)
+			return false
+		}
+		t.Logf("clock: %s got the fresh worker %d", succ.name, sw)
+		return true
+	}
+	clockAtStart := succ.launched.Add(succ.offset)
+	first := d.first(succ.name, sw)
+	bad, examples := d.atOrBefore(succ.name, sw, predMax)
+	t.Logf("clock: %s started on worker %d with its clock at %s, %s behind the last key under that worker (%s by %s); its first key is at %s; %d of its %d keys are at or before that last key",
+		succ.name, sw, fmtTick(clockAtStart), predMax.Sub(clockAtStart).Round(time.Millisecond), fmtTick(predMax), predProc, fmtTick(first), bad, n)
+	if predMax.Before(clockAtStart) {
+		t.Errorf("clock: %s's clock was not behind the last key under worker %d (%s by %s): scenario not played", succ.name, sw, fmtTick(predMax), predProc)
+		return false
+	}
+	if bad > 0 {
+		t.Errorf("clock: %s, started with its clock behind, issued %d keys under worker %d at or before the last key %s issued under it (issue 11 §4), e.g. %s",
+			succ.name, bad, sw, predProc, strings.Join(examples, "; "))
+		return false
+	}
+	return true
+}
+
+// soak injects random faults for d: kills and restarts, pauses shorter and
+// longer than the timeout, server restarts and new processes. Every kind
+// is played at least once, however short d is.
+func (c *chaos) soak(d time.Duration) {
+	kinds := []string{"kill+restart", "pause", "postgres-restart", "spawn"}
+	if c.zk != nil {
+		kinds = append(kinds, "zookeeper-restart")
+	}
+	first := append([]string(nil), kinds...)
+	c.r.Shuffle(len(first), func(i, j int) { first[i], first[j] = first[j], first[i] })
+	deadline := time.Now().Add(d)
+	for i := 0; i < len(first) || time.Now().Before(deadline); i++ {
+		kind := kinds[c.r.IntN(len(kinds))]
+		if i < len(first) {
+			kind = first[i]
+		}
+		c.inject(kind)
+		time.Sleep(time.Duration(500+c.r.IntN(1000)) * time.Millisecond)
+	}
+	c.resume.Wait()
+	// Every process issues again after the last fault.
+	time.Sleep(chaosExpired)
+}
+
+// live returns the fleet's processes that run and are not stopped.
+func (c *chaos) live() []int {
+	var out []int
+	for i, p := range c.slots {
+		if p != nil && p.alive() && !p.isStopped() {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (c *chaos) inject(kind string) {
+	live := c.live()
+	switch kind {
+	case "kill+restart":
+		if len(live) == 0 {
+			return
+		}
+		i := live[c.r.IntN(len(live))]
+		p := c.slots[i]
+		p.kill()
+		c.fault("kill")
+		delay := time.Duration(c.r.Int64N(int64(2 * chaosTimeout)))
+		c.note("soak: SIGKILL %s (worker %d), restart after %s", p.name, p.lastWorker(), delay.Round(time.Millisecond))
+		time.Sleep(delay)
+		np := c.start(baseName(p.name), p.identity, 0)
+		if np != nil {
+			c.slots[i] = np
+		}
+	case "pause":
+		if len(live) < 2 {
+			return
+		}
+		p := c.slots[live[c.r.IntN(len(live))]]
+		d := chaosTimeout/2 + time.Duration(c.r.Int64N(int64(5*chaosTimeout/2)))
+		p.pause()
+		c.fault("pause")
+		if d > chaosTimeout {
+			c.fault("pause-past-timeout")
+		}
+		c.note("soak: SIGSTOP %s (worker %d) for %s", p.name, p.lastWorker(), d.Round(time.Millisecond))
+		c.resume.Add(1)
+		time.AfterFunc(d, func() {
+			defer c.resume.Done()
+			p.resume()
+		})
+	case "postgres-restart":
+		c.pg.Stop()
+		down := time.Duration(c.r.IntN(1500)) * time.Millisecond
+		time.Sleep(down)
+		c.pg.Start()
+		c.fault("postgres-restart")
+		c.note("soak: PostgreSQL restarted (down %s more after stopping)", down)
+	case "zookeeper-restart":
+		c.zk.Stop()
+		down := time.Duration(c.r.IntN(3000)) * time.Millisecond
+		time.Sleep(down)
+		c.zk.Start()
+		c.fault("zookeeper-restart")
+		c.note("soak: ZooKeeper restarted (down %s more after stopping)", down)
+	case "spawn":
+		if len(c.slots) >= chaosFleet+3 {
+			return
+		}
+		p := c.startSlot(len(c.slots))
+		c.fault("spawn")
+		c.note("soak: new process %s", p.name)
+	}
+}
+
+// finish stops every process and checks what they stored.
+func (c *chaos) finish() {
+	t := c.t
+	c.mu.Lock()
+	procs := append([]*chaosProc(nil), c.procs...)
+	c.mu.Unlock()
+	for _, p := range procs {
+		p.kill()
+	}
+	for _, p := range procs {
+		if err := p.scan(); err != nil {
+			t.Errorf("%s: %v", p.name, err)
+		}
+	}
+	for _, n := range c.notes {
+		t.Log(n)
+	}
+	var fs []string
+	for k, n := range c.faults {
+		fs = append(fs, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(fs)
+	t.Logf("faults injected: %s", strings.Join(fs, ", "))
+
+	d := loadChaosData(t, c.dsn, procs)
+	d.report(t, procs)
+	ok := d.checkStored(t, procs)
+	for _, f := range c.cases {
+		ok = f(d) && ok
+	}
+	if !ok {
+		for _, p := range procs {
+			if len(p.errorLines(1)) > 0 || (!p.alive() && p.killed.IsZero()) {
+				t.Logf("%s", p.logTail())
+			}
+		}
+	}
+}

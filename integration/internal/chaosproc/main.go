@@ -1,0 +1,330 @@
+// Command chaosproc is the process the chaos tests of package integration
+// run many copies of. It inserts rows through idsql's wrapper into the
+// configured tables, as fast as -pause allows, and prints every key it
+// inserted once its transaction committed, one per line:
+//
+//	<table> <key>
+//
+// Errors go to stderr, one line each (repeats are counted, not repeated).
+// It runs until it is killed, or until SIGTERM or SIGINT, when it closes
+// the database (releasing its worker leases) and exits 0.
+//
+// -clock-offset is for tests only: the snowflake clock (KeysOptions.Clock)
+// reads time.Now plus the offset, so a test can start a successor whose
+// clock is behind its predecessor's (Go ignores faketime).
+//
+// It is not a tool for users; the chaos tests build and run it.
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	_ "github.com/lib/pq"
+	"gopkg.in/yaml.v3"
+
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/snowflake"
+)
+
+func main() {
+	var (
+		configPath = flag.String("config", "", "idsql YAML configuration (required)")
+		dsn        = flag.String("dsn", "", "PostgreSQL DSN of the database holding the tables (required)")
+		name       = flag.String("name", "", "this process's label, stored in every row (required)")
+		tables     = flag.String("tables", "", "comma-separated tables to insert into; empty means every configured table")
+		offset     = flag.Duration("clock-offset", 0, "test only: the snowflake clock reads time.Now plus this")
+		workers    = flag.Int("workers", 2, "goroutines inserting at once")
+		batch      = flag.Int("batch", 5, "rows per INSERT: 1 to this many")
+		pause      = flag.Duration("pause", 5*time.Millisecond, "pause of each goroutine between INSERTs")
+	)
+	flag.Parse()
+	if *configPath == "" || *dsn == "" || *name == "" || *workers < 1 || *batch < 1 {
+		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-tables a,b] [-clock-offset D] [-workers N] [-batch N] [-pause D]")
+		os.Exit(2)
+	}
+	p := &proc{name: *name, pid: os.Getpid()}
+	if err := p.run(*configPath, *dsn, *tables, *offset, *workers, *batch, *pause); err != nil {
+		p.logf("%v", err)
+		os.Exit(1)
+	}
+}
+
+type proc struct {
+	name string
+	pid  int
+
+	outMu sync.Mutex // one write per committed INSERT
+	errMu sync.Mutex
+	last  string    // the last error line printed
+	lastT time.Time // when it was printed
+	again int       // repeats of last not printed
+}
+
+func (p *proc) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "chaosproc %s: %s\n", p.name, fmt.Sprintf(format, args...))
+}
+
+// fail prints an error line, folding repeats of the same message into a
+// count printed at most every two seconds.
+func (p *proc) fail(msg string) {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	if msg == p.last && time.Since(p.lastT) < 2*time.Second {
+		p.again++
+		return
+	}
+	if p.again > 0 {
+		p.logf("(last error repeated %d more times)", p.again)
+	}
+	p.last, p.lastT, p.again = msg, time.Now(), 0
+	p.logf("%s", msg)
+}
+
+func (p *proc) run(configPath, dsn, tableList string, offset time.Duration, workers, batch int, pause time.Duration) error {
+	cfg, heartbeat, err := loadConfig(configPath)
+	if err != nil {
+		return err
+	}
+	var ko idsql.KeysOptions
+	if offset != 0 {
+		ko.Clock = offsetClock(offset)
+	}
+	if heartbeat > 0 {
+		// This idsql has no holder.heartbeat: set the registry's heartbeat
+		// through KeysOptions, on a pool of our own (the wrapper makes its
+		// registry on its keys pool only when KeysOptions.Registry is nil).
+		raw, err := sql.Open("postgres", dsn)
+		if err != nil {
+			return err
+		}
+		defer raw.Close()
+		ko.DB = raw
+		ko.Registry = registry.New(raw, registry.Settings{Heartbeat: heartbeat})
+		p.logf("note: this idsql has no holder.heartbeat; registry heartbeat %s set through KeysOptions.Registry", heartbeat)
+	}
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: ko})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(workers)
+	db.SetMaxIdleConns(workers)
+
+	names := cfg.TableNames()
+	if tableList != "" {
+		names = strings.Split(tableList, ",")
+	}
+	p.logf("pid %d, instance %q, clock offset %s, tables %s", p.pid, cfg.Holder.Instance, offset, strings.Join(names, ","))
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.insertLoop(ctx, db, names, batch, pause, rand.New(rand.NewPCG(uint64(p.pid), uint64(i))))
+		}()
+	}
+	wg.Wait()
+	p.logf("stopping: %v", context.Cause(ctx))
+	return nil
+}
+
+// insertLoop inserts batches of rows until ctx ends, printing the keys of
+// every committed batch.
+func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, batch int, pause time.Duration, r *rand.Rand) {
+	queries := map[string]string{}
+	var line []byte
+	for ctx.Err() == nil {
+		table := tables[r.IntN(len(tables))]
+		n := 1 + r.IntN(batch)
+		key := table + "/" + strconv.Itoa(n)
+		q, ok := queries[key]
+		if !ok {
+			q = insertQuery(table, n)
+			queries[key] = q
+		}
+		args := make([]any, 0, 2*n)
+		for range n {
+			args = append(args, p.name, p.pid)
+		}
+		ids, err := insert(ctx, db, q, args, n)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.fail(fmt.Sprintf("insert into %s: %v", table, err))
+				sleep(ctx, 100*time.Millisecond)
+			}
+			continue
+		}
+		line = line[:0]
+		for _, id := range ids {
+			line = append(line, table...)
+			line = append(line, ' ')
+			line = strconv.AppendInt(line, id, 10)
+			line = append(line, '\n')
+		}
+		p.outMu.Lock()
+		_, err = os.Stdout.Write(line)
+		p.outMu.Unlock()
+		if err != nil {
+			p.logf("write keys: %v", err)
+			os.Exit(1)
+		}
+		sleep(ctx, pause)
+	}
+}
+
+// insertQuery is an INSERT of n rows that leaves the key to idsql.
+func insertQuery(table string, n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + table + " (proc, pid) VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "($%d, $%d)", 2*i+1, 2*i+2)
+	}
+	b.WriteString(" RETURNING id")
+	return b.String()
+}
+
+// insert runs q in a transaction and returns the keys once it committed.
+func insert(ctx context.Context, db *idsql.DB, q string, args []any, n int) ([]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, 0, n)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	if len(ids) != n {
+		return nil, fmt.Errorf("RETURNING gave %d keys for %d rows", len(ids), n)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return ids, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// offsetClock is the snowflake clock of a process whose clock is off by a
+// fixed amount. Now keeps time.Now's monotonic reading.
+type offsetClock time.Duration
+
+func (c offsetClock) Now() time.Time { return time.Now().Add(time.Duration(c)) }
+
+func (c offsetClock) Sleep(ctx context.Context, d time.Duration) error {
+	return snowflake.SystemClock{}.Sleep(ctx, d)
+}
+
+// loadConfig parses the configuration file. The tests write holder.heartbeat
+// and holder.tick_time; an idsql whose HolderConfig has no heartbeat field
+// yet gets them removed, and the heartbeat is returned so that it can be
+// set through KeysOptions.Registry instead. Once every idsql the tests run
+// against has the field, this fallback can go.
+func loadConfig(path string) (*idsql.Config, time.Duration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if hasYAMLField(reflect.TypeOf(idsql.HolderConfig{}), "heartbeat") {
+		cfg, err := idsql.Parse(path, data, time.Now())
+		return cfg, 0, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	var heartbeat time.Duration
+	if len(doc.Content) == 1 {
+		if h := mapValue(doc.Content[0], "holder"); h != nil && h.Kind == yaml.MappingNode {
+			kept := h.Content[:0:0]
+			for i := 0; i+1 < len(h.Content); i += 2 {
+				switch k, v := h.Content[i], h.Content[i+1]; k.Value {
+				case "heartbeat":
+					if heartbeat, err = time.ParseDuration(v.Value); err != nil {
+						return nil, 0, fmt.Errorf("%s:%d: holder.heartbeat: %w", path, v.Line, err)
+					}
+				case "tick_time":
+					if hasYAMLField(reflect.TypeOf(idsql.HolderConfig{}), "tick_time") {
+						kept = append(kept, k, v)
+					}
+				default:
+					kept = append(kept, k, v)
+				}
+			}
+			h.Content = kept
+		}
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, 0, err
+	}
+	cfg, err := idsql.Parse(path, buf.Bytes(), time.Now())
+	return cfg, heartbeat, err
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func hasYAMLField(t reflect.Type, name string) bool {
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
+			return true
+		}
+	}
+	return false
+}

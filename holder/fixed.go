@@ -8,21 +8,63 @@ import (
 )
 
 // Fixed returns a Holder that always grants the same worker ID and never
-// loses it. It suits a single process, tests and examples; it cannot detect
-// two processes configured with the same worker ID, and it persists nothing,
-// so a restarted process relies on its clock being past its previous run.
-func Fixed(workerID int64) Holder { return fixedHolder(workerID) }
+// loses it, to one lease at a time: a second Acquire while a lease is live is
+// refused, since two generators on one worker ID (two tables, say) would
+// issue equal IDs. It suits a single process with one snowflake table, tests
+// and examples; see Static for several tables. It cannot detect two
+// processes configured with the same worker ID, and it persists nothing, so
+// a restarted process relies on its clock being past its previous run.
+func Fixed(workerID int64) Holder { return Static(map[string]int64{"": workerID}) }
 
-type fixedHolder int64
+// Static returns a Holder that grants each table the worker ID the map gives
+// it; the entry "" serves tables the map does not name. Like Fixed, each
+// worker ID has at most one live lease, and nothing is persisted.
+func Static(workers map[string]int64) Holder {
+	return &staticHolder{workers: workers, live: map[int64]string{}}
+}
 
-func (h fixedHolder) Acquire(ctx context.Context, req Request) (Lease, error) {
+type staticHolder struct {
+	workers map[string]int64
+	mu      sync.Mutex
+	live    map[int64]string // worker ID -> table holding it
+}
+
+func (h *staticHolder) Acquire(ctx context.Context, req Request) (Lease, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	if int64(h) < 0 || int64(h) >= req.MaxWorkers() {
-		return nil, fmt.Errorf("holder: fixed worker ID %d out of range 0..%d", int64(h), req.MaxWorkers()-1)
+	w, ok := h.workers[req.Table]
+	if !ok {
+		if w, ok = h.workers[""]; !ok {
+			return nil, fmt.Errorf("holder: static: no worker ID for table %q", req.Table)
+		}
 	}
-	return NewStaticLease(int64(h), time.Time{}), nil
+	if w < 0 || w >= req.MaxWorkers() {
+		return nil, fmt.Errorf("holder: static worker ID %d out of range 0..%d", w, req.MaxWorkers()-1)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, busy := h.live[w]; busy {
+		return nil, fmt.Errorf("holder: static worker ID %d is leased to table %q already; give table %q a worker ID of its own (holder.Static)", w, t, req.Table)
+	}
+	h.live[w] = req.Table
+	return &staticLease{StaticLease: NewStaticLease(w, time.Time{}), h: h}, nil
+}
+
+type staticLease struct {
+	*StaticLease
+	h    *staticHolder
+	once sync.Once
+}
+
+func (l *staticLease) Release(ctx context.Context, last time.Time) error {
+	l.once.Do(func() {
+		l.End(ErrReleased)
+		l.h.mu.Lock()
+		delete(l.h.live, l.WorkerID())
+		l.h.mu.Unlock()
+	})
+	return nil
 }
 
 // StaticLease is a Lease that holds until released or until its deadline

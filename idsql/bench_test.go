@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -51,7 +50,7 @@ func openBench(b *testing.B) (*idsql.DB, *sql.DB) {
 	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
 		b.Fatal(err)
 	}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Fixed(3)}})
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 3)}})
 	if err != nil {
 		b.Fatal(err)
 	}

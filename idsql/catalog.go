@@ -26,6 +26,11 @@ ORDER BY a.attnum`
 	// is the rowid and so has a value without a default clause.
 	sqliteColumns = `SELECT name, dflt_value IS NOT NULL OR (pk = 1 AND upper(type) = 'INTEGER')
 FROM pragma_table_info(?) ORDER BY cid`
+	// mysqlColumns lists a MySQL or MariaDB table's columns in the current
+	// database; AUTO_INCREMENT counts as a default.
+	mysqlColumns = `SELECT column_name, column_default IS NOT NULL OR extra LIKE '%auto_increment%'
+FROM information_schema.columns
+WHERE table_schema = coalesce(?, database()) AND table_name = ? ORDER BY ordinal_position`
 )
 
 func (cat catalog) Columns(ctx context.Context, schema, table string) ([]rewrite.Column, error) {
@@ -33,20 +38,31 @@ func (cat catalog) Columns(ctx context.Context, schema, table string) ([]rewrite
 	if !ok {
 		return nil, errors.New("idsql: the inner driver cannot run catalog queries (no QueryerContext)")
 	}
-	var query string
-	var arg string
-	if cat.c.c.style == rewrite.Dollar {
+	var query, arg string
+	args := make([]driver.NamedValue, 1, 2)
+	switch cat.c.c.dialect {
+	case rewrite.PostgreSQL:
 		query, arg = pgColumns, quoteIdent(table)
 		if schema != "" {
 			arg = quoteIdent(schema) + "." + arg
 		}
-	} else {
+		args[0] = driver.NamedValue{Ordinal: 1, Value: arg}
+	case rewrite.MySQL:
+		query, arg = mysqlColumns, table
+		var db any
+		if schema != "" {
+			db, arg = schema, schema+"."+table
+		}
+		args[0] = driver.NamedValue{Ordinal: 1, Value: db}
+		args = append(args, driver.NamedValue{Ordinal: 2, Value: table})
+	default:
 		if schema != "" && !strings.EqualFold(schema, "main") {
 			return nil, fmt.Errorf("idsql: catalog: schema %q: only main is supported for %s", schema, cat.c.c.name)
 		}
 		query, arg = sqliteColumns, table
+		args[0] = driver.NamedValue{Ordinal: 1, Value: arg}
 	}
-	rows, err := q.QueryContext(ctx, query, []driver.NamedValue{{Ordinal: 1, Value: arg}})
+	rows, err := q.QueryContext(ctx, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("idsql: catalog: columns of %s: %w", arg, err)
 	}

@@ -664,8 +664,8 @@ func checkRows(t *testing.T, raw *sql.DB, c dcase, layout snowflake.Layout) map[
 			switch tb.strategy {
 			case idsql.Snowflake:
 				p, err := layout.Decode(g.key, now, time.Second)
-				if err != nil || p.Worker != 5 || now.Sub(p.Time) > time.Minute || p.Time.Sub(now) > time.Second {
-					t.Errorf("row n=%d: key %d decodes to %+v, %v; want worker 5, now", nOf(w), g.key, p, err)
+				if want := tableWorker(diffConfig(), 5, tb.cfgName); err != nil || p.Worker != want || now.Sub(p.Time) > time.Minute || p.Time.Sub(now) > time.Second {
+					t.Errorf("row n=%d: key %d decodes to %+v, %v; want worker %d, now", nOf(w), g.key, p, err, want)
 				}
 			case idsql.Segment:
 				if !slices.ContainsFunc(ranges, func(r [2]int64) bool { return r[0] <= g.key && g.key <= r[1] }) {

@@ -70,7 +70,7 @@ type Connector struct {
 	keys     *Keys
 	ownKeys  bool
 	keysDB   *sql.DB // the unwrapped pool behind owned keys
-	style    rewrite.Style
+	dialect  rewrite.Dialect
 	name     string
 	closeMu  sync.Once
 	closeErr error
@@ -87,16 +87,16 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 	if opts.DriverName == "" {
 		opts.DriverName = "postgres"
 	}
-	style := styleOf(opts.DriverName)
+	dialect := dialectOf(opts.DriverName)
 	tables := make([]rewrite.Table, 0, len(cfg.Tables))
 	for _, name := range cfg.TableNames() {
 		tables = append(tables, rewriteTable(name, cfg.Tables[name]))
 	}
-	rw, err := rewrite.New(rewrite.Config{Tables: tables, Style: style, CacheSize: opts.CacheSize})
+	rw, err := rewrite.New(rewrite.Config{Tables: tables, Dialect: dialect, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, fmt.Errorf("idsql: %w", err)
 	}
-	c := &Connector{inner: inner, rw: rw, keys: opts.Keys, style: style, name: opts.DriverName}
+	c := &Connector{inner: inner, rw: rw, keys: opts.Keys, dialect: dialect, name: opts.DriverName}
 	c.driver = &wrappedDriver{inner: inner.Driver(), cfg: cfg, opts: opts}
 	if c.keys == nil {
 		ko := opts.KeysOptions
@@ -104,8 +104,8 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 			c.keysDB = sql.OpenDB(innerOnly{inner})
 			ko.DB = c.keysDB
 		}
-		if ko.Registry == nil && style == rewrite.Dollar {
-			ko.Registry = registry.New(ko.DB, registry.Settings{})
+		if ko.Registry == nil && dialect == rewrite.PostgreSQL {
+			ko.Registry = registry.New(ko.DB, registry.Settings{Now: ko.now()})
 		}
 		if c.keys, err = NewKeys(cfg, ko); err != nil {
 			if c.keysDB != nil {
@@ -127,13 +127,15 @@ func rewriteTable(name string, tc TableConfig) rewrite.Table {
 	return rewrite.Table{Schema: schema, Name: table, KeyColumn: tc.KeyColumn()}
 }
 
-// styleOf picks the placeholder style from the driver name.
-func styleOf(name string) rewrite.Style {
+// dialectOf picks the SQL dialect from the driver name.
+func dialectOf(name string) rewrite.Dialect {
 	switch strings.ToLower(name) {
-	case "sqlite", "sqlite3", "mysql":
-		return rewrite.Question
+	case "sqlite", "sqlite3":
+		return rewrite.SQLite
+	case "mysql":
+		return rewrite.MySQL
 	}
-	return rewrite.Dollar
+	return rewrite.PostgreSQL
 }
 
 // innerOnly hides the Connector's optional interfaces so the pool that

@@ -38,7 +38,7 @@ func (k *Keys) holder() (holder.Holder, error) {
 			return nil, err
 		}
 		h, err := zookeeper.New(zookeeper.Settings{Servers: hc.Servers, Mode: zookeeper.Mode(hc.Mode),
-			SessionTimeout: hc.SessionTimeout, CacheDir: dir})
+			SessionTimeout: hc.SessionTimeout, CacheDir: dir, Now: k.opts.now()})
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +49,7 @@ func (k *Keys) holder() (holder.Holder, error) {
 		if err != nil {
 			return nil, err
 		}
-		h, err := local.New(local.Settings{Workers: hc.Workers, Dir: dir})
+		h, err := local.New(local.Settings{Workers: hc.Workers, Dir: dir, Now: k.opts.now()})
 		if err != nil {
 			return nil, err
 		}

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idsql/idsql/holder"
@@ -21,6 +23,11 @@ var ErrUnknownTable = errors.New("idsql: table not configured")
 
 // ErrClosed is returned by Keys after Close.
 var ErrClosed = errors.New("idsql: keys closed")
+
+// MaxBatch is the most keys one NextIDs or AppendIDs call returns; larger
+// requests are refused (ask in several calls). It is also the HTTP
+// server's default batch limit.
+const MaxBatch = 10_000
 
 // A KeySource issues the keys of one table.
 type KeySource interface {
@@ -54,8 +61,22 @@ type KeysOptions struct {
 	// Instance identifies this process to holders; the zero value means
 	// holder.LocalInstance(Config.Holder.Port).
 	Instance holder.Instance
-	// Clock is the snowflake generators' clock; nil means the system clock.
+	// Clock is the snowflake generators' clock, and the clock of the holders
+	// Keys builds from the Config; nil means the system clock. Its Now must
+	// carry Go's monotonic reading (time.Now().Add(d) does): lease
+	// deadlines are readings of it.
 	Clock snowflake.Clock
+	// Logger receives a line whenever a table's worker lease ends and a new
+	// one is acquired; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// now returns the Now of the configured clock.
+func (o KeysOptions) now() func() time.Time {
+	if o.Clock == nil {
+		return time.Now
+	}
+	return o.Clock.Now
 }
 
 // Keys issues primary keys for the tables of one Config: a snowflake
@@ -96,6 +117,9 @@ func NewKeys(cfg *Config, opts KeysOptions) (*Keys, error) {
 			opts.Instance.ID = cfg.Holder.Instance
 		}
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	return &Keys{cfg: cfg, layout: layout, opts: opts}, nil
 }
 
@@ -111,27 +135,34 @@ func (k *Keys) NextID(ctx context.Context, table string) (int64, error) {
 	return ids[0], nil
 }
 
-// NextIDs returns n new keys for table.
+// NextIDs returns n new keys for table, 0 <= n <= MaxBatch.
 func (k *Keys) NextIDs(ctx context.Context, table string, n int) ([]int64, error) {
+	if err := checkBatch(table, n); err != nil {
+		return nil, err
+	}
 	return k.AppendIDs(ctx, make([]int64, 0, n), table, n)
 }
 
-// AppendIDs appends n new keys for table to dst. When a snowflake table's
-// worker lease was lost, the table gets a new lease once and the call goes
-// on: the holder fenced the old lease before its worker ID could be reused.
-func (k *Keys) AppendIDs(ctx context.Context, dst []int64, table string, n int) ([]int64, error) {
-	start := len(dst)
-	for retried := false; ; retried = true {
-		src, err := k.Source(ctx, table)
-		if err != nil {
-			return dst, err
-		}
-		dst, err = appendFrom(ctx, src, dst, n-(len(dst)-start))
-		if err == nil || retried || !errors.Is(err, snowflake.ErrStopped) {
-			return dst, err
-		}
-		k.sources.CompareAndDelete(table, src) // lease lost: start anew
+// checkBatch refuses a batch size outside 0..MaxBatch.
+func checkBatch(table string, n int) error {
+	if n < 0 || n > MaxBatch {
+		return fmt.Errorf("idsql: %d keys asked for table %s: want 0..%d per call", n, table, MaxBatch)
 	}
+	return nil
+}
+
+// AppendIDs appends n new keys for table to dst, 0 <= n <= MaxBatch. When
+// a snowflake table's worker lease ended, the table releases it and acquires
+// a new one (see SnowflakeTable) and the call goes on.
+func (k *Keys) AppendIDs(ctx context.Context, dst []int64, table string, n int) ([]int64, error) {
+	if err := checkBatch(table, n); err != nil {
+		return dst, err
+	}
+	src, err := k.Source(ctx, table)
+	if err != nil {
+		return dst, err
+	}
+	return appendFrom(ctx, src, dst, n)
 }
 
 // appendFrom appends n keys from src to dst.
@@ -149,7 +180,9 @@ func appendFrom(ctx context.Context, src KeySource, dst []int64, n int) ([]int64
 	return dst, nil
 }
 
-// Source returns table's key source, starting it on first use.
+// Source returns table's key source, starting it on first use: a
+// *SnowflakeTable for a snowflake table. Keys owns it: the wrapper, the
+// HTTP server and callers all share this one source per table.
 func (k *Keys) Source(ctx context.Context, table string) (KeySource, error) {
 	if src, ok := k.sources.Load(table); ok {
 		return src.(KeySource), nil
@@ -193,6 +226,153 @@ func (k *Keys) startSnowflake(ctx context.Context, table string, tc TableConfig)
 		}
 		k.leases = h
 	}
+	t := &SnowflakeTable{k: k, table: table, cached: tc.Cached}
+	if _, err := t.renew(ctx, nil); err != nil {
+		return nil, err
+	}
+	k.closers = append(k.closers, t.close)
+	return t, nil
+}
+
+// SnowflakeTable is the key source of one snowflake table: a generator
+// under a worker lease. Keys owns it. When the lease ends (lost, or its
+// deadline passed) the table stops the generator, releases the lease and
+// acquires a new one, never holding two at once; after a failed attempt it
+// waits before trying again (up to MaxRenewBackoff), answering the error
+// meanwhile.
+type SnowflakeTable struct {
+	k      *Keys
+	table  string
+	cached bool
+
+	cur atomic.Pointer[leasedGenerator]
+
+	mu       sync.Mutex // serializes renewals
+	closed   bool
+	failedAt time.Time
+	backoff  time.Duration
+	lastErr  error
+}
+
+// MaxRenewBackoff bounds how long a SnowflakeTable waits between attempts
+// to acquire a new lease.
+const MaxRenewBackoff = 5 * time.Second
+
+// leasedGenerator is a generator and the lease it issues under.
+type leasedGenerator struct {
+	lease  holder.Lease
+	gen    *snowflake.Generator
+	cached *snowflake.Cached // nil unless the table is cached
+}
+
+func (g *leasedGenerator) appendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	if g.cached == nil {
+		return g.gen.AppendIDs(ctx, dst, n)
+	}
+	for range n {
+		id, err := g.cached.NextID(ctx)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, id)
+	}
+	return dst, nil
+}
+
+// stop stops the generator and releases the lease with its final tick.
+func (g *leasedGenerator) stop(ctx context.Context) error {
+	if g.cached != nil {
+		g.cached.Close()
+	}
+	return g.lease.Release(ctx, g.gen.Stop())
+}
+
+// NextID returns a new key.
+func (t *SnowflakeTable) NextID(ctx context.Context) (int64, error) {
+	ids, err := t.AppendIDs(ctx, make([]int64, 0, 1), 1)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// AppendIDs appends n new keys to dst. When the lease has ended it renews
+// it once and goes on.
+func (t *SnowflakeTable) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	start := len(dst)
+	g := t.cur.Load()
+	for renewed := false; ; renewed = true {
+		var err error
+		if g != nil {
+			dst, err = g.appendIDs(ctx, dst, n-(len(dst)-start))
+			if err == nil || renewed || !errors.Is(err, snowflake.ErrStopped) {
+				return dst, err
+			}
+		}
+		if g, err = t.renew(ctx, g); err != nil {
+			return dst, err
+		}
+	}
+}
+
+// Generator returns the current generator and the ring in front of it (nil
+// unless the table is cached); nil before the first lease or between leases.
+func (t *SnowflakeTable) Generator() (*snowflake.Generator, *snowflake.Cached) {
+	if g := t.cur.Load(); g != nil {
+		return g.gen, g.cached
+	}
+	return nil, nil
+}
+
+// renew replaces old (nil at start) by a generator on a new lease, unless
+// another caller did already.
+func (t *SnowflakeTable) renew(ctx context.Context, old *leasedGenerator) (*leasedGenerator, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cur := t.cur.Load(); cur != old {
+		return cur, nil
+	}
+	if t.closed {
+		return nil, ErrClosed
+	}
+	if old != nil {
+		cause := old.lease.Err()
+		t.cur.Store(nil)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		err := old.stop(rctx)
+		cancel()
+		t.k.opts.Logger.Warn("idsql: worker lease ended; acquiring a new one",
+			"table", t.table, "worker", old.lease.WorkerID(), "cause", cause, "release_error", err)
+	}
+	if t.lastErr != nil && time.Since(t.failedAt) < t.backoff {
+		return nil, t.lastErr
+	}
+	g, err := t.k.startGenerator(ctx, t.table, t.cached)
+	if err != nil {
+		t.failedAt = time.Now()
+		t.backoff = min(max(2*t.backoff, 100*time.Millisecond), MaxRenewBackoff)
+		t.lastErr = fmt.Errorf("idsql: table %s: new worker lease: %w (next attempt in %s)", t.table, err, t.backoff)
+		return nil, t.lastErr
+	}
+	t.lastErr, t.backoff = nil, 0
+	t.cur.Store(g)
+	return g, nil
+}
+
+// close stops the generator and releases its lease for good.
+func (t *SnowflakeTable) close(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	g := t.cur.Swap(nil)
+	if g == nil {
+		return nil
+	}
+	return g.stop(ctx)
+}
+
+// startGenerator acquires a lease for table and starts a generator on it.
+func (k *Keys) startGenerator(ctx context.Context, table string, cached bool) (*leasedGenerator, error) {
 	lease, err := k.leases.Acquire(ctx, holder.Request{
 		Namespace:  k.cfg.Namespace,
 		Table:      table,
@@ -208,24 +388,19 @@ func (k *Keys) startSnowflake(ctx context.Context, table string, tc TableConfig)
 		MaxBackward: k.cfg.Snowflake.MaxBackward,
 		RandomStart: k.cfg.Snowflake.RandomStart,
 	}
-	if tc.Cached {
-		c, err := snowflake.NewCached(lease, settings, snowflake.CachedSettings{})
-		if err != nil {
-			lease.Release(ctx)
-			return nil, err
+	g := &leasedGenerator{lease: lease}
+	if cached {
+		g.cached, err = snowflake.NewCached(ctx, lease, settings, snowflake.CachedSettings{})
+		if err == nil {
+			g.gen = g.cached.Generator()
 		}
-		k.closers = append(k.closers, func(ctx context.Context) error {
-			c.Close()
-			return lease.Release(ctx)
-		})
-		return c, nil
+	} else {
+		g.gen, err = snowflake.New(ctx, lease, settings)
 	}
-	g, err := snowflake.New(lease, settings)
 	if err != nil {
-		lease.Release(ctx)
+		lease.Release(context.WithoutCancel(ctx), time.Time{})
 		return nil, err
 	}
-	k.closers = append(k.closers, lease.Release)
 	return g, nil
 }
 

@@ -3,6 +3,7 @@ package idsql_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestKeysReacquireAfterLeaseLost(t *testing.T) {
 }
 
 func TestKeysClosed(t *testing.T) {
-	keys, err := idsql.NewKeys(testConfig(), idsql.KeysOptions{Holder: holder.Fixed(1)})
+	keys, err := idsql.NewKeys(testConfig(), idsql.KeysOptions{Holder: tableWorkers(testConfig(), 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,4 +80,19 @@ func TestKeysClosed(t *testing.T) {
 	if _, err := keys.NextID(context.Background(), "orders"); !errors.Is(err, idsql.ErrClosed) {
 		t.Fatalf("NextID after Close = %v", err)
 	}
+}
+
+// tableWorkers gives each table of cfg a worker ID of its own, from base up:
+// two tables on one worker ID would issue equal IDs.
+func tableWorkers(cfg *idsql.Config, base int64) holder.Holder {
+	m := map[string]int64{}
+	for _, t := range cfg.TableNames() {
+		m[t] = tableWorker(cfg, base, t)
+	}
+	return holder.Static(m)
+}
+
+// tableWorker is the worker ID tableWorkers gives table.
+func tableWorker(cfg *idsql.Config, base int64, table string) int64 {
+	return base + int64(slices.Index(cfg.TableNames(), table))
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -29,7 +28,7 @@ func TestLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Table != "orders" || got[0].Strategy != idsql.Snowflake || got[0].Parts.Worker != 5 {
+	if len(got) != 1 || got[0].Table != "orders" || got[0].Strategy != idsql.Snowflake || got[0].Parts.Worker != tableWorker(cfg, 5, "orders") {
 		t.Fatalf("Lookup(order %d) = %+v", orderID, got)
 	}
 	if got[0].Instance() == "" || time.Since(got[0].Parts.Time) > time.Minute {
@@ -60,7 +59,7 @@ func TestLookupAfterWorkerReuse(t *testing.T) {
 	_, raw := openTest(t)
 	ctx := context.Background()
 	cfg := testConfig()
-	opts := idsql.KeysOptions{DB: raw, Holder: holder.Fixed(9), Registry: idsql.PostgresStores(raw).Workers}
+	opts := idsql.KeysOptions{DB: raw, Holder: tableWorkers(cfg, 9), Registry: idsql.PostgresStores(raw).Workers}
 
 	first, err := idsql.NewKeys(cfg, opts)
 	if err != nil {

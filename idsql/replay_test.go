@@ -18,7 +18,6 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -113,7 +112,7 @@ func openRecorded(t *testing.T, dsn string, cfg *idsql.Config, keysDB *sql.DB) (
 	}
 	rec := &recorder{}
 	c, err := idsql.NewConnector(recConnector{pc, rec}, cfg, idsql.Options{
-		KeysOptions: idsql.KeysOptions{DB: keysDB, Holder: holder.Fixed(5)},
+		KeysOptions: idsql.KeysOptions{DB: keysDB, Holder: tableWorkers(cfg, 5)},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -56,7 +55,7 @@ func openTest(t *testing.T) (*idsql.DB, *sql.DB) {
 	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
 		t.Fatal(err)
 	}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Fixed(5)}})
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 5)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +83,8 @@ func TestInsertFillsSnowflakeKey(t *testing.T) {
 		t.Fatalf("row (%d, %d), LastInsertId %d", got, user, id)
 	}
 	p, err := snowflake.Leaf.Decode(id, time.Now(), time.Second)
-	if err != nil || p.Worker != 5 || time.Since(p.Time) > time.Minute {
-		t.Fatalf("key %d decodes to %+v, %v; want worker 5 and now", id, p, err)
+	if want := tableWorker(testConfig(), 5, "orders"); err != nil || p.Worker != want || time.Since(p.Time) > time.Minute {
+		t.Fatalf("key %d decodes to %+v, %v; want worker %d and now", id, p, err, want)
 	}
 }
 

@@ -221,6 +221,7 @@ func (srv *Server) serveSnowflake(ctx context.Context, w http.ResponseWriter, ke
 			return
 		}
 		e.served.Add(1)
+		e.running()
 		writeID(w, id)
 		return
 	}
@@ -233,6 +234,7 @@ func (srv *Server) serveSnowflake(ctx context.Context, w http.ResponseWriter, ke
 		return
 	}
 	e.served.Add(uint64(len(ids)))
+	e.running()
 	writeIDs(w, ids)
 	putIDs(p, ids)
 }
@@ -397,19 +399,27 @@ func (srv *Server) failSnowflake(w http.ResponseWriter, e *snowEntry, key string
 	srv.failErr(w, &e.stats, "snowflake", key, err)
 }
 
+// running clears the monitor's stopped message once the table serves again
+// (its Keys acquired a new lease).
+func (e *snowEntry) running() {
+	if e.stoppedMsg.Load() != nil {
+		e.stoppedMsg.Store(nil)
+	}
+}
+
 // classify maps an error of the generators to its kind, HTTP status and a
 // short description.
 func classify(err error) (errKind, int, string) {
-	var behind *holder.ClockBehindError
+	var behind *snowflake.ClockBehindError
 	switch {
 	case errors.Is(err, segment.ErrUnknownKey), errors.Is(err, idsql.ErrUnknownTable):
 		return errUnknownKey, http.StatusNotFound, "unknown key"
 	case errors.Is(err, segment.ErrTimeout):
 		return errNotReady, http.StatusServiceUnavailable, "segments not ready (no range arrived in time)"
+	case errors.As(err, &behind):
+		return errClockBackwards, http.StatusServiceUnavailable, "clock behind the worker's persisted horizon"
 	case errors.Is(err, snowflake.ErrClockBackwards):
 		return errClockBackwards, http.StatusServiceUnavailable, "clock moved backwards"
-	case errors.As(err, &behind):
-		return errClockBackwards, http.StatusServiceUnavailable, "clock behind the worker's last timestamp"
 	case errors.Is(err, segment.ErrClosed), errors.Is(err, idsql.ErrClosed), errors.Is(err, snowflake.ErrClosed),
 		errors.Is(err, holder.ErrReleased):
 		return errStopped, http.StatusServiceUnavailable, "shutting down"

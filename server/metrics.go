@@ -103,8 +103,8 @@ func (srv *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	p.family("idsql_snowflake_worker_id", "gauge", "Worker ID each started snowflake table issues under.")
 	for _, t := range srv.snowNames {
-		if src := srv.snow[t].src.Load(); src != nil && src.worker() >= 0 {
-			p.sample("idsql_snowflake_worker_id", float64(src.worker()), "table", t)
+		if w := srv.snow[t].worker(); w >= 0 {
+			p.sample("idsql_snowflake_worker_id", float64(w), "table", t)
 		}
 	}
 	p.family("idsql_start_time_seconds", "gauge", "Unix time the server started.")

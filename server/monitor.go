@@ -83,12 +83,12 @@ type kindCount struct {
 	Count uint64
 }
 
-func (src *snowSource) worker() int64 {
-	switch {
-	case src.gen != nil:
-		return src.gen.WorkerID()
-	case src.cached != nil:
-		return src.cached.Generator().WorkerID()
+// worker returns the worker ID the table issues under now, -1 when none.
+func (e *snowEntry) worker() int64 {
+	if src := e.src.Load(); src != nil && src.table != nil {
+		if gen, _ := src.table.Generator(); gen != nil {
+			return gen.WorkerID()
+		}
 	}
 	return -1
 }
@@ -119,21 +119,29 @@ func (srv *Server) page(ctx context.Context) monitorPage {
 		row := snowRow{Table: t, Served: e.served.Load(), Errors: e.errors.Load(), LastError: e.lastErr.Load(), WorkerID: -1}
 		if src := e.src.Load(); src != nil {
 			row.Started = true
-			row.WorkerID = src.worker()
 			row.State = "running"
 			if msg := e.stoppedMsg.Load(); msg != nil {
 				row.State, row.Stopped = *msg, true
 			}
-			switch {
-			case src.gen != nil:
-				row.Kind = "generator"
-				row.HighWater = src.gen.HighWater()
-			case src.cached != nil:
-				row.Kind = "cached ring"
-				row.HighWater = src.cached.Generator().HighWater()
-				row.Buffered = src.cached.Buffered()
-			default:
-				row.Kind = "other"
+			row.Kind = "other"
+			if src.table != nil {
+				gen, cached := src.table.Generator()
+				switch {
+				case gen == nil:
+					row.Kind = "generator"
+					if !row.Stopped {
+						row.State, row.Stopped = "between worker leases", true
+					}
+				case cached != nil:
+					row.Kind = "cached ring"
+					row.WorkerID = gen.WorkerID()
+					row.HighWater = gen.HighWater()
+					row.Buffered = cached.Buffered()
+				default:
+					row.Kind = "generator"
+					row.WorkerID = gen.WorkerID()
+					row.HighWater = gen.HighWater()
+				}
 			}
 		}
 		pg.Snowflake = append(pg.Snowflake, row)

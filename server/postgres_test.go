@@ -23,7 +23,7 @@ func TestPostgres(t *testing.T) {
 	raw, _ := pgtest.Open(t)
 	ctx := context.Background()
 	cfg, err := idsql.Parse("pg", []byte(`namespace: pgserver
-holder: {kind: postgres}
+holder: {kind: postgres, instance: test-1}
 tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 500}

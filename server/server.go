@@ -108,12 +108,11 @@ type snowEntry struct {
 	stats
 }
 
-// snowSource is a started snowflake generator; exactly one of gen and
-// cached is set, or other for a KeySource of another kind.
+// snowSource is a snowflake table's key source, the one its Keys owns (and
+// renews after a lease ends).
 type snowSource struct {
-	gen    *snowflake.Generator
-	cached *snowflake.Cached
-	other  idsql.KeySource
+	src   idsql.KeySource
+	table *idsql.SnowflakeTable // nil for a source of another kind
 }
 
 // New returns a Server for s. The Server owns s.Keys and s.Segments from
@@ -216,7 +215,7 @@ func (srv *Server) segmentEntry(ctx context.Context, name string) (*segEntry, er
 	return e, nil
 }
 
-// snowflakeSource returns the table's generator, starting it on first use.
+// snowflakeSource returns the table's key source, starting it on first use.
 func (srv *Server) snowflakeSource(ctx context.Context, e *snowEntry) (*snowSource, error) {
 	if src := e.src.Load(); src != nil {
 		return src, nil
@@ -230,30 +229,19 @@ func (srv *Server) snowflakeSource(ctx context.Context, e *snowEntry) (*snowSour
 	if err != nil {
 		return nil, err
 	}
-	src := &snowSource{}
-	switch g := ks.(type) {
-	case *snowflake.Generator:
-		src.gen = g
-	case *snowflake.Cached:
-		src.cached = g
-	default:
-		src.other = ks
-	}
+	src := &snowSource{src: ks}
+	src.table, _ = ks.(*idsql.SnowflakeTable)
 	e.src.Store(src)
 	return src, nil
 }
 
 // appendIDs appends n IDs of the source to dst.
 func (src *snowSource) appendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
-	switch {
-	case src.gen != nil:
-		return src.gen.AppendIDs(ctx, dst, n)
-	case src.cached != nil:
-		ids, err := src.cached.NextIDs(ctx, n)
-		return append(dst, ids...), err
+	if src.table != nil {
+		return src.table.AppendIDs(ctx, dst, n)
 	}
 	for range n {
-		id, err := src.other.NextID(ctx)
+		id, err := src.src.NextID(ctx)
 		if err != nil {
 			return dst, err
 		}
@@ -262,15 +250,7 @@ func (src *snowSource) appendIDs(ctx context.Context, dst []int64, n int) ([]int
 	return dst, nil
 }
 
-func (src *snowSource) next(ctx context.Context) (int64, error) {
-	switch {
-	case src.gen != nil:
-		return src.gen.NextID(ctx)
-	case src.cached != nil:
-		return src.cached.NextID(ctx)
-	}
-	return src.other.NextID(ctx)
-}
+func (src *snowSource) next(ctx context.Context) (int64, error) { return src.src.NextID(ctx) }
 
 // authorized reports whether r carries one of the configured tokens (or
 // none are configured). Every configured token is compared, in constant

@@ -19,7 +19,7 @@ func TestPostgresCommands(t *testing.T) {
 	ctx := context.Background()
 	cfgPath := filepath.Join(t.TempDir(), "idsql.yaml")
 	if err := os.WriteFile(cfgPath, []byte(`namespace: cmdtest
-holder: {kind: postgres}
+holder: {kind: postgres, instance: test-1}
 tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 50}

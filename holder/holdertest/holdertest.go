@@ -226,11 +226,14 @@ func testClock(t *testing.T, newHolder Factory) {
 			t.Fatalf("Release #%d: %v", i, err)
 		}
 	}
+	// Hold them all again (so each worker ID is tried): each lease starts
+	// after the released horizon, and a generator on it refuses to start.
 	for i := 0; i < 1<<bits; i++ {
 		l, err := newHolder(t, clock.Now).Acquire(ctx, request("clock", i, bits))
 		if err != nil {
 			t.Fatalf("Acquire #%d: %v", i, err)
 		}
+		defer l.Release(ctx, time.Time{})
 		if l.After().Before(ahead) {
 			t.Errorf("Acquire #%d: After = %s, want at least the released horizon %s", i, l.After(), ahead)
 		}
@@ -239,6 +242,9 @@ func testClock(t *testing.T, newHolder Factory) {
 		if !errors.As(err, &cb) {
 			t.Errorf("snowflake.New with the clock an hour behind the horizon: err = %v, want *snowflake.ClockBehindError", err)
 		}
+		leases[i] = l
+	}
+	for i, l := range leases {
 		if err := l.Release(ctx, time.Time{}); err != nil {
 			t.Fatalf("Release #%d: %v", i, err)
 		}

@@ -79,8 +79,11 @@ func (r *Registry) fence(o LeaseOptions) time.Duration {
 // Horizon returns the horizon a lease with options o persists when a
 // heartbeat sent at sent succeeds: one heartbeat past the deadline that
 // heartbeat gives, so a healthy lease's generator never reaches it.
+//
+// It is truncated to the microsecond the table stores, so the horizon a
+// lease vouches for is never later than the stored one.
 func (r *Registry) Horizon(sent time.Time, o LeaseOptions) time.Time {
-	return sent.Add(r.fence(o) + r.s.Heartbeat)
+	return sent.Add(r.fence(o) + r.s.Heartbeat).Truncate(time.Microsecond)
 }
 
 // Lease is a lease recorded in the registry. Holders that write their own

@@ -327,7 +327,12 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Ti
 func (r *Registry) Release(ctx context.Context, leaseID int64, last time.Time) error {
 	var lt any
 	if !last.IsZero() {
-		lt = last
+		// Round up to the stored microsecond: the next lease starts after
+		// the tick holding it, which must not be before the last ID's.
+		lt = last.Round(0)
+		if tr := last.Truncate(time.Microsecond); !tr.Equal(last) {
+			lt = tr.Add(time.Microsecond)
+		}
 	}
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {

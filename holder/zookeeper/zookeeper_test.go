@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -89,7 +90,7 @@ func TestStickyFirstStartAndCache(t *testing.T) {
 		if l.WorkerID() != int64(i) {
 			t.Errorf("%s: worker %d on the %d-th node ever created", table, l.WorkerID(), i)
 		}
-		l.Release(ctx)
+		l.Release(ctx, time.Time{})
 	}
 	// Restart: same worker ID.
 	req.Table = "orders"
@@ -97,7 +98,7 @@ func TestStickyFirstStartAndCache(t *testing.T) {
 	if err != nil || l.WorkerID() != first[0] {
 		t.Fatalf("restart: worker %v err %v, want %d", l, err, first[0])
 	}
-	l.Release(ctx)
+	l.Release(ctx, time.Time{})
 	// ZooKeeper unreachable: the cache file serves, with the clock check.
 	dead := zookeeper.Settings{Servers: []string{deadAddr(t)}, Mode: zookeeper.Sticky, CacheDir: dir,
 		ConnectTimeout: 300 * time.Millisecond, Now: clock}
@@ -105,18 +106,31 @@ func TestStickyFirstStartAndCache(t *testing.T) {
 	if err != nil || l.WorkerID() != first[0] {
 		t.Fatalf("from cache: worker %v err %v, want %d", l, err, first[0])
 	}
-	l.Release(ctx)
-	dead.Now = func() time.Time { return now.Add(-time.Hour) }
-	_, err = newHolder(t, dead).Acquire(ctx, req)
-	var cb *holder.ClockBehindError
-	if !errors.As(err, &cb) {
-		t.Fatalf("from cache with the clock behind: err = %v, want *holder.ClockBehindError", err)
+	l.Release(ctx, time.Time{})
+	behind := func() time.Time { return now.Add(-time.Hour) }
+	dead.Now = behind
+	l, err = newHolder(t, dead).Acquire(ctx, req)
+	if err != nil {
+		t.Fatal(err)
 	}
+	_, err = snowflake.New(ctx, l, snowflake.Settings{Clock: fixedClock(behind)})
+	var cb *snowflake.ClockBehindError
+	if !errors.As(err, &cb) {
+		t.Fatalf("from cache with the clock behind: snowflake.New = %v, want *snowflake.ClockBehindError", err)
+	}
+	l.Release(ctx, time.Time{})
 	req.Table = "never"
 	if _, err := newHolder(t, dead).Acquire(ctx, req); !errors.Is(err, zookeeper.ErrUnavailable) {
 		t.Fatalf("no cache file: err = %v, want ErrUnavailable", err)
 	}
 }
+
+// fixedClock is a snowflake.Clock reading now; it never sleeps.
+type fixedClock func() time.Time
+
+func (c fixedClock) Now() time.Time { return c() }
+
+func (c fixedClock) Sleep(ctx context.Context, d time.Duration) error { return ctx.Err() }
 
 func deadAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -227,10 +241,10 @@ func (w *worker) run(ctx context.Context, t *testing.T, h holder.Holder, table s
 		}
 		until := time.Now().Add(300 * time.Millisecond) // then churn
 		w.leases.Add(1)
-		gen, err := snowflake.New(l, snowflake.Settings{})
+		gen, err := snowflake.New(ctx, l, snowflake.Settings{})
 		if err != nil {
 			t.Errorf("snowflake.New: %v", err)
-			l.Release(context.Background())
+			l.Release(context.Background(), time.Time{})
 			return
 		}
 		for ctx.Err() == nil && time.Now().Before(until) {
@@ -247,7 +261,7 @@ func (w *worker) run(ctx context.Context, t *testing.T, h holder.Holder, table s
 			w.ids.Add(1)
 			time.Sleep(50 * time.Microsecond)
 		}
-		l.Release(context.Background())
+		l.Release(context.Background(), gen.Stop())
 	}
 }
 
@@ -337,4 +351,76 @@ func TestChurnLookup(t *testing.T) {
 		holders = append(holders, registry.Recorded(newHolder(t, zookeeper.Settings{Mode: zookeeper.Recycle}), reg, "zookeeper/recycle"))
 	}
 	holdertest.Churn(t, holders, reg, holdertest.ChurnOptions{Busy: zookeeper.ErrExhausted})
+}
+
+// Two live processes with one sticky identity never share its worker ID:
+// the second waits for the first's claim to go and, as its session stays
+// alive, refuses.
+func TestStickySecondLiveProcessRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := zookeeper.Settings{Mode: zookeeper.Sticky, SessionTimeout: 2 * time.Second}
+	first := newHolder(t, s)
+	second := newHolder(t, s)
+	req := holder.Request{Namespace: "ns", Table: "orders", Instance: holder.Instance{ID: "pod-0"}, WorkerBits: 4}
+	l1, err := first.Acquire(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l1.Release(ctx, time.Time{})
+	l2, err := second.Acquire(ctx, req)
+	if err == nil {
+		l2.Release(ctx, time.Time{})
+		t.Fatalf("second process got worker %d while the first holds %d", l2.WorkerID(), l1.WorkerID())
+	}
+	if !errors.Is(err, holder.ErrIdentityInUse) || !strings.Contains(err.Error(), "pod-0") {
+		t.Fatalf("second Acquire = %v, want ErrIdentityInUse naming the identity", err)
+	}
+	// Once the first lets go, the identity is free again, same worker ID.
+	w := l1.WorkerID()
+	if err := l1.Release(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	l2, err = second.Acquire(ctx, req)
+	if err != nil {
+		t.Fatalf("Acquire after the first released: %v", err)
+	}
+	defer l2.Release(ctx, time.Time{})
+	if l2.WorkerID() != w {
+		t.Errorf("worker %d, want the identity's %d", l2.WorkerID(), w)
+	}
+}
+
+func TestStickyRefusesIdentityWithoutPort(t *testing.T) {
+	t.Parallel()
+	h := newHolder(t, zookeeper.Settings{Mode: zookeeper.Sticky})
+	_, err := h.Acquire(context.Background(), holder.Request{Namespace: "ns", Table: "t",
+		Instance: holder.Instance{Host: "web-1"}, WorkerBits: 4})
+	if !errors.Is(err, holder.ErrIdentityInUse) || !strings.Contains(err.Error(), "web-1:0") {
+		t.Fatalf("Acquire with identity web-1:0 = %v, want it refused as not unique", err)
+	}
+}
+
+// A lease's deadline counts from the session timeout the server
+// negotiated: asking for more than the server's maximum (20 ticks) must
+// not give a deadline beyond what the server grants.
+func TestDeadlineUsesNegotiatedTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// The test servers run with a 500ms tick: at most 10s are granted.
+	h := newHolder(t, zookeeper.Settings{Mode: zookeeper.Recycle, SessionTimeout: 30 * time.Second,
+		Margin: time.Second, Report: time.Second})
+	start := time.Now()
+	l, err := h.Acquire(ctx, holder.Request{Namespace: "ns", Table: "t", Instance: holder.Instance{ID: "a"}, WorkerBits: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx, time.Time{})
+	deadline, _, err := l.Validity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := deadline.Sub(start); got > 10*time.Second {
+		t.Fatalf("deadline %s after the claim, beyond the server's 10s maximum session timeout", got)
+	}
 }

@@ -9,6 +9,7 @@ var testTables = []Table{
 	{Schema: "shop", Name: "users", KeyColumn: "user_id"},
 	{Name: "events"},
 	{Name: "ledger"},
+	{Name: "2fa_codes"}, // a MySQL name that begins with a digit
 }
 
 // fakeCatalog answers from a fixed map of "schema.table" or "table".
@@ -28,6 +29,8 @@ var testCatalog = fakeCatalog{
 	"users":  {{Name: "user_id"}, {Name: "email"}},
 	"events": {{Name: "id", HasDefault: true}, {Name: "kind"}},
 	"ledger": {{Name: "kind"}, {Name: "amount"}, {Name: "id"}, {Name: "memo"}},
+	// MySQL only: keep in step with mysqlSchema in mysql_test.go.
+	"2fa_codes": {{Name: "id"}, {Name: "code"}, {Name: "2nd"}},
 }
 
 // rwCase is one table-test case. want "" means the query passes unchanged
@@ -41,6 +44,15 @@ type rwCase struct {
 	err       string
 	noPG      bool // valid for the rewriter but not for the PostgreSQL test schema
 	notSQLite bool // SQLite dialect: MySQL syntax that SQLite itself rejects
+
+	// MySQL dialect.
+	noBackslash bool   // NO_BACKSLASH_ESCAPES
+	ansiQuotes  bool   // ANSI_QUOTES
+	args        string // the arguments Plan.Args builds from p1, p2, ... and IDs id1, id2, ...
+	notMariaDB  bool   // MySQL 8 syntax MariaDB rejects
+	notMySQL    bool   // MariaDB syntax MySQL rejects
+	noServer    bool   // valid for the rewriter, not for the MySQL test schema
+	origInvalid bool   // the server refuses the original, and accepts the rewrite that completes it
 }
 
 const noDefault = ", and key column id has no default; list id in the column list and pass a value (idsql's NewID), or give the column a default"

@@ -9,9 +9,15 @@
 //	INSERT INTO orders (user_id, total) VALUES ($1, $2), ($3, $4)
 //	INSERT INTO orders (user_id, total, id) VALUES ($1, $2, $5), ($3, $4, $6)
 //
-// For SQLite the new parameters are ? and Plan.Args
-// places the IDs among the caller's arguments where they belong, so a ?
-// later in the statement (ON CONFLICT, RETURNING) keeps its own argument.
+// For SQLite and MySQL (Config.Dialect) the new parameters are ? and
+// Plan.Args places the IDs among the caller's arguments where they belong,
+// so a ? later in the statement (ON CONFLICT, ON DUPLICATE KEY UPDATE,
+// RETURNING) keeps its own argument:
+//
+//	INSERT INTO orders SET user_id = ? ON DUPLICATE KEY UPDATE total = ?
+//	INSERT INTO orders SET user_id = ?, `id` = ? ON DUPLICATE KEY UPDATE total = ?
+//	(args: user, ID, total)
+//
 // IDs never enter the SQL text: a Plan is computed once per query text,
 // cached, and executed many times with fresh IDs.
 //
@@ -48,16 +54,51 @@
 // PostgreSQL assigns them: when the key is among those columns the caller
 // gave it and the statement passes unchanged; otherwise those columns are
 // listed and the key added after them; rows wider than the table are not
-// understood. For
-// SQLite the statement may also be INSERT OR ..., INSERT IGNORE or
-// REPLACE INTO.
+// understood. For SQLite the statement may also be INSERT OR ..., INSERT
+// IGNORE or REPLACE INTO.
+//
+// # MySQL and MariaDB
+//
+// The MySQL dialect reads these forms, keywords in any case:
+//
+//	{INSERT [LOW_PRIORITY | DELAYED | HIGH_PRIORITY] [IGNORE] | REPLACE [LOW_PRIORITY | DELAYED]}
+//	    [INTO] name [PARTITION (p, ...)]
+//	    { [(col, ...)] {VALUES | VALUE} {(...) [, (...)]... | ROW(...) [, ROW(...)]...}
+//	    | SET col = expr [, col = expr]... }
+//	    [AS alias [(col, ...)]]
+//	    [ON DUPLICATE KEY UPDATE ... | RETURNING ...]
+//
+// Each row gets one more value and the column list one more column; SET
+// gets ", key = ?"; a row alias's column list gets the key column's name,
+// which must not be one of its names already. () VALUES () and VALUES ()
+// (a row of defaults) become (key) VALUES (?). Names the rewriter writes
+// are quoted with backticks. INSERT ... SELECT and INSERT ... TABLE are
+// not filled, as for PostgreSQL, and DEFAULT VALUES is refused.
+//
+// The lexer follows MySQL: '...' and "..." are strings in which a
+// backslash escapes the next byte (unless Config.NoBackslashEscapes says
+// the server runs with NO_BACKSLASH_ESCAPES) and a doubled quote is a
+// quote; "..." quotes identifiers instead with Config.ANSIQuotes; `...`
+// quotes identifiers, a doubled backtick standing for one; identifiers may
+// begin with a digit (2fa_codes) or '$'; comments are /* ... */ (not
+// nested), # to the end of the line, and -- when followed by white space, a
+// control character or the end (1--1 is an expression); @var and @@var are
+// variables.
+//
+// An executable comment /*! ... */ is read as the SQL it holds, which MySQL
+// and MariaDB both run, so INSERT /*! IGNORE */ INTO ... is filled (a
+// placeholder the rewrite adds inside one stays inside it). A versioned one,
+// /*!50100 ... */, runs or not depending on the server's version, and
+// MariaDB's /*M! ... */ runs on MariaDB only: like a nested comment, a NUL
+// byte in a comment, or a comment inside /*! ... */, they make the statement
+// "not understood" (see below) when it names a configured table.
 //
 // # Pass-through and errors
 //
 // Plan returns a nil *Plan (send unchanged) for every statement that is not
 // an INSERT into a configured table, and for INSERTs that list the key
-// column. Statements that do not contain the word INSERT (or REPLACE in
-// SQLite) are rejected without allocating.
+// column. Statements that do not contain the word INSERT (or REPLACE, for
+// SQLite and MySQL) are rejected without allocating.
 //
 // An INSERT into a configured table that the rewriter cannot fill (INSERT
 // ... SELECT, an INSERT inside a WITH query or in a string of several
@@ -70,15 +111,20 @@
 // # Names
 //
 // Unquoted identifiers fold to lower case and quoted ones are exact, as in
-// PostgreSQL; for SQLite all comparisons ignore case. A
-// configured table without a schema matches the table in any schema; one
-// with a schema matches that schema and unqualified names. Table.String
-// names the table in errors.
+// PostgreSQL; for SQLite and MySQL all comparisons ignore case (MySQL's
+// table names may be case-sensitive on the server: ORDERS is filled as
+// orders). A configured table without a schema matches the table in any
+// schema (a MySQL database); one with a schema matches that schema and
+// unqualified names. Table.String names the table in errors.
 //
 // # Dialect assumptions
 //
 // The PostgreSQL dialect reads PostgreSQL with standard_conforming_strings
 // on (the default since 9.1): backslashes are plain characters in '...' and
 // escapes only in E'...'. The SQLite dialect refuses, as not understood,
-// every construct SQLite and MySQL read differently.
+// every construct SQLite and MySQL read differently. The MySQL dialect
+// assumes a connection character set in which a quote or backslash byte is
+// never part of a multi-byte character (UTF-8, utf8mb4, latin1; not GBK,
+// Big5 or SJIS), and that the sql_mode Config describes holds on every
+// connection.
 package rewrite

@@ -38,7 +38,7 @@ func ExampleRewriter_Plan() {
 	// true
 }
 
-func ExampleRewriter_Plan_question() {
+func ExampleRewriter_Plan_sqlite() {
 	rw, _ := rewrite.New(rewrite.Config{
 		Tables:  []rewrite.Table{{Name: "orders"}},
 		Dialect: rewrite.SQLite,
@@ -52,6 +52,23 @@ func ExampleRewriter_Plan_question() {
 	fmt.Println()
 	// Output:
 	// INSERT INTO orders (user_id, id) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET total = ?
+	//  1=u 2=42 3=t
+}
+
+func ExampleRewriter_Plan_mysql() {
+	rw, _ := rewrite.New(rewrite.Config{
+		Tables:  []rewrite.Table{{Name: "orders"}},
+		Dialect: rewrite.MySQL,
+	})
+	plan, _ := rw.Plan(context.Background(),
+		`INSERT INTO orders SET user_id = ?, note = 'it\'s' AS new ON DUPLICATE KEY UPDATE total = new.total + ?`, nil)
+	fmt.Println(plan.Query)
+	for _, a := range plan.Args(nil, []driver.NamedValue{{Ordinal: 1, Value: "u"}, {Ordinal: 2, Value: "t"}}, []int64{42}) {
+		fmt.Print(" ", a.Ordinal, "=", a.Value)
+	}
+	fmt.Println()
+	// Output:
+	// INSERT INTO orders SET user_id = ?, note = 'it\'s', `id` = ? AS new ON DUPLICATE KEY UPDATE total = new.total + ?
 	//  1=u 2=42 3=t
 }
 

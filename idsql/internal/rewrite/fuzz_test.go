@@ -6,22 +6,48 @@ import (
 	"testing"
 )
 
-// FuzzRewrite checks, for any text: Plan does not panic; a filled statement
-// differs from its input, keeps the input's tokens in order, names the key
-// column, has exactly Rows more placeholders (numbered from Params+1 for
-// PostgreSQL), and is itself passed through unchanged when planned again.
-// Statements not filled are sent byte-for-byte by construction (nil Plan).
-func FuzzRewrite(f *testing.F) {
-	for _, tc := range rwCases {
-		f.Add(tc.in, tc.dialect == SQLite)
-	}
-	rws := map[bool]*Rewriter{false: newTest(f, PostgreSQL), true: newTest(f, SQLite)}
-	f.Fuzz(func(t *testing.T, q string, sqlite bool) {
-		d := PostgreSQL
-		if sqlite {
-			d = SQLite
+// fuzzConfigs are the configurations FuzzRewrite runs, chosen by its second
+// argument.
+var fuzzConfigs = []Config{
+	{Tables: testTables, Dialect: PostgreSQL},
+	{Tables: testTables, Dialect: SQLite},
+	{Tables: testTables, Dialect: MySQL},
+	{Tables: testTables, Dialect: MySQL, NoBackslashEscapes: true},
+	{Tables: testTables, Dialect: MySQL, ANSIQuotes: true},
+}
+
+// fuzzConfig returns the index in fuzzConfigs of a table-test case's Config.
+func fuzzConfig(tc rwCase) uint8 {
+	cfg := caseConfig(tc)
+	for i, c := range fuzzConfigs {
+		if c.Dialect == cfg.Dialect && c.NoBackslashEscapes == cfg.NoBackslashEscapes && c.ANSIQuotes == cfg.ANSIQuotes {
+			return uint8(i)
 		}
-		r := rws[sqlite]
+	}
+	panic("rewrite: no fuzz configuration for case " + tc.name)
+}
+
+// FuzzRewrite checks, for any text in every dialect: Plan does not panic; a
+// filled statement differs from its input, keeps the input's tokens in
+// order, names the key column, has exactly Rows more placeholders (numbered
+// from Params+1 for PostgreSQL; for ?, Args puts the IDs at exactly the added
+// ones), and is itself passed through unchanged when planned again. Statements not filled are
+// sent byte-for-byte by construction (nil Plan).
+func FuzzRewrite(f *testing.F) {
+	for _, cases := range [][]rwCase{rwCases, mysqlCases} {
+		for _, tc := range cases {
+			f.Add(tc.in, fuzzConfig(tc))
+			if tc.dialect != MySQL {
+				f.Add(tc.in, fuzzConfig(rwCase{dialect: MySQL})) // the same text read as MySQL
+			}
+		}
+	}
+	rws := make([]*Rewriter, len(fuzzConfigs))
+	for i, cfg := range fuzzConfigs {
+		rws[i] = newTestConfig(f, cfg)
+	}
+	f.Fuzz(func(t *testing.T, q string, config uint8) {
+		r := rws[int(config)%len(rws)]
 		p, err := r.Plan(context.Background(), q, testCatalog)
 		if err != nil {
 			if p != nil {
@@ -38,10 +64,11 @@ func FuzzRewrite(f *testing.F) {
 		if p.Rows < 1 {
 			t.Fatalf("filled plan with %d rows for %q", p.Rows, q)
 		}
-		checkFilled(t, d, q, p)
-		if d == PostgreSQL {
+		checkFilled(t, r.syn, q, p)
+		checkArgs(t, r, q, p)
+		if r.syn.dialect == PostgreSQL {
 			hi := 0
-			for _, tk := range lex(p.Query, d).toks {
+			for _, tk := range lex(p.Query, r.syn).toks {
 				if tk.kind == tParam {
 					n, _ := strconv.Atoi(p.Query[tk.start+1 : tk.end])
 					hi = max(hi, n)

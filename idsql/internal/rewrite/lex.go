@@ -12,7 +12,7 @@ const (
 	tQIdent                    // "quoted", `quoted` or [quoted] identifier
 	tString                    // any string literal ('..', E'..', $tag$..$tag$)
 	tNumber                    // numeric literal
-	tParam                     // $n (PostgreSQL) or ? (SQLite)
+	tParam                     // $n (PostgreSQL) or ? (SQLite, MySQL)
 	tPunct                     // any other single byte
 )
 
@@ -24,8 +24,9 @@ type token struct {
 
 // lexResult holds the tokens of a statement. bad >= 0 is the byte offset
 // where the lexer met something it cannot read with certainty (an
-// unterminated literal or comment, or, in the SQLite dialect, a construct
-// SQLite and MySQL read differently); why says what.
+// unterminated literal or comment, a construct that SQLite and MySQL read
+// differently in the SQLite dialect, a MySQL comment whose text runs on some
+// servers only); why says what.
 type lexResult struct {
 	toks []token
 	bad  int
@@ -44,17 +45,19 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func isIdentChar(c byte) bool { return isIdentStart(c) || isDigit(c) || c == '$' }
 
-// lex splits q into tokens following the lexical rules of d: PostgreSQL's;
+// lex splits q into tokens following the lexical rules of s: PostgreSQL's;
 // for SQLite the rules SQLite and MySQL agree on, with every construct they
-// read differently reported as bad.
-func lex(q string, d Dialect) lexResult {
+// read differently reported as bad; MySQL's, in the sql_mode s describes.
+func lex(q string, s syntax) lexResult {
 	res := lexResult{toks: make([]token, 0, 16+len(q)/4), bad: -1}
 	fail := func(at int, why string) lexResult {
 		res.bad, res.why = at, why
 		return res
 	}
+	d := s.dialect
 	n := len(q)
 	i := 0
+	exec := -1 // MySQL: offset of the /*! opening the executable comment we are in
 	for i < n {
 		c := q[i]
 		start := i
@@ -66,15 +69,66 @@ func lex(q string, d Dialect) lexResult {
 			if d == SQLite && i+2 < n && !isSpace(q[i+2]) {
 				return fail(i, "'--' not followed by a space (a comment in SQLite, an operator in MySQL)")
 			}
-			j := strings.IndexByte(q[i:], '\n')
-			if j < 0 {
-				i = n
-			} else {
-				i += j + 1
+			if d == MySQL {
+				// A comment only when the second dash is followed by
+				// white space, a control character or the end: 1--1 is
+				// 1 - (-1).
+				if i+2 < n && q[i+2] > ' ' && q[i+2] != 0x7f {
+					i++
+					res.toks = append(res.toks, token{tPunct, start, i})
+					continue
+				}
+				if exec >= 0 {
+					return fail(i, "'-- ' comment inside an executable comment /*! ... */")
+				}
+			}
+			i = lineEnd(q, i)
+			if d == MySQL && strings.IndexByte(q[start:i], 0) >= 0 {
+				return fail(start, "NUL byte in a comment")
+			}
+			continue
+		case d == MySQL && c == '#':
+			if exec >= 0 {
+				return fail(i, "'#' comment inside an executable comment /*! ... */")
+			}
+			i = lineEnd(q, i)
+			if strings.IndexByte(q[start:i], 0) >= 0 {
+				return fail(start, "NUL byte in a comment")
 			}
 			continue
 		case c == '/' && i+1 < n && q[i+1] == '*':
-			if d == SQLite {
+			switch d {
+			case MySQL:
+				if exec >= 0 {
+					return fail(i, "comment inside an executable comment /*! ... */")
+				}
+				if i+2 < n && q[i+2] == '!' {
+					if i+3 < n && isDigit(q[i+3]) {
+						return fail(i, "MySQL versioned comment /*!NNNNN ... */ (run or skipped depending on the server version)")
+					}
+					// /*! ... */: MySQL and MariaDB run the text inside
+					// as if there were no comment; so do we.
+					exec = i
+					i += 3
+					continue
+				}
+				if i+3 < n && q[i+2] == 'M' && q[i+3] == '!' {
+					return fail(i, "MariaDB executable comment /*M! ... */ (run by MariaDB, skipped by MySQL)")
+				}
+				j := strings.Index(q[i+2:], "*/")
+				if j < 0 {
+					return fail(i, "unterminated comment")
+				}
+				body := q[i+2 : i+2+j]
+				if strings.Contains(body, "/*") {
+					return fail(i, "nested comment (not supported by MySQL)")
+				}
+				if strings.IndexByte(body, 0) >= 0 {
+					return fail(i, "NUL byte in a comment")
+				}
+				i += j + 4
+				continue
+			case SQLite:
 				if i+2 < n && q[i+2] == '!' {
 					return fail(i, "MySQL executable comment /*! ... */")
 				}
@@ -107,13 +161,31 @@ func lex(q string, d Dialect) lexResult {
 				return fail(start, "unterminated comment")
 			}
 			continue
+		case exec >= 0 && c == '*' && i+1 < n && q[i+1] == '/':
+			exec = -1
+			i += 2
+			continue
 		case c == '\'':
-			j, ok := quoted(q, i, '\'', false)
+			j, ok := quoted(q, i, '\'', d == MySQL && !s.noBackslashEscapes)
 			if !ok {
 				return fail(i, "unterminated string literal")
 			}
 			if d == SQLite && strings.IndexByte(q[i:j], '\\') >= 0 {
 				return fail(i, "backslash in a string literal (an escape in MySQL, not in SQLite)")
+			}
+			if literalEndsExec(q, i, j, exec) {
+				return fail(i, "'*/' inside a literal in an executable comment /*! ... */")
+			}
+			res.toks = append(res.toks, token{tString, i, j})
+			i = j
+			continue
+		case c == '"' && d == MySQL && !s.ansiQuotes:
+			j, ok := quoted(q, i, '"', !s.noBackslashEscapes)
+			if !ok {
+				return fail(i, "unterminated string literal")
+			}
+			if literalEndsExec(q, i, j, exec) {
+				return fail(i, "'*/' inside a literal in an executable comment /*! ... */")
 			}
 			res.toks = append(res.toks, token{tString, i, j})
 			i = j
@@ -126,13 +198,19 @@ func lex(q string, d Dialect) lexResult {
 			if d == SQLite && strings.IndexByte(q[i:j], '\\') >= 0 {
 				return fail(i, "backslash in a double-quoted literal")
 			}
+			if literalEndsExec(q, i, j, exec) {
+				return fail(i, "'*/' inside a literal in an executable comment /*! ... */")
+			}
 			res.toks = append(res.toks, token{tQIdent, i, j})
 			i = j
 			continue
-		case d == SQLite && c == '`':
+		case d.positional() && c == '`':
 			j, ok := quoted(q, i, '`', false)
 			if !ok {
 				return fail(i, "unterminated quoted identifier")
+			}
+			if literalEndsExec(q, i, j, exec) {
+				return fail(i, "'*/' inside a literal in an executable comment /*! ... */")
 			}
 			res.toks = append(res.toks, token{tQIdent, i, j})
 			i = j
@@ -151,6 +229,10 @@ func lex(q string, d Dialect) lexResult {
 			if i+1 < n && isDigit(q[i+1]) {
 				return fail(i, "numbered parameter ?NNN")
 			}
+			i++
+			res.toks = append(res.toks, token{tParam, start, i})
+			continue
+		case d == MySQL && c == '?':
 			i++
 			res.toks = append(res.toks, token{tParam, start, i})
 			continue
@@ -187,6 +269,21 @@ func lex(q string, d Dialect) lexResult {
 			i++
 			res.toks = append(res.toks, token{tPunct, start, i})
 			continue
+		case d == MySQL && (isIdentChar(c) || c == '.' && i+1 < n && isDigit(q[i+1])):
+			// MySQL identifiers may begin with a digit or '$'; a word is
+			// a number only when it reads as one. After a name and a dot
+			// comes a name: t.1a is column 1a of t.
+			afterDot := c == '.' && len(res.toks) > 0 && res.toks[len(res.toks)-1].end == i &&
+				res.toks[len(res.toks)-1].kind != tNumber && res.toks[len(res.toks)-1].kind != tPunct
+			if afterDot {
+				i++
+				res.toks = append(res.toks, token{tPunct, start, i})
+				continue
+			}
+			kind, j := mysqlWord(q, i)
+			res.toks = append(res.toks, token{kind, i, j})
+			i = j
+			continue
 		case isIdentStart(c):
 			if d == PostgreSQL && (c == 'e' || c == 'E') && i+1 < n && q[i+1] == '\'' {
 				j, ok := quoted(q, i+1, '\'', true)
@@ -210,12 +307,105 @@ func lex(q string, d Dialect) lexResult {
 			}
 			res.toks = append(res.toks, token{tNumber, start, i})
 			continue
+		case d == MySQL && c == 0:
+			return fail(i, "NUL byte")
 		default:
 			i++
 			res.toks = append(res.toks, token{tPunct, start, i})
 		}
 	}
+	if exec >= 0 {
+		return fail(exec, "unterminated executable comment /*! ... */")
+	}
 	return res
+}
+
+// literalEndsExec reports whether the literal q[i:j], met inside an
+// executable comment, holds "*/": whether the server ends the comment there
+// or reads on is not certain.
+func literalEndsExec(q string, i, j, exec int) bool {
+	return exec >= 0 && strings.Contains(q[i:j], "*/")
+}
+
+// lineEnd returns the offset after the line q[i:] begins, or len(q).
+func lineEnd(q string, i int) int {
+	j := strings.IndexByte(q[i:], '\n')
+	if j < 0 {
+		return len(q)
+	}
+	return i + j + 1
+}
+
+// mysqlWord reads the word at q[i], which begins with an identifier
+// character, a digit, or a dot before a digit, and says whether MySQL reads
+// it as a number (123, 1.5, .5, 1e-3, 0x1F, 0b101) or an identifier (a word
+// that is not a number, such as 1st or $x).
+func mysqlWord(q string, i int) (tokKind, int) {
+	n := len(q)
+	j := i
+	for j < n && isIdentChar(q[j]) {
+		j++
+	}
+	w := q[i:j]
+	digits := func(s string, ok func(byte) bool) bool {
+		if s == "" {
+			return false
+		}
+		for k := 0; k < len(s); k++ {
+			if !ok(s[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	isHex := func(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
+	isBin := func(c byte) bool { return c == '0' || c == '1' }
+	switch {
+	case len(w) > 2 && w[0] == '0' && w[1] == 'x' && digits(w[2:], isHex),
+		len(w) > 2 && w[0] == '0' && w[1] == 'b' && digits(w[2:], isBin):
+		return tNumber, j
+	case w == "" || digits(w, isDigit):
+		// Digits, then perhaps a fraction and an exponent.
+		if j < n && q[j] == '.' {
+			j++
+			for j < n && isDigit(q[j]) {
+				j++
+			}
+		}
+		return tNumber, mysqlExponent(q, j)
+	}
+	// Digits and an exponent: 1e5, or 1e followed by +5 or -5.
+	k := 0
+	for k < len(w) && isDigit(w[k]) {
+		k++
+	}
+	if k > 0 && k < len(w) && w[k]|0x20 == 'e' {
+		if digits(w[k+1:], isDigit) {
+			return tNumber, j
+		}
+		if k+1 == len(w) && j+1 < n && (q[j] == '+' || q[j] == '-') && isDigit(q[j+1]) {
+			return tNumber, mysqlExponent(q, i+k)
+		}
+	}
+	return tIdent, j
+}
+
+// mysqlExponent returns the offset after the exponent at q[j], if any.
+func mysqlExponent(q string, j int) int {
+	n := len(q)
+	if j < n && q[j]|0x20 == 'e' {
+		k := j + 1
+		if k < n && (q[k] == '+' || q[k] == '-') {
+			k++
+		}
+		if k < n && isDigit(q[k]) {
+			for k < n && isDigit(q[k]) {
+				k++
+			}
+			return k
+		}
+	}
+	return j
 }
 
 // quoted returns the offset just past the literal opened by the quote at

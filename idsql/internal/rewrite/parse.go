@@ -35,7 +35,7 @@ func (p *parser) ident(i int) (string, bool) {
 	s := p.q[t.start:t.end]
 	switch t.kind {
 	case tIdent:
-		if p.r.dialect == PostgreSQL {
+		if p.r.syn.dialect == PostgreSQL {
 			return asciiLower(s), true // as PostgreSQL folds in multi-byte encodings
 		}
 		return s, true
@@ -56,7 +56,7 @@ func (p *parser) ident(i int) (string, bool) {
 
 // sameIdent compares a name read from the statement with a configured one.
 func (r *Rewriter) sameIdent(stmt, cfg string) bool {
-	if r.dialect == SQLite {
+	if r.syn.dialect.positional() {
 		return strings.EqualFold(stmt, cfg)
 	}
 	return stmt == cfg
@@ -76,7 +76,8 @@ func (r *Rewriter) match(schema, name string) *Table {
 	return nil
 }
 
-// row is one VALUES row: the offset after its last value and its width.
+// row is one VALUES row: where its key value goes (after its last value, or
+// after its "(" when it is empty) and its number of values.
 type row struct {
 	lastEnd int
 	width   int
@@ -92,18 +93,22 @@ type occurrence struct {
 
 	// Set when the statement parsed completely as
 	// INSERT INTO t [AS a] [(cols)] [OVERRIDING SYSTEM VALUE]
-	//   {VALUES (...), ... | DEFAULT VALUES} [ON ... | RETURNING ...].
+	//   {VALUES (...), ... | DEFAULT VALUES} [ON ... | RETURNING ...],
+	// or one of the MySQL forms (see insert).
 	parsed     bool
 	failPos    int
 	failReason string
 
-	nameEnd      int // offset after the table name (or alias)
+	nameEnd      int // offset after the table name (or alias, or PARTITION list)
 	ncols        int // -1: no column list
-	colsEnd      int // offset after the last listed column
+	colsEnd      int // offset after the last listed column (after "(" when none)
 	defStart     int // DEFAULT VALUES span, when defaultVals
 	defEnd       int
 	defaultVals  bool
 	rows         []row
+	setEnd       int  // MySQL INSERT ... SET: offset after the last assignment; 0 otherwise
+	nset         int  // number of SET assignments
+	aliasEnd     int  // MySQL row alias: offset after its last column alias; 0 when none
 	primary      bool // the top-level statement of a single-statement query
 	inMultiQuery bool
 }
@@ -147,15 +152,28 @@ var subqueryStart = []string{"select", "values", "with", "table"}
 
 // insert reads the INSERT at token i, ending at token end (exclusive), and
 // returns nil unless it inserts into a configured table.
+//
+// The forms read, beyond PostgreSQL's, are for SQLite
+//
+//	INSERT OR {ABORT|FAIL|IGNORE|REPLACE|ROLLBACK} INTO ...; REPLACE INTO ...
+//
+// and for MySQL
+//
+//	{INSERT [LOW_PRIORITY|DELAYED|HIGH_PRIORITY] [IGNORE] | REPLACE [LOW_PRIORITY|DELAYED]}
+//	    [INTO] t [PARTITION (p, ...)]
+//	    { [(cols)] {VALUES|VALUE} {(...)|ROW(...)} [, ...] | SET col = expr [, ...] }
+//	    [AS alias [(col, ...)]] [ON DUPLICATE KEY UPDATE ... | RETURNING ...]
 func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
+	d := p.r.syn.dialect
+	mysql := d == MySQL
 	j := i + 1
-	if p.r.dialect == SQLite {
+	if d.positional() {
 		for {
 			switch {
 			case p.kw(j, "low_priority"), p.kw(j, "delayed"), p.kw(j, "high_priority"), p.kw(j, "ignore"):
 				j++
 				continue
-			case p.kw(i, "insert") && p.kw(j, "or") && j+1 < end && p.toks[j+1].kind == tIdent:
+			case d == SQLite && p.kw(i, "insert") && p.kw(j, "or") && j+1 < end && p.toks[j+1].kind == tIdent:
 				j += 2
 				continue
 			}
@@ -164,7 +182,7 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 	}
 	if p.kw(j, "into") {
 		j++
-	} else if p.r.dialect == PostgreSQL || !stmtStart {
+	} else if !d.positional() || !stmtStart {
 		return nil
 	}
 	schema, name, j, ok := p.name(j)
@@ -179,10 +197,21 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 	key := tbl.key()
 	o.nameEnd = p.toks[j-1].end
 	if p.kw(j, "as") {
+		if mysql {
+			return o.fail(p, j, "a table alias is not MySQL INSERT syntax")
+		}
 		if _, ok := p.ident(j + 1); !ok || j+1 >= end {
 			return o.fail(p, j, "alias not understood")
 		}
 		j += 2
+		o.nameEnd = p.toks[j-1].end
+	}
+	if mysql && p.kw(j, "partition") {
+		k, ok := p.names(j+1, end, nil)
+		if !ok {
+			return o.fail(p, j, "PARTITION list not understood")
+		}
+		j = k
 		o.nameEnd = p.toks[j-1].end
 	}
 	if p.punct(j, '(') {
@@ -193,69 +222,78 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 			}
 		}
 		if p.punct(k, ')') {
-			return o.fail(p, k, "empty column list")
-		}
-		for {
-			col, ok := p.ident(k)
-			if !ok || k >= end {
-				return o.fail(p, k, "column list not understood")
+			if !mysql {
+				return o.fail(p, k, "empty column list")
 			}
-			if p.r.sameIdent(col, key) {
-				o.keyListed = true
+			// MySQL: () VALUES () inserts a row of defaults.
+			o.ncols = 0
+			o.colsEnd = p.toks[j].end
+			j = k + 1
+		} else {
+			next, ok := p.names(j, end, func(col string) {
+				if p.r.sameIdent(col, key) {
+					o.keyListed = true
+				}
+				o.ncols++
+			})
+			if !ok {
+				return o.fail(p, next, "column list not understood")
 			}
-			o.ncols++
-			k++
-			if p.punct(k, ',') {
-				k++
-				continue
+			o.ncols++ // from -1
+			o.colsEnd = p.toks[next-2].end
+			j = next
+			if o.keyListed {
+				return o
 			}
-			if p.punct(k, ')') {
-				break
-			}
-			return o.fail(p, k, "column list not understood")
-		}
-		o.ncols++ // from -1
-		o.colsEnd = p.toks[k-1].end
-		j = k + 1
-		if o.keyListed {
-			return o
 		}
 	}
-	if p.kw(j, "overriding") {
+	if !mysql && p.kw(j, "overriding") {
 		if !p.kw(j+1, "system") || !p.kw(j+2, "value") {
 			return o.fail(p, j, "OVERRIDING USER VALUE would discard the generated key")
 		}
 		j += 3
 	}
+	width := -1 // values per row, or SET assignments: what a row alias's columns name
 	switch {
 	case p.kw(j, "default") && p.kw(j+1, "values"):
+		if mysql {
+			return o.fail(p, j, "DEFAULT VALUES is not MySQL syntax (VALUES () inserts a row of defaults)")
+		}
 		if o.ncols >= 0 {
 			return o.fail(p, j, "DEFAULT VALUES after a column list")
 		}
 		o.defaultVals = true
 		o.defStart, o.defEnd = p.toks[j].start, p.toks[j+1].end
 		j += 2
-	case p.kw(j, "values"):
+	case p.kw(j, "values"), mysql && p.kw(j, "value"):
 		j++
+		// MySQL: VALUES ROW(...), ROW(...), all rows alike.
+		rowWord := mysql && p.kw(j, "row")
 		for {
+			if mysql && p.kw(j, "row") != rowWord {
+				return o.fail(p, j, "VALUES mixes ROW(...) and (...) rows")
+			}
+			if rowWord {
+				j++
+			}
 			if !p.punct(j, '(') || j >= end {
 				return o.fail(p, j, "VALUES row not understood")
 			}
-			k, width, ok := p.group(j, end)
+			k, n, ok := p.group(j, end)
 			if !ok {
 				return o.fail(p, j, "unbalanced parentheses or brackets in VALUES")
 			}
-			if width == 0 {
+			if n == 0 && !mysql {
 				return o.fail(p, j, "empty VALUES row")
 			}
 			want := o.ncols
 			if want < 0 && len(o.rows) > 0 {
 				want = o.rows[0].width
 			}
-			if want >= 0 && width != want {
-				return o.fail(p, j, "VALUES row has "+strconv.Itoa(width)+" values for "+strconv.Itoa(want)+" columns")
+			if want >= 0 && n != want {
+				return o.fail(p, j, "VALUES row has "+strconv.Itoa(n)+" values for "+strconv.Itoa(want)+" columns")
 			}
-			o.rows = append(o.rows, row{lastEnd: p.toks[k-1].end, width: width})
+			o.rows = append(o.rows, row{lastEnd: p.toks[k-1].end, width: n})
 			j = k + 1
 			if p.punct(j, ',') {
 				j++
@@ -263,13 +301,116 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 			}
 			break
 		}
+		width = o.rows[0].width
+	case mysql && p.kw(j, "set"):
+		if o.ncols >= 0 {
+			return o.fail(p, j, "SET after a column list")
+		}
+		j++
+		for {
+			_, col, k, ok := p.name(j)
+			if !ok || k >= end || !p.punct(k, '=') {
+				return o.fail(p, j, "SET assignment not understood")
+			}
+			if p.r.sameIdent(col, key) {
+				o.keyListed = true
+				return o
+			}
+			k++
+			first := k
+			depth := 0
+		expr:
+			for ; k < end; k++ {
+				switch {
+				case p.punct(k, '('), p.punct(k, '['):
+					depth++
+				case p.punct(k, ')'), p.punct(k, ']'):
+					depth--
+					if depth < 0 {
+						return o.fail(p, k, "unbalanced parentheses in SET")
+					}
+				case depth > 0:
+				case p.punct(k, ','), p.kw(k, "as"), p.kw(k, "on"), p.kw(k, "returning"):
+					break expr
+				}
+			}
+			if k == first || depth != 0 {
+				return o.fail(p, first, "SET value not understood")
+			}
+			o.setEnd = p.toks[k-1].end
+			o.nset++
+			j = k
+			if p.punct(j, ',') {
+				j++
+				continue
+			}
+			break
+		}
+		width = o.nset
 	default:
 		return o.fail(p, j, "INSERT ... SELECT (or another query form) cannot be filled")
 	}
+	if mysql && p.kw(j, "as") {
+		// A row alias: AS new [(c1, ...)], its columns naming the
+		// inserted columns in order; the key needs a name among them.
+		if _, ok := p.ident(j + 1); !ok || j+1 >= end {
+			return o.fail(p, j, "row alias not understood")
+		}
+		j += 2
+		if p.punct(j, '(') {
+			clash, n := false, 0
+			next, ok := p.names(j, end, func(a string) {
+				clash = clash || p.r.sameIdent(a, key)
+				n++
+			})
+			switch {
+			case !ok:
+				return o.fail(p, next, "row alias column list not understood")
+			case n != width:
+				return o.fail(p, j, "row alias names "+strconv.Itoa(n)+" columns for "+strconv.Itoa(width)+" values")
+			case clash:
+				return o.fail(p, j, "row alias column list already names "+key+", which the generated key needs")
+			}
+			o.aliasEnd = p.toks[next-2].end
+			j = next
+		}
+	}
 	if j < end && !p.kw(j, "on") && !p.kw(j, "returning") {
-		return o.fail(p, j, "unexpected "+strconv.Quote(p.text(j))+" after VALUES")
+		after := "VALUES"
+		if o.setEnd > 0 {
+			after = "SET"
+		}
+		return o.fail(p, j, "unexpected "+strconv.Quote(p.text(j))+" after "+after)
 	}
 	return o
+}
+
+// names reads a parenthesised list of names opening at token j, calling
+// each (when not nil) with every name, and returns the token after ")". When
+// ok is false, next is the token where reading stopped.
+func (p *parser) names(j, end int, each func(string)) (next int, ok bool) {
+	if !p.punct(j, '(') {
+		return j, false
+	}
+	k := j + 1
+	for {
+		s, ok := p.ident(k)
+		if !ok || k >= end {
+			return k, false
+		}
+		if each != nil {
+			each(s)
+		}
+		k++
+		if p.punct(k, ',') {
+			k++
+			continue
+		}
+		if p.punct(k, ')') && k < end {
+			return k + 1, true
+		}
+		return k, false
+	}
 }
 
 // group reads the group that the "(" or "[" at token j opens, in which
@@ -349,7 +490,7 @@ func (p *parser) merge(i, end int) *occurrence {
 // analyze plans a query the cache does not know. keep reports whether the
 // result may be cached (it may not when the catalog failed).
 func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Plan, err error, keep bool) {
-	lx := lex(q, r.dialect)
+	lx := lex(q, r.syn)
 	if lx.bad >= 0 {
 		// The text cannot be read with certainty: every configured table
 		// it may mention is touched.
@@ -390,7 +531,7 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 	for _, s := range stmts {
 		primary := -1
 		switch {
-		case p.kw(s.start, "insert"), r.dialect == SQLite && p.kw(s.start, "replace"):
+		case p.kw(s.start, "insert"), r.syn.dialect.positional() && p.kw(s.start, "replace"):
 			primary = s.start
 		case p.kw(s.start, "with"):
 			d := 0
@@ -413,7 +554,7 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 		for k := s.start; k < s.end; k++ {
 			var o *occurrence
 			switch {
-			case p.kw(k, "insert"), r.dialect == SQLite && k == s.start && p.kw(k, "replace"):
+			case p.kw(k, "insert"), r.syn.dialect.positional() && k == s.start && p.kw(k, "replace"):
 				o = p.insert(k, s.end, k == s.start)
 			case p.kw(k, "merge"):
 				o = p.merge(k, s.end)
@@ -515,7 +656,11 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 	q := p.q
 	key := r.quote(o.tbl.key())
 	var colList string // inserted after the table name when there is no column list
-	if o.ncols < 0 && !o.defaultVals {
+	switch {
+	case o.ncols >= 0 || o.defaultVals || o.setEnd > 0:
+	case o.rows[0].width == 0:
+		colList = " (" + key + ")" // MySQL: VALUES () takes every default
+	default:
 		o.failPos, o.failReason = p.toks[o.tok].start, "INSERT without a column list"
 		cols, err := r.columns(ctx, q, cat, o)
 		if err != nil {
@@ -554,13 +699,14 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 	}
 
 	// Existing placeholders.
+	positional := r.syn.dialect.positional()
 	params := 0
-	var qmarks []int // SQLite: offsets of the ?s
+	var qmarks []int // positional: offsets of the ?s
 	for _, t := range p.toks {
 		if t.kind != tParam {
 			continue
 		}
-		if r.dialect == SQLite {
+		if positional {
 			qmarks = append(qmarks, t.start)
 			params++
 			continue
@@ -573,50 +719,65 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 		params = max(params, n)
 	}
 	ph := func(i int) string {
-		if r.dialect == SQLite {
+		if positional {
 			return "?"
 		}
 		return "$" + strconv.Itoa(params+1+i)
 	}
 
-	plan := &Plan{Table: *o.tbl, Params: params, positional: r.dialect.positional()}
-	var b strings.Builder
-	b.Grow(len(q) + 16 + 8*len(o.rows) + len(colList))
-	if o.defaultVals {
-		plan.Rows = 1
+	// The text to insert, in order of offset: text goes at q[at], replacing
+	// q[at:cut] when cut > at; id marks a new placeholder.
+	type splice struct {
+		at, cut int
+		text    string
+		id      bool
+	}
+	var ins []splice
+	switch {
+	case o.defaultVals:
 		// DEFAULT VALUES -> (key) VALUES ($n), keeping the VALUES word.
-		b.WriteString(q[:o.defStart])
-		b.WriteString("(" + key + ") ")
-		b.WriteString(q[o.defEnd-len("values") : o.defEnd])
-		b.WriteString(" (" + ph(0) + ")")
-		b.WriteString(q[o.defEnd:])
-		if r.dialect == SQLite {
-			plan.at = []int{countBefore(qmarks, o.defStart)}
-		}
-	} else {
-		plan.Rows = len(o.rows)
-		last := 0
-		if colList != "" {
-			b.WriteString(q[:o.nameEnd])
-			b.WriteString(colList)
-			last = o.nameEnd
-		} else {
-			b.WriteString(q[:o.colsEnd])
-			b.WriteString(", ")
-			b.WriteString(key)
-			last = o.colsEnd
+		ins = append(ins,
+			splice{o.defStart, o.defEnd - len("values"), "(" + key + ") ", false},
+			splice{o.defEnd, 0, " (" + ph(0) + ")", true})
+	case o.setEnd > 0:
+		ins = append(ins, splice{o.setEnd, 0, ", " + key + " = " + ph(0), true})
+	default:
+		switch {
+		case colList != "":
+			ins = append(ins, splice{o.nameEnd, 0, colList, false})
+		case o.ncols == 0:
+			ins = append(ins, splice{o.colsEnd, 0, key, false})
+		default:
+			ins = append(ins, splice{o.colsEnd, 0, ", " + key, false})
 		}
 		for i, rw := range o.rows {
-			b.WriteString(q[last:rw.lastEnd])
-			b.WriteString(", ")
-			b.WriteString(ph(i))
-			last = rw.lastEnd
-			if r.dialect == SQLite {
-				plan.at = append(plan.at, countBefore(qmarks, rw.lastEnd))
+			sep := ", "
+			if rw.width == 0 {
+				sep = ""
+			}
+			ins = append(ins, splice{rw.lastEnd, 0, sep + ph(i), true})
+		}
+	}
+	if o.aliasEnd > 0 {
+		ins = append(ins, splice{o.aliasEnd, 0, ", " + key, false})
+	}
+
+	plan := &Plan{Table: *o.tbl, Params: params, positional: positional}
+	var b strings.Builder
+	b.Grow(len(q) + 16 + 8*len(o.rows) + len(colList))
+	last := 0
+	for _, s := range ins {
+		b.WriteString(q[last:s.at])
+		last = max(s.at, s.cut)
+		b.WriteString(s.text)
+		if s.id {
+			plan.Rows++
+			if positional {
+				plan.at = append(plan.at, countBefore(qmarks, s.at))
 			}
 		}
-		b.WriteString(q[last:])
 	}
+	b.WriteString(q[last:])
 	plan.Query = b.String()
 	return plan, nil, true
 }
@@ -632,13 +793,17 @@ func countBefore(offsets []int, at int) int {
 }
 
 // quote writes a catalog name as an identifier of the dialect: bare when it
-// reads back as itself, quoted otherwise.
+// reads back as itself, quoted otherwise. MySQL names are always quoted:
+// MySQL reserves more words with every version (rank in 8.0, for one).
 func (r *Rewriter) quote(name string) string {
+	if r.syn.dialect == MySQL {
+		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+	}
 	bare := name != "" && !reserved[strings.ToLower(name)]
 	for i := 0; i < len(name) && bare; i++ {
 		c := name[i]
 		ok := c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9'
-		if r.dialect == SQLite {
+		if r.syn.dialect == SQLite {
 			ok = ok || c >= 'A' && c <= 'Z'
 		}
 		bare = ok
@@ -646,7 +811,7 @@ func (r *Rewriter) quote(name string) string {
 	if bare {
 		return name
 	}
-	if r.dialect == SQLite {
+	if r.syn.dialect == SQLite {
 		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`

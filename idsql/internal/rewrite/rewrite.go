@@ -25,15 +25,23 @@ const (
 	// nested or executable comments, named parameters) make a statement
 	// "not understood".
 	SQLite
+	// MySQL, and MariaDB: positional ? placeholders and MySQL's lexical
+	// rules (backslash escapes in '...' and "..." unless
+	// Config.NoBackslashEscapes, backtick identifiers, '#' and '-- '
+	// comments, /*! ... */ executable comments), and MySQL's INSERT forms
+	// (INSERT ... SET, VALUES ROW(...), PARTITION, row aliases).
+	MySQL
 )
 
-// String returns "postgresql" or "sqlite".
+// String returns "postgresql", "sqlite" or "mysql".
 func (d Dialect) String() string {
 	switch d {
 	case PostgreSQL:
 		return "postgresql"
 	case SQLite:
 		return "sqlite"
+	case MySQL:
+		return "mysql"
 	}
 	return "Dialect(" + strconv.Itoa(int(d)) + ")"
 }
@@ -42,14 +50,21 @@ func (d Dialect) String() string {
 // $n.
 func (d Dialect) positional() bool { return d != PostgreSQL }
 
+// syntax is what the lexer needs to know of a Config.
+type syntax struct {
+	dialect            Dialect
+	noBackslashEscapes bool // MySQL: backslash is a plain character in literals
+	ansiQuotes         bool // MySQL: "..." quotes identifiers, not strings
+}
+
 // Table names a table whose key the rewriter fills.
 //
 // Names are catalog names. In the PostgreSQL dialect they are compared
 // exactly with identifiers as PostgreSQL resolves them: unquoted SQL
 // identifiers fold to lower case, quoted ones keep their case, so a
 // configured "orders" matches orders, ORDERS and "orders" but not "Orders".
-// In the SQLite dialect every comparison ignores case, as SQLite does for
-// column names.
+// In the SQLite and MySQL dialects every comparison ignores case, as both do
+// for column names.
 //
 // An empty Schema matches the table in any schema (orders, public.orders,
 // shop.orders). A Schema matches statements naming that schema, and
@@ -108,6 +123,15 @@ type Config struct {
 	Tables []Table
 	// Dialect is the database's SQL dialect (default PostgreSQL).
 	Dialect Dialect
+	// NoBackslashEscapes says the MySQL server runs with NO_BACKSLASH_ESCAPES
+	// in sql_mode: backslash is then a plain character in string literals.
+	// By default MySQL reads \' in '...' as an escaped quote. Only for the
+	// MySQL dialect; the mode must hold for every connection.
+	NoBackslashEscapes bool
+	// ANSIQuotes says the MySQL server runs with ANSI_QUOTES in sql_mode:
+	// "..." then quotes an identifier, not a string. Only for the MySQL
+	// dialect; the mode must hold for every connection.
+	ANSIQuotes bool
 	// CacheSize bounds the number of cached plans (default
 	// DefaultCacheSize; negative disables the cache). When the cache is
 	// full, about half of it is dropped.
@@ -117,9 +141,9 @@ type Config struct {
 // Rewriter plans the rewriting of INSERT statements into configured tables.
 // It is safe for concurrent use.
 type Rewriter struct {
-	tables  []Table
-	dialect Dialect
-	max     int
+	tables []Table
+	syn    syntax
+	max    int
 
 	cache sync.Map // query -> *entry
 	n     atomic.Int64
@@ -133,8 +157,13 @@ type entry struct {
 
 // New validates cfg and returns a Rewriter.
 func New(cfg Config) (*Rewriter, error) {
-	if cfg.Dialect > SQLite {
+	switch {
+	case cfg.Dialect > MySQL:
 		return nil, fmt.Errorf("rewrite: Config.Dialect: unknown dialect %d", cfg.Dialect)
+	case cfg.NoBackslashEscapes && cfg.Dialect != MySQL:
+		return nil, fmt.Errorf("rewrite: Config.NoBackslashEscapes: a MySQL sql_mode, set for dialect %s", cfg.Dialect)
+	case cfg.ANSIQuotes && cfg.Dialect != MySQL:
+		return nil, fmt.Errorf("rewrite: Config.ANSIQuotes: a MySQL sql_mode, set for dialect %s", cfg.Dialect)
 	}
 	seen := make(map[Table]bool, len(cfg.Tables))
 	tables := make([]Table, 0, len(cfg.Tables))
@@ -159,7 +188,8 @@ func New(cfg Config) (*Rewriter, error) {
 	if max == 0 {
 		max = DefaultCacheSize
 	}
-	return &Rewriter{tables: tables, dialect: cfg.Dialect, max: max}, nil
+	syn := syntax{dialect: cfg.Dialect, noBackslashEscapes: cfg.NoBackslashEscapes, ansiQuotes: cfg.ANSIQuotes}
+	return &Rewriter{tables: tables, syn: syn, max: max}, nil
 }
 
 // Plan is the decision for one query text. A nil *Plan means "send the query
@@ -175,7 +205,7 @@ type Plan struct {
 	// text order (at least 1).
 	Rows int
 	// Params is the number of arguments the caller's statement takes: the
-	// highest $n for PostgreSQL, the number of ? for SQLite.
+	// highest $n for PostgreSQL, the number of ? for SQLite and MySQL.
 	Params int
 
 	positional bool  // ? placeholders
@@ -183,9 +213,9 @@ type Plan struct {
 }
 
 // Args returns the arguments for Query: args with the IDs placed where Query
-// expects them (PostgreSQL: appended as $Params+1...; SQLite: at the ?
-// positions of the added placeholders), with Ordinal renumbered from 1. It
-// appends to dst[:0] and allocates only when dst is too small. ids must hold
+// expects them (PostgreSQL: appended as $Params+1...; SQLite and MySQL: at
+// the ? positions of the added placeholders), with Ordinal renumbered from
+// 1. It appends to dst[:0] and allocates only when dst is too small. ids must hold
 // exactly Rows IDs (Args panics otherwise: that is a bug in the caller). args
 // should hold exactly Params values; when it does not, the IDs are appended
 // after them and the server reports the wrong count, as it would have without
@@ -311,8 +341,8 @@ func (r *Rewriter) store(query string, e *entry) {
 }
 
 // mayInsert is the allocation-free fast reject: a statement that does not
-// contain the word INSERT (or REPLACE, in the SQLite dialect) in any case
-// cannot insert.
+// contain the word INSERT (or REPLACE, in the SQLite and MySQL dialects) in
+// any case cannot insert.
 func (r *Rewriter) mayInsert(q string) bool {
 	for i := 0; i+6 <= len(q); i++ {
 		switch q[i] | 0x20 {
@@ -321,7 +351,7 @@ func (r *Rewriter) mayInsert(q string) bool {
 				return true
 			}
 		case 'r':
-			if r.dialect.positional() && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
+			if r.syn.dialect.positional() && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
 				return true
 			}
 		}
@@ -349,14 +379,15 @@ func foldEq(s, w string) bool {
 
 // KeyListed returns the configured table that query inserts into when query
 // is a single INSERT statement (a trailing semicolon allowed) that lists the
-// table's key column itself and takes VALUES rows, the case Plan passes
-// through unchanged. The sqlx layer uses it to give zero key fields of
-// named arguments a key before they are bound.
+// table's key column itself and takes VALUES rows (or, in MySQL, assigns the
+// key in INSERT ... SET), the case Plan passes through unchanged. The sqlx
+// layer uses it to give zero key fields of named arguments a key before they
+// are bound.
 func (r *Rewriter) KeyListed(query string) (Table, bool) {
 	if !r.mayInsert(query) {
 		return Table{}, false
 	}
-	lx := lex(query, r.dialect)
+	lx := lex(query, r.syn)
 	if lx.bad >= 0 || len(lx.toks) == 0 {
 		return Table{}, false
 	}
@@ -377,12 +408,15 @@ func (r *Rewriter) KeyListed(query string) (Table, bool) {
 	if o == nil || !o.keyListed || o.failReason != "" {
 		return Table{}, false
 	}
+	if o.ncols < 0 {
+		return *o.tbl, true // MySQL: INSERT ... SET key = ...
+	}
 	// The parser stops at a listed key; VALUES must follow the list's ")".
 	k := 0
 	for k < end && p.toks[k].start < o.colsEnd {
 		k++
 	}
-	if !p.punct(k, ')') || !p.kw(k+1, "values") {
+	if !p.punct(k, ')') || !(p.kw(k+1, "values") || r.syn.dialect == MySQL && p.kw(k+1, "value")) {
 		return Table{}, false
 	}
 	return *o.tbl, true

@@ -5,29 +5,53 @@ import (
 	"database/sql/driver"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 func newTest(t testing.TB, d Dialect) *Rewriter {
 	t.Helper()
-	r, err := New(Config{Tables: testTables, Dialect: d})
+	return newTestConfig(t, Config{Tables: testTables, Dialect: d})
+}
+
+func newTestConfig(t testing.TB, cfg Config) *Rewriter {
+	t.Helper()
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
+// caseConfig is the Config a table-test case runs with.
+func caseConfig(tc rwCase) Config {
+	return Config{Tables: testTables, Dialect: tc.dialect, NoBackslashEscapes: tc.noBackslash, ANSIQuotes: tc.ansiQuotes}
+}
+
 func TestRewrite(t *testing.T) {
 	if len(rwCases) < 80 {
 		t.Fatalf("only %d cases", len(rwCases))
 	}
-	rws := map[Dialect]*Rewriter{PostgreSQL: newTest(t, PostgreSQL), SQLite: newTest(t, SQLite)}
-	for _, tc := range rwCases {
+	runCases(t, rwCases)
+}
+
+// runCases runs table-test cases, each with a Rewriter of its Config.
+func runCases(t *testing.T, cases []rwCase) {
+	t.Helper()
+	rws := map[syntax]*Rewriter{}
+	for _, tc := range cases {
+		cfg := caseConfig(tc)
+		syn := syntax{cfg.Dialect, cfg.NoBackslashEscapes, cfg.ANSIQuotes}
+		r := rws[syn]
+		if r == nil {
+			r = newTestConfig(t, cfg)
+			rws[syn] = r
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			// Twice: the second answer comes from the cache.
 			for pass := 0; pass < 2; pass++ {
-				p, err := rws[tc.dialect].Plan(context.Background(), tc.in, testCatalog)
+				p, err := r.Plan(context.Background(), tc.in, testCatalog)
 				if tc.err != "" {
 					var e *Error
 					if !errors.As(err, &e) {
@@ -56,10 +80,45 @@ func TestRewrite(t *testing.T) {
 				if p.Query != tc.want || p.Rows != tc.rows {
 					t.Fatalf("Plan(%q)\n got %q (%d rows)\nwant %q (%d rows)", tc.in, p.Query, p.Rows, tc.want, tc.rows)
 				}
-				checkFilled(t, tc.dialect, tc.in, p)
+				checkFilled(t, r.syn, tc.in, p)
+				checkArgs(t, r, tc.in, p)
+				if tc.args != "" {
+					if got := argsString(p); got != tc.args {
+						t.Fatalf("Plan(%q).Args: %s; want %s", tc.in, got, tc.args)
+					}
+				}
 			}
 		})
 	}
+}
+
+// argsString shows the arguments p.Args builds from caller arguments p1,
+// p2, ... and IDs id1, id2, ...: "p1 id1 p2".
+func argsString(p *Plan) string {
+	args := make([]driver.NamedValue, p.Params)
+	for i := range args {
+		args[i] = driver.NamedValue{Ordinal: i + 1, Value: "p" + strconv.Itoa(i+1)}
+	}
+	ids := make([]int64, p.Rows)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	var b strings.Builder
+	for i, a := range p.Args(nil, args, ids) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a.Ordinal != i+1 {
+			b.WriteString("!ordinal ")
+		}
+		switch v := a.Value.(type) {
+		case int64:
+			b.WriteString("id" + strconv.FormatInt(v, 10))
+		default:
+			b.WriteString(v.(string))
+		}
+	}
+	return b.String()
 }
 
 func TestNoCatalog(t *testing.T) {
@@ -99,7 +158,10 @@ func TestNew(t *testing.T) {
 		{Tables: []Table{{Name: ""}}},
 		{Tables: []Table{{Name: "a"}, {Name: "a", KeyColumn: "x"}}},
 		{Tables: []Table{{Name: "a"}, {Name: "A"}}, Dialect: SQLite},
+		{Tables: []Table{{Name: "a"}, {Name: "A"}}, Dialect: MySQL},
 		{Dialect: 7},
+		{NoBackslashEscapes: true},
+		{Dialect: SQLite, ANSIQuotes: true},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) succeeded", cfg)
@@ -121,11 +183,11 @@ func nv(vals ...any) []driver.NamedValue {
 func TestArgs(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
-		d    Dialect
-		q    string
-		args []driver.NamedValue
-		ids  []int64
-		want []driver.NamedValue
+		style Dialect
+		q     string
+		args  []driver.NamedValue
+		ids   []int64
+		want  []driver.NamedValue
 	}{
 		{PostgreSQL, `INSERT INTO orders (user_id, total) VALUES ($1, $2), ($3, $4)`,
 			nv("a", "b", "c", "d"), []int64{10, 11}, nv("a", "b", "c", "d", int64(10), int64(11))},
@@ -138,7 +200,7 @@ func TestArgs(t *testing.T) {
 		{SQLite, `INSERT INTO orders DEFAULT VALUES ON CONFLICT DO UPDATE SET total = ?`, nv("x"), []int64{5}, nv(int64(5), "x")},
 	}
 	for _, c := range cases {
-		r := newTest(t, c.d)
+		r := newTest(t, c.style)
 		p, err := r.Plan(ctx, c.q, testCatalog)
 		if err != nil || p == nil {
 			t.Fatalf("Plan(%q) = %v, %v", c.q, p, err)
@@ -227,9 +289,9 @@ func TestConcurrent(t *testing.T) {
 // checkFilled verifies the invariants of a filled statement: the original
 // tokens in order, the key column and the new placeholders, and exactly
 // Rows more placeholders.
-func checkFilled(t testing.TB, d Dialect, in string, p *Plan) {
+func checkFilled(t testing.TB, syn syntax, in string, p *Plan) {
 	t.Helper()
-	a, b := lex(in, d), lex(p.Query, d)
+	a, b := lex(in, syn), lex(p.Query, syn)
 	if a.bad >= 0 || b.bad >= 0 {
 		t.Fatalf("lex: %q %q", a.why, b.why)
 	}
@@ -264,6 +326,52 @@ func checkFilled(t testing.TB, d Dialect, in string, p *Plan) {
 	key := p.Table.key()
 	if !strings.Contains(p.Query, key) {
 		t.Fatalf("%q -> %q: key column %s missing", in, p.Query, key)
+	}
+}
+
+// checkArgs verifies, for ? placeholders, that Plan.Args puts every ID at
+// a placeholder the rewrite added and keeps the caller's arguments at
+// theirs. The caller's ?s of in are replaced by string literals 'p1',
+// 'p2', ...: planning that text adds the same placeholders, now the only
+// ones. Filling those with 'ID', and filling p.Query's with what Args
+// returns, must give the same text.
+func checkArgs(t testing.TB, r *Rewriter, in string, p *Plan) {
+	t.Helper()
+	if !p.positional {
+		return
+	}
+	subst := func(q string, val func(i int) string) string {
+		var b strings.Builder
+		last, i := 0, 0
+		for _, tk := range lex(q, r.syn).toks {
+			if tk.kind == tParam {
+				b.WriteString(q[last:tk.start])
+				b.WriteString(val(i))
+				last, i = tk.end, i+1
+			}
+		}
+		return b.String() + q[last:]
+	}
+	marked := subst(in, func(i int) string { return "'p" + strconv.Itoa(i+1) + "'" })
+	mp, err := r.Plan(context.Background(), marked, testCatalog)
+	if err != nil || mp == nil || mp.Rows != p.Rows || mp.Params != 0 {
+		t.Fatalf("%q with literals for its ?s: plan %+v, %v; want %d rows", marked, mp, err, p.Rows)
+	}
+	want := subst(mp.Query, func(int) string { return "'ID'" })
+
+	args := make([]driver.NamedValue, p.Params)
+	for i := range args {
+		args[i] = driver.NamedValue{Ordinal: i + 1, Value: "'p" + strconv.Itoa(i+1) + "'"}
+	}
+	vals := p.Args(nil, args, make([]int64, p.Rows))
+	got := subst(p.Query, func(i int) string {
+		if _, ok := vals[i].Value.(int64); ok {
+			return "'ID'"
+		}
+		return vals[i].Value.(string)
+	})
+	if got != want {
+		t.Fatalf("%q -> %q: IDs misplaced among the arguments:\n got %s\nwant %s", in, p.Query, got, want)
 	}
 }
 

@@ -114,6 +114,19 @@ type HolderConfig struct {
 	// whose configuration omits tickTime uses 3s; one that sets
 	// minSessionTimeout or maxSessionTimeout negotiates within those.)
 	TickTime time.Duration `yaml:"tick_time"`
+	// Heartbeat is how often worker leases recorded in the database renew
+	// their rows and horizons (the postgres holder, and the worker table of
+	// any holder); zero means 3s. A restarted process waits at most about
+	// three heartbeats for the horizon its previous run had persisted.
+	Heartbeat time.Duration `yaml:"heartbeat"`
+}
+
+// HeartbeatOrDefault returns Heartbeat, or the registry's default.
+func (h HolderConfig) HeartbeatOrDefault() time.Duration {
+	if h.Heartbeat > 0 {
+		return h.Heartbeat
+	}
+	return registry.DefaultHeartbeat
 }
 
 // SnowflakeConfig tunes every snowflake generator of the namespace.
@@ -357,13 +370,15 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 	if kind != HolderZooKeeper && h.TickTime != 0 {
 		return fail("tick_time", "only the zookeeper holder uses tick_time")
 	}
+	if h.Heartbeat < 0 {
+		return fail("heartbeat", "%s is negative", h.Heartbeat)
+	}
 	switch kind {
 	case HolderPostgres:
-		// The holder checks this again against the registry it is given;
-		// the configuration can only know the default heartbeat.
-		if minTTL := 2 * registry.DefaultHeartbeat; h.SessionTimeout != 0 && h.SessionTimeout < minTTL {
-			return fail("session_timeout", "%s is shorter than two heartbeats of the worker registry: the postgres holder's lease TTL must be at least %s (2 x %s)",
-				h.SessionTimeout, minTTL, registry.DefaultHeartbeat)
+		hb := h.HeartbeatOrDefault()
+		if minTTL := 2 * hb; h.SessionTimeout != 0 && h.SessionTimeout < minTTL {
+			return fail("session_timeout", "%s is shorter than two heartbeats of the worker registry: the postgres holder's lease TTL must be at least %s (2 x holder.heartbeat %s)",
+				h.SessionTimeout, minTTL, hb)
 		}
 	case HolderZooKeeper:
 		tick, tickFrom := h.TickTime, "holder.tick_time"

@@ -97,7 +97,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty second document", "namespace: n\ntables: {t: {strategy: snowflake}}\n---\n", "x.yaml:3: a second YAML document starts here"},
 		{"broken second document", "namespace: n\ntables: {t: {strategy: snowflake}}\n--- [x\n", "x.yaml: after the first YAML document: yaml:"},
 		{"postgres lease below two heartbeats", "namespace: n\nholder:\n  kind: postgres\n  session_timeout: 5s\ntables: {t: {strategy: snowflake}}\n",
-			"x.yaml:4: holder.session_timeout: 5s is shorter than two heartbeats of the worker registry: the postgres holder's lease TTL must be at least 6s (2 x 3s)"},
+			"x.yaml:4: holder.session_timeout: 5s is shorter than two heartbeats of the worker registry: the postgres holder's lease TTL must be at least 6s (2 x holder.heartbeat 3s)"},
 		{"postgres lease 1ms", "namespace: n\nholder: {kind: postgres, mode: lease, session_timeout: 1ms}\ntables: {t: {strategy: snowflake}}\n", "x.yaml:2: holder.session_timeout: 1ms is shorter than two heartbeats"},
 		{"zk session 1ms", "namespace: n\nholder:\n  kind: zookeeper\n  servers: [a:1]\n  session_timeout: 1ms\ntables: {t: {strategy: snowflake}}\n",
 			"x.yaml:5: holder.session_timeout: 1ms is outside [4s, 40s], the session timeouts ZooKeeper negotiates with the default holder.tick_time 2s (2 to 20 ticks)"},

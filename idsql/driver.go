@@ -105,7 +105,7 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 			ko.DB = c.keysDB
 		}
 		if ko.Registry == nil && dialect == rewrite.PostgreSQL {
-			ko.Registry = registry.New(ko.DB, registry.Settings{Now: ko.now()})
+			ko.Registry = registry.New(ko.DB, registry.Settings{Now: ko.now(), Heartbeat: cfg.Holder.Heartbeat})
 		}
 		if c.keys, err = NewKeys(cfg, ko); err != nil {
 			if c.keysDB != nil {

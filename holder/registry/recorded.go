@@ -77,13 +77,16 @@ func (r *Registry) fence(o LeaseOptions) time.Duration {
 }
 
 // Horizon returns the horizon a lease with options o persists when a
-// heartbeat sent at sent succeeds: one heartbeat past the deadline that
-// heartbeat gives, so a healthy lease's generator never reaches it.
+// heartbeat sent at sent succeeds: three heartbeats ahead (or the deadline
+// plus one heartbeat, when that is sooner), so a healthy lease's generator
+// never reaches it, and the next lease of a crashed one waits at most that
+// long. A lease whose heartbeats fail for longer stops at its horizon even
+// if its deadline is later.
 //
 // It is truncated to the microsecond the table stores, so the horizon a
 // lease vouches for is never later than the stored one.
 func (r *Registry) Horizon(sent time.Time, o LeaseOptions) time.Time {
-	return sent.Add(r.fence(o) + r.s.Heartbeat).Truncate(time.Microsecond)
+	return sent.Add(min(r.fence(o), 2*r.s.Heartbeat) + r.s.Heartbeat).Truncate(time.Microsecond)
 }
 
 // Lease is a lease recorded in the registry. Holders that write their own

@@ -342,7 +342,7 @@ func (d *chaosData) workersOf(proc string) []int64 {
 
 // span returns the first and last tick of proc's keys under worker, and
 // how many there are.
-func (d *chaosData) span(proc string, worker int64) (w int64, first, last time.Time, n int) {
+func (d *chaosData) span(proc string, worker int64) (first, last time.Time, n int) {
 	for _, i := range d.byProc[proc] {
 		r := d.rows[i]
 		if r.worker != worker {
@@ -356,13 +356,32 @@ func (d *chaosData) span(proc string, worker int64) (w int64, first, last time.T
 		}
 		n++
 	}
-	return worker, first, last, n
+	return first, last, n
 }
 
 // first returns the first tick of proc's keys under worker.
 func (d *chaosData) first(proc string, worker int64) time.Time {
-	_, f, _, _ := d.span(proc, worker)
+	f, _, _ := d.span(proc, worker)
 	return f
+}
+
+// since returns how many keys proc issued with a tick after t, and under
+// which worker IDs.
+func (d *chaosData) since(proc string, t time.Time) (int, []int64) {
+	n := 0
+	seen := map[int64]bool{}
+	var ws []int64
+	for _, i := range d.byProc[proc] {
+		r := d.rows[i]
+		if r.tick.After(t) {
+			n++
+			if !seen[r.worker] {
+				seen[r.worker] = true
+				ws = append(ws, r.worker)
+			}
+		}
+	}
+	return n, ws
 }
 
 // inside counts proc's keys under worker with a tick in [from, to].

@@ -70,7 +70,7 @@ type proc struct {
 
 	outMu sync.Mutex // one write per committed INSERT
 	errMu sync.Mutex
-	last  string    // the last error line printed
+	last  string    // the last error line printed, digits masked
 	lastT time.Time // when it was printed
 	again int       // repeats of last not printed
 }
@@ -79,19 +79,26 @@ func (p *proc) logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "chaosproc %s: %s\n", p.name, fmt.Sprintf(format, args...))
 }
 
-// fail prints an error line, folding repeats of the same message into a
-// count printed at most every two seconds.
+// fail prints an error line, folding repeats of the same message (the same
+// but for numbers: times, worker IDs) into a count printed at most every
+// two seconds.
 func (p *proc) fail(msg string) {
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
-	if msg == p.last && time.Since(p.lastT) < 2*time.Second {
+	shape := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return '#'
+		}
+		return r
+	}, msg)
+	if shape == p.last && time.Since(p.lastT) < 2*time.Second {
 		p.again++
 		return
 	}
 	if p.again > 0 {
 		p.logf("(last error repeated %d more times)", p.again)
 	}
-	p.last, p.lastT, p.again = msg, time.Now(), 0
+	p.last, p.lastT, p.again = shape, time.Now(), 0
 	p.logf("%s", msg)
 }
 

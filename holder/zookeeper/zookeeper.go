@@ -315,7 +315,6 @@ func (h *Holder) data(req holder.Request, ts time.Time) []byte {
 	return b
 }
 
-
 // Acquire implements holder.Holder.
 func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease, error) {
 	if err := req.Validate(); err != nil {

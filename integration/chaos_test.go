@@ -229,7 +229,9 @@ func (c *chaos) config(name, identity string) string {
 		for i := 1; i <= 16; i++ {
 			fmt.Fprintf(&b, "    chaos-p%d: %d\n", i, i)
 		}
-		b.WriteString("    chaos-v1: 20\n")
+		for i := 1; i <= chaosVictims; i++ {
+			fmt.Fprintf(&b, "    chaos-v%d: %d\n", i, 20+i)
+		}
 	}
 	fmt.Fprintf(&b, "  heartbeat: %s\n  cache_dir: %q\n", chaosHeartbeat, filepath.Join(c.dir, "cache"))
 	fmt.Fprintf(&b, "tables:\n  %s: {strategy: snowflake}\n  %s: {strategy: segment, step: 50}\n", sfTable, segTable)
@@ -278,7 +280,8 @@ func (c *chaos) mustReady(p *chaosProc) {
 func (c *chaos) note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	c.mu.Lock()
-	c.notes = append(c.notes, fmt.Sprintf("%6.1fs %s", time.Since(c.base).Seconds(), msg))
+	now := time.Now()
+	c.notes = append(c.notes, fmt.Sprintf("%6.1fs (%s) %s", now.Sub(c.base).Seconds(), fmtTick(now), msg))
 	c.mu.Unlock()
 }
 
@@ -309,8 +312,12 @@ func (c *chaos) startSlot(i int) *chaosProc {
 	return p
 }
 
-// hotArgs make a helper busy: many goroutines, big batches, no pause.
-var hotArgs = []string{"-workers", "8", "-batch", "50", "-pause", "0"}
+// hotArgs make a helper busy: goroutines that do CPU work before each
+// INSERT of up to 50 rows, without a pause.
+var hotArgs = []string{"-workers", "8", "-batch", "50", "-pause", "0", "-work", "2ms"}
+
+// chaosVictims is how many busy processes the pause scenario stops.
+const chaosVictims = 3
 
 // script plays the scenarios of issue 11, one after another.
 func (c *chaos) script() {
@@ -342,80 +349,124 @@ func (c *chaos) script() {
 	}
 }
 
-// pausedPastTimeout: a busy process (many goroutines inserting without a
-// pause, so that some are running when it stops, as in a GC pause or a VM
-// freeze) is stopped with SIGSTOP past its session timeout or lease TTL. A
-// successor starts: for sticky modes one with the same identity, as an
-// orchestrator would replace it; otherwise a new process, which gets the
-// lowest free worker ID, the stopped one's. Then the stopped process
-// continues. After it resumes it must not issue one key under its old
-// worker ID inside the ticks the successor issued under it.
+// pausedPastTimeout: busy processes (goroutines doing CPU work between
+// INSERTs, so that some are running when they stop, as in a GC pause or a
+// VM freeze) are stopped with SIGSTOP past their session timeout or lease
+// TTL. Successors start: for sticky modes ones with the same identities,
+// as an orchestrator would replace them; otherwise new processes, which
+// get the lowest free worker IDs, the stopped ones'. Then the stopped
+// processes continue. After resuming, none may issue one key under its old
+// worker ID inside the ticks a successor issued under it. Several victims
+// at once, because a victim that was not running when stopped may well be
+// fenced in time even without a deadline.
 func (c *chaos) pausedPastTimeout() {
-	v := c.start("v1", "chaos-v1", 0, hotArgs...)
-	c.mustReady(v)
+	var vs []*chaosProc
+	for i := 1; i <= chaosVictims; i++ {
+		v := c.start("v"+strconv.Itoa(i), "chaos-v"+strconv.Itoa(i), 0, hotArgs...)
+		if v == nil {
+			c.t.FailNow()
+		}
+		vs = append(vs, v)
+	}
+	for _, v := range vs {
+		c.mustReady(v)
+	}
 	time.Sleep(time.Second) // busy for a while
-	_ = v.scan()
-	w := v.lastWorker()
-	stoppedAt := time.Now()
-	v.pause()
-	c.fault("pause")
-	c.note("pause: SIGSTOP %s (worker %d)", v.name, w)
+	workers := map[string]int64{}
+	for _, v := range vs {
+		_ = v.scan()
+		workers[v.name] = v.lastWorker()
+	}
+	for _, v := range vs {
+		v.pause()
+		c.fault("pause")
+		c.note("pause: SIGSTOP %s (worker %d)", v.name, workers[v.name])
+	}
+	stopped := time.Now() // every victim is stopped
 	time.Sleep(chaosExpired)
 
-	var s *chaosProc
-	if c.m.sticky {
-		s = c.start("v1", v.identity, 0) // the same identity: a replacement
-	} else {
-		s = c.start("s1", "chaos-s1", 0)
+	var ss []*chaosProc
+	for i, v := range vs {
+		var s *chaosProc
+		if c.m.sticky {
+			s = c.start(v.name, v.identity, 0) // the same identity: a replacement
+		} else {
+			s = c.start("s"+strconv.Itoa(i+1), "chaos-s"+strconv.Itoa(i+1), 0)
+		}
+		if s != nil {
+			ss = append(ss, s)
+		}
 	}
-	if s == nil {
+	for _, s := range ss {
+		s.waitSnowflake(0, 10*time.Second)
+	}
+	time.Sleep(time.Second) // the successors issue under the worker IDs for a while
+	resumed := time.Now() // no victim runs yet
+	for _, v := range vs {
+		v.resume()
+	}
+	paused := resumed.Sub(stopped) // each victim was stopped at least this long
+	c.note("pause: SIGCONT %d processes, stopped at least %s", len(vs), paused.Round(time.Millisecond))
+	for _, s := range ss {
+		c.note("pause: successor %s %s", s.name, s.outcome())
+	}
+	time.Sleep(2 * time.Second) // the resumed processes and the successors side by side
+	outcomes := map[string]string{}
+	for _, v := range vs {
+		outcomes[v.name] = v.outcome()
 		v.kill()
-		return
 	}
-	started := s.waitSnowflake(0, 10*time.Second)
-	if started {
-		time.Sleep(time.Second) // the successor issues under the worker ID for a while
+	for _, s := range ss {
+		s.kill()
 	}
-	v.resume()
-	paused := time.Since(stoppedAt)
-	c.note("pause: SIGCONT %s after %s; successor %s %s", v.name, paused.Round(time.Millisecond), s.name, s.outcome())
-	time.Sleep(3 * time.Second) // the resumed process and the successor side by side
-	vOutcome := v.outcome()
-	v.kill()
-	s.kill()
 
 	c.check(func(d *chaosData) bool {
 		t := c.t
-		sFirst, sLast, sN := d.span(s.name, w)
-		resumedN, resumedW := d.since(v.name, stoppedAt.Add(paused))
 		if paused < chaosTimeout {
-			t.Errorf("pause: %s was stopped only %s, not past the %s timeout: scenario not played", v.name, paused, chaosTimeout)
+			t.Errorf("pause: stopped only %s, not past the %s timeout: scenario not played", paused, chaosTimeout)
 			return false
 		}
-		if sN == 0 {
-			other := d.workersOf(s.name)
-			switch {
-			case c.m.reuse:
-				t.Errorf("pause: successor %s issued no key under %s's worker %d (its workers: %v): the worker ID was not handed over, scenario not played; %s",
-					s.name, v.name, w, other, s.outcome())
-				return false
-			case c.m.sticky:
-				t.Logf("pause: replacement %s with %s's identity did not issue keys under worker %d (%s): refused or waited while %s was stopped",
-					s.name, v.name, w, s.outcome(), v.name)
-			default:
-				t.Logf("pause: successor %s took workers %v, never %s's worker %d (mode %s does not reuse worker IDs)", s.name, other, v.name, w, c.m)
+		ok := true
+		for _, v := range vs {
+			w := workers[v.name]
+			resumedN, resumedW := d.since(v.name, resumed)
+			var took []string
+			bad := 0
+			var examples []string
+			for _, s := range ss {
+				first, last, n := d.span(s.name, w)
+				if n == 0 {
+					continue
+				}
+				k, ex := d.inside(v.name, w, first, last)
+				took = append(took, fmt.Sprintf("%s (%d keys in %s..%s)", s.name, n, fmtTick(first), fmtTick(last)))
+				bad += k
+				examples = append(examples, ex...)
 			}
-			return true
+			if len(took) == 0 {
+				switch {
+				case c.m.reuse:
+					t.Errorf("pause: no successor issued a key under %s's worker %d: the worker ID was not handed over, scenario not played", v.name, w)
+					ok = false
+				case c.m.sticky:
+					t.Logf("pause: %s's replacement did not issue keys under worker %d while %s was stopped (refused or waited)", v.name, w, v.name)
+				default:
+					t.Logf("pause: no successor took %s's worker %d (mode %s does not reuse worker IDs)", v.name, w, c.m)
+				}
+				continue
+			}
+			t.Logf("pause: %s (worker %d) stopped more than %s, timeout %s; worker %d taken by %s; after resuming %s issued %d keys (workers %v), %d of them under worker %d inside the successor's ticks; in the end it %s",
+				v.name, w, paused.Round(time.Millisecond), chaosTimeout, w, strings.Join(took, ", "), v.name, resumedN, resumedW, bad, w, outcomes[v.name])
+			if bad > 0 {
+				if len(examples) > 3 {
+					examples = examples[:3]
+				}
+				t.Errorf("pause: %s resumed and issued %d keys under worker %d, which a successor held by then (issue 11 §1), e.g. %s",
+					v.name, bad, w, strings.Join(examples, "; "))
+				ok = false
+			}
 		}
-		bad, examples := d.inside(v.name, w, sFirst, sLast)
-		t.Logf("pause: %s stopped %s (timeout %s); successor %s issued %d keys under worker %d in ticks %s..%s; after resuming, %s issued %d keys (workers %v), %d of them under worker %d inside those ticks; in the end %s",
-			v.name, paused.Round(time.Millisecond), chaosTimeout, s.name, sN, w, fmtTick(sFirst), fmtTick(sLast), v.name, resumedN, resumedW, bad, w, vOutcome)
-		if bad > 0 {
-			t.Errorf("pause: %s resumed and issued %d keys under worker %d, which %s held by then (issue 11 §1), e.g. %s",
-				v.name, bad, w, s.name, strings.Join(examples, "; "))
-			return false
-		}
-		return true
+		return ok
 	})
 }
 
@@ -549,16 +600,26 @@ func (c *chaos) clockBehind() {
 		return "chaos-c" + strconv.Itoa(n)
 	}
 	prev := v
+	_ = v.scan()
+	w := v.lastWorker()
 	for n, behind := range []time.Duration{400 * time.Millisecond, 2 * time.Second} {
-		_ = prev.scan()
-		w := prev.lastWorker()
 		prev.kill()
-		killed := time.Now()
 		c.fault("kill")
+		_ = prev.scan()
+		if pw := prev.lastWorker(); pw >= 0 {
+			w = pw // a refused successor leaves the worker ID as it was
+		}
 		if c.m.expires {
 			time.Sleep(chaosExpired) // the predecessor's claim has expired
 		}
-		offset := -(time.Since(killed) + behind)
+		// The successor's clock starts behind the last key acknowledged
+		// under the worker ID (which may itself be behind the time).
+		last, ok := c.lastTick(w)
+		if !ok {
+			c.t.Errorf("clock: no key acknowledged under worker %d", w)
+			return
+		}
+		offset := last.Add(-behind).Sub(time.Now())
 		succ := c.start("c"+strconv.Itoa(n+1), identity(n+1), offset)
 		if succ == nil {
 			return
@@ -581,6 +642,27 @@ func (c *chaos) clockBehind() {
 	// The slot gets a process with a true clock again.
 	c.slots[slot] = c.start(baseName(v.name), v.identity, 0)
 	c.mustReady(c.slots[slot])
+}
+
+// lastTick returns the latest tick of the snowflake keys acknowledged under
+// worker so far, by any process.
+func (c *chaos) lastTick(worker int64) (time.Time, bool) {
+	c.mu.Lock()
+	procs := append([]*chaosProc(nil), c.procs...)
+	c.mu.Unlock()
+	var last time.Time
+	found := false
+	for _, p := range procs {
+		_ = p.scan()
+		p.mu.Lock()
+		for _, id := range p.sf {
+			if parts := chaosLayout.Decompose(id); parts.Worker == worker && (!found || parts.Time.After(last)) {
+				last, found = parts.Time, true
+			}
+		}
+		p.mu.Unlock()
+	}
+	return last, found
 }
 
 // baseName is a process name without its launch count: p3 for p3.2.

@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,14 +52,15 @@ func main() {
 		workers    = flag.Int("workers", 2, "goroutines inserting at once")
 		batch      = flag.Int("batch", 5, "rows per INSERT: 1 to this many")
 		pause      = flag.Duration("pause", 5*time.Millisecond, "pause of each goroutine between INSERTs")
+		work       = flag.Duration("work", 0, "CPU work (a busy loop) in each transaction before its INSERT, as an application does")
 	)
 	flag.Parse()
 	if *configPath == "" || *dsn == "" || *name == "" || *workers < 1 || *batch < 1 {
-		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-tables a,b] [-clock-offset D] [-workers N] [-batch N] [-pause D]")
+		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-tables a,b] [-clock-offset D] [-workers N] [-batch N] [-pause D] [-work D]")
 		os.Exit(2)
 	}
 	p := &proc{name: *name, pid: os.Getpid()}
-	if err := p.run(*configPath, *dsn, *tables, *offset, *workers, *batch, *pause); err != nil {
+	if err := p.run(*configPath, *dsn, *tables, *offset, *workers, *batch, *pause, *work); err != nil {
 		p.logf("%v", err)
 		os.Exit(1)
 	}
@@ -102,7 +104,7 @@ func (p *proc) fail(msg string) {
 	p.logf("%s", msg)
 }
 
-func (p *proc) run(configPath, dsn, tableList string, offset time.Duration, workers, batch int, pause time.Duration) error {
+func (p *proc) run(configPath, dsn, tableList string, offset time.Duration, workers, batch int, pause, work time.Duration) error {
 	cfg, heartbeat, err := loadConfig(configPath)
 	if err != nil {
 		return err
@@ -145,7 +147,7 @@ func (p *proc) run(configPath, dsn, tableList string, offset time.Duration, work
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.insertLoop(ctx, db, names, batch, pause, rand.New(rand.NewPCG(uint64(p.pid), uint64(i))))
+			p.insertLoop(ctx, db, names, batch, pause, work, rand.New(rand.NewPCG(uint64(p.pid), uint64(i))))
 		}()
 	}
 	wg.Wait()
@@ -155,7 +157,7 @@ func (p *proc) run(configPath, dsn, tableList string, offset time.Duration, work
 
 // insertLoop inserts batches of rows until ctx ends, printing the keys of
 // every committed batch.
-func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, batch int, pause time.Duration, r *rand.Rand) {
+func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, batch int, pause, work time.Duration, r *rand.Rand) {
 	queries := map[string]string{}
 	var line []byte
 	for ctx.Err() == nil {
@@ -171,7 +173,7 @@ func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, ba
 		for range n {
 			args = append(args, p.name, p.pid)
 		}
-		ids, err := insert(ctx, db, q, args, n)
+		ids, err := insert(ctx, db, q, args, n, work)
 		if err != nil {
 			if ctx.Err() == nil {
 				p.fail(fmt.Sprintf("insert into %s: %v", table, err))
@@ -211,8 +213,10 @@ func insertQuery(table string, n int) string {
 	return b.String()
 }
 
-// insert runs q in a transaction and returns the keys once it committed.
-func insert(ctx context.Context, db *idsql.DB, q string, args []any, n int) ([]int64, error) {
+// insert runs q in a transaction, after work (CPU work inside the
+// transaction, right before the INSERT takes its keys), and returns the
+// keys once it committed.
+func insert(ctx context.Context, db *idsql.DB, q string, args []any, n int, work time.Duration) ([]int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	tx, err := db.BeginTx(ctx, nil)
@@ -220,6 +224,7 @@ func insert(ctx context.Context, db *idsql.DB, q string, args []any, n int) ([]i
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
+	spin(work)
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -243,6 +248,21 @@ func insert(ctx context.Context, db *idsql.DB, q string, args []any, n int) ([]i
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return ids, nil
+}
+
+// spin keeps the CPU busy for d: a process stopped while its goroutines
+// spin resumes them first, before its runtime gets to run timers.
+func spin(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	x := 0
+	for start := time.Now(); time.Since(start) < d; {
+		for i := range 1000 {
+			x += i
+		}
+	}
+	runtime.KeepAlive(x)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -405,14 +405,14 @@ func (d *chaosData) atOrBefore(proc string, worker int64, t time.Time) (int, []s
 	return d.inside(proc, worker, time.Time{}, t)
 }
 
-// lastBefore returns the last tick under worker of any process but proc
-// that is before t (wall clock), and the process that issued it.
-func (d *chaosData) lastBefore(worker int64, proc string, t time.Time) (time.Time, string, bool) {
+// lastBefore returns the last tick under worker, before t (wall clock), of
+// the processes in procs, and the process that issued it.
+func (d *chaosData) lastBefore(worker int64, procs map[string]bool, t time.Time) (time.Time, string, bool) {
 	var last time.Time
 	var by string
 	found := false
 	for _, r := range d.rows {
-		if r.worker == worker && r.proc != proc && r.tick.Before(t) && (!found || r.tick.After(last)) {
+		if r.worker == worker && procs[r.proc] && r.tick.Before(t) && (!found || r.tick.After(last)) {
 			last, by, found = r.tick, r.proc, true
 		}
 	}

@@ -51,6 +51,7 @@ func buildChaosProc(t *testing.T, dir string) string {
 type chaosProc struct {
 	name     string        // label in the rows and in reports: p3, p3.2, s1, t1, c1 ...
 	identity string        // holder.instance; "" for none
+	host     string        // "" for the usual host; see chaos.startOn
 	offset   time.Duration // its snowflake clock's offset
 	keysPath string        // its stdout: "<table> <key>" per committed key
 	logPath  string        // its stderr

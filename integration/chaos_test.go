@@ -43,7 +43,7 @@ const (
 	// chaosFleet is how many processes issue keys at all times.
 	chaosFleet = 6
 	// chaosSoak is the default length of the random-fault phase.
-	chaosSoak = 20 * time.Second
+	chaosSoak = 15 * time.Second
 	// chaosPause is each helper goroutine's pause between INSERTs: enough
 	// load to catch overlaps, little enough for a two-core machine
 	// running two chaos tests at once.
@@ -169,9 +169,6 @@ func newChaos(t *testing.T, m chaosMode, seed uint64) *chaos {
 	c.pg = pgtest.StartServer(t)
 	c.dsn = c.pg.DSN()
 	c.bin = buildChaosProc(t, c.dir)
-	if err := os.Mkdir(filepath.Join(c.dir, "cache"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 
 	db, err := sql.Open("postgres", c.dsn)
 	if err != nil {
@@ -209,7 +206,9 @@ func newChaos(t *testing.T, m chaosMode, seed uint64) *chaos {
 }
 
 // config writes the YAML configuration of one process and returns its path.
-func (c *chaos) config(name, identity string) string {
+// Processes of one host share a cache directory (holder.cache_dir), where
+// holders keep files and locks; another host has its own.
+func (c *chaos) config(name, identity, host string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "namespace: %s\nlayout: leaf\nholder:\n", chaosNamespace)
 	fmt.Fprintf(&b, "  kind: %s\n", c.m.kind)
@@ -233,7 +232,14 @@ func (c *chaos) config(name, identity string) string {
 			fmt.Fprintf(&b, "    chaos-v%d: %d\n", i, 20+i)
 		}
 	}
-	fmt.Fprintf(&b, "  heartbeat: %s\n  cache_dir: %q\n", chaosHeartbeat, filepath.Join(c.dir, "cache"))
+	cache := filepath.Join(c.dir, "cache")
+	if host != "" {
+		cache += "-" + host
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		c.t.Error(err)
+	}
+	fmt.Fprintf(&b, "  heartbeat: %s\n  cache_dir: %q\n", chaosHeartbeat, cache)
 	fmt.Fprintf(&b, "tables:\n  %s: {strategy: snowflake}\n  %s: {strategy: segment, step: 50}\n", sfTable, segTable)
 	path := filepath.Join(c.dir, name+".yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -246,6 +252,12 @@ func (c *chaos) config(name, identity string) string {
 // identity's launch count. It never ends the test, so goroutines may call
 // it; a process that cannot be launched is reported and nil returned.
 func (c *chaos) start(base, identity string, offset time.Duration, extra ...string) *chaosProc {
+	return c.startOn("", base, identity, offset, extra...)
+}
+
+// startOn is start on another host: a process with a cache directory of
+// its own (host "" is the test's usual host).
+func (c *chaos) startOn(host, base, identity string, offset time.Duration, extra ...string) *chaosProc {
 	c.mu.Lock()
 	c.runs[base]++
 	name := base
@@ -253,16 +265,31 @@ func (c *chaos) start(base, identity string, offset time.Duration, extra ...stri
 		name = base + "." + strconv.Itoa(n)
 	}
 	c.mu.Unlock()
-	p, err := startProc(c.bin, c.dir, c.dsn, c.config(name, identity), name, identity, offset,
+	p, err := startProc(c.bin, c.dir, c.dsn, c.config(name, identity, host), name, identity, offset,
 		append([]string{"-pause", chaosPause}, extra...))
 	if err != nil {
 		c.t.Errorf("launch %s: %v", name, err)
 		return nil
 	}
+	p.host = host
 	c.mu.Lock()
 	c.procs = append(c.procs, p)
 	c.mu.Unlock()
 	return p
+}
+
+// waitAll waits until each process has acknowledged a snowflake key, has
+// exited, or within has passed.
+func waitAll(ps []*chaosProc, within time.Duration) {
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.waitSnowflake(0, within)
+		}()
+	}
+	wg.Wait()
 }
 
 // mustReady waits for p's first snowflake key and ends the test if none
@@ -388,20 +415,26 @@ func (c *chaos) pausedPastTimeout() {
 	var ss []*chaosProc
 	for i, v := range vs {
 		var s *chaosProc
-		if c.m.sticky {
-			s = c.start(v.name, v.identity, 0) // the same identity: a replacement
-		} else {
+		switch {
+		case c.m.sticky && c.m.expires:
+			// The same identity on another host, as an orchestrator
+			// replaces a pod that stopped answering: the stopped one's
+			// claim has expired, so the replacement takes its worker ID.
+			s = c.startOn("b", v.name, v.identity, 0)
+		case c.m.sticky:
+			// The local map's identity on this host: the stopped process
+			// still holds it.
+			s = c.start(v.name, v.identity, 0)
+		default:
 			s = c.start("s"+strconv.Itoa(i+1), "chaos-s"+strconv.Itoa(i+1), 0)
 		}
 		if s != nil {
 			ss = append(ss, s)
 		}
 	}
-	for _, s := range ss {
-		s.waitSnowflake(0, 10*time.Second)
-	}
+	waitAll(ss, 10*time.Second)
 	time.Sleep(time.Second) // the successors issue under the worker IDs for a while
-	resumed := time.Now() // no victim runs yet
+	resumed := time.Now()   // no victim runs yet
 	for _, v := range vs {
 		v.resume()
 	}
@@ -445,11 +478,11 @@ func (c *chaos) pausedPastTimeout() {
 			}
 			if len(took) == 0 {
 				switch {
-				case c.m.reuse:
-					t.Errorf("pause: no successor issued a key under %s's worker %d: the worker ID was not handed over, scenario not played", v.name, w)
+				case c.m.reuse || c.m.sticky && c.m.expires:
+					t.Errorf("pause: no successor issued a key under %s's worker %d after its claim expired: the worker ID was not handed over, scenario not played", v.name, w)
 					ok = false
 				case c.m.sticky:
-					t.Logf("pause: %s's replacement did not issue keys under worker %d while %s was stopped (refused or waited)", v.name, w, v.name)
+					t.Logf("pause: %s's replacement on the same host did not issue keys under worker %d while %s was stopped (refused or waited)", v.name, w, v.name)
 				default:
 					t.Logf("pause: no successor took %s's worker %d (mode %s does not reuse worker IDs)", v.name, w, c.m)
 				}
@@ -472,52 +505,60 @@ func (c *chaos) pausedPastTimeout() {
 
 // stickyTwin: a second process with the identity of a running one must
 // refuse to start with an error naming the identity, or wait; never issue
-// keys while the first lives.
+// keys while the first lives. One twin on the same host and, where the
+// claim lives in a server (ZooKeeper, PostgreSQL), one on another host.
 func (c *chaos) stickyTwin() {
 	o := c.slots[1]
 	_ = o.scan()
 	oBefore, _ := o.counts()
-	tw := c.start("t1", o.identity, 0)
-	if tw == nil {
-		return
+	twins := []*chaosProc{c.start("t1", o.identity, 0)}
+	if c.m.expires {
+		twins = append(twins, c.startOn("b", "t2", o.identity, 0))
 	}
-	c.fault("twin")
-	started := tw.waitSnowflake(0, 5*time.Second)
-	if started {
-		time.Sleep(time.Second)
+	for _, tw := range twins {
+		if tw == nil {
+			return
+		}
+		c.fault("twin")
 	}
+	waitAll(twins, 5*time.Second)
+	time.Sleep(time.Second)
 	_ = o.scan()
 	oAfter, _ := o.counts()
-	outcome := tw.outcome()
-	errs := tw.errorLines(3)
 	ownerAlive := o.alive() && !o.isStopped()
-	tw.kill()
-	c.note("twin: %s with %s's identity %q: %s", tw.name, o.name, o.identity, outcome)
-
-	c.check(func(d *chaosData) bool {
-		t := c.t
-		if !ownerAlive || oAfter == oBefore {
-			t.Errorf("twin: owner %s was not issuing keys while its twin ran (%d keys before, %d after): scenario not played", o.name, oBefore, oAfter)
-			return false
+	for _, tw := range twins {
+		outcome := tw.outcome()
+		errs := tw.errorLines(3)
+		tw.kill()
+		where := "the same host"
+		if tw.host != "" {
+			where = "another host"
 		}
-		n := d.count(tw.name)
-		if n > 0 {
-			ws := d.workersOf(tw.name)
-			t.Errorf("twin: %s started with the identity %q of the running %s and issued %d snowflake keys (workers %v; %s holds %d), instead of refusing or waiting (issue 11 §2)",
-				tw.name, o.identity, o.name, n, ws, o.name, o.lastWorker())
-			return false
-		}
-		if len(errs) == 0 {
-			t.Logf("twin: %s waited (no key, no error) while %s held identity %q", tw.name, o.name, o.identity)
+		c.note("twin: %s on %s with %s's identity %q: %s", tw.name, where, o.name, o.identity, outcome)
+		c.check(func(d *chaosData) bool {
+			t := c.t
+			if !ownerAlive || oAfter == oBefore {
+				t.Errorf("twin: owner %s was not issuing keys while its twin %s ran (%d keys before, %d after): scenario not played", o.name, tw.name, oBefore, oAfter)
+				return false
+			}
+			n := d.count(tw.name)
+			if n > 0 {
+				t.Errorf("twin: %s on %s started with the identity %q of the running %s and issued %d snowflake keys (workers %v; %s holds %d), instead of refusing or waiting (issue 11 §2)",
+					tw.name, where, o.identity, o.name, n, d.workersOf(tw.name), o.name, o.lastWorker())
+				return false
+			}
+			if len(errs) == 0 {
+				t.Logf("twin: %s on %s waited (no key, no error) while %s held identity %q", tw.name, where, o.name, o.identity)
+				return true
+			}
+			if !strings.Contains(strings.Join(errs, "\n"), o.identity) {
+				t.Errorf("twin: %s on %s was refused, but the error does not name the identity %q: %s", tw.name, where, o.identity, errs[0])
+				return false
+			}
+			t.Logf("twin: %s on %s refused: %s", tw.name, where, errs[0])
 			return true
-		}
-		if !strings.Contains(strings.Join(errs, "\n"), o.identity) {
-			t.Errorf("twin: %s was refused, but the error does not name the identity %q: %s", tw.name, o.identity, errs[0])
-			return false
-		}
-		t.Logf("twin: %s refused: %s", tw.name, errs[0])
-		return true
-	})
+		})
+	}
 }
 
 // anonymousTwins: two processes with no identity (no instance, no port)
@@ -644,12 +685,17 @@ func (c *chaos) clockBehind() {
 	c.mustReady(c.slots[slot])
 }
 
+// launched returns every process launched so far, in launch order.
+func (c *chaos) launched() []*chaosProc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*chaosProc(nil), c.procs...)
+}
+
 // lastTick returns the latest tick of the snowflake keys acknowledged under
 // worker so far, by any process.
 func (c *chaos) lastTick(worker int64) (time.Time, bool) {
-	c.mu.Lock()
-	procs := append([]*chaosProc(nil), c.procs...)
-	c.mu.Unlock()
+	procs := c.launched()
 	var last time.Time
 	found := false
 	for _, p := range procs {
@@ -688,7 +734,15 @@ func (c *chaos) checkClock(d *chaosData, pred, succ *chaosProc, w int64, behind 
 	}
 	ws := d.workersOf(succ.name)
 	sw := ws[0]
-	predMax, predProc, ok := d.lastBefore(sw, succ.name, succ.launched)
+	// Its predecessors: the processes launched before it. (One launched
+	// later with its clock behind may have keys before its launch.)
+	before := map[string]bool{}
+	for _, p := range c.launched() {
+		if p != succ && p.launched.Before(succ.launched) {
+			before[p.name] = true
+		}
+	}
+	predMax, predProc, ok := d.lastBefore(sw, before, succ.launched)
 	if !ok {
 		if c.m.reuse || sw == w {
 			t.Errorf("clock: %s got worker %d, which no process used before it: scenario not played (%s had worker %d)", succ.name, sw, pred.name, w)

@@ -22,13 +22,16 @@
 // duplicates are stored and counted) and prints every key once its
 // transaction committed. Then it plays, in order:
 //
-//   - a process stopped (SIGSTOP) past its 2s session timeout or lease TTL
-//     while a successor takes over, then continued (SIGCONT): it must not
-//     issue one key under the worker ID it lost. Stopping the process is
-//     also how the tests expire ZooKeeper sessions;
-//   - sticky modes: a second process with the identity of a running one,
-//     which must refuse with an error naming the identity, or wait; and two
-//     processes with no identity at all, which must never share a worker ID;
+//   - three busy processes stopped (SIGSTOP) past their 2s session timeout
+//     or lease TTL while successors take their worker IDs (sticky modes: a
+//     replacement with the same identity on "another host", that is with a
+//     cache directory of its own), then continued (SIGCONT): none may issue
+//     one key under the worker ID it lost. Stopping a process is also how
+//     the tests expire ZooKeeper sessions (zktest has no expiry helper);
+//   - sticky modes: a second process with the identity of a running one, on
+//     the same host and on another, which must refuse with an error naming
+//     the identity, or wait; and two processes with no identity at all,
+//     which must never share a worker ID (issue 11 expects a refusal);
 //   - a process killed and a successor on its worker ID started with its
 //     clock behind the predecessor's last keys (0.4s, then 2s), which must
 //     start above them or refuse with an error about the clock;
@@ -48,7 +51,7 @@
 // running GOMAXPROCS at a time). Two variables change that:
 //
 //   - IDSQL_CHAOS_DURATION: how long each test injects random faults after
-//     its scenarios, 20s by default. For a soak, give more and raise go
+//     its scenarios, 15s by default. For a soak, give more and raise go
 //     test's timeout: IDSQL_CHAOS_DURATION=10m go test -timeout 0 ...
 //   - IDSQL_CHAOS_SEED: the seed of the random fault choices; each test logs
 //     the one it used, so a failing sequence can be replayed.

@@ -340,11 +340,19 @@ func (c *chaos) startSlot(i int) *chaosProc {
 }
 
 // hotArgs make a helper busy: goroutines that do CPU work before each
-// INSERT of up to 50 rows, without a pause.
-var hotArgs = []string{"-workers", "8", "-batch", "50", "-pause", "0", "-work", "2ms"}
+// INSERT of up to 50 rows, without a pause. A process stopped while its Ps
+// run such goroutines resumes them first: a fence that waits for a timer
+// or a heartbeat goroutine to run comes too late for them. How often that
+// happens depends on GOMAXPROCS (one P cannot run the fence's timer while
+// a goroutine spins; with several, the P holding the timer may spin while
+// others issue), so the victims differ in it.
+func hotArgs(victim int) []string {
+	procs := []string{"1", "2", "4"}[victim%3]
+	return []string{"-workers", "8", "-batch", "50", "-pause", "0", "-work", "2ms", "-procs", procs}
+}
 
 // chaosVictims is how many busy processes the pause scenario stops.
-const chaosVictims = 3
+const chaosVictims = 5
 
 // script plays the scenarios of issue 11, one after another.
 func (c *chaos) script() {
@@ -376,7 +384,7 @@ func (c *chaos) script() {
 	}
 }
 
-// pausedPastTimeout: busy processes (goroutines doing CPU work between
+// pausedPastTimeout: five busy processes (goroutines doing CPU work between
 // INSERTs, so that some are running when they stop, as in a GC pause or a
 // VM freeze) are stopped with SIGSTOP past their session timeout or lease
 // TTL. Successors start: for sticky modes ones with the same identities,
@@ -389,7 +397,7 @@ func (c *chaos) script() {
 func (c *chaos) pausedPastTimeout() {
 	var vs []*chaosProc
 	for i := 1; i <= chaosVictims; i++ {
-		v := c.start("v"+strconv.Itoa(i), "chaos-v"+strconv.Itoa(i), 0, hotArgs...)
+		v := c.start("v"+strconv.Itoa(i), "chaos-v"+strconv.Itoa(i), 0, hotArgs(i-1)...)
 		if v == nil {
 			c.t.FailNow()
 		}

@@ -22,7 +22,7 @@
 // duplicates are stored and counted) and prints every key once its
 // transaction committed. Then it plays, in order:
 //
-//   - three busy processes stopped (SIGSTOP) past their 2s session timeout
+//   - five busy processes stopped (SIGSTOP) past their 2s session timeout
 //     or lease TTL while successors take their worker IDs (sticky modes: a
 //     replacement with the same identity on "another host", that is with a
 //     cache directory of its own), then continued (SIGCONT): none may issue

@@ -53,10 +53,14 @@ func main() {
 		batch      = flag.Int("batch", 5, "rows per INSERT: 1 to this many")
 		pause      = flag.Duration("pause", 5*time.Millisecond, "pause of each goroutine between INSERTs")
 		work       = flag.Duration("work", 0, "CPU work (a busy loop) in each transaction before its INSERT, as an application does")
+		procs      = flag.Int("procs", 0, "GOMAXPROCS; 0 leaves the default")
 	)
 	flag.Parse()
+	if *procs > 0 {
+		runtime.GOMAXPROCS(*procs)
+	}
 	if *configPath == "" || *dsn == "" || *name == "" || *workers < 1 || *batch < 1 {
-		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-tables a,b] [-clock-offset D] [-workers N] [-batch N] [-pause D] [-work D]")
+		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-tables a,b] [-clock-offset D] [-workers N] [-batch N] [-pause D] [-work D] [-procs N]")
 		os.Exit(2)
 	}
 	p := &proc{name: *name, pid: os.Getpid()}

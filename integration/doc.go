@@ -23,10 +23,11 @@
 // transaction committed. Then it plays, in order:
 //
 //   - five busy processes stopped (SIGSTOP) past their 2s session timeout
-//     or lease TTL while successors take their worker IDs (sticky modes: a
-//     replacement with the same identity on "another host", that is with a
-//     cache directory of its own), then continued (SIGCONT): none may issue
-//     one key under the worker ID it lost. Stopping a process is also how
+//     or lease TTL while successors take their worker IDs (ZooKeeper and
+//     PostgreSQL sticky: a replacement with the same identity on "another
+//     host", that is with a cache directory of its own; local: one on the
+//     same host, which must wait or refuse), then continued (SIGCONT):
+//     none may issue one key under the worker ID it lost. Stopping a process is also how
 //     the tests expire ZooKeeper sessions (zktest has no expiry helper);
 //   - sticky modes: a second process with the identity of a running one, on
 //     the same host and on another, which must refuse with an error naming

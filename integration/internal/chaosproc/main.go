@@ -17,16 +17,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -35,9 +32,7 @@ import (
 	"time"
 
 	_ "github.com/lib/pq"
-	"gopkg.in/yaml.v3"
 
-	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -109,26 +104,13 @@ func (p *proc) fail(msg string) {
 }
 
 func (p *proc) run(configPath, dsn, tableList string, offset time.Duration, workers, batch int, pause, work time.Duration) error {
-	cfg, heartbeat, err := loadConfig(configPath)
+	cfg, err := idsql.Load(configPath)
 	if err != nil {
 		return err
 	}
 	var ko idsql.KeysOptions
 	if offset != 0 {
 		ko.Clock = offsetClock(offset)
-	}
-	if heartbeat > 0 {
-		// This idsql has no holder.heartbeat: set the registry's heartbeat
-		// through KeysOptions, on a pool of our own (the wrapper makes its
-		// registry on its keys pool only when KeysOptions.Registry is nil).
-		raw, err := sql.Open("postgres", dsn)
-		if err != nil {
-			return err
-		}
-		defer raw.Close()
-		ko.DB = raw
-		ko.Registry = registry.New(raw, registry.Settings{Heartbeat: heartbeat})
-		p.logf("note: this idsql has no holder.heartbeat; registry heartbeat %s set through KeysOptions.Registry", heartbeat)
 	}
 	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: ko})
 	if err != nil {
@@ -289,73 +271,4 @@ func (c offsetClock) Now() time.Time { return time.Now().Add(time.Duration(c)) }
 
 func (c offsetClock) Sleep(ctx context.Context, d time.Duration) error {
 	return snowflake.SystemClock{}.Sleep(ctx, d)
-}
-
-// loadConfig parses the configuration file. The tests write holder.heartbeat
-// and holder.tick_time; an idsql whose HolderConfig has no heartbeat field
-// yet gets them removed, and the heartbeat is returned so that it can be
-// set through KeysOptions.Registry instead. Once every idsql the tests run
-// against has the field, this fallback can go.
-func loadConfig(path string) (*idsql.Config, time.Duration, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	if hasYAMLField(reflect.TypeOf(idsql.HolderConfig{}), "heartbeat") {
-		cfg, err := idsql.Parse(path, data, time.Now())
-		return cfg, 0, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	var heartbeat time.Duration
-	if len(doc.Content) == 1 {
-		if h := mapValue(doc.Content[0], "holder"); h != nil && h.Kind == yaml.MappingNode {
-			kept := h.Content[:0:0]
-			for i := 0; i+1 < len(h.Content); i += 2 {
-				switch k, v := h.Content[i], h.Content[i+1]; k.Value {
-				case "heartbeat":
-					if heartbeat, err = time.ParseDuration(v.Value); err != nil {
-						return nil, 0, fmt.Errorf("%s:%d: holder.heartbeat: %w", path, v.Line, err)
-					}
-				case "tick_time":
-					if hasYAMLField(reflect.TypeOf(idsql.HolderConfig{}), "tick_time") {
-						kept = append(kept, k, v)
-					}
-				default:
-					kept = append(kept, k, v)
-				}
-			}
-			h.Content = kept
-		}
-	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(&doc); err != nil {
-		return nil, 0, err
-	}
-	cfg, err := idsql.Parse(path, buf.Bytes(), time.Now())
-	return cfg, heartbeat, err
-}
-
-func mapValue(n *yaml.Node, key string) *yaml.Node {
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
-func hasYAMLField(t reflect.Type, name string) bool {
-	for i := range t.NumField() {
-		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,4 +97,78 @@ func tableWorkers(cfg *idsql.Config, base int64) holder.Holder {
 // tableWorker is the worker ID tableWorkers gives table.
 func tableWorker(cfg *idsql.Config, base int64, table string) int64 {
 	return base + int64(slices.Index(cfg.TableNames(), table))
+}
+
+func TestBatchSizeChecked(t *testing.T) {
+	keys, err := idsql.NewKeys(testConfig(), idsql.KeysOptions{Holder: tableWorkers(testConfig(), 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	ctx := context.Background()
+	for _, n := range []int{-1, idsql.MaxBatch + 1, 1e9} {
+		ids, err := keys.NextIDs(ctx, "orders", n)
+		if err == nil || !strings.Contains(err.Error(), "orders") || !strings.Contains(err.Error(), strconv.Itoa(idsql.MaxBatch)) {
+			t.Errorf("NextIDs(%d) = %d IDs, %v; want an error naming the table and the limit", n, len(ids), err)
+		}
+	}
+	ids, err := keys.NextIDs(ctx, "orders", idsql.MaxBatch)
+	if err != nil || len(ids) != idsql.MaxBatch {
+		t.Fatalf("NextIDs(MaxBatch) = %d IDs, %v", len(ids), err)
+	}
+}
+
+// leaseKeeper wraps a holder and remembers every lease it granted.
+type leaseKeeper struct {
+	holder.Holder
+	mu     sync.Mutex
+	leases []holder.Lease
+}
+
+func (k *leaseKeeper) Acquire(ctx context.Context, req holder.Request) (holder.Lease, error) {
+	l, err := k.Holder.Acquire(ctx, req)
+	if err == nil {
+		k.mu.Lock()
+		k.leases = append(k.leases, l)
+		k.mu.Unlock()
+	}
+	return l, err
+}
+
+// When a table's lease is lost, Keys releases it before acquiring a new
+// one: a holder that grants each worker ID to one live lease (as ZooKeeper's
+// recycle claims do) then hands the same worker ID back instead of leaking
+// it, and keys keep coming.
+func TestLostLeaseReleasedBeforeNewOne(t *testing.T) {
+	cfg := testConfig()
+	hk := &leaseKeeper{Holder: tableWorkers(cfg, 1)}
+	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Holder: hk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	ctx := context.Background()
+	for round := 0; round < 3; round++ {
+		id, err := keys.NextID(ctx, "orders")
+		if err != nil {
+			t.Fatalf("round %d: NextID = %v", round, err)
+		}
+		if w, want := snowflake.Leaf.Decompose(id).Worker, tableWorker(cfg, 1, "orders"); w != want {
+			t.Fatalf("round %d: worker %d, want the table's %d", round, w, want)
+		}
+		hk.mu.Lock()
+		last := hk.leases[len(hk.leases)-1]
+		hk.mu.Unlock()
+		last.(interface{ End(error) bool }).End(holder.ErrLeaseLost)
+	}
+	hk.mu.Lock()
+	defer hk.mu.Unlock()
+	if len(hk.leases) != 3 {
+		t.Fatalf("%d leases acquired for 3 rounds, want 3", len(hk.leases))
+	}
+	for i, l := range hk.leases[:2] {
+		if !errors.Is(l.Err(), holder.ErrLeaseLost) {
+			t.Errorf("lease %d: Err = %v", i, l.Err())
+		}
+	}
 }

@@ -492,3 +492,29 @@ func TestConcurrentUnique(t *testing.T) {
 		}
 	}
 }
+
+// After a table's worker lease is lost, the server does not answer 503 for
+// good: the table (owned by Keys) acquires a new lease and serves again.
+func TestServesAgainAfterLeaseLost(t *testing.T) {
+	f := newFixture(t, nil)
+	code, body, _ := get(t, f.srv, "GET", "/api/snowflake/get/orders")
+	if code != 200 {
+		t.Fatalf("first ID: %d %q", code, body)
+	}
+	f.holder.mu.Lock()
+	before := len(f.holder.leases)
+	for _, l := range f.holder.leases {
+		l.(interface{ End(error) bool }).End(holder.ErrLeaseLost)
+	}
+	f.holder.mu.Unlock()
+	code, body, _ = get(t, f.srv, "GET", "/api/snowflake/get/orders")
+	if code != 200 {
+		t.Fatalf("after the lease was lost: %d %q, want a new ID under a new lease", code, body)
+	}
+	f.holder.mu.Lock()
+	after := len(f.holder.leases)
+	f.holder.mu.Unlock()
+	if after <= before {
+		t.Fatalf("leases acquired: %d before the loss, %d after; want a new one", before, after)
+	}
+}

@@ -424,3 +424,67 @@ func TestDeadlineUsesNegotiatedTimeout(t *testing.T) {
 		t.Fatalf("deadline %s after the claim, beyond the server's 10s maximum session timeout", got)
 	}
 }
+
+// droppingDialer remembers its connections so a test can cut them: the
+// client reconnects within the same session.
+type droppingDialer struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (d *droppingDialer) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout(network, addr, timeout)
+	if err == nil {
+		d.mu.Lock()
+		d.conns = append(d.conns, c)
+		d.mu.Unlock()
+	}
+	return c, err
+}
+
+func (d *droppingDialer) drop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		c.Close()
+	}
+	d.conns = nil
+}
+
+// A connection loss ends a recycle lease; releasing the lost lease and
+// acquiring again (what idsql.Keys does) must reuse the claim, not leave it
+// behind and take another worker ID each time.
+func TestRecycleReconnectDoesNotLeakWorkerIDs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var d droppingDialer
+	h := newHolder(t, zookeeper.Settings{Mode: zookeeper.Recycle, Dialer: d.dial})
+	req := holder.Request{Namespace: "ns", Table: "orders", Instance: holder.Instance{ID: "a"}, WorkerBits: 4}
+	l, err := h.Acquire(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 3; round++ {
+		d.drop()
+		select {
+		case <-l.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the lease survived a connection loss", round)
+		}
+		if err := l.Release(ctx, time.Time{}); err != nil {
+			t.Logf("round %d: Release of the lost lease: %v", round, err)
+		}
+		if l, err = h.Acquire(ctx, req); err != nil {
+			t.Fatalf("round %d: Acquire after reconnect: %v", round, err)
+		}
+	}
+	defer l.Release(ctx, time.Time{})
+	_, root := chroot(t)
+	children, _, err := h.Conn().Children(root + "/ns/workers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(children) != 1 {
+		t.Fatalf("%d worker claims after 3 reconnects (%v), want 1", len(children), children)
+	}
+}

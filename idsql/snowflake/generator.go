@@ -305,6 +305,7 @@ var errWouldWait = errors.New("snowflake: would wait")
 // borrows them). When the clock must advance first it waits, or returns
 // errWouldWait when wait is false.
 func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait bool) (uint64, uint64, error) {
+	var horizonWait time.Duration
 	for {
 		select {
 		case <-g.done:
@@ -365,7 +366,7 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 			return 0, 0, fmt.Errorf("%w: layout %s ended at %s", ErrExhausted, g.layout, g.layout.Horizon().UTC().Format(time.RFC3339))
 		}
 		if t := int64(first >> g.seqBits); t > g.lastTick.Load() {
-			if err := g.beyondHorizon(t, now, wait); err != nil {
+			if err := g.beyondHorizon(ctx, t, now, wait, &horizonWait); err != nil {
 				return 0, 0, err
 			}
 			continue
@@ -377,11 +378,17 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 	}
 }
 
+// MaxHorizonWait is how long a call waits for a late renewal to move the
+// lease's horizon before it fails: a heartbeat delayed by a busy database
+// should slow the generator down, not stop it.
+const MaxHorizonWait = 2 * time.Second
+
 // beyondHorizon handles a tick past the lease's horizon: it reads the
-// lease's limits again and reports whether tick is allowed now. A borrowed
-// tick (ahead of the clock) waits for the horizon to move; a current one
-// means the holder could not persist a horizon in time.
-func (g *Generator) beyondHorizon(tick, now int64, wait bool) error {
+// lease's limits again and returns nil when the tick is allowed now or after
+// a short wait (the caller then tries again). A borrowed tick (ahead of the
+// clock) waits for the horizon without blocking the caller; a current one
+// waits up to MaxHorizonWait in all for the holder to persist a new horizon.
+func (g *Generator) beyondHorizon(ctx context.Context, tick, now int64, wait bool, waited *time.Duration) error {
 	if err := g.renew(); err != nil {
 		return err
 	}
@@ -391,9 +398,14 @@ func (g *Generator) beyondHorizon(tick, now int64, wait bool) error {
 	if tick > now && !wait {
 		return errWouldWait
 	}
-	return fmt.Errorf("%w: worker %d: tick %s is past the lease's persisted horizon %s",
+	if wait && *waited < MaxHorizonWait {
+		step := max(g.layout.Unit, time.Millisecond)
+		*waited += step
+		return g.clock.Sleep(ctx, step)
+	}
+	return fmt.Errorf("%w: worker %d: tick %s is past the lease's persisted horizon %s (no renewal moved it within %s)",
 		ErrStopped, g.WorkerID(), g.layout.TimeOf(tick).UTC().Format(time.RFC3339Nano),
-		g.layout.TimeOf(g.lastTick.Load()+1).UTC().Format(time.RFC3339Nano))
+		g.layout.TimeOf(g.lastTick.Load()+1).UTC().Format(time.RFC3339Nano), MaxHorizonWait)
 }
 
 // waitTick waits until the clock reaches tick.

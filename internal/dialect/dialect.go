@@ -1,0 +1,422 @@
+package dialect
+
+import (
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Dialect is one database family. The zero value is Unknown; the others
+// are PostgreSQL, MySQL and SQLite.
+type Dialect uint8
+
+// The dialects.
+const (
+	Unknown Dialect = iota
+	PostgreSQL
+	MySQL // MySQL and MariaDB
+	SQLite
+)
+
+// Bind is how a dialect writes bind parameters.
+type Bind uint8
+
+// Bind styles.
+const (
+	Dollar   Bind = iota + 1 // $1, $2, ... (PostgreSQL)
+	Question                 // ? (MySQL, SQLite)
+)
+
+// KeyBack is how an INSERT natively hands back the key the database
+// generated.
+type KeyBack uint8
+
+// Ways a key comes back.
+const (
+	Returning    KeyBack = iota + 1 // INSERT ... RETURNING (PostgreSQL has no LastInsertId)
+	LastInsertID                    // the result's LastInsertId (MySQL: the AUTO_INCREMENT value; SQLite: the rowid)
+)
+
+// spec is the description of one dialect.
+type spec struct {
+	name    string
+	aliases []string // other names ByName accepts
+	bind    Bind
+	keyBack KeyBack
+	quote   byte
+	// columns lists a table's columns in order: name, has a default,
+	// type, filled by the database (AUTO_INCREMENT, identity, rowid).
+	columns string
+	// intBits maps the integer type names of the catalog to their width.
+	intBits map[string]int
+	// widen is a format (table, column) of the statement that makes a key
+	// column 64-bit.
+	widen         string
+	unique        func(error) bool
+	serialization func(error) bool
+	lost          func(error) bool
+}
+
+var specs = [...]spec{
+	Unknown: {name: "unknown"},
+	PostgreSQL: {
+		name:    "postgres",
+		aliases: []string{"postgresql", "pgx"},
+		bind:    Dollar,
+		keyBack: Returning,
+		quote:   '"',
+		// to_regclass resolves the name as the statement would (search
+		// path); the argument is a quoted, possibly qualified, name.
+		columns: `SELECT a.attname, a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '', format_type(a.atttypid, a.atttypmod), a.attidentity <> ''
+FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum`,
+		intBits: map[string]int{"smallint": 16, "integer": 32, "bigint": 64},
+		widen:   "ALTER TABLE %s ALTER COLUMN %s TYPE bigint",
+		unique:  func(err error) bool { return sqlState(err) == "23505" },
+		serialization: func(err error) bool {
+			s := sqlState(err)
+			return s == "40001" || s == "40P01"
+		},
+		lost: func(err error) bool {
+			s := sqlState(err)
+			return strings.HasPrefix(s, "08") || s == "57P01" || s == "57P02" || s == "57P03" || transportLost(err)
+		},
+	},
+	MySQL: {
+		name:    "mysql",
+		aliases: []string{"mariadb"},
+		bind:    Question,
+		keyBack: LastInsertID,
+		quote:   '`',
+		// MariaDB reports the implicit DEFAULT NULL of a nullable column
+		// as the text NULL (a string default is quoted there, 'x');
+		// MySQL reports SQL NULL. Neither is a value for a key.
+		columns: `SELECT column_name,
+	(column_default IS NOT NULL AND NOT (column_default = 'NULL' AND is_nullable = 'YES'))
+		OR extra LIKE '%auto_increment%' OR extra LIKE '%GENERATED%',
+	column_type, extra LIKE '%auto_increment%'
+FROM information_schema.columns
+WHERE table_schema = coalesce(?, database()) AND table_name = ?
+ORDER BY ordinal_position`,
+		intBits: map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "integer": 32, "bigint": 64},
+		widen:   "ALTER TABLE %s MODIFY %s BIGINT NOT NULL, keeping the column's other attributes (AUTO_INCREMENT, ...)",
+		unique: func(err error) bool {
+			switch mysqlNumber(err) {
+			case 1062, 1586, 1022, 1169: // ER_DUP_ENTRY, ER_DUP_ENTRY_WITH_KEY_NAME, ER_DUP_KEY, ER_DUP_UNIQUE
+				return true
+			}
+			return false
+		},
+		serialization: func(err error) bool {
+			// ER_LOCK_DEADLOCK (SQLSTATE 40001), and MariaDB's ER_CHECKREAD
+			// under innodb_snapshot_isolation; both roll the transaction back.
+			n := mysqlNumber(err)
+			return n == 1213 || n == 1020
+		},
+		lost: func(err error) bool {
+			switch mysqlNumber(err) {
+			case 1053, 1927, 2006, 2013, 4031: // server shutdown, connection killed, gone away, lost, idle timeout
+				return true
+			}
+			return errors.Is(err, mysql.ErrInvalidConn) || transportLost(err)
+		},
+	},
+	SQLite: {
+		name:    "sqlite",
+		aliases: []string{"sqlite3"},
+		bind:    Question,
+		keyBack: LastInsertID,
+		quote:   '"',
+		// An INTEGER PRIMARY KEY is the rowid: it has a value without a
+		// default clause.
+		columns: `SELECT name, dflt_value IS NOT NULL OR (pk = 1 AND upper(type) = 'INTEGER'), type, pk = 1 AND upper(type) = 'INTEGER'
+FROM pragma_table_info(?) ORDER BY cid`,
+		// Every SQLite integer is 64-bit, whatever the declared type.
+		intBits: map[string]int{},
+		unique: func(err error) bool {
+			c, ok := sqliteCode(err)
+			return ok && (c == 2067 || c == 1555) // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
+		},
+		serialization: func(err error) bool {
+			c, ok := sqliteCode(err)
+			return ok && c&0xff == 5 // SQLITE_BUSY and its extended codes (BUSY_SNAPSHOT, ...)
+		},
+		lost: func(err error) bool { return errors.Is(err, driver.ErrBadConn) },
+	},
+}
+
+// String returns the dialect's name.
+func (d Dialect) String() string {
+	if int(d) < len(specs) {
+		return specs[d].name
+	}
+	return "Dialect(" + strconv.Itoa(int(d)) + ")"
+}
+
+func (d Dialect) spec() *spec {
+	if int(d) < len(specs) {
+		return &specs[d]
+	}
+	return &specs[Unknown]
+}
+
+// Names lists the names of the dialects, as ByName and the `dialect:`
+// setting take them.
+func Names() []string { return []string{"postgres", "mysql", "sqlite"} }
+
+// ByName returns the dialect called name: postgres (or postgresql, pgx),
+// mysql (or mariadb), sqlite (or sqlite3), in any case.
+func ByName(name string) (Dialect, error) {
+	n := strings.ToLower(name)
+	for d := PostgreSQL; int(d) < len(specs); d++ {
+		if n == specs[d].name || contains(specs[d].aliases, n) {
+			return d, nil
+		}
+	}
+	return Unknown, fmt.Errorf("dialect: unknown dialect %q (want %s)", name, strings.Join(Names(), ", "))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// drivers are the database/sql drivers ForDriver knows, by package path
+// and type name (matched by reflection, so that no driver is imported or
+// registered because of this table).
+var drivers = []struct {
+	pkg, typ string
+	d        Dialect
+}{
+	{"github.com/lib/pq", "Driver", PostgreSQL},
+	{"github.com/jackc/pgx/v5/stdlib", "Driver", PostgreSQL},
+	{"github.com/jackc/pgx/v4/stdlib", "Driver", PostgreSQL},
+	{"github.com/go-sql-driver/mysql", "MySQLDriver", MySQL},
+	{"modernc.org/sqlite", "Driver", SQLite},
+	{"github.com/mattn/go-sqlite3", "SQLiteDriver", SQLite},
+}
+
+// ForDriver returns the dialect of a known driver, or Unknown. It never
+// guesses from names: a driver wrapped by another package (tracing, pooling)
+// is Unknown, and the caller must be told the dialect.
+func ForDriver(drv driver.Driver) Dialect {
+	if drv == nil {
+		return Unknown
+	}
+	t := reflect.TypeOf(drv)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for _, k := range drivers {
+		if t.PkgPath() == k.pkg && t.Name() == k.typ {
+			return k.d
+		}
+	}
+	return Unknown
+}
+
+// DriverType names a driver's type for messages ("*pq.Driver").
+func DriverType(drv driver.Driver) string { return fmt.Sprintf("%T", drv) }
+
+// Bind returns the dialect's bind parameter style.
+func (d Dialect) Bind() Bind { return d.spec().bind }
+
+// KeyBack returns how the database natively hands back a generated key.
+func (d Dialect) KeyBack() KeyBack { return d.spec().keyBack }
+
+// Placeholder returns the n-th (from 1) bind parameter: $n or ?.
+func (d Dialect) Placeholder(n int) string {
+	if d.Bind() == Dollar {
+		return "$" + strconv.Itoa(n)
+	}
+	return "?"
+}
+
+// Quote quotes an identifier: "name" (PostgreSQL, SQLite) or `name`
+// (MySQL; backticks work whatever the sql_mode), doubling the quote
+// character inside.
+func (d Dialect) Quote(ident string) string {
+	q := string(d.spec().quote)
+	if q == "\x00" {
+		q = `"`
+	}
+	return q + strings.ReplaceAll(ident, q, q+q) + q
+}
+
+// QuoteQualified quotes each dot-separated part of a configured name
+// (orders, shop.orders). Configured names are identifiers, so a dot
+// always separates a schema from a table.
+func (d Dialect) QuoteQualified(name string) string {
+	parts := strings.Split(name, ".")
+	for i, p := range parts {
+		parts[i] = d.Quote(p)
+	}
+	return strings.Join(parts, ".")
+}
+
+// Columns returns the catalog query that lists a table's columns in table
+// order, and its arguments. Each row holds the column's name (text),
+// whether it has a value without one in the INSERT (a default,
+// AUTO_INCREMENT, an identity, a generated column, SQLite's rowid), its
+// type as the database spells it (text: "bigint", "int(11)", "INTEGER"),
+// and whether the database generates its value (AUTO_INCREMENT, identity,
+// rowid). The truth values come as the driver scans them (bool, or 0 and 1).
+// No row means no such table.
+//
+// An empty schema means the connection's own resolution: PostgreSQL's
+// search path, MySQL's current database, SQLite's main database (the only
+// schema supported for SQLite).
+func (d Dialect) Columns(schema, table string) (string, []any, error) {
+	s := d.spec()
+	switch d {
+	case PostgreSQL:
+		name := d.Quote(table)
+		if schema != "" {
+			name = d.Quote(schema) + "." + name
+		}
+		return s.columns, []any{name}, nil
+	case MySQL:
+		var db any
+		if schema != "" {
+			db = schema
+		}
+		return s.columns, []any{db, table}, nil
+	case SQLite:
+		if schema != "" && !strings.EqualFold(schema, "main") {
+			return "", nil, fmt.Errorf("dialect: sqlite: schema %q: only main is supported", schema)
+		}
+		return s.columns, []any{table}, nil
+	}
+	return "", nil, fmt.Errorf("dialect: no catalog for dialect %s", d)
+}
+
+// IntBits returns the width in bits of an integer column type as the
+// catalog (Columns) spells it ("integer", "int(11)", "int(10) unsigned",
+// "bigint"), or 0 for a type that is not an integer type of the dialect.
+// SQLite's integers are all 64-bit: it returns 0 for every type.
+func (d Dialect) IntBits(typ string) int {
+	t := strings.ToLower(strings.TrimSpace(typ))
+	if i := strings.IndexAny(t, "( "); i >= 0 {
+		t = t[:i]
+	}
+	return d.spec().intBits[t]
+}
+
+// WidenKey returns the statement (or, for MySQL, its outline) that makes
+// a key column 64-bit, for error messages.
+func (d Dialect) WidenKey(table, column string) string {
+	w := d.spec().widen
+	if w == "" {
+		return ""
+	}
+	return fmt.Sprintf(w, d.QuoteQualified(table), d.Quote(column))
+}
+
+// UniqueViolation reports whether err is a unique or primary key
+// violation.
+func (d Dialect) UniqueViolation(err error) bool {
+	f := d.spec().unique
+	return err != nil && f != nil && f(err)
+}
+
+// SerializationFailure reports whether err is a conflict that rolled the
+// transaction back and that a retry of the whole transaction may not meet:
+// a serialization failure or a deadlock.
+func (d Dialect) SerializationFailure(err error) bool {
+	f := d.spec().serialization
+	return err != nil && f != nil && f(err)
+}
+
+// ConnectionLost reports whether err says the connection to the server is
+// gone (reset, closed, killed, server shut down). A statement sent before
+// it may or may not have been executed.
+func (d Dialect) ConnectionLost(err error) bool {
+	f := d.spec().lost
+	if err == nil {
+		return false
+	}
+	if f == nil {
+		return transportLost(err)
+	}
+	return f(err)
+}
+
+// sqlState returns the SQLSTATE of a PostgreSQL error (lib/pq's *Error and
+// pgx's *PgError both have the method), or "".
+func sqlState(err error) string {
+	var s interface{ SQLState() string }
+	if errors.As(err, &s) {
+		return s.SQLState()
+	}
+	return ""
+}
+
+// mysqlNumber returns the error number of a MySQL server error, or 0.
+func mysqlNumber(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+// sqliteCode returns the extended result code of a modernc.org/sqlite
+// error.
+func sqliteCode(err error) (int, bool) {
+	var c interface{ Code() int }
+	if errors.As(err, &c) {
+		return c.Code(), true
+	}
+	return 0, false
+}
+
+// transportLost reports errors of the connection itself, whatever the
+// driver.
+func transportLost(err error) bool {
+	var ne net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.As(err, &ne)
+}
+
+// SQLModeQuery reads a MySQL session's sql_mode.
+const SQLModeQuery = "SELECT @@SESSION.sql_mode"
+
+// SQLMode holds the MySQL sql_mode flags that change how a statement is
+// read.
+type SQLMode struct {
+	// NoBackslashEscapes: backslash is a plain character in string
+	// literals (NO_BACKSLASH_ESCAPES).
+	NoBackslashEscapes bool
+	// ANSIQuotes: "..." quotes an identifier, not a string (ANSI_QUOTES,
+	// also implied by the combination modes ANSI, DB2, MAXDB, MSSQL, ORACLE
+	// and POSTGRESQL).
+	ANSIQuotes bool
+}
+
+// ParseSQLMode reads the value of @@sql_mode (a comma-separated list).
+func ParseSQLMode(mode string) SQLMode {
+	var m SQLMode
+	for _, f := range strings.Split(mode, ",") {
+		switch strings.ToUpper(strings.TrimSpace(f)) {
+		case "NO_BACKSLASH_ESCAPES":
+			m.NoBackslashEscapes = true
+		case "ANSI_QUOTES", "ANSI", "DB2", "MAXDB", "MSSQL", "ORACLE", "POSTGRESQL":
+			m.ANSIQuotes = true
+		}
+	}
+	return m
+}

@@ -1,0 +1,41 @@
+// Package dialect describes, once per database, what idsql's SQL depends
+// on: PostgreSQL, MySQL (MariaDB included) and SQLite. Everything that
+// differs between them lives in one Dialect value:
+//
+//	             PostgreSQL            MySQL / MariaDB              SQLite
+//	name         postgres              mysql                        sqlite
+//	parameters   $1, $2, ...           ?                            ?
+//	identifiers  "name"                `name`                       "name"
+//	strings      '...', E'...' escapes '...' with \ escapes unless  '...'
+//	                                   NO_BACKSLASH_ESCAPES
+//	catalog      pg_attribute          information_schema.columns   pragma_table_info
+//	key back     RETURNING             LastInsertId                 LastInsertId (or RETURNING)
+//	unique       SQLSTATE 23505        1062, 1586, 1022, 1169       2067, 1555
+//	serialize    40001, 40P01          1213 (deadlock), 1020        SQLITE_BUSY (5, 517, ...)
+//	conn lost    class 08, 57P0x       invalid connection, 1053,    -
+//	                                   1927, 2006, 2013, 4031
+//
+// A Dialect is chosen once, from the database/sql driver in use (ForDriver
+// knows lib/pq, pgx's stdlib, go-sql-driver/mysql, modernc.org/sqlite and
+// mattn/go-sqlite3 by their types), or by name (ByName, for a `dialect:`
+// setting). A driver it does not know gets no guess: ForDriver returns nil
+// and the caller asks for the setting.
+//
+//	d := dialect.ForDriver(db.Driver())
+//	if d == nil {
+//		return errors.New("set dialect: postgres, mysql or sqlite")
+//	}
+//	q := "SELECT 1 FROM " + d.QuoteQualified("shop.orders") + " WHERE id = " + d.Placeholder(1)
+//	...
+//	if d.UniqueViolation(err) { ... }
+//
+// The error classifiers look through wrapped errors (errors.As). They know
+// lib/pq's and pgx's errors (anything with an SQLState method),
+// go-sql-driver/mysql's *MySQLError and modernc.org/sqlite's errors
+// (anything with a Code method); a connection lost is also recognised from
+// database/sql/driver.ErrBadConn, io.EOF and network errors.
+//
+// MySQL's lexical rules depend on the session's sql_mode: SQLModeQuery
+// reads it and ParseSQLMode picks out the two flags that change how
+// statements are read (NO_BACKSLASH_ESCAPES, ANSI_QUOTES).
+package dialect

@@ -1,9 +1,10 @@
 // Package registry keeps the worker table idsql_workers: one row per worker
 // lease (namespace, worker ID, table, instance, holder kind, start, last
 // heartbeat, high-water timestamp, release) in the application's own
-// PostgreSQL database. It is what reverse lookup reads: given a snowflake
-// ID's namespace, worker ID and timestamp, Find returns the lease that issued
-// it, even after the worker ID has been recycled from one table to another.
+// PostgreSQL or MySQL/MariaDB database. It is what reverse lookup reads:
+// given a snowflake ID's namespace, worker ID and timestamp, Find returns
+// the lease that issued it, even after the worker ID has been recycled from
+// one table to another.
 //
 // # Exact boundaries
 //
@@ -18,6 +19,39 @@
 // row with the greatest ids_after before t — provided t is not past that
 // row's end (its release, or its last heartbeat plus Settings.Slack while it
 // is live). Anything else is ErrNoLease, never a guess.
+//
+// # Databases
+//
+// The dialect is chosen once, in New: Settings.Dialect, or the driver of
+// the database (lib/pq and pgx are PostgreSQL, go-sql-driver/mysql is
+// MySQL). Another driver is an error naming Settings.Dialect. What differs:
+//
+//	                   PostgreSQL                    MySQL / MariaDB
+//	times              TIMESTAMPTZ                   DATETIME(6), UTC
+//	database clock     clock_timestamp()             UTC_TIMESTAMP(6) + (SYSDATE(6) - NOW(6))
+//	namespace lock     pg_advisory_xact_lock         row lock in idsql_worker_locks
+//	transactions       server default                READ COMMITTED
+//	durable commits    SET LOCAL synchronous_commit  server settings checked (ErrNotDurable)
+//	lease ID back      RETURNING                     LastInsertId
+//
+// On MySQL both clocks that a statement can read have a flaw: NOW() and
+// UTC_TIMESTAMP() are the statement's start, stale after a lock wait, and
+// SYSDATE() is local time, which may jump with daylight saving. Expiry uses
+// UTC_TIMESTAMP plus the time elapsed since the statement began.
+// Timestamps travel as UTC text and are read back as UTC whatever the DSN's
+// parseTime and loc. Names (namespace, table, instance) have at most 191
+// characters there, so the indexes fit every InnoDB row format; longer ones
+// are refused, never truncated.
+//
+// A lease row lost in a database crash could hand its worker ID out twice.
+// PostgreSQL commits every lease transaction synchronously, whatever the
+// server's synchronous_commit. MySQL's per-commit flush is a global server
+// setting that no session can raise, so recording a lease there checks it
+// instead: innodb_flush_log_at_trx_commit must be 1 (or MariaDB's 3) and,
+// with binary logging, sync_binlog 1; otherwise it fails with ErrNotDurable
+// unless Settings.AcceptLazyCommits accepts the risk. Neither database is
+// protected from what it cannot see: fsync disabled under it, a disk that
+// lies, a replica promoted before it received the commit.
 //
 // # Use
 //

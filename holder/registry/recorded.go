@@ -54,7 +54,7 @@ func (r *recorded) Acquire(ctx context.Context, req holder.Request) (holder.Leas
 // LeaseOptions tune the heartbeats of a Lease.
 type LeaseOptions struct {
 	// Expires, when positive, renews the row's database-clock expiry to
-	// clock_timestamp() + Expires at every heartbeat (holder/postgres).
+	// the database's now + Expires at every heartbeat (holder/postgres).
 	Expires time.Duration
 	// FenceAfter, when positive and shorter than the registry's Slack minus
 	// one Heartbeat, is how long after the start of its last successful

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // Defaults of Settings.
@@ -54,6 +55,16 @@ type Settings struct {
 	// off by d), and it must be the clock of the generators that use the
 	// leases.
 	Now func() time.Time
+	// Dialect is the database's SQL dialect: PostgreSQL or MySQL (which
+	// covers MariaDB), or an alias the `dialect:` setting takes
+	// (postgresql, pgx, mariadb). Empty means DialectOf the database.
+	// Settings() reports the canonical name.
+	Dialect Dialect
+	// AcceptLazyCommits lets the registry record leases on a MySQL server
+	// that does not flush every commit to disk (see ErrNotDurable), where
+	// a crash of the database can hand a worker ID out twice. PostgreSQL
+	// ignores it: there every lease transaction commits synchronously.
+	AcceptLazyCommits bool
 }
 
 func (s Settings) withDefaults() Settings {
@@ -74,14 +85,25 @@ func (s Settings) withDefaults() Settings {
 
 // Registry reads and writes idsql_workers. It is safe for concurrent use.
 type Registry struct {
-	db *sql.DB
-	s  Settings
+	db  *sql.DB
+	s   Settings
+	d   dialect.Dialect
+	err error // why the registry cannot work: no dialect
 }
 
-// New returns a registry on db (a PostgreSQL database through lib/pq or a
-// compatible driver).
+// New returns a registry on db, a PostgreSQL or MySQL/MariaDB database.
+// The dialect is Settings.Dialect or, when that is empty, DialectOf(db);
+// when neither names one, every method of the registry returns the error
+// saying so (see Registry.Dialect).
 func New(db *sql.DB, s Settings) *Registry {
-	return &Registry{db: db, s: s.withDefaults()}
+	r := &Registry{db: db, s: s.withDefaults()}
+	if r.s.Dialect == "" {
+		r.s.Dialect, r.err = DialectOf(db)
+	}
+	if r.err == nil {
+		r.s.Dialect, r.d, r.err = parseDialect(r.s.Dialect)
+	}
+	return r
 }
 
 // DB returns the registry's database.
@@ -90,13 +112,21 @@ func (r *Registry) DB() *sql.DB { return r.db }
 // Settings returns the settings in effect, defaults filled in.
 func (r *Registry) Settings() Settings { return r.s }
 
+// Dialect returns the database's dialect, or the error that keeps the
+// registry from working because it has none.
+func (r *Registry) Dialect() (Dialect, error) { return r.s.Dialect, r.err }
+
 // Now reads the registry's clock.
 func (r *Registry) Now() time.Time { return r.s.Now() }
 
-// durable makes tx commit durably even on a server running with
-// synchronous_commit off: a lease row or horizon lost in a crash could hand
-// a worker ID out twice.
-func durable(ctx context.Context, tx *sql.Tx) error {
+// syncCommit makes tx commit durably on PostgreSQL even on a server running
+// with synchronous_commit off: a lease row or horizon lost in a crash could
+// hand a worker ID out twice. On MySQL the server's settings decide; StartTx
+// checks them (see durable).
+func (r *Registry) syncCommit(ctx context.Context, tx *sql.Tx) error {
+	if r.mysql() {
+		return nil
+	}
 	_, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = on`)
 	return err
 }
@@ -126,9 +156,23 @@ CREATE INDEX IF NOT EXISTS idsql_workers_live ON idsql_workers (namespace, worke
 CREATE INDEX IF NOT EXISTS idsql_workers_instance ON idsql_workers (namespace, instance, table_name);
 `
 
-// Migrate creates idsql_workers and its indexes when they are missing. It is
+// Migrate creates idsql_workers and its indexes (and, on MySQL, the
+// namespace lock table idsql_worker_locks) when they are missing. It is
 // idempotent and safe to run from several processes at once.
 func (r *Registry) Migrate(ctx context.Context) error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.mysql() {
+		// Each CREATE TABLE IF NOT EXISTS is atomic under MySQL's
+		// metadata lock; DDL commits on its own, so no transaction.
+		for _, stmt := range mysqlSchema {
+			if _, err := r.db.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("registry: migrate: %w", err)
+			}
+		}
+		return nil
+	}
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("registry: migrate: %w", err)
@@ -190,7 +234,7 @@ type Start struct {
 	// IDsAfter is at least this.
 	LastTime time.Time
 	// Expires, when set, is stored as the database-clock expiry
-	// (clock_timestamp() + Expires at the INSERT) used by holder/postgres.
+	// (the database clock at the INSERT plus Expires) used by holder/postgres.
 	Expires time.Duration
 	// Horizon is the lease's first horizon (Registry.Horizon), stored as
 	// its last_timestamp before any ID is issued under it.
@@ -209,46 +253,83 @@ type Started struct {
 // StartTx records a lease inside tx, which the caller commits. It ends any
 // earlier live row of the same worker ID (the holder guarantees that lease
 // stopped before this one was granted), computes IDsAfter, the horizon the
-// new lease's IDs must be later than, and makes tx commit durably.
+// new lease's IDs must be later than, and makes tx commit durably (see
+// ErrNotDurable for MySQL). On MySQL, tx should be READ COMMITTED, as
+// InTx's are.
+//
+// The earlier rows are ended before the high-water timestamp is read: a
+// heartbeat of an ended row either committed before (its horizon is read)
+// or finds the row ended and vouches for nothing.
 func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, error) {
-	if err := durable(ctx, tx); err != nil {
+	if r.err != nil {
+		return Started{}, r.err
+	}
+	if r.mysql() {
+		for _, n := range [][2]string{{"namespace", s.Namespace}, {"table", s.Table}, {"instance", s.Instance.Key()}} {
+			if err := checkName(n[0], n[1]); err != nil {
+				return Started{}, err
+			}
+		}
+	}
+	if err := r.durable(ctx, tx); err != nil {
 		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
 	now := r.s.Now()
-	var prev sql.NullTime
-	err := tx.QueryRowContext(ctx, `
-		SELECT max(greatest(last_timestamp, ids_after)) FROM idsql_workers
-		WHERE namespace = $1 AND worker_id = $2`, s.Namespace, s.WorkerID).Scan(&prev)
-	if err != nil {
+	end := `UPDATE idsql_workers SET released = $1
+		WHERE namespace = $2 AND worker_id = $3 AND released IS NULL`
+	if r.mysql() {
+		end = `UPDATE idsql_workers SET released = CAST(? AS DATETIME(6))
+		WHERE namespace = ? AND worker_id = ? AND released IS NULL`
+	}
+	if _, err := tx.ExecContext(ctx, end, r.arg(now), s.Namespace, s.WorkerID); err != nil {
+		return Started{}, fmt.Errorf("registry: end earlier leases of worker %d: %w", s.WorkerID, err)
+	}
+	highWater := `SELECT max(greatest(last_timestamp, ids_after)) FROM idsql_workers
+		WHERE namespace = $1 AND worker_id = $2`
+	if r.mysql() {
+		// GREATEST is NULL when an argument is. FOR UPDATE makes it a
+		// current read even in a REPEATABLE READ transaction.
+		highWater = `SELECT MAX(GREATEST(COALESCE(last_timestamp, ids_after), ids_after)) FROM idsql_workers
+		WHERE namespace = ? AND worker_id = ? FOR UPDATE`
+	}
+	var prev time.Time
+	if err := tx.QueryRowContext(ctx, highWater, s.Namespace, s.WorkerID).Scan(r.col(&prev)); err != nil {
 		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
 	prevHW := s.LastTime
-	if prev.Valid && prev.Time.After(prevHW) {
-		prevHW = prev.Time
+	if prev.After(prevHW) {
+		prevHW = prev
 	}
 	after := now
 	if prevHW.After(after) {
 		after = prevHW
 	}
-	if _, err := tx.ExecContext(ctx, `
-		UPDATE idsql_workers SET released = $3
-		WHERE namespace = $1 AND worker_id = $2 AND released IS NULL`,
-		s.Namespace, s.WorkerID, now); err != nil {
-		return Started{}, fmt.Errorf("registry: end earlier leases of worker %d: %w", s.WorkerID, err)
-	}
-	var expires, horizon any
+	var expires any
 	if s.Expires > 0 {
 		expires = s.Expires.Microseconds()
-	}
-	if !s.Horizon.IsZero() {
-		horizon = s.Horizon
 	}
 	rec := Record{
 		Namespace: s.Namespace, WorkerID: s.WorkerID, Table: s.Table,
 		Instance: s.Instance.Key(), Host: s.Instance.Host, Port: s.Instance.Port, PID: s.Instance.PID,
 		Kind: s.Kind, Started: now, IDsAfter: after, LastHeartbeat: now, LastTimestamp: s.Horizon,
 	}
-	err = tx.QueryRowContext(ctx, `
+	if r.mysql() {
+		res, err := tx.ExecContext(ctx, `
+		INSERT INTO idsql_workers (namespace, worker_id, table_name, instance, host, port, pid,
+			holder_kind, started, ids_after, last_heartbeat, expires, last_timestamp)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS DATETIME(6)), CAST(? AS DATETIME(6)), CAST(? AS DATETIME(6)),
+			`+mysqlNow+` + INTERVAL ? MICROSECOND, CAST(? AS DATETIME(6)))`,
+			rec.Namespace, rec.WorkerID, rec.Table, rec.Instance, rec.Host, rec.Port, rec.PID,
+			rec.Kind, r.arg(rec.Started), r.arg(rec.IDsAfter), r.arg(rec.Started), expires, r.arg(s.Horizon))
+		if err == nil {
+			rec.LeaseID, err = res.LastInsertId()
+		}
+		if err != nil {
+			return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
+		}
+		return Started{Record: rec, PrevHighWater: prevHW}, nil
+	}
+	err := tx.QueryRowContext(ctx, `
 		INSERT INTO idsql_workers (namespace, worker_id, table_name, instance, host, port, pid,
 			holder_kind, started, ids_after, last_heartbeat, expires, last_timestamp)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9,
@@ -256,7 +337,7 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 			$12)
 		RETURNING lease_id`,
 		rec.Namespace, rec.WorkerID, rec.Table, rec.Instance, rec.Host, rec.Port, rec.PID,
-		rec.Kind, rec.Started, rec.IDsAfter.Truncate(time.Microsecond), expires, horizon).Scan(&rec.LeaseID)
+		rec.Kind, rec.Started, rec.IDsAfter.Truncate(time.Microsecond), expires, r.arg(s.Horizon)).Scan(&rec.LeaseID)
 	if err != nil {
 		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
@@ -265,16 +346,16 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 
 // Begin records a lease in a transaction of its own.
 func (r *Registry) Begin(ctx context.Context, s Start) (Record, error) {
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return Record{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
-	}
-	defer tx.Rollback()
-	st, err := r.StartTx(ctx, tx, s)
-	if err != nil {
-		return Record{}, err
-	}
-	if err := tx.Commit(); err != nil {
+	var st Started
+	var stErr error
+	err := r.InTx(ctx, func(tx *sql.Tx) error {
+		st, stErr = r.StartTx(ctx, tx, s)
+		return stErr
+	})
+	switch {
+	case stErr != nil:
+		return Record{}, stErr
+	case err != nil:
 		return Record{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
 	return st.Record, nil
@@ -282,42 +363,67 @@ func (r *Registry) Begin(ctx context.Context, s Start) (Record, error) {
 
 // Heartbeat writes a heartbeat and raises the lease's stored horizon to
 // horizon (zero: keep it), durably, for a live lease. It reports false when
-// the lease is no longer live in the table (released or superseded). When
-// expires is positive the database-clock expiry is moved to
-// clock_timestamp() + expires.
+// the lease is no longer live in the table (released, superseded, or past
+// its database-clock expiry). When expires is positive the expiry is moved
+// to the database clock's now + expires.
 func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Time, expires time.Duration) (bool, error) {
-	var hz, exp any
-	if !horizon.IsZero() {
-		hz = horizon
-	}
+	var exp any
 	if expires > 0 {
 		exp = expires.Microseconds()
 	}
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
-	}
-	defer tx.Rollback()
-	if err := durable(ctx, tx); err != nil {
-		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
-	}
-	res, err := tx.ExecContext(ctx, `
+	var live bool
+	err := r.InTx(ctx, func(tx *sql.Tx) error {
+		if err := r.syncCommit(ctx, tx); err != nil {
+			return err
+		}
+		var err error
+		if r.mysql() {
+			live, err = r.heartbeatMySQL(ctx, tx, leaseID, r.arg(horizon), exp)
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `
 		UPDATE idsql_workers SET last_heartbeat = $2,
 			last_timestamp = greatest(last_timestamp, $3::timestamptz),
 			expires = CASE WHEN $4::bigint IS NULL THEN expires ELSE clock_timestamp() + $4::bigint * interval '1 microsecond' END
 		WHERE lease_id = $1 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())`,
-		leaseID, r.s.Now(), hz, exp)
+			leaseID, r.s.Now(), r.arg(horizon), exp)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		live = n == 1
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
 	}
-	n, err := res.RowsAffected()
+	return live, nil
+}
+
+// heartbeatMySQL locks the row when it is live, then updates it. MySQL
+// counts changed rows, not matched ones (unless the DSN says
+// clientFoundRows), so the UPDATE's count cannot tell liveness; the
+// locking read evaluates the expiry once the row is locked.
+func (r *Registry) heartbeatMySQL(ctx context.Context, tx *sql.Tx, leaseID int64, horizon, exp any) (bool, error) {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM idsql_workers
+		WHERE lease_id = ? AND released IS NULL AND (expires IS NULL OR expires > `+mysqlNow+`)
+		FOR UPDATE`, leaseID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
-		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
+		return false, err
 	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("registry: heartbeat lease %d: commit: %w", leaseID, err)
-	}
-	return n == 1, nil
+	// Assignments run left to right, each seeing the ones before; none
+	// reads a column assigned before it.
+	_, err = tx.ExecContext(ctx, `
+		UPDATE idsql_workers SET last_heartbeat = CAST(? AS DATETIME(6)),
+			last_timestamp = COALESCE(GREATEST(last_timestamp, CAST(? AS DATETIME(6))), CAST(? AS DATETIME(6)), last_timestamp),
+			expires = COALESCE(`+mysqlNow+` + INTERVAL ? MICROSECOND, expires)
+		WHERE lease_id = ?`,
+		r.arg(r.s.Now()), horizon, horizon, exp, leaseID)
+	return err == nil, err
 }
 
 // Release ends a lease. last, when not zero, is the tick of the last ID
@@ -325,31 +431,32 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Ti
 // stored horizon, so the next lease of the worker ID need not wait for the
 // horizon this one had reserved. Releasing an ended lease changes nothing.
 func (r *Registry) Release(ctx context.Context, leaseID int64, last time.Time) error {
-	var lt any
+	if r.err != nil {
+		return r.err
+	}
+	var lt time.Time
 	if !last.IsZero() {
 		// Round up to the stored microsecond: the next lease starts after
 		// the tick holding it, which must not be before the last ID's.
-		lt = last.Round(0)
-		if tr := last.Truncate(time.Microsecond); !tr.Equal(last) {
-			lt = tr.Add(time.Microsecond)
-		}
+		lt = ceilMicro(last)
 	}
-	tx, err := r.db.BeginTx(ctx, nil)
+	release := `UPDATE idsql_workers SET released = $1,
+			last_timestamp = coalesce($2::timestamptz, last_timestamp)
+		WHERE lease_id = $3 AND released IS NULL`
+	if r.mysql() {
+		release = `UPDATE idsql_workers SET released = CAST(? AS DATETIME(6)),
+			last_timestamp = COALESCE(CAST(? AS DATETIME(6)), last_timestamp)
+		WHERE lease_id = ? AND released IS NULL`
+	}
+	err := r.InTx(ctx, func(tx *sql.Tx) error {
+		if err := r.syncCommit(ctx, tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, release, r.arg(r.s.Now()), r.arg(lt), leaseID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("registry: release lease %d: %w", leaseID, err)
-	}
-	defer tx.Rollback()
-	if err := durable(ctx, tx); err != nil {
-		return fmt.Errorf("registry: release lease %d: %w", leaseID, err)
-	}
-	if _, err := tx.ExecContext(ctx, `
-		UPDATE idsql_workers SET released = $2,
-			last_timestamp = coalesce($3::timestamptz, last_timestamp)
-		WHERE lease_id = $1 AND released IS NULL`, leaseID, r.s.Now(), lt); err != nil {
-		return fmt.Errorf("registry: release lease %d: %w", leaseID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("registry: release lease %d: commit: %w", leaseID, err)
 	}
 	return nil
 }
@@ -357,14 +464,11 @@ func (r *Registry) Release(ctx context.Context, leaseID int64, last time.Time) e
 const columns = `lease_id, namespace, worker_id, table_name, instance, host, port, pid, holder_kind,
 	started, ids_after, last_heartbeat, last_timestamp, released`
 
-func scan(row interface{ Scan(...any) error }) (Record, error) {
+func (r *Registry) scan(row interface{ Scan(...any) error }) (Record, error) {
 	var rec Record
-	var lt, rel sql.NullTime
 	err := row.Scan(&rec.LeaseID, &rec.Namespace, &rec.WorkerID, &rec.Table, &rec.Instance,
-		&rec.Host, &rec.Port, &rec.PID, &rec.Kind, &rec.Started, &rec.IDsAfter,
-		&rec.LastHeartbeat, &lt, &rel)
-	rec.LastTimestamp = lt.Time
-	rec.Released = rel.Time
+		&rec.Host, &rec.Port, &rec.PID, &rec.Kind, r.col(&rec.Started), r.col(&rec.IDsAfter),
+		r.col(&rec.LastHeartbeat), r.col(&rec.LastTimestamp), r.col(&rec.Released))
 	return rec, err
 }
 
@@ -373,9 +477,22 @@ func scan(row interface{ Scan(...any) error }) (Record, error) {
 // wrapping ErrNoLease when no lease explains the ID: the worker ID never
 // served the namespace then, or at is past the end of the lease that would.
 func (r *Registry) Find(ctx context.Context, namespace string, workerID int64, at time.Time) (Record, error) {
-	rec, err := scan(r.db.QueryRowContext(ctx, `SELECT `+columns+` FROM idsql_workers
+	if r.err != nil {
+		return Record{}, r.err
+	}
+	query := `SELECT ` + columns + ` FROM idsql_workers
 		WHERE namespace = $1 AND worker_id = $2 AND ids_after < $3
-		ORDER BY ids_after DESC, lease_id DESC LIMIT 1`, namespace, workerID, at))
+		ORDER BY ids_after DESC, lease_id DESC LIMIT 1`
+	atArg := any(at)
+	if r.mysql() {
+		query = `SELECT ` + columns + ` FROM idsql_workers
+		WHERE namespace = ? AND worker_id = ? AND ids_after < CAST(? AS DATETIME(6))
+		ORDER BY ids_after DESC, lease_id DESC LIMIT 1`
+		// ids_after < at holds for the stored microseconds exactly when
+		// it holds for at rounded up to one.
+		atArg = r.arg(ceilMicro(at))
+	}
+	rec, err := r.scan(r.db.QueryRowContext(ctx, query, namespace, workerID, atArg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, &NoLeaseError{Namespace: namespace, WorkerID: workerID, At: at,
 			Reason: "no lease of this worker ID started before that time"}
@@ -400,16 +517,25 @@ func (r *Registry) Find(ctx context.Context, namespace string, workerID int64, a
 
 // Leases lists a namespace's leases, newest first; live only when liveOnly.
 func (r *Registry) Leases(ctx context.Context, namespace string, liveOnly bool) ([]Record, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT `+columns+` FROM idsql_workers
+	if r.err != nil {
+		return nil, r.err
+	}
+	query := `SELECT ` + columns + ` FROM idsql_workers
 		WHERE namespace = $1 AND (NOT $2 OR released IS NULL)
-		ORDER BY lease_id DESC`, namespace, liveOnly)
+		ORDER BY lease_id DESC`
+	if r.mysql() {
+		query = `SELECT ` + columns + ` FROM idsql_workers
+		WHERE namespace = ? AND (NOT ? OR released IS NULL)
+		ORDER BY lease_id DESC`
+	}
+	rows, err := r.db.QueryContext(ctx, query, namespace, liveOnly)
 	if err != nil {
 		return nil, fmt.Errorf("registry: list leases of %q: %w", namespace, err)
 	}
 	defer rows.Close()
 	var out []Record
 	for rows.Next() {
-		rec, err := scan(rows)
+		rec, err := r.scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("registry: list leases of %q: %w", namespace, err)
 		}

@@ -10,13 +10,11 @@ import (
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/clocktest"
-	"github.com/idsql/idsql/internal/pgtest"
 )
 
-func newRegistry(t *testing.T, clock *clocktest.Fake) *registry.Registry {
+func newRegistry(t *testing.T, b backend, clock *clocktest.Fake) *registry.Registry {
 	t.Helper()
-	db, _ := pgtest.Open(t)
-	reg := registry.New(db, registry.Settings{Now: clock.Now, Heartbeat: 20 * time.Millisecond, Slack: time.Minute})
+	reg := registry.New(b.open(t), b.settings(registry.Settings{Now: clock.Now, Heartbeat: 20 * time.Millisecond, Slack: time.Minute}))
 	ctx := context.Background()
 	for i := 0; i < 2; i++ { // idempotent
 		if err := reg.Migrate(ctx); err != nil {
@@ -26,11 +24,10 @@ func newRegistry(t *testing.T, clock *clocktest.Fake) *registry.Registry {
 	return reg
 }
 
-func TestFindAcrossRecycling(t *testing.T) {
-	t.Parallel()
+func testFindAcrossRecycling(t *testing.T, b backend) {
 	ctx := context.Background()
 	clock := clocktest.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := newRegistry(t, clock)
+	reg := newRegistry(t, b, clock)
 	h := registry.Recorded(holder.Fixed(3), reg, "fixed")
 	inst := holder.Instance{Host: "a", Port: 1, PID: 9}
 
@@ -93,11 +90,10 @@ func TestFindAcrossRecycling(t *testing.T) {
 
 // A released lease's final horizon is what the next lease of the worker ID
 // starts after; a clock behind it keeps the generator from starting.
-func TestRecordedClockBehind(t *testing.T) {
-	t.Parallel()
+func testRecordedClockBehind(t *testing.T, b backend) {
 	ctx := context.Background()
 	clock := clocktest.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := newRegistry(t, clock)
+	reg := newRegistry(t, b, clock)
 	h := registry.Recorded(holder.Fixed(1), reg, "fixed")
 	req := holder.Request{Namespace: "ns", Table: "t", Instance: holder.Instance{ID: "x"}, WorkerBits: 4}
 	lease, err := h.Acquire(ctx, req)
@@ -134,11 +130,10 @@ func TestRecordedClockBehind(t *testing.T) {
 
 // The row's horizon is persisted before Acquire returns and raised by each
 // heartbeat, and it always covers the lease's own horizon.
-func TestHeartbeatRaisesHorizon(t *testing.T) {
-	t.Parallel()
+func testHeartbeatRaisesHorizon(t *testing.T, b backend) {
 	ctx := context.Background()
 	clock := clocktest.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	reg := newRegistry(t, clock)
+	reg := newRegistry(t, b, clock)
 	lease, err := registry.Recorded(holder.Fixed(2), reg, "fixed").Acquire(ctx,
 		holder.Request{Namespace: "ns", Table: "t", Instance: holder.Instance{ID: "x"}, WorkerBits: 4})
 	if err != nil {

@@ -1,0 +1,302 @@
+package registry
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/idsql/idsql/internal/dialect"
+)
+
+// Dialect names the SQL dialect of the registry's database, as the
+// `dialect:` setting does.
+type Dialect string
+
+// The dialects the registry speaks.
+const (
+	// PostgreSQL, through lib/pq or pgx's database/sql driver.
+	PostgreSQL Dialect = "postgres"
+	// MySQL and MariaDB, through go-sql-driver/mysql.
+	MySQL Dialect = "mysql"
+)
+
+// DialectOf tells the dialect of db from its driver: lib/pq and pgx's stdlib
+// are PostgreSQL, go-sql-driver/mysql is MySQL. Any other driver (one
+// wrapped by a tracing package, say) is an error that says to set
+// Settings.Dialect; it never guesses.
+func DialectOf(db *sql.DB) (Dialect, error) {
+	if db == nil {
+		return "", errors.New("registry: no database")
+	}
+	drv := db.Driver()
+	switch d := dialect.ForDriver(drv); d {
+	case dialect.PostgreSQL:
+		return PostgreSQL, nil
+	case dialect.MySQL:
+		return MySQL, nil
+	case dialect.Unknown:
+		return "", fmt.Errorf("registry: cannot tell the SQL dialect of database driver %s; set Settings.Dialect to %q or %q",
+			dialect.DriverType(drv), PostgreSQL, MySQL)
+	default:
+		return "", fmt.Errorf("registry: the worker table needs PostgreSQL or MySQL/MariaDB, not %s (driver %s)", d, dialect.DriverType(drv))
+	}
+}
+
+// parseDialect reads Settings.Dialect: a dialect's name or alias (postgres,
+// postgresql, pgx, mysql, mariadb).
+func parseDialect(name Dialect) (Dialect, dialect.Dialect, error) {
+	d, err := dialect.ByName(string(name))
+	switch {
+	case err != nil:
+		return "", d, fmt.Errorf("registry: Settings.Dialect: %w", err)
+	case d == dialect.PostgreSQL:
+		return PostgreSQL, d, nil
+	case d == dialect.MySQL:
+		return MySQL, d, nil
+	}
+	return "", d, fmt.Errorf("registry: Settings.Dialect %q: the worker table needs %q or %q", name, PostgreSQL, MySQL)
+}
+
+// ErrNotDurable means the database may lose a committed lease row in a
+// crash, and the registry cannot make that commit durable itself. It is
+// returned by StartTx on a MySQL server that does not flush every commit,
+// unless Settings.AcceptLazyCommits is set.
+var ErrNotDurable = errors.New("registry: the database does not make every commit durable")
+
+// maxName is how many characters namespace, table and instance may have on
+// MySQL: the VARCHAR(191) columns index in full with utf8mb4 on every row
+// format.
+const maxName = 191
+
+// mysqlTime is the layout of DATETIME(6) values sent to MySQL.
+const mysqlTime = "2006-01-02 15:04:05.000000"
+
+// mysqlNow is the database clock on MySQL, in UTC, read when the expression
+// is evaluated. UTC_TIMESTAMP and NOW return the time the statement began,
+// which is stale after a lock wait; SYSDATE reads the clock at evaluation
+// but in the session's time zone, which may observe daylight saving time.
+// Adding the time elapsed since the statement began (SYSDATE - NOW, both in
+// the session's zone) to UTC_TIMESTAMP gives UTC read at evaluation. On a
+// server started with --sysdate-is-now it is the statement's start, which
+// only makes a lock-waiting heartbeat more lenient and an expiry check by
+// an acquirer more conservative.
+const mysqlNow = `(UTC_TIMESTAMP(6) + INTERVAL TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)) MICROSECOND)`
+
+// MySQL schema. Every statement is idempotent and atomic on its own (no
+// separate CREATE INDEX, which MySQL cannot make conditional), so several
+// processes may migrate at once. Text compares byte for byte (utf8mb4_bin),
+// as on PostgreSQL. idsql_worker_locks holds one row per namespace, whose
+// row lock serializes claims (see LockNamespace). Columns that heartbeats
+// and releases change are in no index but idsql_workers_live, so those
+// statements lock little beyond the lease's own row.
+var mysqlSchema = []string{`
+CREATE TABLE IF NOT EXISTS idsql_workers (
+	lease_id       BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
+	namespace      VARCHAR(191) NOT NULL,
+	worker_id      BIGINT       NOT NULL,
+	table_name     VARCHAR(191) NOT NULL,
+	instance       VARCHAR(191) NOT NULL,
+	host           VARCHAR(255) NOT NULL DEFAULT '',
+	port           INT          NOT NULL DEFAULT 0,
+	pid            INT          NOT NULL DEFAULT 0,
+	holder_kind    VARCHAR(64)  NOT NULL,
+	started        DATETIME(6)  NOT NULL,
+	ids_after      DATETIME(6)  NOT NULL,
+	last_heartbeat DATETIME(6)  NOT NULL,
+	last_timestamp DATETIME(6)  NULL,
+	released       DATETIME(6)  NULL,
+	expires        DATETIME(6)  NULL,
+	KEY idsql_workers_worker (namespace, worker_id, ids_after),
+	KEY idsql_workers_live (namespace, released, worker_id),
+	KEY idsql_workers_instance (namespace, instance, table_name)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin`, `
+CREATE TABLE IF NOT EXISTS idsql_worker_locks (
+	namespace VARCHAR(191) NOT NULL PRIMARY KEY
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin`,
+}
+
+// mysql reports whether the registry speaks MySQL.
+func (r *Registry) mysql() bool { return r.s.Dialect == MySQL }
+
+// attempts bounds how often InTx runs a transaction that conflicts.
+const attempts = 5
+
+// InTx runs fn in a transaction and commits it. The transaction is READ
+// COMMITTED on MySQL, so that every statement reads what was committed
+// before it, as on PostgreSQL (whose default it keeps), and InnoDB takes no
+// gap locks. A run that a deadlock or serialization failure rolled back is
+// run again, up to 5 times; fn must not have effects outside tx that a
+// second run would repeat wrongly. An error of fn is returned as it is.
+//
+// On MySQL with binary logging in STATEMENT format, READ COMMITTED
+// transactions cannot write; use ROW or MIXED (the defaults).
+func (r *Registry) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if r.err != nil {
+		return r.err
+	}
+	var opts *sql.TxOptions
+	if r.mysql() {
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	for i := 1; ; i++ {
+		err := r.tx(ctx, opts, fn)
+		if err == nil || i == attempts || !r.d.SerializationFailure(err) {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(i) * 5 * time.Millisecond):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+func (r *Registry) tx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sql.Tx) error) error {
+	tx, err := r.db.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// LockNamespace serializes, until tx ends, the claims of worker IDs in
+// namespace among all processes: a transaction-scoped advisory lock on
+// PostgreSQL; on MySQL, the row lock that an upsert of the namespace's row
+// in idsql_worker_locks takes (and keeps until tx ends, whether it inserted
+// the row or found it). Both locks end with the transaction, also when its
+// connection or the server dies, and take no connection of their own.
+func (r *Registry) LockNamespace(ctx context.Context, tx *sql.Tx, namespace string) error {
+	if r.err != nil {
+		return r.err
+	}
+	if !r.mysql() {
+		_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('idsql_workers/' || $1))`, namespace)
+		return err
+	}
+	if err := checkName("namespace", namespace); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO idsql_worker_locks (namespace) VALUES (?)
+		ON DUPLICATE KEY UPDATE namespace = namespace`, namespace)
+	return err
+}
+
+// checkName refuses a name MySQL would truncate or reject.
+func checkName(what, s string) error {
+	if n := len([]rune(s)); n > maxName {
+		return fmt.Errorf("registry: %s %.20q... has %d characters; MySQL's worker table holds at most %d", what, s, n, maxName)
+	}
+	return nil
+}
+
+// durable makes tx commit durably, or refuses a database that would not.
+//
+// PostgreSQL: SET LOCAL synchronous_commit = on, whatever the server runs
+// with.
+//
+// MySQL: InnoDB's per-commit flush is a global server setting a session
+// cannot raise, so the server's settings are checked instead: every commit
+// must reach disk (innodb_flush_log_at_trx_commit 1, or MariaDB's 3) and,
+// with binary logging, the binary log too (sync_binlog = 1), since crash
+// recovery rolls back a transaction missing from the binary log. Otherwise
+// it fails with ErrNotDurable unless Settings.AcceptLazyCommits. Settings
+// it cannot see (fsync disabled underneath, innodb_doublewrite off, a
+// replica promoted before it applied the commit) remain the operator's.
+func (r *Registry) durable(ctx context.Context, tx *sql.Tx) error {
+	if !r.mysql() {
+		_, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = on`)
+		return err
+	}
+	if r.s.AcceptLazyCommits {
+		return nil
+	}
+	var flush, logBin, syncBinlog int64
+	if err := tx.QueryRowContext(ctx, `SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog`).
+		Scan(&flush, &logBin, &syncBinlog); err != nil {
+		return fmt.Errorf("read the server's durability settings: %w", err)
+	}
+	var lazy []string
+	if flush != 1 && flush != 3 {
+		lazy = append(lazy, fmt.Sprintf("innodb_flush_log_at_trx_commit = %d", flush))
+	}
+	if logBin != 0 && syncBinlog != 1 {
+		lazy = append(lazy, fmt.Sprintf("sync_binlog = %d with binary logging on", syncBinlog))
+	}
+	if lazy == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: the server runs with %s, so a crash can lose a lease row and hand its worker ID out twice; "+
+		"set innodb_flush_log_at_trx_commit = 1 (and sync_binlog = 1 with binary logging) on the server, "+
+		"or Settings.AcceptLazyCommits to take that risk", ErrNotDurable, strings.Join(lazy, " and "))
+}
+
+// arg returns t as a statement argument: as is on PostgreSQL, as UTC text
+// with microseconds on MySQL (DATETIME has no zone, and the driver would
+// otherwise convert to its DSN's loc). The zero time is NULL.
+func (r *Registry) arg(t time.Time) any {
+	switch {
+	case t.IsZero():
+		return nil
+	case r.mysql():
+		return t.UTC().Format(mysqlTime)
+	}
+	return t
+}
+
+// col scans a timestamp column into *dst; NULL is the zero time. MySQL's
+// DATETIME holds UTC (see arg): a time.Time (parseTime=true, in any loc)
+// keeps its wall clock read as UTC, text is parsed as UTC.
+func (r *Registry) col(dst *time.Time) sql.Scanner {
+	return &timeCol{dst: dst, mysql: r.mysql()}
+}
+
+type timeCol struct {
+	dst   *time.Time
+	mysql bool
+}
+
+func (c *timeCol) Scan(v any) error {
+	switch v := v.(type) {
+	case nil:
+		*c.dst = time.Time{}
+	case time.Time:
+		if c.mysql {
+			v = time.Date(v.Year(), v.Month(), v.Day(), v.Hour(), v.Minute(), v.Second(), v.Nanosecond(), time.UTC)
+		}
+		*c.dst = v
+	case []byte:
+		return c.parse(string(v))
+	case string:
+		return c.parse(v)
+	default:
+		return fmt.Errorf("registry: cannot scan %T into a timestamp", v)
+	}
+	return nil
+}
+
+func (c *timeCol) parse(s string) error {
+	t, err := time.ParseInLocation("2006-01-02 15:04:05.999999999", s, time.UTC)
+	if err != nil {
+		return fmt.Errorf("registry: timestamp %q: %w", s, err)
+	}
+	*c.dst = t
+	return nil
+}
+
+// ceilMicro rounds t up to the microsecond the tables store.
+func ceilMicro(t time.Time) time.Time {
+	if tr := t.Truncate(time.Microsecond); !tr.Equal(t) {
+		return tr.Add(time.Microsecond)
+	}
+	return t.Round(0)
+}

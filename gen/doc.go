@@ -23,13 +23,21 @@
 //
 // and once per file:
 //
-//   - IDSource, the interface the constructors take;
-//   - ErrInvalidID, wrapped by every parse, scan and decode error;
+//   - IDSource, the interface the constructors take (keyid.Source);
+//   - ErrInvalidID, wrapped by every parse, scan and decode error
+//     (keyid.ErrInvalid);
 //   - CheckConfig(cfg), which fails when the running configuration differs
 //     from the one the file was generated from (layout, tables, strategies,
 //     go_name);
 //   - LookupTable(ctx, db, cfg, id), which names the generated type an
 //     arbitrary ID belongs to.
+//
+// The generated file is thin: it declares the types and what depends on
+// the configuration (table names, the snowflake layout, the list of
+// tables). Its functions are one-line calls: into package idsql/keyid,
+// which does the parsing, JSON, SQL scanning, decoding, checks and lookups,
+// or into strconv for printing. A fix in keyid reaches every generated file
+// with the next idsql release, without regenerating.
 //
 // # Keeping the file fresh
 //
@@ -48,6 +56,6 @@
 // incompatible idsql release fails to compile rather than misbehave. The
 // file has no init function and no package-level state beyond ErrInvalidID.
 //
-// Generated code imports only the standard library, idsql and
+// Generated code imports only the standard library, idsql, idsql/keyid and
 // idsql/snowflake. It is rendered with jennifer and is gofmt-clean.
 package gen

@@ -9,27 +9,24 @@ import (
 	"database/sql/driver"
 	"encoding"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyid"
 	"github.com/idsql/idsql/idsql/snowflake"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
 // IDSource issues new keys by table name, from the generators the idsql
 // wrapper fills INSERTs with: *idsql.Keys and *idsql.DB satisfy it. A source
 // that also has NextIDs(ctx, table, n) serves the batch constructors in one call.
-type IDSource interface {
-	NextID(ctx context.Context, table string) (int64, error)
-}
+type IDSource = keyid.Source
 
 // ErrInvalidID is wrapped by every error about a value that is not a valid
 // ID of a generated type: not a positive decimal integer, NULL, or not
-// decodable with the type's layout.
-var ErrInvalidID = errors.New("shop: invalid ID")
+// decodable with the type's layout. It is keyid.ErrInvalid, so it matches
+// such errors of every generated package.
+var ErrInvalidID = keyid.ErrInvalid
 
 // OrderIDTable is the table OrderID keys.
 const OrderIDTable = "orders"
@@ -46,21 +43,17 @@ type OrderID int64
 // NewOrderID returns a new key for orders from src, the generator the idsql wrapper
 // fills INSERTs from, for code that needs the key before inserting the row.
 func NewOrderID(ctx context.Context, src IDSource) (OrderID, error) {
-	id, err := src.NextID(ctx, OrderIDTable)
-	if err != nil {
-		return 0, err
-	}
-	return OrderID(id), nil
+	return keyid.New[OrderID](ctx, src, OrderIDTable)
 }
 
 // NewOrderIDs returns n new keys for orders from src.
 func NewOrderIDs(ctx context.Context, src IDSource, n int) ([]OrderID, error) {
-	return idsqlNewIDs[OrderID](ctx, src, OrderIDTable, n)
+	return keyid.NewN[OrderID](ctx, src, OrderIDTable, n)
 }
 
 // ParseOrderID parses a decimal ID, as String and MarshalText write it.
 func ParseOrderID(s string) (OrderID, error) {
-	return idsqlParse[OrderID]("OrderID", s)
+	return keyid.Parse[OrderID]("shop.OrderID", s)
 }
 
 // OrderIDParts is a decoded OrderID.
@@ -75,7 +68,7 @@ type OrderIDParts struct {
 // It fails, wrapping ErrInvalidID, for a value the layout could not have
 // produced by now (non-positive, or time more than a minute ahead).
 func DecodeOrderID(id int64) (OrderIDParts, error) {
-	p, err := idsqlDecode("OrderID", id)
+	p, err := keyid.Decode(idsqlLayout(), "shop.OrderID", id)
 	if err != nil {
 		return OrderIDParts{}, err
 	}
@@ -92,7 +85,7 @@ func (id OrderID) Decode() (OrderIDParts, error) {
 // fails with CheckConfig's error when cfg does not match this file, and
 // wraps idsql.ErrNotFound when no record says orders issued id.
 func (id OrderID) Origin(ctx context.Context, db *sql.DB, cfg *idsql.Config) (idsql.Origin, error) {
-	return idsqlOrigin(ctx, db, cfg, OrderIDTable, int64(id))
+	return idsqlFile().Origin(ctx, db, cfg, OrderIDTable, int64(id))
 }
 
 // Table returns OrderIDTable.
@@ -117,18 +110,18 @@ func (id OrderID) MarshalText() ([]byte, error) {
 
 // UnmarshalText parses a decimal ID; see ParseOrderID.
 func (id *OrderID) UnmarshalText(b []byte) error {
-	return idsqlSet(id, "OrderID", string(b))
+	return keyid.UnmarshalText(id, "shop.OrderID", b)
 }
 
 // MarshalJSON writes id as a JSON string of its decimal digits.
 func (id OrderID) MarshalJSON() ([]byte, error) {
-	return idsqlMarshalJSON(int64(id)), nil
+	return keyid.MarshalJSON(id)
 }
 
 // UnmarshalJSON accepts a string of decimal digits or a JSON integer. null
 // leaves id unchanged, as encoding/json does for other types.
 func (id *OrderID) UnmarshalJSON(b []byte) error {
-	return idsqlUnmarshalJSON(id, "OrderID", b)
+	return keyid.UnmarshalJSON(id, "shop.OrderID", b)
 }
 
 // Value implements driver.Valuer: id is stored as a bigint.
@@ -140,7 +133,7 @@ func (id OrderID) Value() (driver.Value, error) {
 // NULL is an error: scan a nullable column into a *OrderID or a
 // sql.Null[OrderID].
 func (id *OrderID) Scan(src any) error {
-	return idsqlScan(id, "OrderID", src)
+	return keyid.Scan(id, "shop.OrderID", src)
 }
 
 // OrderItemIDTable is the table OrderItemID keys.
@@ -158,21 +151,17 @@ type OrderItemID int64
 // NewOrderItemID returns a new key for public.order_items from src, the generator the idsql wrapper
 // fills INSERTs from, for code that needs the key before inserting the row.
 func NewOrderItemID(ctx context.Context, src IDSource) (OrderItemID, error) {
-	id, err := src.NextID(ctx, OrderItemIDTable)
-	if err != nil {
-		return 0, err
-	}
-	return OrderItemID(id), nil
+	return keyid.New[OrderItemID](ctx, src, OrderItemIDTable)
 }
 
 // NewOrderItemIDs returns n new keys for public.order_items from src.
 func NewOrderItemIDs(ctx context.Context, src IDSource, n int) ([]OrderItemID, error) {
-	return idsqlNewIDs[OrderItemID](ctx, src, OrderItemIDTable, n)
+	return keyid.NewN[OrderItemID](ctx, src, OrderItemIDTable, n)
 }
 
 // ParseOrderItemID parses a decimal ID, as String and MarshalText write it.
 func ParseOrderItemID(s string) (OrderItemID, error) {
-	return idsqlParse[OrderItemID]("OrderItemID", s)
+	return keyid.Parse[OrderItemID]("shop.OrderItemID", s)
 }
 
 // OrderItemIDParts is a decoded OrderItemID.
@@ -187,7 +176,7 @@ type OrderItemIDParts struct {
 // It fails, wrapping ErrInvalidID, for a value the layout could not have
 // produced by now (non-positive, or time more than a minute ahead).
 func DecodeOrderItemID(id int64) (OrderItemIDParts, error) {
-	p, err := idsqlDecode("OrderItemID", id)
+	p, err := keyid.Decode(idsqlLayout(), "shop.OrderItemID", id)
 	if err != nil {
 		return OrderItemIDParts{}, err
 	}
@@ -204,7 +193,7 @@ func (id OrderItemID) Decode() (OrderItemIDParts, error) {
 // fails with CheckConfig's error when cfg does not match this file, and
 // wraps idsql.ErrNotFound when no record says public.order_items issued id.
 func (id OrderItemID) Origin(ctx context.Context, db *sql.DB, cfg *idsql.Config) (idsql.Origin, error) {
-	return idsqlOrigin(ctx, db, cfg, OrderItemIDTable, int64(id))
+	return idsqlFile().Origin(ctx, db, cfg, OrderItemIDTable, int64(id))
 }
 
 // Table returns OrderItemIDTable.
@@ -229,18 +218,18 @@ func (id OrderItemID) MarshalText() ([]byte, error) {
 
 // UnmarshalText parses a decimal ID; see ParseOrderItemID.
 func (id *OrderItemID) UnmarshalText(b []byte) error {
-	return idsqlSet(id, "OrderItemID", string(b))
+	return keyid.UnmarshalText(id, "shop.OrderItemID", b)
 }
 
 // MarshalJSON writes id as a JSON string of its decimal digits.
 func (id OrderItemID) MarshalJSON() ([]byte, error) {
-	return idsqlMarshalJSON(int64(id)), nil
+	return keyid.MarshalJSON(id)
 }
 
 // UnmarshalJSON accepts a string of decimal digits or a JSON integer. null
 // leaves id unchanged, as encoding/json does for other types.
 func (id *OrderItemID) UnmarshalJSON(b []byte) error {
-	return idsqlUnmarshalJSON(id, "OrderItemID", b)
+	return keyid.UnmarshalJSON(id, "shop.OrderItemID", b)
 }
 
 // Value implements driver.Valuer: id is stored as a bigint.
@@ -252,7 +241,7 @@ func (id OrderItemID) Value() (driver.Value, error) {
 // NULL is an error: scan a nullable column into a *OrderItemID or a
 // sql.Null[OrderItemID].
 func (id *OrderItemID) Scan(src any) error {
-	return idsqlScan(id, "OrderItemID", src)
+	return keyid.Scan(id, "shop.OrderItemID", src)
 }
 
 // UserIDTable is the table UserID keys.
@@ -270,21 +259,17 @@ type UserID int64
 // NewUserID returns a new key for users from src, the generator the idsql wrapper
 // fills INSERTs from, for code that needs the key before inserting the row.
 func NewUserID(ctx context.Context, src IDSource) (UserID, error) {
-	id, err := src.NextID(ctx, UserIDTable)
-	if err != nil {
-		return 0, err
-	}
-	return UserID(id), nil
+	return keyid.New[UserID](ctx, src, UserIDTable)
 }
 
 // NewUserIDs returns n new keys for users from src.
 func NewUserIDs(ctx context.Context, src IDSource, n int) ([]UserID, error) {
-	return idsqlNewIDs[UserID](ctx, src, UserIDTable, n)
+	return keyid.NewN[UserID](ctx, src, UserIDTable, n)
 }
 
 // ParseUserID parses a decimal ID, as String and MarshalText write it.
 func ParseUserID(s string) (UserID, error) {
-	return idsqlParse[UserID]("UserID", s)
+	return keyid.Parse[UserID]("shop.UserID", s)
 }
 
 // UserIDParts is a decoded UserID.
@@ -295,10 +280,8 @@ type UserIDParts struct {
 // DecodeUserID checks id: segment keys carry nothing but their value. Use
 // the Origin method for the range an ID came from.
 func DecodeUserID(id int64) (UserIDParts, error) {
-	if id <= 0 {
-		return UserIDParts{}, fmt.Errorf("shop: decode UserID %d: %w: IDs are positive", id, ErrInvalidID)
-	}
-	return UserIDParts{ID: UserID(id)}, nil
+	v, err := keyid.DecodeSegment[UserID]("shop.UserID", id)
+	return UserIDParts{ID: v}, err
 }
 
 // Decode takes id apart; see DecodeUserID.
@@ -311,7 +294,7 @@ func (id UserID) Decode() (UserIDParts, error) {
 // fails with CheckConfig's error when cfg does not match this file, and
 // wraps idsql.ErrNotFound when no record says users issued id.
 func (id UserID) Origin(ctx context.Context, db *sql.DB, cfg *idsql.Config) (idsql.Origin, error) {
-	return idsqlOrigin(ctx, db, cfg, UserIDTable, int64(id))
+	return idsqlFile().Origin(ctx, db, cfg, UserIDTable, int64(id))
 }
 
 // Table returns UserIDTable.
@@ -336,18 +319,18 @@ func (id UserID) MarshalText() ([]byte, error) {
 
 // UnmarshalText parses a decimal ID; see ParseUserID.
 func (id *UserID) UnmarshalText(b []byte) error {
-	return idsqlSet(id, "UserID", string(b))
+	return keyid.UnmarshalText(id, "shop.UserID", b)
 }
 
 // MarshalJSON writes id as a JSON string of its decimal digits.
 func (id UserID) MarshalJSON() ([]byte, error) {
-	return idsqlMarshalJSON(int64(id)), nil
+	return keyid.MarshalJSON(id)
 }
 
 // UnmarshalJSON accepts a string of decimal digits or a JSON integer. null
 // leaves id unchanged, as encoding/json does for other types.
 func (id *UserID) UnmarshalJSON(b []byte) error {
-	return idsqlUnmarshalJSON(id, "UserID", b)
+	return keyid.UnmarshalJSON(id, "shop.UserID", b)
 }
 
 // Value implements driver.Valuer: id is stored as a bigint.
@@ -359,7 +342,7 @@ func (id UserID) Value() (driver.Value, error) {
 // NULL is an error: scan a nullable column into a *UserID or a
 // sql.Null[UserID].
 func (id *UserID) Scan(src any) error {
-	return idsqlScan(id, "UserID", src)
+	return keyid.Scan(id, "shop.UserID", src)
 }
 
 // CheckConfig reports whether cfg is the configuration this file was generated
@@ -377,38 +360,7 @@ func (id *UserID) Scan(src any) error {
 //   - public.order_items: snowflake
 //   - users: segment
 func CheckConfig(cfg *idsql.Config) error {
-	if cfg == nil {
-		return errors.New("shop: CheckConfig: nil configuration")
-	}
-	var errs []error
-	if err := idsqlCheckLayout(cfg); err != nil {
-		errs = append(errs, err)
-	}
-	errs = append(errs, idsqlCheckTable(cfg, OrderIDTable, idsql.Snowflake, ""))
-	errs = append(errs, idsqlCheckTable(cfg, OrderItemIDTable, idsql.Snowflake, ""))
-	errs = append(errs, idsqlCheckTable(cfg, UserIDTable, idsql.Segment, ""))
-	for _, name := range cfg.TableNames() {
-		if idsqlTypeName(name) == "" {
-			errs = append(errs, fmt.Errorf("table %q is configured but has no generated type", name))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("shop: idsql_gen.go does not match the configuration; run go generate: %w", err)
-	}
-	return nil
-}
-
-// idsqlTypeName returns the generated type of a configured table, or "".
-func idsqlTypeName(table string) string {
-	switch table {
-	case OrderIDTable:
-		return "OrderID"
-	case OrderItemIDTable:
-		return "OrderItemID"
-	case UserIDTable:
-		return "UserID"
-	}
-	return ""
+	return idsqlFile().Check(cfg)
 }
 
 // LookupTable says which generated type an arbitrary ID belongs to ("OrderID"),
@@ -418,26 +370,7 @@ func idsqlTypeName(table string) string {
 // names every candidate when several do (segment ranges of different
 // tables can hold the same number).
 func LookupTable(ctx context.Context, db *sql.DB, cfg *idsql.Config, id int64) (string, error) {
-	if err := CheckConfig(cfg); err != nil {
-		return "", err
-	}
-	origins, err := idsql.Lookup(ctx, db, cfg, id)
-	if err != nil {
-		return "", err
-	}
-	var names []string
-	for _, o := range origins {
-		if n := idsqlTypeName(o.Table); n != "" && !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	switch len(names) {
-	case 0:
-		return "", fmt.Errorf("shop: lookup %d: no generated table: %w", id, idsql.ErrNotFound)
-	case 1:
-		return names[0], nil
-	}
-	return "", fmt.Errorf("shop: lookup %d: ambiguous: %s", id, strings.Join(names, " or "))
+	return idsqlFile().Lookup(ctx, db, cfg, id)
 }
 
 // idsqlLayout returns the snowflake layout this file was generated for.
@@ -445,156 +378,18 @@ func idsqlLayout() snowflake.Layout {
 	return snowflake.Layout{Name: "leaf", TimeBits: 41, WorkerBits: 10, SequenceBits: 12, Unit: time.Millisecond, Epoch: time.UnixMilli(1288834974657).UTC()}
 }
 
-// idsqlDecodeTolerance is how far in the future a decoded ID's time may be.
-const idsqlDecodeTolerance = time.Minute
-
-// idsqlDecode takes a snowflake ID of type typ apart.
-func idsqlDecode(typ string, id int64) (snowflake.Parts, error) {
-	p, err := idsqlLayout().Decode(id, time.Now(), idsqlDecodeTolerance)
-	if err != nil {
-		return snowflake.Parts{}, fmt.Errorf("shop: decode %s %d: %w: %w", typ, id, ErrInvalidID, err)
+// idsqlFile says what this file was generated from, for keyid's checks.
+func idsqlFile() *keyid.File {
+	return &keyid.File{
+		Package: "shop",
+		Name:    "idsql_gen.go",
+		Layout:  idsqlLayout(),
+		Tables: []keyid.Table{
+			{Name: OrderIDTable, Type: "OrderID", Strategy: "snowflake"},
+			{Name: OrderItemIDTable, Type: "OrderItemID", Strategy: "snowflake"},
+			{Name: UserIDTable, Type: "UserID", Strategy: "segment"},
+		},
 	}
-	return p, nil
-}
-
-// idsqlDescribe describes a layout for error messages.
-func idsqlDescribe(l snowflake.Layout) string {
-	return fmt.Sprintf("%d/%d/%d bits of %v since %s", l.TimeBits, l.WorkerBits, l.SequenceBits, l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
-}
-
-// idsqlCheckLayout compares cfg's layout with the generated one.
-func idsqlCheckLayout(cfg *idsql.Config) error {
-	got, err := cfg.SnowflakeLayout()
-	if err != nil {
-		return err
-	}
-	want := idsqlLayout()
-	if got.TimeBits != want.TimeBits || got.WorkerBits != want.WorkerBits || got.SequenceBits != want.SequenceBits || got.Unit != want.Unit || !got.Epoch.Equal(want.Epoch) {
-		return fmt.Errorf("layout is %s, generated for %s", idsqlDescribe(got), idsqlDescribe(want))
-	}
-	return nil
-}
-
-// idsqlCheckTable compares one table of cfg with the generated one.
-func idsqlCheckTable(cfg *idsql.Config, table, strategy, goName string) error {
-	t, ok := cfg.Tables[table]
-	switch {
-	case !ok:
-		return fmt.Errorf("table %q is no longer configured", table)
-	case t.Strategy != strategy:
-		return fmt.Errorf("table %q has strategy %s, generated for %s", table, t.Strategy, strategy)
-	case t.GoName != goName:
-		return fmt.Errorf("table %q has go_name %q, generated for %q", table, t.GoName, goName)
-	}
-	return nil
-}
-
-// idsqlOrigin looks id up and returns its origin in table.
-func idsqlOrigin(ctx context.Context, db *sql.DB, cfg *idsql.Config, table string, id int64) (idsql.Origin, error) {
-	if err := CheckConfig(cfg); err != nil {
-		return idsql.Origin{}, err
-	}
-	origins, err := idsql.Lookup(ctx, db, cfg, id)
-	if err != nil {
-		return idsql.Origin{}, err
-	}
-	for _, o := range origins {
-		if o.Table == table {
-			return o, nil
-		}
-	}
-	return idsql.Origin{}, fmt.Errorf("shop: %d was not issued for %s: %w", id, table, idsql.ErrNotFound)
-}
-
-// idsqlNewIDs returns n new keys for table from src.
-func idsqlNewIDs[T ~int64](ctx context.Context, src IDSource, table string, n int) ([]T, error) {
-	if n < 0 {
-		return nil, fmt.Errorf("shop: %d keys for %s: n is negative", n, table)
-	}
-	out := make([]T, 0, n)
-	if b, ok := src.(interface {
-		NextIDs(context.Context, string, int) ([]int64, error)
-	}); ok {
-		ids, err := b.NextIDs(ctx, table, n)
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range ids {
-			out = append(out, T(id))
-		}
-		return out, nil
-	}
-	for range n {
-		id, err := src.NextID(ctx, table)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, T(id))
-	}
-	return out, nil
-}
-
-// idsqlParse parses a positive decimal ID of type typ.
-func idsqlParse[T ~int64](typ, s string) (T, error) {
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("shop: parse %s %q: %w: not a decimal int64", typ, s, ErrInvalidID)
-	}
-	if v <= 0 {
-		return 0, fmt.Errorf("shop: parse %s %q: %w: IDs are positive", typ, s, ErrInvalidID)
-	}
-	return T(v), nil
-}
-
-// idsqlSet parses s into dst.
-func idsqlSet[T ~int64](dst *T, typ, s string) error {
-	v, err := idsqlParse[T](typ, s)
-	if err != nil {
-		return err
-	}
-	*dst = v
-	return nil
-}
-
-// idsqlMarshalJSON writes id as a JSON string.
-func idsqlMarshalJSON(id int64) []byte {
-	b := make([]byte, 0, 22)
-	b = append(b, '"')
-	b = strconv.AppendInt(b, id, 10)
-	return append(b, '"')
-}
-
-// idsqlUnmarshalJSON reads a JSON string or integer into dst; null is a no-op.
-func idsqlUnmarshalJSON[T ~int64](dst *T, typ string, b []byte) error {
-	s := string(b)
-	switch {
-	case s == "null":
-		return nil
-	case strings.HasPrefix(s, "\""):
-		if err := json.Unmarshal(b, &s); err != nil {
-			return fmt.Errorf("shop: unmarshal %s: %w: %w", typ, ErrInvalidID, err)
-		}
-	}
-	return idsqlSet(dst, typ, s)
-}
-
-// idsqlScan reads an integer or decimal text column into dst.
-func idsqlScan[T ~int64](dst *T, typ string, src any) error {
-	switch v := src.(type) {
-	case int64:
-		if v <= 0 {
-			return fmt.Errorf("shop: scan %s %d: %w: IDs are positive", typ, v, ErrInvalidID)
-		}
-		*dst = T(v)
-		return nil
-	case []byte:
-		return idsqlSet(dst, typ, string(v))
-	case string:
-		return idsqlSet(dst, typ, v)
-	case nil:
-		return fmt.Errorf("shop: scan NULL into %s (use *%[2]s or sql.Null[%[2]s] for a nullable column): %[3]w", typ, typ, ErrInvalidID)
-	}
-	return fmt.Errorf("shop: scan %T into %s: %w", src, typ, ErrInvalidID)
 }
 
 // Compile-time guards: the idsql runtime still issues keys by table name,

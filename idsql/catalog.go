@@ -9,78 +9,143 @@ import (
 	"strings"
 
 	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/internal/dialect"
 )
+
+// ErrNarrowKey is wrapped by the error refusing an INSERT whose key column
+// cannot hold idsql's 64-bit keys (a MySQL INT, a PostgreSQL integer): the
+// keys would be refused by the server or, in MySQL without a strict
+// sql_mode, silently clamped to the column's largest value.
+var ErrNarrowKey = errors.New("idsql: key column narrower than 64 bits")
 
 // catalog answers the rewriter's questions about a table over the caller's
-// own connection, so it sees the same search path and transaction.
+// own connection, so it sees the same search path, database and
+// transaction.
 type catalog struct{ c *conn }
 
-const (
-	// pgColumns resolves the name as PostgreSQL would (search path) and
-	// lists its columns in order, with whether each has a default.
-	pgColumns = `SELECT a.attname, a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> ''
-FROM pg_catalog.pg_attribute a
-WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
-ORDER BY a.attnum`
-	// sqliteColumns lists a SQLite table's columns; an INTEGER PRIMARY KEY
-	// is the rowid and so has a value without a default clause.
-	sqliteColumns = `SELECT name, dflt_value IS NOT NULL OR (pk = 1 AND upper(type) = 'INTEGER')
-FROM pragma_table_info(?) ORDER BY cid`
-	// mysqlColumns lists a MySQL or MariaDB table's columns in the current
-	// database; AUTO_INCREMENT counts as a default.
-	mysqlColumns = `SELECT column_name, column_default IS NOT NULL OR extra LIKE '%auto_increment%'
-FROM information_schema.columns
-WHERE table_schema = coalesce(?, database()) AND table_name = ? ORDER BY ordinal_position`
-)
+// column is one column as the dialect's catalog query describes it.
+type column struct {
+	name       string
+	hasDefault bool
+	typ        string
+}
 
-func (cat catalog) Columns(ctx context.Context, schema, table string) ([]rewrite.Column, error) {
-	q, ok := cat.c.inner.(driver.QueryerContext)
-	if !ok {
-		return nil, errors.New("idsql: the inner driver cannot run catalog queries (no QueryerContext)")
+// columns lists a table's columns in order; none when there is no such
+// table.
+func (cat catalog) columns(ctx context.Context, schema, table string) ([]column, error) {
+	name := table
+	if schema != "" {
+		name = schema + "." + table
 	}
-	var query, arg string
-	args := make([]driver.NamedValue, 1, 2)
-	switch cat.c.c.dialect {
-	case rewrite.PostgreSQL:
-		query, arg = pgColumns, quoteIdent(table)
-		if schema != "" {
-			arg = quoteIdent(schema) + "." + arg
-		}
-		args[0] = driver.NamedValue{Ordinal: 1, Value: arg}
-	case rewrite.MySQL:
-		query, arg = mysqlColumns, table
-		var db any
-		if schema != "" {
-			db, arg = schema, schema+"."+table
-		}
-		args[0] = driver.NamedValue{Ordinal: 1, Value: db}
-		args = append(args, driver.NamedValue{Ordinal: 2, Value: table})
-	default:
-		if schema != "" && !strings.EqualFold(schema, "main") {
-			return nil, fmt.Errorf("idsql: catalog: schema %q: only main is supported for %s", schema, cat.c.c.name)
-		}
-		query, arg = sqliteColumns, table
-		args[0] = driver.NamedValue{Ordinal: 1, Value: arg}
-	}
-	rows, err := q.QueryContext(ctx, query, args)
+	query, args, err := cat.c.c.dialect.Columns(schema, table)
 	if err != nil {
-		return nil, fmt.Errorf("idsql: catalog: columns of %s: %w", arg, err)
+		return nil, fmt.Errorf("idsql: catalog: columns of %s: %w", name, err)
+	}
+	nv := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	rows, err := cat.c.query(ctx, query, nv)
+	if err != nil {
+		return nil, fmt.Errorf("idsql: catalog: columns of %s: %w", name, err)
 	}
 	defer rows.Close()
-	var cols []rewrite.Column
-	dest := make([]driver.Value, 2)
+	var cols []column
+	dest := make([]driver.Value, 3)
 	for {
 		if err := rows.Next(dest); err != nil {
 			if err == io.EOF {
 				return cols, nil
 			}
-			return nil, fmt.Errorf("idsql: catalog: columns of %s: %w", arg, err)
+			return nil, fmt.Errorf("idsql: catalog: columns of %s: %w", name, err)
 		}
-		cols = append(cols, rewrite.Column{Name: asString(dest[0]), HasDefault: asBool(dest[1])})
+		cols = append(cols, column{name: asString(dest[0]), hasDefault: asBool(dest[1]), typ: asString(dest[2])})
 	}
 }
 
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+// Columns implements rewrite.Catalog.
+func (cat catalog) Columns(ctx context.Context, schema, table string) ([]rewrite.Column, error) {
+	cols, err := cat.columns(ctx, schema, table)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rewrite.Column, len(cols))
+	for i, c := range cols {
+		out[i] = rewrite.Column{Name: c.name, HasDefault: c.hasDefault}
+	}
+	return out, nil
+}
+
+// checkKey checks, once per table, that the key column of t can hold
+// 64-bit keys. A table the catalog does not know (yet) is not checked: the
+// server reports a missing table itself. SQLite is not checked: every
+// SQLite integer is 64-bit.
+func (c *Connector) checkKey(ctx context.Context, cn *conn, t rewrite.Table) error {
+	if c.dialect == dialect.SQLite {
+		return nil
+	}
+	name := t.String()
+	if _, ok := c.keyChecked.Load(name); ok {
+		return nil
+	}
+	cols, err := catalog{cn}.columns(ctx, t.Schema, t.Name)
+	if err != nil {
+		return err
+	}
+	for _, col := range cols {
+		if col.name != t.KeyColumn && (c.dialect == dialect.PostgreSQL || !strings.EqualFold(col.name, t.KeyColumn)) {
+			continue
+		}
+		if bits := c.dialect.IntBits(col.typ); bits > 0 && bits < 64 {
+			return fmt.Errorf("%w: table %s: key column %s is %s, a %d-bit integer, and idsql's keys are 64-bit: make it BIGINT (%s)",
+				ErrNarrowKey, name, col.name, col.typ, bits, c.dialect.WidenKey(name, col.name))
+		}
+		c.keyChecked.Store(name, true)
+		return nil
+	}
+	return nil
+}
+
+// query runs a query with arguments on the inner connection, preparing it
+// when the driver will not run it directly (go-sql-driver/mysql answers
+// driver.ErrSkip to arguments unless interpolateParams is on).
+func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if q, ok := c.inner.(driver.QueryerContext); ok {
+		rows, err := q.QueryContext(ctx, query, args)
+		if !errors.Is(err, driver.ErrSkip) {
+			return rows, err
+		}
+	}
+	var st driver.Stmt
+	var err error
+	if pc, ok := c.inner.(driver.ConnPrepareContext); ok {
+		st, err = pc.PrepareContext(ctx, query)
+	} else {
+		st, err = c.inner.Prepare(query)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rows driver.Rows
+	if sq, ok := st.(driver.StmtQueryContext); ok {
+		rows, err = sq.QueryContext(ctx, args)
+	} else {
+		rows, err = st.Query(values(args)) //nolint:staticcheck // fallback for old drivers
+	}
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return stmtRows{rows, st}, nil
+}
+
+// stmtRows closes the statement with its rows.
+type stmtRows struct {
+	driver.Rows
+	st driver.Stmt
+}
+
+func (r stmtRows) Close() error { return errors.Join(r.Rows.Close(), r.st.Close()) }
 
 func asString(v driver.Value) string {
 	switch v := v.(type) {
@@ -88,6 +153,8 @@ func asString(v driver.Value) string {
 		return v
 	case []byte:
 		return string(v)
+	case nil:
+		return ""
 	}
 	return fmt.Sprint(v)
 }

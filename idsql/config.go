@@ -17,6 +17,7 @@ import (
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/holder/zookeeper"
 	"github.com/idsql/idsql/idsql/snowflake"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // Strategies a table can use.
@@ -54,6 +55,12 @@ type Config struct {
 	// Namespace separates worker IDs and lookups of unrelated deployments
 	// sharing one ZooKeeper or database. Required.
 	Namespace string `yaml:"namespace"`
+	// Dialect is the SQL dialect of the application's database: postgres,
+	// mysql (MySQL and MariaDB) or sqlite. Empty means "from the driver":
+	// lib/pq, pgx's stdlib, go-sql-driver/mysql, modernc.org/sqlite and
+	// mattn/go-sqlite3 are recognised; any other driver (a tracing
+	// wrapper, say) needs this setting.
+	Dialect string `yaml:"dialect"`
 	// Layout is the snowflake bit layout; the zero value means "leaf".
 	Layout LayoutConfig `yaml:"layout"`
 	// Holder says where snowflake worker IDs come from.
@@ -264,6 +271,11 @@ func (c *Config) Validate(now time.Time) error {
 			return fail("namespace", "is required")
 		}
 		return fail("namespace", "%q is not a valid namespace (letters, digits, _ . -; at most 64)", c.Namespace)
+	}
+	if c.Dialect != "" {
+		if _, err := dialect.ByName(c.Dialect); err != nil {
+			return fail("dialect", "unknown dialect %q (want %s)", c.Dialect, strings.Join(dialect.Names(), ", "))
+		}
 	}
 	layout, err := c.SnowflakeLayout()
 	if err == nil {

@@ -9,9 +9,11 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // What the wrapper implements. Optional interfaces are forwarded to the
@@ -44,16 +46,23 @@ var (
 
 // Options tune a wrapped driver. The zero value means the defaults.
 type Options struct {
-	// DriverName is the inner driver's name ("postgres", "sqlite", ...). It
-	// picks the placeholder style and sqlx's bind type; empty means
-	// "postgres".
+	// DriverName is the inner driver's registered name ("postgres", "mysql",
+	// "sqlite", ...); NewDB gives it to sqlx. When it names a dialect or a
+	// driver idsql knows (postgres, pgx, mysql, sqlite, sqlite3) it also
+	// sets the SQL dialect; otherwise the dialect comes from the inner
+	// driver's type (lib/pq, pgx's stdlib, go-sql-driver/mysql,
+	// modernc.org/sqlite, mattn/go-sqlite3). Config.Dialect overrides both.
+	// A driver of none of these kinds needs Config.Dialect.
 	DriverName string
 	// Keys issues the keys. Nil means keys built from the Config with
 	// KeysOptions, on a database/sql pool of the inner connector (so
 	// segment allocations commit on their own, whatever the caller's
 	// transaction does).
 	Keys *Keys
-	// KeysOptions are used when Keys is nil.
+	// KeysOptions are used when Keys is nil. On PostgreSQL and MySQL a nil
+	// Registry means the worker table (idsql_workers) in the inner
+	// connector's database, which Migrate creates; on MySQL and SQLite,
+	// segment tables need KeysOptions.SegmentStore.
 	KeysOptions KeysOptions
 	// CacheSize bounds the rewrite plan cache; 0 means the default.
 	CacheSize int
@@ -63,20 +72,36 @@ type Options struct {
 // fills the key column of INSERTs into configured tables. Use it with
 // sql.OpenDB, or through Open for the sqlx-level DB. Closing the sql.DB
 // closes the Connector, which releases worker leases.
+//
+// On MySQL and MariaDB each connection reads its session's sql_mode when it
+// opens, and again after a statement that sets it (SET [SESSION] sql_mode
+// = ...), so that NO_BACKSLASH_ESCAPES and ANSI_QUOTES reach the rewriter:
+// statements are read as that server reads them, whatever the server's,
+// the DSN's or the session's setting. (A sql_mode changed by other means,
+// a stored procedure say, is not seen.)
 type Connector struct {
 	inner    driver.Connector
 	driver   *wrappedDriver
-	rw       *rewrite.Rewriter
-	keys     *Keys
-	ownKeys  bool
-	keysDB   *sql.DB // the unwrapped pool behind owned keys
-	dialect  rewrite.Dialect
-	name     string
-	closeMu  sync.Once
-	closeErr error
+	dialect  dialect.Dialect
+	rwConfig rewrite.Config
+	// rws holds a rewriter per sql_mode flag combination (see modeIndex);
+	// rws[0] is made by NewConnector, the others on first use.
+	rws  [4]atomic.Pointer[rewrite.Rewriter]
+	rwMu sync.Mutex
+	// mode is the modeIndex of the connection opened last: NamedExec
+	// plans with its rewriter before it has a connection.
+	mode       atomic.Int32
+	keyChecked sync.Map // configured table name -> true once its key column was found wide enough
+	keys       *Keys
+	ownKeys    bool
+	keysDB     *sql.DB // the unwrapped pool behind owned keys
+	name       string  // the driver name sqlx gets
+	closeMu    sync.Once
+	closeErr   error
 }
 
-// NewConnector wraps inner for cfg.
+// NewConnector wraps inner for cfg. The SQL dialect is chosen here, once
+// (see Options.DriverName).
 func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector, error) {
 	if inner == nil {
 		return nil, errors.New("idsql: NewConnector: inner connector is nil")
@@ -84,28 +109,40 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 	if cfg == nil {
 		return nil, errors.New("idsql: NewConnector: config is nil")
 	}
-	if opts.DriverName == "" {
-		opts.DriverName = "postgres"
+	d, err := chooseDialect(cfg, opts.DriverName, inner.Driver())
+	if err != nil {
+		return nil, err
 	}
-	dialect := dialectOf(opts.DriverName)
 	tables := make([]rewrite.Table, 0, len(cfg.Tables))
 	for _, name := range cfg.TableNames() {
 		tables = append(tables, rewriteTable(name, cfg.Tables[name]))
 	}
-	rw, err := rewrite.New(rewrite.Config{Tables: tables, Dialect: dialect, CacheSize: opts.CacheSize})
+	c := &Connector{inner: inner, keys: opts.Keys, dialect: d, name: sqlxName(opts.DriverName, d),
+		rwConfig: rewrite.Config{Tables: tables, Dialect: rewriteDialect(d), CacheSize: opts.CacheSize}}
+	rw, err := rewrite.New(c.rwConfig)
 	if err != nil {
 		return nil, fmt.Errorf("idsql: %w", err)
 	}
-	c := &Connector{inner: inner, rw: rw, keys: opts.Keys, dialect: dialect, name: opts.DriverName}
+	c.rws[0].Store(rw)
 	c.driver = &wrappedDriver{inner: inner.Driver(), cfg: cfg, opts: opts}
 	if c.keys == nil {
 		ko := opts.KeysOptions
+		if ko.SegmentStore == nil && d != dialect.PostgreSQL {
+			for _, t := range cfg.TableNames() {
+				if cfg.Tables[t].Strategy == Segment {
+					return nil, fmt.Errorf("idsql: table %s: segment tables on %s need a segment store (KeysOptions.SegmentStore)", t, d)
+				}
+			}
+		}
 		if ko.DB == nil {
 			c.keysDB = sql.OpenDB(innerOnly{inner})
 			ko.DB = c.keysDB
 		}
-		if ko.Registry == nil && dialect == rewrite.PostgreSQL {
-			ko.Registry = registry.New(ko.DB, registry.Settings{Now: ko.now(), Heartbeat: cfg.Holder.Heartbeat})
+		if ko.Registry == nil && (d == dialect.PostgreSQL || d == dialect.MySQL) {
+			// The worker table lives in the application's database, as
+			// Migrate creates it there.
+			ko.Registry = registry.New(ko.DB, registry.Settings{Now: ko.now(), Heartbeat: cfg.Holder.Heartbeat,
+				Dialect: registry.Dialect(d.String())})
 		}
 		if c.keys, err = NewKeys(cfg, ko); err != nil {
 			if c.keysDB != nil {
@@ -118,6 +155,38 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 	return c, nil
 }
 
+// rewriter returns the rewriter for a MySQL sql_mode.
+func (c *Connector) rewriter(m dialect.SQLMode) (*rewrite.Rewriter, error) {
+	i := modeIndex(m)
+	if rw := c.rws[i].Load(); rw != nil {
+		return rw, nil
+	}
+	c.rwMu.Lock()
+	defer c.rwMu.Unlock()
+	if rw := c.rws[i].Load(); rw != nil {
+		return rw, nil
+	}
+	cfg := c.rwConfig
+	cfg.NoBackslashEscapes, cfg.ANSIQuotes = m.NoBackslashEscapes, m.ANSIQuotes
+	rw, err := rewrite.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("idsql: %w", err)
+	}
+	c.rws[i].Store(rw)
+	return rw, nil
+}
+
+// namedRewriter is the rewriter of the sql_mode the last connection
+// opened with: the one NamedExec plans with before database/sql picks a
+// connection. (A pool whose connections run different sql_modes may see
+// NamedExec leave some keys to the driver, which then generates them.)
+func (c *Connector) namedRewriter() *rewrite.Rewriter {
+	if rw := c.rws[c.mode.Load()].Load(); rw != nil {
+		return rw
+	}
+	return c.rws[0].Load()
+}
+
 // rewriteTable names a configured table for the rewriter.
 func rewriteTable(name string, tc TableConfig) rewrite.Table {
 	schema, table, found := strings.Cut(name, ".")
@@ -125,17 +194,6 @@ func rewriteTable(name string, tc TableConfig) rewrite.Table {
 		schema, table = "", name
 	}
 	return rewrite.Table{Schema: schema, Name: table, KeyColumn: tc.KeyColumn()}
-}
-
-// dialectOf picks the SQL dialect from the driver name.
-func dialectOf(name string) rewrite.Dialect {
-	switch strings.ToLower(name) {
-	case "sqlite", "sqlite3":
-		return rewrite.SQLite
-	case "mysql":
-		return rewrite.MySQL
-	}
-	return rewrite.PostgreSQL
 }
 
 // innerOnly hides the Connector's optional interfaces so the pool that
@@ -155,7 +213,36 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{inner: ic, c: c}, nil
+	cn := &conn{inner: ic, c: c, rw: c.rws[0].Load()}
+	if c.dialect == dialect.MySQL {
+		if err := cn.readSQLMode(ctx); err != nil {
+			ic.Close()
+			return nil, err
+		}
+	}
+	return cn, nil
+}
+
+// readSQLMode reads the session's sql_mode and takes the rewriter that
+// reads statements as it says.
+func (c *conn) readSQLMode(ctx context.Context) error {
+	rows, err := c.query(ctx, dialect.SQLModeQuery, nil)
+	if err != nil {
+		return fmt.Errorf("idsql: read the session's sql_mode: %w", err)
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if err := rows.Next(v); err != nil {
+		return fmt.Errorf("idsql: read the session's sql_mode: %w", err)
+	}
+	m := dialect.ParseSQLMode(asString(v[0]))
+	rw, err := c.c.rewriter(m)
+	if err != nil {
+		return err
+	}
+	c.rw = rw
+	c.c.mode.Store(int32(modeIndex(m)))
+	return nil
 }
 
 // Driver implements driver.Connector.
@@ -255,11 +342,19 @@ func lookupDriver(name string) (driver.Driver, error) {
 type conn struct {
 	inner driver.Conn
 	c     *Connector
+	rw    *rewrite.Rewriter // reads statements as the session's sql_mode says (MySQL)
 	// broken is set when an INSERT may have reached the server and the
 	// connection then failed: the pool must drop the connection, and the
 	// caller must not have the statement retried.
 	broken bool
+	// skip holds filled statements the inner driver refused to run with
+	// arguments (driver.ErrSkip: go-sql-driver/mysql without
+	// interpolateParams); database/sql prepares those instead.
+	skip map[*rewrite.Plan]struct{}
 }
+
+// maxSkip bounds conn.skip; past it the set starts again.
+const maxSkip = 256
 
 // InnerConn returns the inner driver's connection from the value that
 // sql.Conn.Raw passes to its function, or the value itself when it is not a
@@ -294,9 +389,17 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 }
 
 // plan asks the rewriter about query, consulting the catalog over this
-// connection when it must.
+// connection when it must. A statement that fills a key column narrower
+// than 64 bits is refused here, before any key is drawn.
 func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
-	return c.c.rw.Plan(ctx, query, catalog{c})
+	p, err := c.rw.Plan(ctx, query, catalog{c})
+	if err != nil || p == nil {
+		return nil, err
+	}
+	if err := c.c.checkKey(ctx, c, p.Table); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // fill generates the plan's IDs and returns the arguments for plan.Query.
@@ -315,14 +418,37 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedVal
 
 // sent maps an error of a statement that may have reached the server.
 func (c *conn) sent(p *rewrite.Plan, err error) error {
-	if err == nil || !errors.Is(err, driver.ErrBadConn) {
-		return err
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, driver.ErrBadConn):
+		c.broken = true
+		// Not wrapped with %w: database/sql would retry the INSERT on another
+		// connection, and it may have been written already.
+		return fmt.Errorf("idsql: insert into %s: the connection failed after the statement was sent; the row may or may not have been written: %v",
+			p.Table, err)
+	case c.c.dialect.ConnectionLost(err):
+		c.broken = true
+		return fmt.Errorf("idsql: insert into %s: the connection was lost after the statement was sent; the row may or may not have been written: %w",
+			p.Table, err)
 	}
-	c.broken = true
-	// Not wrapped with %w: database/sql would retry the INSERT on another
-	// connection, and it may have been written already.
-	return fmt.Errorf("idsql: insert into %s: the connection failed after the statement was sent; the row may or may not have been written: %v",
-		p.Table, err)
+	return err
+}
+
+// skips reports whether the inner driver refused p with arguments before.
+func (c *conn) skips(p *rewrite.Plan) bool {
+	_, ok := c.skip[p]
+	return ok
+}
+
+// skipped remembers that the inner driver refused p with arguments. The
+// keys drawn for that attempt are skipped (gaps are allowed).
+func (c *conn) skipped(p *rewrite.Plan) error {
+	if c.skip == nil || len(c.skip) >= maxSkip {
+		c.skip = make(map[*rewrite.Plan]struct{})
+	}
+	c.skip[p] = struct{}{}
+	return driver.ErrSkip
 }
 
 // ExecContext fills INSERTs into configured tables and forwards the rest.
@@ -332,24 +458,34 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		return nil, err
 	}
 	ex, ok := c.inner.(driver.ExecerContext)
-	if p == nil {
-		if !ok {
-			return nil, driver.ErrSkip
-		}
-		return ex.ExecContext(ctx, query, args)
-	}
 	if !ok {
 		return nil, driver.ErrSkip // database/sql prepares it: fillStmt fills
+	}
+	if p == nil {
+		res, err := ex.ExecContext(ctx, query, args)
+		if err == nil && c.c.dialect == dialect.MySQL && setsSQLMode(query) {
+			if err := c.readSQLMode(ctx); err != nil {
+				c.broken = true // statements can no longer be read as the server reads them
+				return nil, err
+			}
+		}
+		return res, err
+	}
+	if c.skips(p) {
+		return nil, driver.ErrSkip
 	}
 	full, ids, err := c.fill(ctx, p, args)
 	if err != nil {
 		return nil, err
 	}
 	res, err := ex.ExecContext(ctx, p.Query, full)
+	if errors.Is(err, driver.ErrSkip) {
+		return nil, c.skipped(p)
+	}
 	if err != nil {
 		return nil, c.sent(p, err)
 	}
-	return result{res, ids[0]}, nil
+	return c.result(res, ids[0]), nil
 }
 
 // QueryContext fills INSERT ... RETURNING into configured tables and
@@ -366,12 +502,21 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if p == nil {
 		return q.QueryContext(ctx, query, args)
 	}
+	if c.skips(p) {
+		return nil, driver.ErrSkip
+	}
 	full, _, err := c.fill(ctx, p, args)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := q.QueryContext(ctx, p.Query, full)
-	return rows, c.sent(p, err)
+	if errors.Is(err, driver.ErrSkip) {
+		return nil, c.skipped(p)
+	}
+	if err != nil {
+		return nil, c.sent(p, err)
+	}
+	return rows, nil
 }
 
 // PrepareContext returns the inner statement itself for statements that
@@ -465,7 +610,7 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 	if err != nil {
 		return nil, s.conn.sent(s.plan, err)
 	}
-	return result{res, ids[0]}, nil
+	return s.conn.result(res, ids[0]), nil
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
@@ -505,11 +650,33 @@ func values(args []driver.NamedValue) []driver.Value {
 	return v
 }
 
-// result answers LastInsertId with the first generated key.
+// result is the result of a filled INSERT.
 type result struct {
 	inner driver.Result
-	id    int64
+	id    int64 // the key filled into the first row
+	// unlessNone: LastInsertId answers the server's value when the
+	// statement changed no row (MySQL).
+	unlessNone bool
 }
 
-func (r result) LastInsertId() (int64, error) { return r.id, nil }
+// result wraps the inner result of a filled INSERT.
+func (c *conn) result(res driver.Result, first int64) result {
+	return result{inner: res, id: first, unlessNone: c.c.dialect == dialect.MySQL}
+}
+
+// LastInsertId answers the key idsql filled into the first row, as MySQL
+// answers the first AUTO_INCREMENT value of a multi-row INSERT. On MySQL a
+// statement that changed no row (INSERT IGNORE of duplicates, ON DUPLICATE
+// KEY UPDATE that changed nothing) answers the server's value, 0, as it
+// would without idsql. A statement that inserted some rows but not the
+// first still answers the first row's key, which is then not in the table.
+func (r result) LastInsertId() (int64, error) {
+	if r.unlessNone {
+		if n, err := r.inner.RowsAffected(); err == nil && n == 0 {
+			return r.inner.LastInsertId()
+		}
+	}
+	return r.id, nil
+}
+
 func (r result) RowsAffected() (int64, error) { return r.inner.RowsAffected() }

@@ -42,8 +42,9 @@ func Open(driverName, dsn string, cfg *Config, opts Options) (*DB, error) {
 	return NewDB(c.(*Connector)), nil
 }
 
-// NewDB returns a DB over a Connector. sqlx's bind type follows the inner
-// driver's name.
+// NewDB returns a DB over a Connector. sqlx's bind type follows the
+// Connector's dialect; DriverName is the inner driver's name when sqlx reads
+// that name as the dialect's placeholders.
 func NewDB(c *Connector) *DB {
 	return &DB{DB: sqlx.NewDb(sql.OpenDB(c), c.name), connector: c}
 }
@@ -125,7 +126,8 @@ func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (c
 	}
 	var table string
 	rows := elements(reflect.ValueOf(arg))
-	p, err := db.connector.rw.Plan(ctx, bound, nil)
+	rw := db.connector.namedRewriter()
+	p, err := rw.Plan(ctx, bound, nil)
 	switch {
 	case err == nil && p != nil:
 		// The driver adds the key column: it must insert exactly the
@@ -137,7 +139,7 @@ func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (c
 	default:
 		// The statement lists the key itself: zero key fields get keys
 		// before sqlx binds them. Anything else the driver decides.
-		t, ok := db.connector.rw.KeyListed(bound)
+		t, ok := rw.KeyListed(bound)
 		if !ok {
 			return ctx, nil
 		}

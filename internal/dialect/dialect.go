@@ -52,8 +52,7 @@ type spec struct {
 	bind    Bind
 	keyBack KeyBack
 	quote   byte
-	// columns lists a table's columns in order: name, has a default,
-	// type, filled by the database (AUTO_INCREMENT, identity, rowid).
+	// columns lists a table's columns in order: name, has a default, type.
 	columns string
 	// intBits maps the integer type names of the catalog to their width.
 	intBits map[string]int
@@ -75,7 +74,7 @@ var specs = [...]spec{
 		quote:   '"',
 		// to_regclass resolves the name as the statement would (search
 		// path); the argument is a quoted, possibly qualified, name.
-		columns: `SELECT a.attname, a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '', format_type(a.atttypid, a.atttypmod), a.attidentity <> ''
+		columns: `SELECT a.attname, a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '', format_type(a.atttypid, a.atttypmod)
 FROM pg_catalog.pg_attribute a
 WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum`,
@@ -103,7 +102,7 @@ ORDER BY a.attnum`,
 		columns: `SELECT column_name,
 	(column_default IS NOT NULL AND NOT (column_default = 'NULL' AND is_nullable = 'YES'))
 		OR extra LIKE '%auto_increment%' OR extra LIKE '%GENERATED%',
-	column_type, extra LIKE '%auto_increment%'
+	column_type
 FROM information_schema.columns
 WHERE table_schema = coalesce(?, database()) AND table_name = ?
 ORDER BY ordinal_position`,
@@ -138,7 +137,7 @@ ORDER BY ordinal_position`,
 		quote:   '"',
 		// An INTEGER PRIMARY KEY is the rowid: it has a value without a
 		// default clause.
-		columns: `SELECT name, dflt_value IS NOT NULL OR (pk = 1 AND upper(type) = 'INTEGER'), type, pk = 1 AND upper(type) = 'INTEGER'
+		columns: `SELECT name, dflt_value IS NOT NULL OR (pk = 1 AND upper(type) = 'INTEGER'), type
 FROM pragma_table_info(?) ORDER BY cid`,
 		// Every SQLite integer is 64-bit, whatever the declared type.
 		intBits: map[string]int{},
@@ -270,10 +269,9 @@ func (d Dialect) QuoteQualified(name string) string {
 // Columns returns the catalog query that lists a table's columns in table
 // order, and its arguments. Each row holds the column's name (text),
 // whether it has a value without one in the INSERT (a default,
-// AUTO_INCREMENT, an identity, a generated column, SQLite's rowid), its
-// type as the database spells it (text: "bigint", "int(11)", "INTEGER"),
-// and whether the database generates its value (AUTO_INCREMENT, identity,
-// rowid). The truth values come as the driver scans them (bool, or 0 and 1).
+// AUTO_INCREMENT, an identity, a generated column, SQLite's rowid) as the
+// driver scans a truth value (bool, or 0 and 1), and its type as the
+// database spells it (text: "bigint", "int(11)", "INTEGER").
 // No row means no such table.
 //
 // An empty schema means the connection's own resolution: PostgreSQL's

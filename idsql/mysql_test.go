@@ -569,4 +569,3 @@ func mysqlStrings(t *testing.T, db *sql.DB, q string) []string {
 	}
 	return out
 }
-

@@ -45,14 +45,18 @@ type Settings struct {
 	Margin time.Duration
 }
 
-// Holder hands out worker IDs from idsql_workers. Its clock and heartbeat
-// interval are the registry's.
+// Holder hands out worker IDs from idsql_workers. Its clock, heartbeat
+// interval and SQL dialect are the registry's.
 type Holder struct {
-	reg *registry.Registry
-	s   Settings
+	reg     *registry.Registry
+	s       Settings
+	dialect registry.Dialect
+	q       *queries
 }
 
-// New validates s and returns a Holder on reg. Call reg.Migrate first.
+// New validates s and returns a Holder on reg, speaking reg's dialect; it
+// fails when reg has none (see registry.Registry.Dialect). Call reg.Migrate
+// first.
 func New(reg *registry.Registry, s Settings) (*Holder, error) {
 	switch s.Mode {
 	case "":
@@ -74,11 +78,20 @@ func New(reg *registry.Registry, s Settings) (*Holder, error) {
 	if s.Margin <= 0 || s.TTL-s.Margin <= hb {
 		return nil, fmt.Errorf("postgres: Settings.Margin %s must be positive and leave more than one heartbeat (%s) of the TTL %s", s.Margin, hb, s.TTL)
 	}
-	return &Holder{reg: reg, s: s}, nil
+	d, err := reg.Dialect()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	q := &pgQueries
+	if d == registry.MySQL {
+		q = &mysqlQueries
+	}
+	return &Holder{reg: reg, s: s, dialect: d, q: q}, nil
 }
 
-// Kind is the holder_kind the holder writes: "postgres/<mode>".
-func (h *Holder) Kind() string { return "postgres/" + string(h.s.Mode) }
+// Kind is the holder_kind the holder writes: "<dialect>/<mode>", that is
+// "postgres/sticky" on PostgreSQL or "mysql/lease" on MySQL.
+func (h *Holder) Kind() string { return string(h.dialect) + "/" + string(h.s.Mode) }
 
 // Acquire implements holder.Holder. In sticky mode it refuses an identity
 // that cannot be unique, and while another process's lease on the same
@@ -99,7 +112,7 @@ func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease,
 		if err != nil || held == nil {
 			return l, err
 		}
-		if seen != nil && (held.leaseID != seen.leaseID || held.heartbeat.After(seen.heartbeat)) {
+		if seen != nil && (held.leaseID != seen.leaseID || held.heartbeat > seen.heartbeat) {
 			return nil, fmt.Errorf("postgres: %w", &holder.IdentityInUseError{Identity: req.Instance.Key(),
 				Holder: held.who, Reason: fmt.Sprintf("is held by a live lease (%d) of worker %d that keeps renewing", held.leaseID, held.worker)})
 		}
@@ -121,7 +134,7 @@ func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease,
 type holding struct {
 	leaseID   int64
 	worker    int64
-	heartbeat time.Time
+	heartbeat int64 // last_heartbeat, µs since 1970
 	remaining time.Duration
 	who       string
 }
@@ -129,24 +142,49 @@ type holding struct {
 // tryAcquire grants a lease, or reports the live lease that holds the sticky
 // identity.
 func (h *Holder) tryAcquire(ctx context.Context, req holder.Request) (holder.Lease, *holding, error) {
-	tx, err := h.reg.DB().BeginTx(ctx, nil)
-	if err != nil {
+	var c claimed
+	var claimErr error // the last run's own error, which says where
+	err := h.reg.InTx(ctx, func(tx *sql.Tx) error {
+		c, claimErr = h.claim(ctx, tx, req)
+		return claimErr
+	})
+	switch {
+	case claimErr != nil:
+		return nil, nil, claimErr
+	case err != nil:
 		return nil, nil, fmt.Errorf("postgres: acquire: %w", err)
+	case c.held != nil:
+		return nil, c.held, nil
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('idsql_workers/' || $1))`, req.Namespace); err != nil {
-		return nil, nil, fmt.Errorf("postgres: acquire: lock namespace %q: %w", req.Namespace, err)
+	return registry.StartLease(h.reg, c.started.Record, nil, c.opts), nil, nil
+}
+
+// claimed is what claim did: recorded a lease, or found the sticky
+// identity held.
+type claimed struct {
+	started registry.Started
+	opts    registry.LeaseOptions
+	held    *holding
+}
+
+// claim picks a worker ID for req inside tx, under the namespace lock, and
+// records the lease, or reports the live lease that holds the sticky
+// identity.
+func (h *Holder) claim(ctx context.Context, tx *sql.Tx, req holder.Request) (claimed, error) {
+	if err := h.reg.LockNamespace(ctx, tx, req.Namespace); err != nil {
+		return claimed{}, fmt.Errorf("postgres: acquire: lock namespace %q: %w", req.Namespace, err)
 	}
-	// The row's expiry is clock_timestamp() at the INSERT plus the TTL, so
-	// counting the deadline from here is conservative.
+	// The row's expiry is the database clock at the INSERT plus the TTL,
+	// so counting the deadline from here is conservative.
 	sent := h.reg.Now()
 	var w int64
+	var err error
 	switch h.s.Mode {
 	case Sticky:
 		var held *holding
 		w, held, err = h.sticky(ctx, tx, req)
 		if held != nil {
-			return nil, held, nil
+			return claimed{held: held}, nil
 		}
 	case Disposable:
 		w, err = h.disposable(ctx, tx, req)
@@ -154,25 +192,91 @@ func (h *Holder) tryAcquire(ctx context.Context, req holder.Request) (holder.Lea
 		w, err = h.lease(ctx, tx, req)
 	}
 	if err != nil {
-		return nil, nil, err
+		return claimed{}, err
 	}
 	opts := registry.LeaseOptions{Sent: sent, Expires: h.s.TTL, FenceAfter: h.s.TTL - h.s.Margin}
 	start := registry.Start{Namespace: req.Namespace, WorkerID: w, Table: req.Table,
 		Instance: req.Instance, Kind: h.Kind(), Expires: h.s.TTL, Horizon: h.reg.Horizon(sent, opts)}
 	st, err := h.reg.StartTx(ctx, tx, start)
 	if err != nil {
-		return nil, nil, fmt.Errorf("postgres: acquire: %w", err)
+		return claimed{}, fmt.Errorf("postgres: acquire: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, nil, fmt.Errorf("postgres: acquire: commit: %w", err)
-	}
-	return registry.StartLease(h.reg, st.Record, nil, opts), nil, nil
+	return claimed{started: st, opts: opts}, nil
+}
+
+// queries are the holder's statements in one dialect. Both dialects' texts
+// take the same arguments in the same order.
+type queries struct {
+	// busy: the worker IDs held by live, unexpired rows (namespace).
+	busy string
+	// stickyLatest: the worker ID of the identity's latest row (namespace,
+	// instance, table, kind).
+	stickyLatest string
+	// stickyLive: the identity's live, unexpired row on that worker ID:
+	// lease ID, last heartbeat (µs since 1970), host, pid, microseconds
+	// left on the database clock (namespace, worker, instance, table).
+	stickyLive string
+	// stickyOther: another live, unexpired row on that worker ID, as
+	// table@instance (namespace, worker, instance, table).
+	stickyOther string
+	// stickyTaken: worker IDs assigned to sticky identities or held
+	// (namespace, kind).
+	stickyTaken string
+	// disposableNext: one past the greatest worker ID ever used
+	// (namespace).
+	disposableNext string
+}
+
+// pgQueries read PostgreSQL's clock with clock_timestamp(), which moves
+// during a statement.
+var pgQueries = queries{
+	busy: `SELECT worker_id FROM idsql_workers
+		WHERE namespace = $1 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())`,
+	stickyLatest: `SELECT worker_id FROM idsql_workers
+		WHERE namespace = $1 AND instance = $2 AND table_name = $3 AND holder_kind = $4
+		ORDER BY lease_id DESC LIMIT 1`,
+	stickyLive: `SELECT lease_id, (extract(epoch FROM last_heartbeat) * 1e6)::bigint, host, pid,
+			(extract(epoch FROM expires - clock_timestamp()) * 1e6)::bigint
+		FROM idsql_workers
+		WHERE namespace = $1 AND worker_id = $2 AND instance = $3 AND table_name = $4
+		AND released IS NULL AND expires > clock_timestamp()
+		ORDER BY lease_id DESC LIMIT 1`,
+	stickyOther: `SELECT table_name || '@' || instance FROM idsql_workers
+		WHERE namespace = $1 AND worker_id = $2 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())
+		AND NOT (instance = $3 AND table_name = $4) LIMIT 1`,
+	stickyTaken: `SELECT worker_id FROM idsql_workers
+		WHERE namespace = $1 AND (holder_kind = $2 OR (released IS NULL AND (expires IS NULL OR expires > clock_timestamp())))`,
+	disposableNext: `SELECT coalesce(max(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = $1`,
+}
+
+// mysqlNow is the database clock on MySQL in UTC, read at evaluation (not
+// at the statement's start, as UTC_TIMESTAMP is); holder/registry explains
+// it and writes expires with it.
+const mysqlNow = `(UTC_TIMESTAMP(6) + INTERVAL TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)) MICROSECOND)`
+
+var mysqlQueries = queries{
+	busy: `SELECT worker_id FROM idsql_workers
+		WHERE namespace = ? AND released IS NULL AND (expires IS NULL OR expires > ` + mysqlNow + `)`,
+	stickyLatest: `SELECT worker_id FROM idsql_workers
+		WHERE namespace = ? AND instance = ? AND table_name = ? AND holder_kind = ?
+		ORDER BY lease_id DESC LIMIT 1`,
+	stickyLive: `SELECT lease_id, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', last_heartbeat), host, pid,
+			TIMESTAMPDIFF(MICROSECOND, ` + mysqlNow + `, expires)
+		FROM idsql_workers
+		WHERE namespace = ? AND worker_id = ? AND instance = ? AND table_name = ?
+		AND released IS NULL AND expires > ` + mysqlNow + `
+		ORDER BY lease_id DESC LIMIT 1`,
+	stickyOther: `SELECT CONCAT(table_name, '@', instance) FROM idsql_workers
+		WHERE namespace = ? AND worker_id = ? AND released IS NULL AND (expires IS NULL OR expires > ` + mysqlNow + `)
+		AND NOT (instance = ? AND table_name = ?) LIMIT 1`,
+	stickyTaken: `SELECT worker_id FROM idsql_workers
+		WHERE namespace = ? AND (holder_kind = ? OR (released IS NULL AND (expires IS NULL OR expires > ` + mysqlNow + `)))`,
+	disposableNext: `SELECT COALESCE(MAX(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = ?`,
 }
 
 // busy returns the worker IDs held by live, unexpired rows.
-func busy(ctx context.Context, tx *sql.Tx, ns string) (map[int64]bool, error) {
-	return ids(ctx, tx, `SELECT worker_id FROM idsql_workers
-		WHERE namespace = $1 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())`, ns)
+func (h *Holder) busy(ctx context.Context, tx *sql.Tx, ns string) (map[int64]bool, error) {
+	return ids(ctx, tx, h.q.busy, ns)
 }
 
 func ids(ctx context.Context, tx *sql.Tx, query string, args ...any) (map[int64]bool, error) {
@@ -207,9 +311,7 @@ func lowestFree(taken map[int64]bool, req holder.Request, what string) (int64, e
 
 func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (int64, *holding, error) {
 	var w int64
-	err := tx.QueryRowContext(ctx, `SELECT worker_id FROM idsql_workers
-		WHERE namespace = $1 AND instance = $2 AND table_name = $3 AND holder_kind = $4
-		ORDER BY lease_id DESC LIMIT 1`, req.Namespace, req.Instance.Key(), req.Table, h.Kind()).Scan(&w)
+	err := tx.QueryRowContext(ctx, h.q.stickyLatest, req.Namespace, req.Instance.Key(), req.Table, h.Kind()).Scan(&w)
 	switch {
 	case err == nil:
 		if w >= req.MaxWorkers() {
@@ -219,17 +321,12 @@ func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (in
 		held := &holding{worker: w}
 		var host string
 		var pid int
-		var remaining float64
-		err := tx.QueryRowContext(ctx, `SELECT lease_id, last_heartbeat, host, pid,
-				extract(epoch FROM expires - clock_timestamp())
-			FROM idsql_workers
-			WHERE namespace = $1 AND worker_id = $2 AND instance = $3 AND table_name = $4
-			AND released IS NULL AND expires > clock_timestamp()
-			ORDER BY lease_id DESC LIMIT 1`, req.Namespace, w, req.Instance.Key(), req.Table).
+		var remaining int64
+		err := tx.QueryRowContext(ctx, h.q.stickyLive, req.Namespace, w, req.Instance.Key(), req.Table).
 			Scan(&held.leaseID, &held.heartbeat, &host, &pid, &remaining)
 		if err == nil {
 			held.who = fmt.Sprintf("host %s pid %d", host, pid)
-			held.remaining = time.Duration(remaining * float64(time.Second))
+			held.remaining = time.Duration(remaining) * time.Microsecond
 			return w, held, nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
@@ -237,9 +334,7 @@ func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (in
 		}
 		// Someone else live on our worker ID means a misconfiguration.
 		var other string
-		err = tx.QueryRowContext(ctx, `SELECT table_name || '@' || instance FROM idsql_workers
-			WHERE namespace = $1 AND worker_id = $2 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())
-			AND NOT (instance = $3 AND table_name = $4) LIMIT 1`, req.Namespace, w, req.Instance.Key(), req.Table).Scan(&other)
+		err = tx.QueryRowContext(ctx, h.q.stickyOther, req.Namespace, w, req.Instance.Key(), req.Table).Scan(&other)
 		if err == nil {
 			return 0, nil, fmt.Errorf("postgres: sticky worker %d of %s@%s is held by %s", w, req.Table, req.Instance.Key(), other)
 		}
@@ -251,9 +346,7 @@ func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (in
 	default:
 		return 0, nil, fmt.Errorf("postgres: acquire: %w", err)
 	}
-	taken, err := ids(ctx, tx, `SELECT worker_id FROM idsql_workers
-		WHERE namespace = $1 AND (holder_kind = $2 OR (released IS NULL AND (expires IS NULL OR expires > clock_timestamp())))`,
-		req.Namespace, h.Kind())
+	taken, err := ids(ctx, tx, h.q.stickyTaken, req.Namespace, h.Kind())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -263,8 +356,7 @@ func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (in
 
 func (h *Holder) disposable(ctx context.Context, tx *sql.Tx, req holder.Request) (int64, error) {
 	var next int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = $1`,
-		req.Namespace).Scan(&next); err != nil {
+	if err := tx.QueryRowContext(ctx, h.q.disposableNext, req.Namespace).Scan(&next); err != nil {
 		return 0, fmt.Errorf("postgres: acquire: %w", err)
 	}
 	if next >= req.MaxWorkers() {
@@ -275,7 +367,7 @@ func (h *Holder) disposable(ctx context.Context, tx *sql.Tx, req holder.Request)
 }
 
 func (h *Holder) lease(ctx context.Context, tx *sql.Tx, req holder.Request) (int64, error) {
-	taken, err := busy(ctx, tx, req.Namespace)
+	taken, err := h.busy(ctx, tx, req.Namespace)
 	if err != nil {
 		return 0, err
 	}

@@ -14,21 +14,98 @@ import (
 	"github.com/idsql/idsql/holder/holdertest"
 	"github.com/idsql/idsql/holder/postgres"
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
 const heartbeat = 20 * time.Millisecond
 
-// dbs gives every (sub)test one schema shared by all its holders.
+// backend is a database the holder runs on, for tests.
+type backend struct {
+	name string
+	open func(t *testing.T) *sql.DB
+	// settings are added to every registry's: the MySQL test server flushes
+	// commits lazily (innodb_flush_log_at_trx_commit = 2).
+	settings func(registry.Settings) registry.Settings
+	// lockLease locks a lease's row (lease ID) until its transaction ends.
+	lockLease string
+	// left is how many microseconds a lease's row (lease ID) has left
+	// before it expires, on the database clock.
+	left string
+	// expired reports whether a lease's row (lease ID) is released and
+	// past its expiry, on the database clock.
+	expired string
+}
+
+var (
+	postgreSQL = backend{
+		name: "PostgreSQL",
+		open: func(t *testing.T) *sql.DB {
+			db, _ := pgtest.Open(t)
+			return db
+		},
+		settings:  func(s registry.Settings) registry.Settings { return s },
+		lockLease: `SELECT 1 FROM idsql_workers WHERE lease_id = $1 FOR UPDATE`,
+		left:      `SELECT (extract(epoch FROM expires - clock_timestamp()) * 1e6)::bigint FROM idsql_workers WHERE lease_id = $1`,
+		expired:   `SELECT released IS NOT NULL AND expires <= clock_timestamp() FROM idsql_workers WHERE lease_id = $1`,
+	}
+	mySQL = backend{
+		name: "MySQL",
+		open: func(t *testing.T) *sql.DB {
+			db, _ := mysqltest.Open(t)
+			return db
+		},
+		settings: func(s registry.Settings) registry.Settings {
+			s.AcceptLazyCommits = true
+			return s
+		},
+		lockLease: `SELECT 1 FROM idsql_workers WHERE lease_id = ? FOR UPDATE`,
+		left:      `SELECT TIMESTAMPDIFF(MICROSECOND, SYSDATE(6), expires) + TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), NOW(6)) FROM idsql_workers WHERE lease_id = ?`,
+		expired:   `SELECT released IS NOT NULL AND expires <= UTC_TIMESTAMP(6) FROM idsql_workers WHERE lease_id = ?`,
+	}
+)
+
+// cases run on every backend, as subtests of TestPostgreSQL and TestMySQL
+// (go test -run MySQL selects the MySQL ones).
+var cases = []struct {
+	name string
+	run  func(t *testing.T, b backend)
+}{
+	{"Conformance", testConformance},
+	{"StickyKeepsWorkerID", testStickyKeepsWorkerID},
+	{"DisposableExhaustion", testDisposableExhaustion},
+	{"LeaseFencedBeforeExpiry", testLeaseFencedBeforeExpiry},
+	{"ChurnLookup", testChurnLookup},
+	{"StickySecondLiveProcessRefused", testStickySecondLiveProcessRefused},
+	{"StickyTakesOverExpiredIdentity", testStickyTakesOverExpiredIdentity},
+	{"StickyRefusesIdentityWithoutPort", testStickyRefusesIdentityWithoutPort},
+	{"KindNamesDialect", testKindNamesDialect},
+}
+
+func TestPostgreSQL(t *testing.T) { runCases(t, postgreSQL) }
+
+func TestMySQL(t *testing.T) { runCases(t, mySQL) }
+
+func runCases(t *testing.T, b backend) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, b)
+		})
+	}
+}
+
+// dbs gives every (sub)test one database (PostgreSQL: schema) shared by all
+// its holders.
 var dbs sync.Map // *testing.T -> *sql.DB
 
-func database(t *testing.T) *sql.DB {
+func database(t *testing.T, b backend) *sql.DB {
 	t.Helper()
 	if db, ok := dbs.Load(t); ok {
 		return db.(*sql.DB)
 	}
-	db, _ := pgtest.Open(t)
-	if err := registry.New(db, registry.Settings{}).Migrate(context.Background()); err != nil {
+	db := b.open(t)
+	if err := registry.New(db, b.settings(registry.Settings{})).Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	dbs.Store(t, db)
@@ -36,9 +113,9 @@ func database(t *testing.T) *sql.DB {
 	return db
 }
 
-func newHolder(t *testing.T, now func() time.Time, s postgres.Settings) (*postgres.Holder, *registry.Registry) {
+func newHolder(t *testing.T, b backend, now func() time.Time, s postgres.Settings) (*postgres.Holder, *registry.Registry) {
 	t.Helper()
-	reg := registry.New(database(t), registry.Settings{Now: now, Heartbeat: heartbeat})
+	reg := registry.New(database(t, b), b.settings(registry.Settings{Now: now, Heartbeat: heartbeat}))
 	h, err := postgres.New(reg, s)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +123,7 @@ func newHolder(t *testing.T, now func() time.Time, s postgres.Settings) (*postgr
 	return h, reg
 }
 
-func TestConformance(t *testing.T) {
+func testConformance(t *testing.T, b backend) {
 	for _, c := range []struct {
 		mode postgres.Mode
 		opts holdertest.Options
@@ -58,7 +135,7 @@ func TestConformance(t *testing.T) {
 		t.Run(string(c.mode), func(t *testing.T) {
 			t.Parallel()
 			holdertest.Run(t, func(t *testing.T, now func() time.Time) holder.Holder {
-				h, _ := newHolder(t, now, postgres.Settings{Mode: c.mode, TTL: 3 * time.Second})
+				h, _ := newHolder(t, b, now, postgres.Settings{Mode: c.mode, TTL: 3 * time.Second})
 				return h
 			}, c.opts)
 		})
@@ -69,10 +146,9 @@ func req(table, id string, bits int) holder.Request {
 	return holder.Request{Namespace: "ns", Table: table, Instance: holder.Instance{ID: id}, WorkerBits: bits}
 }
 
-func TestStickyKeepsWorkerID(t *testing.T) {
-	t.Parallel()
+func testStickyKeepsWorkerID(t *testing.T, b backend) {
 	ctx := context.Background()
-	h, _ := newHolder(t, time.Now, postgres.Settings{Mode: postgres.Sticky})
+	h, _ := newHolder(t, b, time.Now, postgres.Settings{Mode: postgres.Sticky})
 	got := map[string]int64{}
 	for round := 0; round < 2; round++ {
 		for _, key := range []string{"orders@a", "users@a", "orders@b"} {
@@ -93,10 +169,9 @@ func TestStickyKeepsWorkerID(t *testing.T) {
 	}
 }
 
-func TestDisposableExhaustion(t *testing.T) {
-	t.Parallel()
+func testDisposableExhaustion(t *testing.T, b backend) {
 	ctx := context.Background()
-	h, _ := newHolder(t, time.Now, postgres.Settings{Mode: postgres.Disposable})
+	h, _ := newHolder(t, b, time.Now, postgres.Settings{Mode: postgres.Disposable})
 	for i := 0; i < 4; i++ {
 		l, err := h.Acquire(ctx, req("t", "a", 2))
 		if err != nil {
@@ -129,12 +204,11 @@ func TestSettingsErrors(t *testing.T) {
 // TestLeaseFencedBeforeExpiry blocks a lease's heartbeats by locking its
 // row: the holder must end the lease while the row has not yet expired on
 // the database clock, and nobody may take the worker ID before it expires.
-func TestLeaseFencedBeforeExpiry(t *testing.T) {
-	t.Parallel()
+func testLeaseFencedBeforeExpiry(t *testing.T, b backend) {
 	ctx := context.Background()
 	s := postgres.Settings{Mode: postgres.Lease, TTL: 400 * time.Millisecond}
-	h1, reg := newHolder(t, time.Now, s)
-	h2, _ := newHolder(t, time.Now, s)
+	h1, reg := newHolder(t, b, time.Now, s)
+	h2, _ := newHolder(t, b, time.Now, s)
 	l1, err := h1.Acquire(ctx, req("orders", "one", 1))
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +219,8 @@ func TestLeaseFencedBeforeExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Rollback()
-	if _, err := lock.ExecContext(ctx, `SELECT 1 FROM idsql_workers WHERE worker_id = $1 AND released IS NULL FOR UPDATE`, l1.WorkerID()); err != nil {
+	lease1 := l1.(*registry.Lease).Record().LeaseID
+	if _, err := lock.ExecContext(ctx, b.lockLease, lease1); err != nil {
 		t.Fatal(err)
 	}
 	<-l1.Done()
@@ -153,8 +228,7 @@ func TestLeaseFencedBeforeExpiry(t *testing.T) {
 	// How long the row had left when Done closed, by the database clock:
 	// what it has left now plus the time since.
 	var leftUS int64
-	if err := reg.DB().QueryRowContext(ctx, `SELECT (extract(epoch FROM expires - clock_timestamp()) * 1e6)::bigint
-		FROM idsql_workers WHERE worker_id = $1 AND released IS NULL`, l1.WorkerID()).Scan(&leftUS); err != nil {
+	if err := reg.DB().QueryRowContext(ctx, b.left, lease1).Scan(&leftUS); err != nil {
 		t.Fatal(err)
 	}
 	if left := time.Duration(leftUS)*time.Microsecond + time.Since(ended); left <= 0 {
@@ -180,8 +254,9 @@ func TestLeaseFencedBeforeExpiry(t *testing.T) {
 			continue
 		}
 		var expired bool
-		reg.DB().QueryRowContext(ctx, `SELECT released IS NOT NULL AND expires <= clock_timestamp() FROM idsql_workers WHERE lease_id = $1`,
-			l1.(*registry.Lease).Record().LeaseID).Scan(&expired)
+		if err := reg.DB().QueryRowContext(ctx, b.expired, lease1).Scan(&expired); err != nil {
+			t.Fatal(err)
+		}
 		if !expired {
 			t.Error("the old row was taken over before it expired")
 		}
@@ -189,12 +264,11 @@ func TestLeaseFencedBeforeExpiry(t *testing.T) {
 	}
 }
 
-func TestChurnLookup(t *testing.T) {
-	t.Parallel()
+func testChurnLookup(t *testing.T, b backend) {
 	var holders []holder.Holder
 	var reg *registry.Registry
 	for i := 0; i < 8; i++ {
-		h, r := newHolder(t, time.Now, postgres.Settings{Mode: postgres.Lease, TTL: 3 * time.Second})
+		h, r := newHolder(t, b, time.Now, postgres.Settings{Mode: postgres.Lease, TTL: 3 * time.Second})
 		holders = append(holders, h)
 		reg = r
 	}
@@ -203,12 +277,11 @@ func TestChurnLookup(t *testing.T) {
 
 // Two live processes with one sticky identity never share its worker ID: the
 // second one waits, sees the first renew its lease, and refuses.
-func TestStickySecondLiveProcessRefused(t *testing.T) {
-	t.Parallel()
+func testStickySecondLiveProcessRefused(t *testing.T, b backend) {
 	ctx := context.Background()
 	s := postgres.Settings{Mode: postgres.Sticky, TTL: 300 * time.Millisecond}
-	first, _ := newHolder(t, time.Now, s)
-	second, _ := newHolder(t, time.Now, s)
+	first, _ := newHolder(t, b, time.Now, s)
+	second, _ := newHolder(t, b, time.Now, s)
 	l1, err := first.Acquire(ctx, req("orders", "pod-0", 4))
 	if err != nil {
 		t.Fatal(err)
@@ -231,11 +304,10 @@ func TestStickySecondLiveProcessRefused(t *testing.T) {
 // A sticky identity whose process died (no release, heartbeats stopped)
 // comes back once its row expired, with the same worker ID, starting after
 // the horizon the dead lease had persisted.
-func TestStickyTakesOverExpiredIdentity(t *testing.T) {
-	t.Parallel()
+func testStickyTakesOverExpiredIdentity(t *testing.T, b backend) {
 	ctx := context.Background()
 	s := postgres.Settings{Mode: postgres.Sticky, TTL: 300 * time.Millisecond}
-	first, reg := newHolder(t, time.Now, s)
+	first, reg := newHolder(t, b, time.Now, s)
 	l1, err := first.Acquire(ctx, req("orders", "pod-1", 4))
 	if err != nil {
 		t.Fatal(err)
@@ -249,14 +321,13 @@ func TestStickyTakesOverExpiredIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lock.ExecContext(ctx, `SELECT 1 FROM idsql_workers WHERE lease_id = $1 FOR UPDATE`,
-		l1.(*registry.Lease).Record().LeaseID); err != nil {
+	if _, err := lock.ExecContext(ctx, b.lockLease, l1.(*registry.Lease).Record().LeaseID); err != nil {
 		t.Fatal(err)
 	}
 	<-l1.Done() // fenced: its heartbeats cannot get through
 	_, hz1, _ = l1.Validity()
 	lock.Rollback()
-	second, _ := newHolder(t, time.Now, s)
+	second, _ := newHolder(t, b, time.Now, s)
 	l2, err := second.Acquire(ctx, req("orders", "pod-1", 4))
 	if err != nil {
 		t.Fatalf("Acquire after the first died = %v", err)
@@ -270,9 +341,8 @@ func TestStickyTakesOverExpiredIdentity(t *testing.T) {
 	}
 }
 
-func TestStickyRefusesIdentityWithoutPort(t *testing.T) {
-	t.Parallel()
-	h, _ := newHolder(t, time.Now, postgres.Settings{Mode: postgres.Sticky})
+func testStickyRefusesIdentityWithoutPort(t *testing.T, b backend) {
+	h, _ := newHolder(t, b, time.Now, postgres.Settings{Mode: postgres.Sticky})
 	_, err := h.Acquire(context.Background(), holder.Request{Namespace: "ns", Table: "t",
 		Instance: holder.Instance{Host: "web-1"}, WorkerBits: 4})
 	if !errors.Is(err, holder.ErrIdentityInUse) || !strings.Contains(err.Error(), "web-1:0") {
@@ -285,7 +355,7 @@ func TestStickyRefusesIdentityWithoutPort(t *testing.T) {
 func TestStartTxCommitsDurably(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, reg := newHolder(t, time.Now, postgres.Settings{})
+	_, reg := newHolder(t, postgreSQL, time.Now, postgres.Settings{})
 	tx, err := reg.DB().BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -304,5 +374,53 @@ func TestStartTxCommitsDurably(t *testing.T) {
 	}
 	if setting != "on" {
 		t.Fatalf("synchronous_commit in the lease transaction = %q, want on", setting)
+	}
+}
+
+// On MySQL, where a transaction cannot ask for a durable commit, a server
+// that does not flush every commit is refused unless the registry accepts
+// it.
+func TestMySQLAcquireRefusesLazyCommits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := database(t, mySQL)
+	var flush, logBin, syncBinlog int
+	if err := db.QueryRowContext(ctx, `SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog`).
+		Scan(&flush, &logBin, &syncBinlog); err != nil {
+		t.Fatal(err)
+	}
+	lazy := (flush != 1 && flush != 3) || (logBin != 0 && syncBinlog != 1)
+	h, err := postgres.New(registry.New(db, registry.Settings{Heartbeat: heartbeat}), postgres.Settings{Mode: postgres.Lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := h.Acquire(ctx, req("t", "a", 4))
+	if err == nil {
+		l.Release(ctx, time.Time{})
+	}
+	switch {
+	case lazy && !errors.Is(err, registry.ErrNotDurable):
+		t.Fatalf("Acquire on a server with innodb_flush_log_at_trx_commit = %d, sync_binlog = %d: err = %v, want ErrNotDurable", flush, syncBinlog, err)
+	case !lazy && err != nil:
+		t.Fatalf("Acquire on a durable server: %v", err)
+	}
+}
+
+// The rows say which database holder wrote them.
+func testKindNamesDialect(t *testing.T, b backend) {
+	ctx := context.Background()
+	h, reg := newHolder(t, b, time.Now, postgres.Settings{Mode: postgres.Lease})
+	want := map[string]string{"PostgreSQL": "postgres/lease", "MySQL": "mysql/lease"}[b.name]
+	if h.Kind() != want {
+		t.Errorf("Kind() = %q, want %q", h.Kind(), want)
+	}
+	l, err := h.Acquire(ctx, req("t", "a", 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx, time.Time{})
+	recs, err := reg.Leases(ctx, "ns", true)
+	if err != nil || len(recs) != 1 || recs[0].Kind != want {
+		t.Fatalf("Leases = %+v, %v; want one row of kind %q", recs, err, want)
 	}
 }

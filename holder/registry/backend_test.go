@@ -49,6 +49,7 @@ var cases = []struct {
 	{"FindAcrossRecycling", testFindAcrossRecycling},
 	{"RecordedClockBehind", testRecordedClockBehind},
 	{"HeartbeatRaisesHorizon", testHeartbeatRaisesHorizon},
+	{"HeartbeatSeesRowEnded", testHeartbeatSeesRowEnded},
 	{"MigrateConcurrently", testMigrateConcurrently},
 	{"DialectFromDriver", testDialectFromDriver},
 }

@@ -172,3 +172,35 @@ func testHeartbeatRaisesHorizon(t *testing.T, b backend) {
 		}
 	}
 }
+
+// A lease whose row another lease of its worker ID ended learns it at its
+// next heartbeat, with the clock standing still (a heartbeat that changes no
+// value is still a heartbeat of a live row).
+func testHeartbeatSeesRowEnded(t *testing.T, b backend) {
+	ctx := context.Background()
+	clock := clocktest.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	reg := newRegistry(t, b, clock)
+	req := holder.Request{Namespace: "ns", Table: "t", Instance: holder.Instance{ID: "x"}, WorkerBits: 4}
+	l1, err := registry.Recorded(holder.Fixed(5), reg, "fixed").Acquire(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l1.Release(ctx, time.Time{})
+	time.Sleep(5 * reg.Settings().Heartbeat) // heartbeats that change nothing
+	if err := l1.Err(); err != nil {
+		t.Fatalf("a live lease ended: %v", err)
+	}
+	rec, err := reg.Begin(ctx, registry.Start{Namespace: "ns", WorkerID: 5, Table: "t", Instance: holder.Instance{ID: "y"}, Kind: "fixed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Release(ctx, rec.LeaseID, time.Time{})
+	select {
+	case <-l1.Done():
+		if !errors.Is(l1.Err(), holder.ErrLeaseLost) {
+			t.Errorf("Err = %v, want ErrLeaseLost", l1.Err())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the superseded lease never noticed")
+	}
+}

@@ -351,6 +351,14 @@ type conn struct {
 	// arguments (driver.ErrSkip: go-sql-driver/mysql without
 	// interpolateParams); database/sql prepares those instead.
 	skip map[*rewrite.Plan]struct{}
+	// unused are the IDs drawn for a statement the driver skipped.
+	unused unusedIDs
+}
+
+// unusedIDs are IDs drawn for plan and never sent.
+type unusedIDs struct {
+	plan *rewrite.Plan
+	ids  []int64
 }
 
 // maxSkip bounds conn.skip; past it the set starts again.
@@ -402,18 +410,24 @@ func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
 	return p, nil
 }
 
-// fill generates the plan's IDs and returns the arguments for plan.Query.
-func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue) ([]driver.NamedValue, []int64, error) {
-	ids, err := presetIDs(ctx, p)
+// fill generates the plan's IDs, or takes the preset ones (NamedExec) or
+// those an attempt the driver skipped left unused, and returns the
+// arguments for plan.Query. drawn says the IDs are not preset.
+func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue) (full []driver.NamedValue, ids []int64, drawn bool, err error) {
+	ids, err = presetIDs(ctx, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if ids == nil {
-		if ids, err = c.c.keys.NextIDs(ctx, p.Table.String(), p.Rows); err != nil {
-			return nil, nil, err
+		drawn = true
+		if c.unused.plan == p {
+			ids = c.unused.ids
+		} else if ids, err = c.c.keys.NextIDs(ctx, p.Table.String(), p.Rows); err != nil {
+			return nil, nil, false, err
 		}
 	}
-	return p.Args(make([]driver.NamedValue, 0, len(args)+len(ids)), args, ids), ids, nil
+	c.unused = unusedIDs{}
+	return p.Args(make([]driver.NamedValue, 0, len(args)+len(ids)), args, ids), ids, drawn, nil
 }
 
 // sent maps an error of a statement that may have reached the server.
@@ -441,13 +455,18 @@ func (c *conn) skips(p *rewrite.Plan) bool {
 	return ok
 }
 
-// skipped remembers that the inner driver refused p with arguments. The
-// keys drawn for that attempt are skipped (gaps are allowed).
-func (c *conn) skipped(p *rewrite.Plan) error {
+// skipped remembers that the inner driver refused p with arguments.
+// Nothing was sent, so drawn IDs are kept for the next filling of p:
+// database/sql prepares the statement at once and executes it on this
+// connection, and that execution inserts them.
+func (c *conn) skipped(p *rewrite.Plan, ids []int64, drawn bool) error {
 	if c.skip == nil || len(c.skip) >= maxSkip {
 		c.skip = make(map[*rewrite.Plan]struct{})
 	}
 	c.skip[p] = struct{}{}
+	if drawn {
+		c.unused = unusedIDs{plan: p, ids: ids}
+	}
 	return driver.ErrSkip
 }
 
@@ -474,13 +493,13 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if c.skips(p) {
 		return nil, driver.ErrSkip
 	}
-	full, ids, err := c.fill(ctx, p, args)
+	full, ids, drawn, err := c.fill(ctx, p, args)
 	if err != nil {
 		return nil, err
 	}
 	res, err := ex.ExecContext(ctx, p.Query, full)
 	if errors.Is(err, driver.ErrSkip) {
-		return nil, c.skipped(p)
+		return nil, c.skipped(p, ids, drawn)
 	}
 	if err != nil {
 		return nil, c.sent(p, err)
@@ -505,13 +524,13 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if c.skips(p) {
 		return nil, driver.ErrSkip
 	}
-	full, _, err := c.fill(ctx, p, args)
+	full, ids, drawn, err := c.fill(ctx, p, args)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := q.QueryContext(ctx, p.Query, full)
 	if errors.Is(err, driver.ErrSkip) {
-		return nil, c.skipped(p)
+		return nil, c.skipped(p, ids, drawn)
 	}
 	if err != nil {
 		return nil, c.sent(p, err)
@@ -597,7 +616,7 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	full, ids, err := s.conn.fill(ctx, s.plan, args)
+	full, ids, _, err := s.conn.fill(ctx, s.plan, args)
 	if err != nil {
 		return nil, err
 	}
@@ -614,7 +633,7 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	full, _, err := s.conn.fill(ctx, s.plan, args)
+	full, _, _, err := s.conn.fill(ctx, s.plan, args)
 	if err != nil {
 		return nil, err
 	}

@@ -49,282 +49,347 @@ func isIdentChar(c byte) bool { return isIdentStart(c) || isDigit(c) || c == '$'
 // for SQLite the rules SQLite and MySQL agree on, with every construct they
 // read differently reported as bad; MySQL's, in the sql_mode s describes.
 func lex(q string, s syntax) lexResult {
-	res := lexResult{toks: make([]token, 0, 16+len(q)/4), bad: -1}
-	fail := func(at int, why string) lexResult {
-		res.bad, res.why = at, why
-		return res
-	}
-	d := s.dialect
-	n := len(q)
-	i := 0
-	exec := -1 // MySQL: offset of the /*! opening the executable comment we are in
-	for i < n {
-		c := q[i]
-		start := i
-		switch {
-		case isSpace(c):
-			i++
-			continue
-		case c == '-' && i+1 < n && q[i+1] == '-':
-			if d == SQLite && i+2 < n && !isSpace(q[i+2]) {
-				return fail(i, "'--' not followed by a space (a comment in SQLite, an operator in MySQL)")
-			}
-			if d == MySQL {
-				// A comment only when the second dash is followed by
-				// white space, a control character or the end: 1--1 is
-				// 1 - (-1).
-				if i+2 < n && q[i+2] > ' ' && q[i+2] != 0x7f {
-					i++
-					res.toks = append(res.toks, token{tPunct, start, i})
-					continue
-				}
-				if exec >= 0 {
-					return fail(i, "'-- ' comment inside an executable comment /*! ... */")
-				}
-			}
-			i = lineEnd(q, i)
-			if d == MySQL && strings.IndexByte(q[start:i], 0) >= 0 {
-				return fail(start, "NUL byte in a comment")
-			}
-			continue
-		case d == MySQL && c == '#':
-			if exec >= 0 {
-				return fail(i, "'#' comment inside an executable comment /*! ... */")
-			}
-			i = lineEnd(q, i)
-			if strings.IndexByte(q[start:i], 0) >= 0 {
-				return fail(start, "NUL byte in a comment")
-			}
-			continue
-		case c == '/' && i+1 < n && q[i+1] == '*':
-			switch d {
-			case MySQL:
-				if exec >= 0 {
-					return fail(i, "comment inside an executable comment /*! ... */")
-				}
-				if i+2 < n && q[i+2] == '!' {
-					if i+3 < n && isDigit(q[i+3]) {
-						return fail(i, "MySQL versioned comment /*!NNNNN ... */ (run or skipped depending on the server version)")
-					}
-					// /*! ... */: MySQL and MariaDB run the text inside
-					// as if there were no comment; so do we.
-					exec = i
-					i += 3
-					continue
-				}
-				if i+3 < n && q[i+2] == 'M' && q[i+3] == '!' {
-					return fail(i, "MariaDB executable comment /*M! ... */ (run by MariaDB, skipped by MySQL)")
-				}
-				j := strings.Index(q[i+2:], "*/")
-				if j < 0 {
-					return fail(i, "unterminated comment")
-				}
-				body := q[i+2 : i+2+j]
-				if strings.Contains(body, "/*") {
-					return fail(i, "nested comment (not supported by MySQL)")
-				}
-				if strings.IndexByte(body, 0) >= 0 {
-					return fail(i, "NUL byte in a comment")
-				}
-				i += j + 4
-				continue
-			case SQLite:
-				if i+2 < n && q[i+2] == '!' {
-					return fail(i, "MySQL executable comment /*! ... */")
-				}
-				j := strings.Index(q[i+2:], "*/")
-				if j < 0 {
-					return fail(i, "unterminated comment")
-				}
-				if strings.Contains(q[i+2:i+2+j], "/*") {
-					return fail(i, "nested comment (nested in PostgreSQL, not in SQLite or MySQL)")
-				}
-				i += j + 4
-				continue
-			}
-			depth := 0
-			for i < n {
-				if q[i] == '/' && i+1 < n && q[i+1] == '*' {
-					depth++
-					i += 2
-				} else if q[i] == '*' && i+1 < n && q[i+1] == '/' {
-					depth--
-					i += 2
-					if depth == 0 {
-						break
-					}
-				} else {
-					i++
-				}
-			}
-			if depth != 0 {
-				return fail(start, "unterminated comment")
-			}
-			continue
-		case exec >= 0 && c == '*' && i+1 < n && q[i+1] == '/':
-			exec = -1
-			i += 2
-			continue
-		case c == '\'':
-			j, ok := quoted(q, i, '\'', d == MySQL && !s.noBackslashEscapes)
-			if !ok {
-				return fail(i, "unterminated string literal")
-			}
-			if d == SQLite && strings.IndexByte(q[i:j], '\\') >= 0 {
-				return fail(i, "backslash in a string literal (an escape in MySQL, not in SQLite)")
-			}
-			if literalEndsExec(q, i, j, exec) {
-				return fail(i, "'*/' inside a literal in an executable comment /*! ... */")
-			}
-			res.toks = append(res.toks, token{tString, i, j})
-			i = j
-			continue
-		case c == '"' && d == MySQL && !s.ansiQuotes:
-			j, ok := quoted(q, i, '"', !s.noBackslashEscapes)
-			if !ok {
-				return fail(i, "unterminated string literal")
-			}
-			if literalEndsExec(q, i, j, exec) {
-				return fail(i, "'*/' inside a literal in an executable comment /*! ... */")
-			}
-			res.toks = append(res.toks, token{tString, i, j})
-			i = j
-			continue
-		case c == '"':
-			j, ok := quoted(q, i, '"', false)
-			if !ok {
-				return fail(i, "unterminated quoted identifier")
-			}
-			if d == SQLite && strings.IndexByte(q[i:j], '\\') >= 0 {
-				return fail(i, "backslash in a double-quoted literal")
-			}
-			if literalEndsExec(q, i, j, exec) {
-				return fail(i, "'*/' inside a literal in an executable comment /*! ... */")
-			}
-			res.toks = append(res.toks, token{tQIdent, i, j})
-			i = j
-			continue
-		case d.positional() && c == '`':
-			j, ok := quoted(q, i, '`', false)
-			if !ok {
-				return fail(i, "unterminated quoted identifier")
-			}
-			if literalEndsExec(q, i, j, exec) {
-				return fail(i, "'*/' inside a literal in an executable comment /*! ... */")
-			}
-			res.toks = append(res.toks, token{tQIdent, i, j})
-			i = j
-			continue
-		case d == SQLite && c == '[':
-			j := strings.IndexByte(q[i:], ']')
-			if j < 0 {
-				return fail(i, "unterminated [identifier]")
-			}
-			i += j + 1
-			res.toks = append(res.toks, token{tQIdent, start, i})
-			continue
-		case d == SQLite && c == '#':
-			return fail(i, "'#' (a comment in MySQL)")
-		case d == SQLite && c == '?':
-			if i+1 < n && isDigit(q[i+1]) {
-				return fail(i, "numbered parameter ?NNN")
-			}
-			i++
-			res.toks = append(res.toks, token{tParam, start, i})
-			continue
-		case d == MySQL && c == '?':
-			i++
-			res.toks = append(res.toks, token{tParam, start, i})
-			continue
-		case d == SQLite && (c == ':' || c == '@' || c == '$') && i+1 < n && isIdentChar(q[i+1]):
-			return fail(i, "named parameter or variable "+string(c)+"name")
-		case d == PostgreSQL && c == '$':
-			if i+1 < n && isDigit(q[i+1]) {
-				i++
-				for i < n && isDigit(q[i]) {
-					i++
-				}
-				res.toks = append(res.toks, token{tParam, start, i})
-				continue
-			}
-			// Dollar quoting: $tag$ ... $tag$, the tag an identifier
-			// without '$', possibly empty.
-			j := i + 1
-			if j < n && isIdentStart(q[j]) {
-				j++
-				for j < n && (isIdentStart(q[j]) || isDigit(q[j])) {
-					j++
-				}
-			}
-			if j < n && q[j] == '$' {
-				tag := q[i : j+1]
-				k := strings.Index(q[j+1:], tag)
-				if k < 0 {
-					return fail(i, "unterminated dollar-quoted string")
-				}
-				i = j + 1 + k + len(tag)
-				res.toks = append(res.toks, token{tString, start, i})
-				continue
-			}
-			i++
-			res.toks = append(res.toks, token{tPunct, start, i})
-			continue
-		case d == MySQL && (isIdentChar(c) || c == '.' && i+1 < n && isDigit(q[i+1])):
-			// MySQL identifiers may begin with a digit or '$'; a word is
-			// a number only when it reads as one. After a name and a dot
-			// comes a name: t.1a is column 1a of t.
-			afterDot := c == '.' && len(res.toks) > 0 && res.toks[len(res.toks)-1].end == i &&
-				res.toks[len(res.toks)-1].kind != tNumber && res.toks[len(res.toks)-1].kind != tPunct
-			if afterDot {
-				i++
-				res.toks = append(res.toks, token{tPunct, start, i})
-				continue
-			}
-			kind, j := mysqlWord(q, i)
-			res.toks = append(res.toks, token{kind, i, j})
-			i = j
-			continue
-		case isIdentStart(c):
-			if d == PostgreSQL && (c == 'e' || c == 'E') && i+1 < n && q[i+1] == '\'' {
-				j, ok := quoted(q, i+1, '\'', true)
-				if !ok {
-					return fail(i, "unterminated string literal")
-				}
-				res.toks = append(res.toks, token{tString, i, j})
-				i = j
-				continue
-			}
-			i++
-			for i < n && isIdentChar(q[i]) {
-				i++
-			}
-			res.toks = append(res.toks, token{tIdent, start, i})
-			continue
-		case isDigit(c) || c == '.' && i+1 < n && isDigit(q[i+1]):
-			i++
-			for i < n && (isIdentChar(q[i]) || q[i] == '.') && q[i] != '$' {
-				i++
-			}
-			res.toks = append(res.toks, token{tNumber, start, i})
-			continue
-		case d == MySQL && c == 0:
-			return fail(i, "NUL byte")
-		default:
-			i++
-			res.toks = append(res.toks, token{tPunct, start, i})
+	lx := newLexer(q, s)
+	for i := 0; i < len(q); {
+		j, why := lx.next(i)
+		if why != "" {
+			return lexResult{toks: lx.toks, bad: i, why: why}
 		}
+		i = j
 	}
-	if exec >= 0 {
-		return fail(exec, "unterminated executable comment /*! ... */")
+	if lx.exec >= 0 {
+		return lexResult{toks: lx.toks, bad: lx.exec, why: "unterminated executable comment /*! ... */"}
 	}
-	return res
+	return lexResult{toks: lx.toks, bad: -1}
 }
 
-// literalEndsExec reports whether the literal q[i:j], met inside an
-// executable comment, holds "*/": whether the server ends the comment there
-// or reads on is not certain.
-func literalEndsExec(q string, i, j, exec int) bool {
-	return exec >= 0 && strings.Contains(q[i:j], "*/")
+// lexer holds the state of one lex call. Its rules each read one kind of
+// lexical unit starting at q[i]: they append the token they read (white
+// space and comments make none) and return the offset after it, or a
+// non-empty reason why the unit cannot be read with certainty, which makes
+// q[i] the bad offset of the statement.
+type lexer struct {
+	q    string
+	s    syntax
+	toks []token
+	exec int // MySQL: offset of the /*! opening the executable comment we are in, or -1
+}
+
+func newLexer(q string, s syntax) *lexer {
+	return &lexer{q: q, s: s, toks: make([]token, 0, 16+len(q)/4), exec: -1}
+}
+
+// at returns q[i], or 0 past the end.
+func (lx *lexer) at(i int) byte {
+	if i < len(lx.q) {
+		return lx.q[i]
+	}
+	return 0
+}
+
+// emit appends the token q[start:end] and returns end.
+func (lx *lexer) emit(kind tokKind, start, end int) int {
+	lx.toks = append(lx.toks, token{kind, start, end})
+	return end
+}
+
+// next reads the unit at q[i], choosing its rule by the first bytes.
+func (lx *lexer) next(i int) (int, string) {
+	d := lx.s.dialect
+	c, c1 := lx.q[i], lx.at(i+1)
+	switch {
+	case isSpace(c):
+		return i + 1, ""
+	case c == '-' && c1 == '-':
+		return lx.dashComment(i)
+	case c == '#' && d != PostgreSQL:
+		return lx.hashComment(i)
+	case c == '/' && c1 == '*':
+		return lx.blockComment(i)
+	case c == '*' && c1 == '/' && lx.exec >= 0:
+		lx.exec = -1 // the end of /*! ... */
+		return i + 2, ""
+	case c == '\'':
+		return lx.singleQuoted(i)
+	case c == '"':
+		return lx.doubleQuoted(i)
+	case c == '`' && d.positional():
+		return lx.enclosed(i, tQIdent, false, "quoted identifier")
+	case c == '[' && d == SQLite:
+		return lx.bracketed(i)
+	case c == '?' && d.positional():
+		return lx.questionParam(i)
+	case (c == ':' || c == '@' || c == '$') && d == SQLite && isIdentChar(c1):
+		return i, "named parameter or variable " + string(c) + "name"
+	case c == '$' && d == PostgreSQL:
+		return lx.dollar(i)
+	case d == MySQL && (isIdentChar(c) || c == '.' && isDigit(c1)):
+		return lx.mysqlWord(i)
+	case isIdentStart(c):
+		return lx.word(i)
+	case isDigit(c) || c == '.' && isDigit(c1):
+		return lx.number(i)
+	case c == 0 && d == MySQL:
+		return i, "NUL byte"
+	}
+	return lx.emit(tPunct, i, i+1), ""
+}
+
+// dashComment reads a "--" comment to the end of its line. In MySQL "--"
+// starts a comment only when white space, a control character or the end
+// follows (1--1 is 1 - (-1)); in SQLite it always does, so "--x", which
+// MySQL reads otherwise, is refused.
+func (lx *lexer) dashComment(i int) (int, string) {
+	c2, more := lx.at(i+2), i+2 < len(lx.q)
+	switch lx.s.dialect {
+	case SQLite:
+		if more && !isSpace(c2) {
+			return i, "'--' not followed by a space (a comment in SQLite, an operator in MySQL)"
+		}
+	case MySQL:
+		if more && c2 > ' ' && c2 != 0x7f {
+			return lx.emit(tPunct, i, i+1), "" // a minus sign
+		}
+		if lx.exec >= 0 {
+			return i, "'-- ' comment inside an executable comment /*! ... */"
+		}
+	}
+	return lx.lineComment(i)
+}
+
+// hashComment reads a MySQL '#' comment to the end of its line; SQLite
+// refuses the '#' (PostgreSQL reads it as an operator).
+func (lx *lexer) hashComment(i int) (int, string) {
+	switch {
+	case lx.s.dialect == SQLite:
+		return i, "'#' (a comment in MySQL)"
+	case lx.exec >= 0:
+		return i, "'#' comment inside an executable comment /*! ... */"
+	}
+	return lx.lineComment(i)
+}
+
+// lineComment reads a comment to the end of its line; MySQL refuses a NUL
+// byte in it.
+func (lx *lexer) lineComment(i int) (int, string) {
+	j := lineEnd(lx.q, i)
+	if lx.s.dialect == MySQL && strings.IndexByte(lx.q[i:j], 0) >= 0 {
+		return i, "NUL byte in a comment"
+	}
+	return j, ""
+}
+
+// blockComment reads a /* ... */ comment by the rules of the dialect.
+func (lx *lexer) blockComment(i int) (int, string) {
+	switch lx.s.dialect {
+	case SQLite:
+		return lx.sqliteComment(i)
+	case MySQL:
+		return lx.mysqlComment(i)
+	}
+	return lx.nestedComment(i)
+}
+
+// nestedComment reads a PostgreSQL block comment, in which comments nest.
+func (lx *lexer) nestedComment(i int) (int, string) {
+	q, n := lx.q, len(lx.q)
+	depth := 0
+	for j := i; j < n; {
+		switch {
+		case q[j] == '/' && lx.at(j+1) == '*':
+			depth++
+			j += 2
+		case q[j] == '*' && lx.at(j+1) == '/':
+			depth--
+			j += 2
+			if depth == 0 {
+				return j, ""
+			}
+		default:
+			j++
+		}
+	}
+	return i, "unterminated comment"
+}
+
+// flatComment reads a block comment in which comments do not nest (SQLite,
+// MySQL) and returns its end and body. A "/*" inside is refused with the
+// reason nested: PostgreSQL would read a nested comment there.
+func (lx *lexer) flatComment(i int, nested string) (end int, body, why string) {
+	j := strings.Index(lx.q[i+2:], "*/")
+	switch {
+	case j < 0:
+		return i, "", "unterminated comment"
+	case strings.Contains(lx.q[i+2:i+2+j], "/*"):
+		return i, "", nested
+	}
+	return i + 2 + j + 2, lx.q[i+2 : i+2+j], ""
+}
+
+// sqliteComment reads an SQLite block comment, refusing what MySQL reads
+// otherwise: /*! ... */ and a comment holding "/*".
+func (lx *lexer) sqliteComment(i int) (int, string) {
+	if lx.at(i+2) == '!' {
+		return i, "MySQL executable comment /*! ... */"
+	}
+	end, _, why := lx.flatComment(i, "nested comment (nested in PostgreSQL, not in SQLite or MySQL)")
+	return end, why
+}
+
+// mysqlComment reads a MySQL block comment. The text of an executable
+// comment /*! ... */ is read as if there were no comment, as MySQL and
+// MariaDB run it (lexer.exec marks it); versioned and MariaDB-only ones,
+// which some servers skip, are refused.
+func (lx *lexer) mysqlComment(i int) (int, string) {
+	if lx.exec >= 0 {
+		return i, "comment inside an executable comment /*! ... */"
+	}
+	switch c2, c3 := lx.at(i+2), lx.at(i+3); {
+	case c2 == '!' && isDigit(c3):
+		return i, "MySQL versioned comment /*!NNNNN ... */ (run or skipped depending on the server version)"
+	case c2 == '!':
+		lx.exec = i
+		return i + 3, ""
+	case c2 == 'M' && c3 == '!':
+		return i, "MariaDB executable comment /*M! ... */ (run by MariaDB, skipped by MySQL)"
+	}
+	end, body, why := lx.flatComment(i, "nested comment (not supported by MySQL)")
+	if why == "" && strings.IndexByte(body, 0) >= 0 {
+		return i, "NUL byte in a comment"
+	}
+	return end, why
+}
+
+// singleQuoted reads a '...' string literal. MySQL reads backslash escapes
+// in it unless NO_BACKSLASH_ESCAPES is set; PostgreSQL and SQLite do not,
+// so SQLite refuses a backslash.
+func (lx *lexer) singleQuoted(i int) (int, string) {
+	d := lx.s.dialect
+	j, why := lx.enclosed(i, tString, d == MySQL && !lx.s.noBackslashEscapes, "string literal")
+	if why == "" && d == SQLite && strings.IndexByte(lx.q[i:j], '\\') >= 0 {
+		return i, "backslash in a string literal (an escape in MySQL, not in SQLite)"
+	}
+	return j, why
+}
+
+// doubleQuoted reads a "..." literal: a string in MySQL without
+// ANSI_QUOTES, a quoted identifier otherwise. SQLite refuses a backslash in
+// it (MySQL may read it as an escape).
+func (lx *lexer) doubleQuoted(i int) (int, string) {
+	if lx.s.dialect == MySQL && !lx.s.ansiQuotes {
+		return lx.enclosed(i, tString, !lx.s.noBackslashEscapes, "string literal")
+	}
+	j, why := lx.enclosed(i, tQIdent, false, "quoted identifier")
+	if why == "" && lx.s.dialect == SQLite && strings.IndexByte(lx.q[i:j], '\\') >= 0 {
+		return i, "backslash in a double-quoted literal"
+	}
+	return j, why
+}
+
+// enclosed reads a literal between two of the quote at q[i], in which a
+// doubled quote (and, with backslash, a backslash before any byte) is
+// escaped, and emits it as kind; what names it in errors. Inside an
+// executable comment a literal holding "*/" is refused: whether the server
+// ends the comment there is not certain.
+func (lx *lexer) enclosed(i int, kind tokKind, backslash bool, what string) (int, string) {
+	j, ok := quoted(lx.q, i, lx.q[i], backslash)
+	switch {
+	case !ok:
+		return i, "unterminated " + what
+	case lx.exec >= 0 && strings.Contains(lx.q[i:j], "*/"):
+		return i, "'*/' inside a literal in an executable comment /*! ... */"
+	}
+	return lx.emit(kind, i, j), ""
+}
+
+// bracketed reads an SQLite [identifier], which has no escapes.
+func (lx *lexer) bracketed(i int) (int, string) {
+	j := strings.IndexByte(lx.q[i:], ']')
+	if j < 0 {
+		return i, "unterminated [identifier]"
+	}
+	return lx.emit(tQIdent, i, i+j+1), ""
+}
+
+// questionParam reads a ? parameter (SQLite, MySQL). SQLite's numbered
+// ?NNN is refused: MySQL has none.
+func (lx *lexer) questionParam(i int) (int, string) {
+	if lx.s.dialect == SQLite && isDigit(lx.at(i+1)) {
+		return i, "numbered parameter ?NNN"
+	}
+	return lx.emit(tParam, i, i+1), ""
+}
+
+// dollar reads what starts with '$' in PostgreSQL: a parameter $n, a
+// dollar-quoted string $tag$ ... $tag$ (the tag an identifier without '$',
+// possibly empty), or else the '$' alone.
+func (lx *lexer) dollar(i int) (int, string) {
+	q, n := lx.q, len(lx.q)
+	j := i + 1
+	if isDigit(lx.at(j)) {
+		for j < n && isDigit(q[j]) {
+			j++
+		}
+		return lx.emit(tParam, i, j), ""
+	}
+	if j < n && isIdentStart(q[j]) {
+		j++
+		for j < n && (isIdentStart(q[j]) || isDigit(q[j])) {
+			j++
+		}
+	}
+	if lx.at(j) != '$' {
+		return lx.emit(tPunct, i, i+1), ""
+	}
+	tag := q[i : j+1]
+	k := strings.Index(q[j+1:], tag)
+	if k < 0 {
+		return i, "unterminated dollar-quoted string"
+	}
+	return lx.emit(tString, i, j+1+k+len(tag)), ""
+}
+
+// word reads an identifier or keyword (PostgreSQL, SQLite); in PostgreSQL
+// E'...' is a string with backslash escapes.
+func (lx *lexer) word(i int) (int, string) {
+	q, n := lx.q, len(lx.q)
+	if lx.s.dialect == PostgreSQL && q[i]|0x20 == 'e' && lx.at(i+1) == '\'' {
+		j, ok := quoted(q, i+1, '\'', true)
+		if !ok {
+			return i, "unterminated string literal"
+		}
+		return lx.emit(tString, i, j), ""
+	}
+	j := i + 1
+	for j < n && isIdentChar(q[j]) {
+		j++
+	}
+	return lx.emit(tIdent, i, j), ""
+}
+
+// number reads a numeric literal (PostgreSQL, SQLite): digits, letters and
+// dots, whose extent is all the parser needs.
+func (lx *lexer) number(i int) (int, string) {
+	q, n := lx.q, len(lx.q)
+	j := i + 1
+	for j < n && (isIdentChar(q[j]) || q[j] == '.') && q[j] != '$' {
+		j++
+	}
+	return lx.emit(tNumber, i, j), ""
+}
+
+// mysqlWord reads a MySQL word: identifiers may begin with a digit or '$',
+// and a word is a number only when it reads as one (see mysqlWordEnd).
+// After a name and a dot comes a name: t.1a is column 1a of t, so the dot
+// there is punctuation.
+func (lx *lexer) mysqlWord(i int) (int, string) {
+	if lx.q[i] == '.' && len(lx.toks) > 0 {
+		if last := lx.toks[len(lx.toks)-1]; last.end == i && last.kind != tNumber && last.kind != tPunct {
+			return lx.emit(tPunct, i, i+1), ""
+		}
+	}
+	kind, j := mysqlWordEnd(lx.q, i)
+	return lx.emit(kind, i, j), ""
 }
 
 // lineEnd returns the offset after the line q[i:] begins, or len(q).
@@ -336,11 +401,11 @@ func lineEnd(q string, i int) int {
 	return i + j + 1
 }
 
-// mysqlWord reads the word at q[i], which begins with an identifier
+// mysqlWordEnd reads the word at q[i], which begins with an identifier
 // character, a digit, or a dot before a digit, and says whether MySQL reads
 // it as a number (123, 1.5, .5, 1e-3, 0x1F, 0b101) or an identifier (a word
 // that is not a number, such as 1st or $x).
-func mysqlWord(q string, i int) (tokKind, int) {
+func mysqlWordEnd(q string, i int) (tokKind, int) {
 	n := len(q)
 	j := i
 	for j < n && isIdentChar(q[j]) {

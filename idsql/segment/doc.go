@@ -38,8 +38,18 @@
 // slower one halves it, never below the step stored for the key.
 //
 // The Store interface hides the database. SQLStore implements it with
-// database/sql for PostgreSQL (NewPostgresStore) and, through package
-// sqlitestore, for an embedded SQLite file.
+// database/sql for PostgreSQL (NewPostgresStore), MySQL and MariaDB
+// (package mysqlstore, one round trip per range through a stored procedure)
+// and an embedded SQLite file (package sqlitestore).
+//
+// # Leaf's table
+//
+// StoreSettings.LeafTable points SQLStore at an existing Meituan Leaf
+// leaf_alloc table instead of idsql_alloc. Leaf's max_id is the next ID to
+// hand out (Leaf owns [max_id - step, max_id) after its UPDATE), one more
+// than idsql_alloc's; the store counts as Leaf does on that table and
+// allocates with the same atomic UPDATE, so Leaf servers and idsql can
+// allocate from the same rows at the same time without overlapping.
 //
 // # Example
 //

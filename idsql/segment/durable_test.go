@@ -37,14 +37,14 @@ func serverSyncCommit(t *testing.T, db *sql.DB) string {
 func TestPostgresAllocationCommitsSynchronouslyWhenServerDefaultIsOff(t *testing.T) {
 	t.Parallel()
 	txDialect := segment.PostgreSQL()
-	txDialect.Allocate = ""
+	txDialect.Allocate = nil
 	for _, tc := range []struct {
 		name string
 		d    segment.Dialect
 	}{{"one statement", segment.PostgreSQL()}, {"transaction", txDialect}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, db, _ := pgStore(t)
+			_, db, _ := pg.store(t)
 			db.SetMaxOpenConns(1) // one session: a leaked setting would show
 			if v := serverSyncCommit(t, db); v != "off" {
 				t.Fatalf("the test server runs with synchronous_commit = %q; this test needs off (scripts/servers sets it) or it proves nothing", v)
@@ -128,7 +128,7 @@ END $$`,
 // WAL writer is slowed to 10s so that it cannot flush the record by luck.
 func TestPostgresAllocationSurvivesImmediateShutdown(t *testing.T) {
 	txDialect := segment.PostgreSQL()
-	txDialect.Allocate = ""
+	txDialect.Allocate = nil
 	for _, tc := range []struct {
 		name string
 		d    segment.Dialect

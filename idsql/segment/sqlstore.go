@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,34 +22,59 @@ const (
 )
 
 // Dialect holds what differs between the databases an SQLStore runs on.
-// PostgreSQL returns the one for PostgreSQL; package sqlitestore has the
-// SQLite one. The queries themselves (UPDATE ... RETURNING, INSERT ... ON
-// CONFLICT DO NOTHING) are shared.
+// PostgreSQL returns the one for PostgreSQL; packages sqlitestore and
+// mysqlstore have the SQLite and MySQL/MariaDB ones. The other queries
+// are built by the store from standard SQL.
 type Dialect struct {
 	Name string    // for messages, e.g. "postgres"
 	Bind BindStyle // bind parameter style
 
-	// Schema is the idempotent DDL Migrate runs, in order, in one
-	// transaction. It creates idsql_alloc and idsql_alloc_log.
-	Schema []string
+	// IdentQuote quotes identifiers (table and column names): '"' when
+	// zero (standard SQL, PostgreSQL, SQLite) or '`' (MySQL, whatever its
+	// sql_mode). An embedded quote character is doubled.
+	IdentQuote byte
+
+	// AllocSchema is the idempotent DDL creating idsql_alloc. Migrate runs
+	// it only when the store allocates from idsql_alloc, not from a Leaf
+	// table (StoreSettings.LeafTable).
+	AllocSchema string
+
+	// LogSchema is the idempotent DDL Migrate runs, in order, to create
+	// idsql_alloc_log and its indexes.
+	LogSchema []string
 
 	// MigrateLock, when set, is run first in the Migrate transaction to
 	// serialize concurrent migrations (PostgreSQL's CREATE TABLE IF NOT
 	// EXISTS is not safe against a concurrent twin).
 	MigrateLock string
 
-	// Allocate, when set, is one statement that both advances the key's row
-	// and logs the range (PostgreSQL: a data-modifying WITH), saving three
-	// round trips per allocation. Its bind parameters are, in order: step
-	// (0: the stored step), now, key, MaxID, instance; it returns max_id and
-	// the stored step, or no row when the key is missing or exhausted. When
-	// empty, Allocate runs the UPDATE and the INSERT in a transaction.
+	// Allocate, when set, returns one statement that both advances the
+	// key's row of t and logs the range, saving the round trips of a
+	// transaction (PostgreSQL: a data-modifying WITH; MySQL: the CALL of a
+	// stored procedure). Its bind parameters are, in order: step (0: the
+	// stored step), now, key, MaxID, instance; it returns max_id and the
+	// stored step, or no row when the key is missing or exhausted. The log
+	// row holds the range as Table.Range computes it. When nil, Allocate
+	// runs the UPDATE and the INSERT in a transaction.
 	//
 	// The statement runs in a transaction of its own and must make that
 	// transaction's commit durable itself, as DurableCommit does for the
 	// two-statement form (PostgreSQL: set_config('synchronous_commit', 'on',
 	// true) in the statement, which costs no round trip).
-	Allocate string
+	Allocate func(t Table) string
+
+	// AllocateSetup, when set with Allocate, returns more idempotent DDL
+	// that the Allocate statement needs (MySQL: the stored procedure).
+	// Migrate runs it last, in its transaction tx, after the tables exist;
+	// it may read the catalog through tx.
+	AllocateSetup func(ctx context.Context, tx *sql.Tx, t Table) ([]string, error)
+
+	// PrepareAllocate prepares the Allocate statement once and reuses it
+	// (database/sql prepares it again on each pooled connection it runs
+	// on). go-sql-driver/mysql otherwise prepares, executes and closes a
+	// statement at every call with arguments (two round trips instead of
+	// one) unless the DSN sets interpolateParams.
+	PrepareAllocate bool
 
 	// DurableCommit, when set, is run first in every transaction that
 	// allocates a range with the UPDATE and the INSERT, so that the commit
@@ -57,6 +83,52 @@ type Dialect struct {
 	// on). Without it a database crash just after the commit could lose the
 	// allocation and hand the same range out again.
 	DurableCommit string
+
+	// NoReturning says the database has no UPDATE ... RETURNING (MySQL):
+	// the two-statement form then checks the UPDATE's affected rows and
+	// reads max_id and step back with a SELECT in the same transaction,
+	// which holds the row's lock.
+	NoReturning bool
+
+	// KeyExists, when set, reports whether err is the duplicate-key error
+	// of an INSERT: CreateKey then runs a plain INSERT and turns that error
+	// into ErrKeyExists. When nil, CreateKey uses INSERT ... ON CONFLICT
+	// (biz_tag) DO NOTHING and counts the rows inserted.
+	KeyExists func(err error) bool
+}
+
+// Table is the allocation table of a store, as a Dialect's statements
+// need it.
+type Table struct {
+	Name   string // as configured: "idsql_alloc", "leaf_alloc", "leafdb.leaf_alloc"
+	Quoted string // Name quoted for the dialect, ready to splice into SQL
+
+	// Leaf says the table counts as Meituan Leaf does: max_id is the next
+	// ID to hand out, and an allocation that moves it from m to m+n owns
+	// [m, m+n-1]. In idsql_alloc max_id is the last ID handed out, and the
+	// same allocation owns [m+1, m+n]. Leaf does not write update_time
+	// either (its column updates itself), and neither does the store on a
+	// Leaf table.
+	Leaf bool
+}
+
+// Range returns the first and last ID of the range an allocation owns
+// when it leaves max_id at maxID after advancing it by n.
+func (t Table) Range(maxID, n int64) (first, last int64) {
+	if t.Leaf {
+		return maxID - n, maxID - 1
+	}
+	return maxID - n + 1, maxID
+}
+
+// LastOffset is what Table.Range subtracts from max_id to get the last ID
+// of a range, for SQL that computes it: 0, or 1 on a Leaf table. The first
+// ID is then max_id - n + 1 - LastOffset.
+func (t Table) LastOffset() int {
+	if t.Leaf {
+		return 1
+	}
+	return 0
 }
 
 // PostgreSQL returns the Dialect for PostgreSQL.
@@ -64,14 +136,14 @@ func PostgreSQL() Dialect {
 	return Dialect{
 		Name: "postgres",
 		Bind: BindDollar,
-		Schema: []string{
-			`CREATE TABLE IF NOT EXISTS idsql_alloc (
+		AllocSchema: `CREATE TABLE IF NOT EXISTS idsql_alloc (
 	biz_tag     TEXT PRIMARY KEY,
 	max_id      BIGINT NOT NULL DEFAULT 0 CHECK (max_id >= 0),
 	step        BIGINT NOT NULL CHECK (step > 0),
 	description TEXT NOT NULL DEFAULT '',
 	update_time TIMESTAMPTZ NOT NULL DEFAULT now()
 )`,
+		LogSchema: []string{
 			`CREATE TABLE IF NOT EXISTS idsql_alloc_log (
 	id       BIGSERIAL PRIMARY KEY,
 	biz_tag  TEXT NOT NULL,
@@ -85,35 +157,65 @@ func PostgreSQL() Dialect {
 			`CREATE INDEX IF NOT EXISTS idsql_alloc_log_key ON idsql_alloc_log (biz_tag, first_id)`,
 		},
 		MigrateLock: `SELECT pg_advisory_xact_lock(8315429661)`,
+		Allocate:    postgresAllocate,
 		// synchronous_commit = off (server, role or session) would
 		// acknowledge the commit before its WAL is written: a crash could
-		// then lose a range already handed out. set_config(..., true) lasts
-		// until the end of the statement's own (implicit) transaction,
-		// commit included, so the session keeps its setting. p is scanned by
-		// u, so it is evaluated before any row is changed.
-		Allocate: `WITH p AS (SELECT CAST($1 AS BIGINT) AS step, set_config('synchronous_commit', 'on', true) AS sync),
+		// then lose a range already handed out.
+		DurableCommit: `SET LOCAL synchronous_commit = on`,
+	}
+}
+
+// postgresAllocate is PostgreSQL's one-statement allocation.
+// set_config(..., true) lasts until the end of the statement's own
+// (implicit) transaction, commit included, so the session keeps its
+// setting (see DurableCommit). p is scanned by u, so it is evaluated before
+// any row is changed. On a Leaf table update_time is left alone, as Leaf
+// leaves it.
+func postgresAllocate(t Table) string {
+	touch := ", update_time = $2"
+	if t.Leaf {
+		touch = ""
+	}
+	return fmt.Sprintf(`WITH p AS (SELECT CAST($1 AS BIGINT) AS step, set_config('synchronous_commit', 'on', true) AS sync),
 u AS (
-	UPDATE idsql_alloc a
-	SET max_id = a.max_id + CASE WHEN p.step > 0 THEN p.step ELSE a.step END, update_time = $2
+	UPDATE %[1]s a
+	SET max_id = a.max_id + CASE WHEN p.step > 0 THEN p.step ELSE a.step END%[2]s
 	FROM p
 	WHERE a.biz_tag = $3 AND a.max_id <= CAST($4 AS BIGINT) - CASE WHEN p.step > 0 THEN p.step ELSE a.step END
 	RETURNING a.max_id, a.step, CASE WHEN p.step > 0 THEN p.step ELSE a.step END AS used
 ),
 l AS (
 	INSERT INTO idsql_alloc_log (biz_tag, first_id, last_id, instance, created)
-	SELECT $3, u.max_id - u.used + 1, u.max_id, $5, $2 FROM u
+	SELECT $3, u.max_id - u.used + 1 - %[3]d, u.max_id - %[3]d, $5, CAST($2 AS TIMESTAMPTZ) FROM u
 )
-SELECT max_id, step FROM u`,
-		DurableCommit: `SET LOCAL synchronous_commit = on`,
-	}
+SELECT max_id, step FROM u`, t.Quoted, touch, t.LastOffset())
+}
+
+// StoreSettings configures an SQLStore. The zero value means idsql's own
+// tables, idsql_alloc and idsql_alloc_log.
+type StoreSettings struct {
+	// LeafTable, when set, names a Meituan Leaf allocation table to
+	// allocate from instead of idsql_alloc: "leaf_alloc", or
+	// "database.leaf_alloc" (schema-qualified on PostgreSQL). It must have
+	// Leaf's columns biz_tag, max_id, step, description and update_time;
+	// Migrate checks that it exists and never creates it.
+	//
+	// The store then counts as Leaf does (see Table.Leaf) and allocates
+	// with the same atomic UPDATE ... SET max_id = max_id + step WHERE
+	// biz_tag = ?, so Leaf servers may keep allocating from the same rows
+	// while idsql does: the row lock orders both and their ranges never
+	// overlap. idsql's own ranges are still logged in idsql_alloc_log
+	// (Leaf's are not, so Lookup knows only idsql's).
+	LeafTable string
 }
 
 // SQLStore is the Store on a database/sql database: PostgreSQL (through any
-// driver, lib/pq in this project's tests) or, with sqlitestore, SQLite.
+// driver, lib/pq in this project's tests) or, with packages mysqlstore and
+// sqlitestore, MySQL/MariaDB and SQLite.
 //
 // One allocation is one transaction: the UPDATE of the key's row in
-// idsql_alloc, which returns the new max_id, and the INSERT of the range into
-// idsql_alloc_log. The row lock taken by the UPDATE orders concurrent
+// idsql_alloc (or the Leaf table), which yields the new max_id, and the
+// INSERT of the range into idsql_alloc_log. The row lock taken by the UPDATE orders concurrent
 // allocators, so ranges of one key never overlap, whichever process asks.
 //
 // On PostgreSQL that transaction always commits with synchronous_commit =
@@ -123,9 +225,13 @@ SELECT max_id, step FROM u`,
 type SQLStore struct {
 	db      *sql.DB
 	dialect Dialect
+	table   Table
 	now     func() time.Time
 
-	qAllocate, qLog, qExists, qKeys, qList, qInsert, qDelete, qLookup string
+	qAllocate, qAllocateRead, qAllocateSQL, qLog, qExists, qKeys, qList, qInsert, qDelete, qLookup, qRanges string
+
+	prepMu   sync.Mutex
+	prepared *sql.Stmt // the Allocate statement, with Dialect.PrepareAllocate
 }
 
 var _ Store = (*SQLStore)(nil)
@@ -133,23 +239,73 @@ var _ Store = (*SQLStore)(nil)
 // NewPostgresStore returns an SQLStore on a PostgreSQL database.
 func NewPostgresStore(db *sql.DB) *SQLStore { return NewSQLStore(db, PostgreSQL()) }
 
-// NewSQLStore returns an SQLStore speaking dialect d on db.
+// NewSQLStore returns an SQLStore speaking dialect d on db, with idsql's
+// own tables.
 func NewSQLStore(db *sql.DB, d Dialect) *SQLStore {
-	s := &SQLStore{db: db, dialect: d, now: time.Now}
-	q := func(query string) string { return rebind(d.Bind, query) }
-	s.qAllocate = q(`UPDATE idsql_alloc
-	SET max_id = max_id + CASE WHEN CAST(? AS BIGINT) > 0 THEN CAST(? AS BIGINT) ELSE step END, update_time = ?
-	WHERE biz_tag = ? AND max_id <= CAST(? AS BIGINT) - CASE WHEN CAST(? AS BIGINT) > 0 THEN CAST(? AS BIGINT) ELSE step END
-	RETURNING max_id, step`)
-	s.qLog = q(`INSERT INTO idsql_alloc_log (biz_tag, first_id, last_id, instance, created) VALUES (?, ?, ?, ?, ?)`)
-	s.qExists = q(`SELECT max_id, step FROM idsql_alloc WHERE biz_tag = ?`)
-	s.qKeys = q(`SELECT biz_tag FROM idsql_alloc ORDER BY biz_tag`)
-	s.qList = q(`SELECT biz_tag, max_id, step, description, update_time FROM idsql_alloc ORDER BY biz_tag`)
-	s.qInsert = q(`INSERT INTO idsql_alloc (biz_tag, max_id, step, description, update_time) VALUES (?, ?, ?, ?, ?) ON CONFLICT (biz_tag) DO NOTHING`)
-	s.qDelete = q(`DELETE FROM idsql_alloc WHERE biz_tag = ?`)
-	s.qLookup = q(`SELECT biz_tag, first_id, last_id, instance, created FROM idsql_alloc_log WHERE first_id <= ? AND last_id >= ? ORDER BY biz_tag, first_id`)
+	s, err := NewSQLStoreWith(db, d, StoreSettings{})
+	if err != nil {
+		panic(err) // the zero StoreSettings are valid
+	}
 	return s
 }
+
+// NewSQLStoreWith returns an SQLStore speaking dialect d on db, configured
+// by st. An invalid setting yields an error wrapping ErrInvalidSettings
+// that names the field.
+func NewSQLStoreWith(db *sql.DB, d Dialect, st StoreSettings) (*SQLStore, error) {
+	t := Table{Name: "idsql_alloc"}
+	if st.LeafTable != "" {
+		t = Table{Name: st.LeafTable, Leaf: true}
+	}
+	quoted, err := quoteQualified(d.IdentQuote, t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("segment: StoreSettings.LeafTable: %w: %w", ErrInvalidSettings, err)
+	}
+	t.Quoted = quoted
+	s := &SQLStore{db: db, dialect: d, table: t, now: time.Now}
+	q := func(query string) string {
+		return rebind(d.Bind, strings.ReplaceAll(query, "{table}", t.Quoted))
+	}
+	touch := ", update_time = ?"
+	if t.Leaf {
+		touch = ""
+	}
+	if d.NoReturning {
+		// The database binds int64 arguments as BIGINT: no casts needed.
+		s.qAllocate = q(`UPDATE {table}
+	SET max_id = max_id + CASE WHEN ? > 0 THEN ? ELSE step END` + touch + `
+	WHERE biz_tag = ? AND max_id <= ? - CASE WHEN ? > 0 THEN ? ELSE step END`)
+		s.qAllocateRead = q(`SELECT max_id, step FROM {table} WHERE biz_tag = ?`)
+	} else {
+		s.qAllocate = q(`UPDATE {table}
+	SET max_id = max_id + CASE WHEN CAST(? AS BIGINT) > 0 THEN CAST(? AS BIGINT) ELSE step END` + touch + `
+	WHERE biz_tag = ? AND max_id <= CAST(? AS BIGINT) - CASE WHEN CAST(? AS BIGINT) > 0 THEN CAST(? AS BIGINT) ELSE step END
+	RETURNING max_id, step`)
+	}
+	if d.Allocate != nil {
+		s.qAllocateSQL = d.Allocate(t)
+	}
+	s.qLog = q(`INSERT INTO idsql_alloc_log (biz_tag, first_id, last_id, instance, created) VALUES (?, ?, ?, ?, ?)`)
+	s.qExists = q(`SELECT max_id, step FROM {table} WHERE biz_tag = ?`)
+	s.qKeys = q(`SELECT biz_tag FROM {table} ORDER BY biz_tag`)
+	s.qList = q(`SELECT biz_tag, max_id, step, description, update_time FROM {table} ORDER BY biz_tag`)
+	cols, vals := `biz_tag, max_id, step, description, update_time`, `?, ?, ?, ?, ?`
+	if t.Leaf {
+		cols, vals = `biz_tag, max_id, step, description`, `?, ?, ?, ?`
+	}
+	s.qInsert = `INSERT INTO {table} (` + cols + `) VALUES (` + vals + `)`
+	if d.KeyExists == nil {
+		s.qInsert += ` ON CONFLICT (biz_tag) DO NOTHING`
+	}
+	s.qInsert = q(s.qInsert)
+	s.qDelete = q(`DELETE FROM {table} WHERE biz_tag = ?`)
+	s.qLookup = q(`SELECT biz_tag, first_id, last_id, instance, created FROM idsql_alloc_log WHERE first_id <= ? AND last_id >= ? ORDER BY biz_tag, first_id`)
+	s.qRanges = q(`SELECT biz_tag, first_id, last_id, instance, created FROM idsql_alloc_log WHERE biz_tag = ? ORDER BY first_id`)
+	return s, nil
+}
+
+// Table returns the allocation table the store uses.
+func (s *SQLStore) Table() Table { return s.table }
 
 // DB returns the database the store uses.
 func (s *SQLStore) DB() *sql.DB { return s.db }
@@ -172,25 +328,53 @@ func rebind(style BindStyle, query string) string {
 	return b.String()
 }
 
-// Migrate creates idsql_alloc and idsql_alloc_log if they do not exist. It
-// is idempotent and safe to run from several processes at once.
+// Migrate creates idsql_alloc and idsql_alloc_log if they do not exist,
+// and whatever else the dialect's one-statement allocation needs (on MySQL
+// a stored procedure). With StoreSettings.LeafTable it checks that the Leaf
+// table exists with Leaf's columns instead of creating idsql_alloc. It is
+// idempotent and safe to run from several processes at once.
 func (s *SQLStore) Migrate(ctx context.Context) error {
+	fail := func(err error) error { return fmt.Errorf("segment: migrate (%s): %w", s.dialect.Name, err) }
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("segment: migrate (%s): %w", s.dialect.Name, err)
+		return fail(err)
 	}
 	defer tx.Rollback()
-	stmts := s.dialect.Schema
+	var stmts []string
 	if s.dialect.MigrateLock != "" {
-		stmts = append([]string{s.dialect.MigrateLock}, stmts...)
+		stmts = append(stmts, s.dialect.MigrateLock)
 	}
+	if !s.table.Leaf {
+		stmts = append(stmts, s.dialect.AllocSchema)
+	}
+	stmts = append(stmts, s.dialect.LogSchema...)
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("segment: migrate (%s): %w", s.dialect.Name, err)
+			return fail(err)
+		}
+	}
+	if s.table.Leaf {
+		// Every column the store reads or writes, so that a wrong table
+		// fails here rather than at the first allocation.
+		rows, err := tx.QueryContext(ctx, `SELECT biz_tag, max_id, step, description, update_time FROM `+s.table.Quoted+` WHERE 1 = 0`)
+		if err != nil {
+			return fail(fmt.Errorf("Leaf table %s: %w", s.table.Name, err))
+		}
+		rows.Close()
+	}
+	if s.dialect.Allocate != nil && s.dialect.AllocateSetup != nil {
+		setup, err := s.dialect.AllocateSetup(ctx, tx, s.table)
+		if err != nil {
+			return fail(err)
+		}
+		for _, q := range setup {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("segment: migrate (%s): %w", s.dialect.Name, err)
+		return fail(err)
 	}
 	return nil
 }
@@ -202,7 +386,7 @@ func (s *SQLStore) Allocate(ctx context.Context, req Request) (Range, error) {
 		return Range{}, keyErr(req.Key, "allocate", fmt.Errorf("negative step %d", req.Step))
 	}
 	now := s.now().UTC()
-	if s.dialect.Allocate != "" {
+	if s.qAllocateSQL != "" {
 		return s.allocateOne(ctx, req, now)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -215,16 +399,24 @@ func (s *SQLStore) Allocate(ctx context.Context, req Request) (Range, error) {
 			return Range{}, keyErr(req.Key, "allocate", err)
 		}
 	}
+	args := []any{req.Step, req.Step}
+	if !s.table.Leaf {
+		args = append(args, now)
+	}
+	args = append(args, req.Key, int64(MaxID), req.Step, req.Step)
 	var maxID, stored int64
-	err = tx.QueryRowContext(ctx, s.qAllocate, req.Step, req.Step, now, req.Key, int64(MaxID), req.Step, req.Step).Scan(&maxID, &stored)
+	if s.dialect.NoReturning {
+		err = s.updateThenRead(ctx, tx, req.Key, args, &maxID, &stored)
+	} else {
+		err = tx.QueryRowContext(ctx, s.qAllocate, args...).Scan(&maxID, &stored)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		err = s.whyNoRow(ctx, tx, req)
 	}
 	if err != nil {
 		return Range{}, keyErr(req.Key, "allocate", err)
 	}
-	used := cmp(req.Step, stored)
-	r := Range{Key: req.Key, First: maxID - used + 1, Last: maxID, StoredStep: stored, Instance: req.Instance, Time: now}
+	r := s.rangeOf(req, maxID, stored, now)
 	if _, err := tx.ExecContext(ctx, s.qLog, r.Key, r.First, r.Last, r.Instance, now); err != nil {
 		return Range{}, keyErr(req.Key, "allocate: log range", err)
 	}
@@ -234,19 +426,68 @@ func (s *SQLStore) Allocate(ctx context.Context, req Request) (Range, error) {
 	return r, nil
 }
 
+// updateThenRead is the allocating UPDATE of a database without RETURNING:
+// no row changed means sql.ErrNoRows; otherwise the row, still locked by
+// tx, is read back.
+func (s *SQLStore) updateThenRead(ctx context.Context, tx *sql.Tx, key string, args []any, maxID, stored *int64) error {
+	res, err := tx.ExecContext(ctx, s.qAllocate, args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return sql.ErrNoRows
+	}
+	return tx.QueryRowContext(ctx, s.qAllocateRead, key).Scan(maxID, stored)
+}
+
+// rangeOf is the range an allocation owns that left max_id at maxID.
+func (s *SQLStore) rangeOf(req Request, maxID, stored int64, now time.Time) Range {
+	first, last := s.table.Range(maxID, cmp(req.Step, stored))
+	return Range{Key: req.Key, First: first, Last: last, StoredStep: stored, Instance: req.Instance, Time: now}
+}
+
 // allocateOne runs the dialect's single allocation statement (its own
 // transaction).
 func (s *SQLStore) allocateOne(ctx context.Context, req Request, now time.Time) (Range, error) {
+	args := []any{req.Step, now, req.Key, int64(MaxID), req.Instance}
+	var row *sql.Row
+	if s.dialect.PrepareAllocate {
+		stmt, err := s.allocateStmt(ctx)
+		if err != nil {
+			return Range{}, keyErr(req.Key, "allocate", err)
+		}
+		row = stmt.QueryRowContext(ctx, args...)
+	} else {
+		row = s.db.QueryRowContext(ctx, s.qAllocateSQL, args...)
+	}
 	var maxID, stored int64
-	err := s.db.QueryRowContext(ctx, s.dialect.Allocate, req.Step, now, req.Key, int64(MaxID), req.Instance).Scan(&maxID, &stored)
+	err := row.Scan(&maxID, &stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = s.whyNoRow(ctx, s.db, req)
 	}
 	if err != nil {
 		return Range{}, keyErr(req.Key, "allocate", err)
 	}
-	used := cmp(req.Step, stored)
-	return Range{Key: req.Key, First: maxID - used + 1, Last: maxID, StoredStep: stored, Instance: req.Instance, Time: now}, nil
+	return s.rangeOf(req, maxID, stored, now), nil
+}
+
+// allocateStmt returns the prepared Allocate statement, preparing it at
+// the first call. A failed preparation is tried again at the next call.
+func (s *SQLStore) allocateStmt(ctx context.Context) (*sql.Stmt, error) {
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if s.prepared == nil {
+		stmt, err := s.db.PrepareContext(ctx, s.qAllocateSQL)
+		if err != nil {
+			return nil, err
+		}
+		s.prepared = stmt
+	}
+	return s.prepared, nil
 }
 
 type queryRower interface {
@@ -296,16 +537,16 @@ func (s *SQLStore) Keys(ctx context.Context) ([]string, error) {
 	return keys, nil
 }
 
-// KeyInfo is one row of idsql_alloc.
+// KeyInfo is one row of idsql_alloc (or of the Leaf table).
 type KeyInfo struct {
 	Key         string
-	MaxID       int64 // the last ID handed out to anyone (0: none yet)
+	MaxID       int64 // the last ID handed out to anyone (0: none yet); on a Leaf table, max_id - 1
 	Step        int64
-	Description string
+	Description string // "" for NULL (Leaf's column allows it)
 	Updated     time.Time
 }
 
-// ListKeys returns every row of idsql_alloc, sorted by key.
+// ListKeys returns every row of the allocation table, sorted by key.
 func (s *SQLStore) ListKeys(ctx context.Context) ([]KeyInfo, error) {
 	rows, err := s.db.QueryContext(ctx, s.qList)
 	if err != nil {
@@ -315,10 +556,15 @@ func (s *SQLStore) ListKeys(ctx context.Context) ([]KeyInfo, error) {
 	var out []KeyInfo
 	for rows.Next() {
 		var ki KeyInfo
+		var desc sql.NullString
 		var t timeValue
-		if err := rows.Scan(&ki.Key, &ki.MaxID, &ki.Step, &ki.Description, &t); err != nil {
+		if err := rows.Scan(&ki.Key, &ki.MaxID, &ki.Step, &desc, &t); err != nil {
 			return nil, fmt.Errorf("segment: list keys: %w", err)
 		}
+		if s.table.Leaf {
+			ki.MaxID = max(ki.MaxID-1, 0)
+		}
+		ki.Description = desc.String
 		ki.Updated = t.Time
 		out = append(out, ki)
 	}
@@ -344,11 +590,11 @@ type KeySpec struct {
 	AdoptColumn string // default "id"
 }
 
-// CreateKey inserts a row into idsql_alloc. The first range starts at
-// spec.Start, or above the adopted table's current maximum when that is
-// higher. Table and column names are quoted as identifiers; the key itself
-// only ever travels as a bind parameter. A key that exists yields an error
-// wrapping ErrKeyExists.
+// CreateKey inserts a row into the allocation table. The first range
+// starts at spec.Start, or above the adopted table's current maximum when
+// that is higher. Table and column names are quoted as identifiers; the key
+// itself only ever travels as a bind parameter. A key that exists yields an
+// error wrapping ErrKeyExists.
 func (s *SQLStore) CreateKey(ctx context.Context, spec KeySpec) error {
 	fail := func(err error) error { return keyErr(spec.Key, "create key", err) }
 	switch {
@@ -359,7 +605,7 @@ func (s *SQLStore) CreateKey(ctx context.Context, spec KeySpec) error {
 	case spec.Start < 0 || spec.Start > MaxID:
 		return fail(fmt.Errorf("start %d out of range", spec.Start))
 	}
-	maxID := max(spec.Start-1, 0)
+	next := max(spec.Start, 1) // the first ID to hand out
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(err)
@@ -370,11 +616,11 @@ func (s *SQLStore) CreateKey(ctx context.Context, spec KeySpec) error {
 		if col == "" {
 			col = "id"
 		}
-		table, err := quoteQualified(spec.AdoptTable)
+		table, err := quoteQualified(s.dialect.IdentQuote, spec.AdoptTable)
 		if err != nil {
 			return fail(err)
 		}
-		column, err := quoteIdent(col)
+		column, err := quoteIdent(s.dialect.IdentQuote, col)
 		if err != nil {
 			return fail(err)
 		}
@@ -382,12 +628,26 @@ func (s *SQLStore) CreateKey(ctx context.Context, spec KeySpec) error {
 		if err := tx.QueryRowContext(ctx, `SELECT MAX(`+column+`) FROM `+table).Scan(&cur); err != nil {
 			return fail(fmt.Errorf("adopt %s.%s: %w", spec.AdoptTable, col, err))
 		}
-		if cur.Valid && cur.Int64 > maxID {
-			maxID = cur.Int64
+		if cur.Valid && cur.Int64 >= next {
+			if cur.Int64 >= MaxID {
+				return fail(fmt.Errorf("adopt %s.%s: %w: MAX is %d", spec.AdoptTable, col, ErrExhausted, cur.Int64))
+			}
+			next = cur.Int64 + 1
 		}
 	}
-	res, err := tx.ExecContext(ctx, s.qInsert, spec.Key, maxID, spec.Step, spec.Description, s.now().UTC())
+	maxID := next - 1 // idsql_alloc: the last ID handed out
+	if s.table.Leaf {
+		maxID = next // Leaf: the next ID to hand out
+	}
+	args := []any{spec.Key, maxID, spec.Step, spec.Description}
+	if !s.table.Leaf {
+		args = append(args, s.now().UTC())
+	}
+	res, err := tx.ExecContext(ctx, s.qInsert, args...)
 	if err != nil {
+		if s.dialect.KeyExists != nil && s.dialect.KeyExists(err) {
+			err = ErrKeyExists
+		}
 		return fail(err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
@@ -399,7 +659,7 @@ func (s *SQLStore) CreateKey(ctx context.Context, spec KeySpec) error {
 	return nil
 }
 
-// DeleteKey removes a key from idsql_alloc (its log stays). A key that does
+// DeleteKey removes a key from the allocation table (its log stays). A key that does
 // not exist yields an error wrapping ErrUnknownKey. Re-creating a deleted
 // key restarts its numbering: adopt the table again to stay above it.
 func (s *SQLStore) DeleteKey(ctx context.Context, key string) error {
@@ -461,8 +721,7 @@ func (s *SQLStore) Lookup(ctx context.Context, id int64) (LookupResult, error) {
 
 // Ranges returns every logged range of key in order of first ID.
 func (s *SQLStore) Ranges(ctx context.Context, key string) ([]Range, error) {
-	rows, err := s.db.QueryContext(ctx, rebind(s.dialect.Bind,
-		`SELECT biz_tag, first_id, last_id, instance, created FROM idsql_alloc_log WHERE biz_tag = ? ORDER BY first_id`), key)
+	rows, err := s.db.QueryContext(ctx, s.qRanges, key)
 	if err != nil {
 		return nil, keyErr(key, "list ranges", err)
 	}
@@ -514,28 +773,32 @@ func (t *timeValue) parse(s string) error {
 	return fmt.Errorf("segment: cannot parse time %q", s)
 }
 
-// quoteIdent quotes one SQL identifier with double quotes (standard SQL,
-// PostgreSQL, SQLite), doubling embedded quotes.
-func quoteIdent(name string) (string, error) {
+// quoteIdent quotes one SQL identifier with q (double quotes when 0),
+// doubling embedded quotes.
+func quoteIdent(q byte, name string) (string, error) {
+	if q == 0 {
+		q = '"'
+	}
 	if name == "" || strings.ContainsRune(name, 0) {
 		return "", fmt.Errorf("invalid identifier %q", name)
 	}
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`, nil
+	qs := string(q)
+	return qs + strings.ReplaceAll(name, qs, qs+qs) + qs, nil
 }
 
 // quoteQualified quotes "schema.table" or "table". A dot always separates
-// parts; a table whose name contains a dot cannot be adopted.
-func quoteQualified(name string) (string, error) {
+// parts; a table whose name contains a dot cannot be named.
+func quoteQualified(q byte, name string) (string, error) {
 	parts := strings.Split(name, ".")
 	if len(parts) > 2 {
 		return "", fmt.Errorf("invalid table name %q", name)
 	}
 	for i, p := range parts {
-		q, err := quoteIdent(p)
+		quoted, err := quoteIdent(q, p)
 		if err != nil {
 			return "", fmt.Errorf("invalid table name %q", name)
 		}
-		parts[i] = q
+		parts[i] = quoted
 	}
 	return strings.Join(parts, "."), nil
 }

@@ -10,8 +10,8 @@ import (
 // restarts, and that a range is durably recorded (committed) before Allocate
 // returns it.
 //
-// SQLStore implements Store on PostgreSQL (and, through the sqlitestore
-// package, on SQLite).
+// SQLStore implements Store on PostgreSQL (and, through the mysqlstore and
+// sqlitestore packages, on MySQL/MariaDB and SQLite).
 type Store interface {
 	// Keys lists the keys that exist.
 	Keys(ctx context.Context) ([]string, error)

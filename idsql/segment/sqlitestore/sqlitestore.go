@@ -16,14 +16,14 @@ func Dialect() segment.Dialect {
 	return segment.Dialect{
 		Name: "sqlite",
 		Bind: segment.BindQuestion,
-		Schema: []string{
-			`CREATE TABLE IF NOT EXISTS idsql_alloc (
+		AllocSchema: `CREATE TABLE IF NOT EXISTS idsql_alloc (
 	biz_tag     TEXT PRIMARY KEY,
 	max_id      INTEGER NOT NULL DEFAULT 0 CHECK (max_id >= 0),
 	step        INTEGER NOT NULL CHECK (step > 0),
 	description TEXT NOT NULL DEFAULT '',
 	update_time DATETIME NOT NULL
 )`,
+		LogSchema: []string{
 			`CREATE TABLE IF NOT EXISTS idsql_alloc_log (
 	id       INTEGER PRIMARY KEY,
 	biz_tag  TEXT NOT NULL,

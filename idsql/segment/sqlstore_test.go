@@ -11,28 +11,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
-
-// pgStore returns a migrated PostgreSQL store on a schema of its own.
-func pgStore(t *testing.T) (*segment.SQLStore, *sql.DB, string) {
-	t.Helper()
-	db, dsn := pgtest.Open(t)
-	s := segment.NewPostgresStore(db)
-	ctx := context.Background()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Migrate(ctx); err != nil { // idempotent
-		t.Fatalf("second Migrate: %v", err)
-	}
-	return s, db, dsn
-}
 
 func createKey(t testing.TB, s *segment.SQLStore, spec segment.KeySpec) {
 	t.Helper()
@@ -41,18 +30,18 @@ func createKey(t testing.TB, s *segment.SQLStore, spec segment.KeySpec) {
 	}
 }
 
-func TestPostgresStore(t *testing.T) {
+func TestPostgresStore(t *testing.T) { testStore(t, pg) }
+func TestMySQLStore(t *testing.T)    { testStore(t, my) }
+
+// testStore runs testSQLStore on both forms of c's dialect: its one
+// statement and the UPDATE and INSERT in a transaction.
+func testStore(t *testing.T, c dbCase) {
 	t.Parallel()
-	txDialect := segment.PostgreSQL()
-	txDialect.Allocate = "" // UPDATE and INSERT in a transaction
-	for _, tc := range []struct {
-		name string
-		d    segment.Dialect
-	}{{"one statement", segment.PostgreSQL()}, {"transaction", txDialect}} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, f := range c.forms() {
+		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			_, db, _ := pgStore(t)
-			testSQLStore(t, segment.NewSQLStore(db, tc.d), db)
+			db, _ := c.open(t)
+			testSQLStore(t, c.migrated(t, db, f.d, segment.StoreSettings{}), db)
 		})
 	}
 }
@@ -133,22 +122,22 @@ func testSQLStore(t *testing.T, s *segment.SQLStore, db *sql.DB) {
 	}
 }
 
-// TestPostgresAdoptBigserial: a table that used BIGSERIAL adopts idsql; the
+// TestPostgresAdoptBigserial, TestMySQLAdoptAutoIncrement: a table whose
+// keys came from the database (BIGSERIAL, AUTO_INCREMENT) adopts idsql; the
 // first generated ID is above its MAX(id). The table name needs quoting.
-func TestPostgresAdoptBigserial(t *testing.T) {
+func TestPostgresAdoptBigserial(t *testing.T)  { testAdopt(t, pg) }
+func TestMySQLAdoptAutoIncrement(t *testing.T) { testAdopt(t, my) }
+
+func testAdopt(t *testing.T, c dbCase) {
 	t.Parallel()
-	s, db, _ := pgStore(t)
+	s, db, _ := c.store(t)
 	ctx := context.Background()
-	for _, q := range []string{
-		`CREATE TABLE "Order ""Lines""" (id BIGSERIAL PRIMARY KEY, note TEXT)`,
-		`INSERT INTO "Order ""Lines""" (note) SELECT 'x' FROM generate_series(1, 1234)`,
-		`CREATE TABLE empty_t (pk BIGSERIAL PRIMARY KEY)`,
-	} {
+	for _, q := range c.adopt {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	createKey(t, s, segment.KeySpec{Key: "lines", Step: 100, AdoptTable: `Order "Lines"`})
+	createKey(t, s, segment.KeySpec{Key: "lines", Step: 100, AdoptTable: c.adoptName})
 	createKey(t, s, segment.KeySpec{Key: "empty", Step: 100, Start: 500, AdoptTable: "empty_t", AdoptColumn: "pk"})
 	if err := s.CreateKey(ctx, segment.KeySpec{Key: "bad", Step: 1, AdoptTable: "no_such_table"}); err == nil {
 		t.Fatal("adopting a missing table succeeded")
@@ -169,7 +158,10 @@ func TestPostgresAdoptBigserial(t *testing.T) {
 // not ready" under load (Leaf issues #35, #143, #190). With the database up
 // and a step of 100, 8 goroutines taking IDs as fast as they can never see
 // an error: when both segments are empty they wait for the load in flight.
-func TestPostgresNeverBothSegmentsNotReady(t *testing.T) {
+func TestPostgresNeverBothSegmentsNotReady(t *testing.T) { testNeverBothSegmentsNotReady(t, pg) }
+func TestMySQLNeverBothSegmentsNotReady(t *testing.T)    { testNeverBothSegmentsNotReady(t, my) }
+
+func testNeverBothSegmentsNotReady(t *testing.T, c dbCase) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
@@ -180,7 +172,7 @@ func TestPostgresNeverBothSegmentsNotReady(t *testing.T) {
 		{"adaptive from 100", 0, 25000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, _, _ := pgStore(t)
+			s, _, _ := c.store(t)
 			createKey(t, s, segment.KeySpec{Key: "hot", Step: 100})
 			g := newGen(t, s, segment.Settings{MaxStep: tc.maxStep, WaitTimeout: 30 * time.Second})
 			k := mustKey(t, g, "hot")
@@ -241,13 +233,15 @@ func checkLog(t testing.TB, s *segment.SQLStore, key string, ids []int64) []segm
 
 const (
 	helperEnv    = "IDSQL_SEGMENT_HELPER"
+	helperDB     = "IDSQL_SEGMENT_HELPER_DB" // dbCase.name: driver and dialect
 	helperDSN    = "IDSQL_SEGMENT_HELPER_DSN"
 	helperOut    = "IDSQL_SEGMENT_HELPER_OUT"
 	helperCount  = "IDSQL_SEGMENT_HELPER_COUNT"
 	helperWorker = "IDSQL_SEGMENT_HELPER_WORKERS"
 )
 
-// TestMain runs the helper process of TestPostgresFourProcesses when the
+// TestMain runs the helper process of TestPostgresFourProcesses (and
+// TestMySQLFourProcesses) when the
 // test binary is started again with helperEnv set, and the tests otherwise.
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
@@ -266,13 +260,14 @@ func TestMain(m *testing.M) {
 func helperProcess() error {
 	count, _ := strconv.Atoi(os.Getenv(helperCount))
 	workers, _ := strconv.Atoi(os.Getenv(helperWorker))
-	db, err := sql.Open("postgres", os.Getenv(helperDSN))
+	name := os.Getenv(helperDB)
+	db, err := sql.Open(name, os.Getenv(helperDSN))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	ctx := context.Background()
-	g, err := segment.New(ctx, segment.NewPostgresStore(db), segment.Settings{WaitTimeout: 30 * time.Second})
+	g, err := segment.New(ctx, segment.NewSQLStore(db, dialectNamed(name)), segment.Settings{WaitTimeout: 30 * time.Second})
 	if err != nil {
 		return err
 	}
@@ -311,13 +306,16 @@ func helperProcess() error {
 	return os.WriteFile(os.Getenv(helperOut), buf, 0o644)
 }
 
-// TestPostgresFourProcesses: 4 OS processes x 4 goroutines take 2 million
-// IDs of one key from one PostgreSQL database. No duplicates; the logged
-// ranges are disjoint and cover every issued ID.
-func TestPostgresFourProcesses(t *testing.T) {
+// TestPostgresFourProcesses, TestMySQLFourProcesses: 4 OS processes x 4
+// goroutines take 2 million IDs of one key from one database. No
+// duplicates; the logged ranges are disjoint and cover every issued ID.
+func TestPostgresFourProcesses(t *testing.T) { testFourProcesses(t, pg) }
+func TestMySQLFourProcesses(t *testing.T)    { testFourProcesses(t, my) }
+
+func testFourProcesses(t *testing.T, c dbCase) {
 	t.Parallel()
 	const procs, workers, total = 4, 4, 2_000_000
-	s, _, dsn := pgStore(t)
+	s, _, dsn := c.store(t)
 	// Start small so the run has many ranges and step changes; the adaptive
 	// step grows it fast enough to keep the run short under -race.
 	createKey(t, s, segment.KeySpec{Key: "shared", Step: 2000})
@@ -332,6 +330,7 @@ func TestPostgresFourProcesses(t *testing.T) {
 			cmd := exec.Command(os.Args[0]) // TestMain runs helperProcess
 			cmd.Env = append(os.Environ(),
 				helperEnv+"=1",
+				helperDB+"="+c.name,
 				helperDSN+"="+dsn,
 				helperOut+"="+filepath.Join(dir, fmt.Sprint(p)),
 				helperCount+"="+strconv.Itoa(total/procs),
@@ -371,9 +370,12 @@ func TestPostgresFourProcesses(t *testing.T) {
 
 // TestPostgresRestartSkipsUnused: a new generator (a restarted process)
 // never reuses the unused part of the previous one's ranges.
-func TestPostgresRestartSkipsUnused(t *testing.T) {
+func TestPostgresRestartSkipsUnused(t *testing.T) { testRestartSkipsUnused(t, pg) }
+func TestMySQLRestartSkipsUnused(t *testing.T)    { testRestartSkipsUnused(t, my) }
+
+func testRestartSkipsUnused(t *testing.T, c dbCase) {
 	t.Parallel()
-	s, _, _ := pgStore(t)
+	s, _, _ := c.store(t)
 	createKey(t, s, segment.KeySpec{Key: "k", Step: 100})
 	ctx := context.Background()
 	g1, err := segment.New(ctx, s, segment.Settings{RefreshInterval: -1})
@@ -404,17 +406,34 @@ func TestPostgresRestartSkipsUnused(t *testing.T) {
 // clear error, and the generator recovers by itself, with no duplicates.
 func TestPostgresDatabaseRestart(t *testing.T) {
 	srv := pgtest.StartServer(t)
-	dsn := srv.DSN()
-	db, err := sql.Open("postgres", dsn)
+	testDatabaseDown(t, pg, srv.DSN(), srv.Stop, srv.Start)
+}
+
+// TestMySQLDatabaseUnreachable is TestPostgresDatabaseRestart on MariaDB,
+// whose server the tests share: a proxy between the store and the server
+// closes every connection and refuses new ones while the server is
+// "down".
+func TestMySQLDatabaseUnreachable(t *testing.T) {
+	t.Parallel()
+	cfg, err := mysql.ParseDSN(mysqltest.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, cfg.Addr)
+	cfg.Addr = proxy.Addr()
+	testDatabaseDown(t, my, cfg.FormatDSN(), proxy.Cut, proxy.Restore)
+}
+
+// testDatabaseDown runs a generator on the database at dsn, which stop
+// makes unreachable and start brings back.
+func testDatabaseDown(t *testing.T, c dbCase, dsn string, stop, start func()) {
+	db, err := sql.Open(c.name, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s := segment.NewPostgresStore(db)
+	s := c.migrated(t, db, c.dialect(), segment.StoreSettings{})
 	ctx := context.Background()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	createKey(t, s, segment.KeySpec{Key: "k", Step: 1000})
 	g := newGen(t, s, segment.Settings{
 		MaxStep: 1000, WaitTimeout: 2 * time.Second, LoadTimeout: 2 * time.Second,
@@ -441,7 +460,7 @@ func TestPostgresDatabaseRestart(t *testing.T) {
 		t.Fatalf("next segment not loaded: %+v", st)
 	}
 
-	srv.Stop()
+	stop()
 	// Everything buffered (the rest of range 1 and all of range 2) flows.
 	// The preload that starts meanwhile fails and retries in the background.
 	for i := 101; i < 2000; i++ {
@@ -459,7 +478,7 @@ func TestPostgresDatabaseRestart(t *testing.T) {
 		t.Fatalf("no load errors recorded: %+v", st)
 	}
 
-	srv.Start()
+	start()
 	// Recovery without a restart: the next caller succeeds once the
 	// background retry gets through (the pool's dead connections included).
 	deadline := time.Now().Add(30 * time.Second)
@@ -478,23 +497,18 @@ func TestPostgresDatabaseRestart(t *testing.T) {
 	t.Logf("%d IDs, %d loads, %d load errors", len(ids), st.Loads, st.LoadErrors)
 }
 
-// BenchmarkPostgresAllocate measures one allocation round trip against the
-// test server: the single-statement form PostgreSQL uses and the
-// transaction (BEGIN, UPDATE, INSERT, COMMIT) other dialects use.
-func BenchmarkPostgresAllocate(b *testing.B) {
-	txDialect := segment.PostgreSQL()
-	txDialect.Allocate = ""
-	for _, tc := range []struct {
-		name string
-		d    segment.Dialect
-	}{{"one-statement", segment.PostgreSQL()}, {"transaction", txDialect}} {
-		b.Run(tc.name, func(b *testing.B) {
-			db, _ := pgtest.Open(b)
-			s := segment.NewSQLStore(db, tc.d)
+// BenchmarkPostgresAllocate, BenchmarkMySQLAllocate measure one
+// allocation against the test server: the dialect's single statement and
+// the transaction (BEGIN, UPDATE, INSERT, COMMIT) it falls back to.
+func BenchmarkPostgresAllocate(b *testing.B) { benchmarkAllocate(b, pg) }
+func BenchmarkMySQLAllocate(b *testing.B)    { benchmarkAllocate(b, my) }
+
+func benchmarkAllocate(b *testing.B, c dbCase) {
+	for _, f := range c.forms() {
+		b.Run(strings.ReplaceAll(f.name, " ", "-"), func(b *testing.B) {
+			db, _ := c.open(b)
+			s := c.migrated(b, db, f.d, segment.StoreSettings{})
 			ctx := context.Background()
-			if err := s.Migrate(ctx); err != nil {
-				b.Fatal(err)
-			}
 			createKey(b, s, segment.KeySpec{Key: "k", Step: 1000})
 			for b.Loop() {
 				if _, err := s.Allocate(ctx, segment.Request{Key: "k", Instance: "bench"}); err != nil {
@@ -508,9 +522,12 @@ func BenchmarkPostgresAllocate(b *testing.B) {
 
 // TestPostgresRefreshKeys: keys created after start are picked up by a
 // refresh, deleted keys are dropped.
-func TestPostgresRefreshKeys(t *testing.T) {
+func TestPostgresRefreshKeys(t *testing.T) { testRefreshKeys(t, pg) }
+func TestMySQLRefreshKeys(t *testing.T)    { testRefreshKeys(t, my) }
+
+func testRefreshKeys(t *testing.T, c dbCase) {
 	t.Parallel()
-	s, _, _ := pgStore(t)
+	s, _, _ := c.store(t)
 	ctx := context.Background()
 	createKey(t, s, segment.KeySpec{Key: "old", Step: 10})
 	g := newGen(t, s, segment.Settings{})

@@ -1,0 +1,205 @@
+package mysqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/go-sql-driver/mysql" // also registers the "mysql" driver
+
+	"github.com/idsql/idsql/idsql/segment"
+)
+
+// Dialect returns the segment.Dialect for MySQL and MariaDB.
+func Dialect() segment.Dialect {
+	return segment.Dialect{
+		Name:       "mysql",
+		Bind:       segment.BindQuestion,
+		IdentQuote: '`',
+		AllocSchema: `CREATE TABLE IF NOT EXISTS idsql_alloc (
+	biz_tag     VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+	max_id      BIGINT NOT NULL DEFAULT 0,
+	step        BIGINT NOT NULL,
+	description VARCHAR(256) NOT NULL DEFAULT '',
+	update_time DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
+	PRIMARY KEY (biz_tag),
+	CHECK (max_id >= 0),
+	CHECK (step > 0)
+) ENGINE=InnoDB`,
+		LogSchema: []string{`CREATE TABLE IF NOT EXISTS idsql_alloc_log (
+	id       BIGINT NOT NULL AUTO_INCREMENT,
+	biz_tag  VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+	first_id BIGINT NOT NULL,
+	last_id  BIGINT NOT NULL,
+	instance VARCHAR(255) NOT NULL,
+	created  DATETIME(6) NOT NULL,
+	PRIMARY KEY (id),
+	INDEX idsql_alloc_log_first (first_id),
+	INDEX idsql_alloc_log_key (biz_tag, first_id),
+	CHECK (first_id <= last_id)
+) ENGINE=InnoDB`},
+		// CREATE TABLE and CREATE PROCEDURE ... IF NOT EXISTS are safe
+		// against a concurrent twin (the metadata lock serializes them), and
+		// DDL commits by itself anyway: no MigrateLock.
+		Allocate:        allocateCall,
+		AllocateSetup:   allocateProcedure,
+		PrepareAllocate: true,
+		// No DurableCommit: InnoDB has nothing a transaction or a session
+		// can set to make its own commit durable. innodb_flush_log_at_trx_commit
+		// and sync_binlog are global; CheckDurable reports them.
+		NoReturning: true,
+		KeyExists:   isDuplicateKey,
+	}
+}
+
+// New returns a store on db, a MySQL or MariaDB database opened with the
+// "mysql" driver, using idsql's own tables. Run its Migrate before the
+// first allocation: the allocation calls the stored procedure Migrate
+// creates.
+func New(db *sql.DB) *segment.SQLStore { return segment.NewSQLStore(db, Dialect()) }
+
+// NewWith is New configured by st; set st.LeafTable to allocate from
+// Meituan Leaf's table.
+func NewWith(db *sql.DB, st segment.StoreSettings) (*segment.SQLStore, error) {
+	return segment.NewSQLStoreWith(db, Dialect(), st)
+}
+
+// routineName is the stored procedure allocating from t. The version in
+// the name lets a later release change the procedure without dropping the
+// one older processes still call.
+func routineName(t segment.Table) string {
+	const base = "idsql_allocate_v1"
+	if !t.Leaf {
+		return base
+	}
+	var b strings.Builder
+	for _, r := range t.Name {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	name := base + "_" + b.String()
+	if b.String() != t.Name || len(name) > 64 {
+		// Two names that read alike ("a.b", "a_b") or a long one: keep
+		// them apart with a hash of the exact name.
+		h := fnv.New32a()
+		h.Write([]byte(t.Name))
+		suffix := fmt.Sprintf("_%08x", h.Sum32())
+		name = name[:min(len(name), 64-len(suffix))] + suffix
+	}
+	return name
+}
+
+func allocateCall(t segment.Table) string {
+	return "CALL `" + routineName(t) + "`(?, ?, ?, ?, ?)"
+}
+
+// allocateProcedure returns the CREATE PROCEDURE of t's allocation. Its
+// key parameter takes the character set and collation of t's biz_tag
+// column: a parameter of another collation would make the UPDATE compare
+// through a conversion, scan the table and lock every row.
+func allocateProcedure(ctx context.Context, tx *sql.Tx, t segment.Table) ([]string, error) {
+	schema, table, qualified := strings.Cut(t.Name, ".")
+	if !qualified {
+		schema, table = "", t.Name
+	}
+	var cs, coll sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = IF(? = '', DATABASE(), ?) AND TABLE_NAME = ? AND COLUMN_NAME = 'biz_tag'`, schema, schema, table).Scan(&cs, &coll)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("table %s has no biz_tag column", t.Name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the type of %s.biz_tag: %w", t.Name, err)
+	}
+	keyType := "VARCHAR(255)"
+	if cs.Valid && coll.Valid {
+		if !isName(cs.String) || !isName(coll.String) {
+			return nil, fmt.Errorf("%s.biz_tag: unexpected character set %q or collation %q", t.Name, cs.String, coll.String)
+		}
+		keyType += " CHARACTER SET " + cs.String + " COLLATE " + coll.String
+	}
+	touch := ", update_time = p_now"
+	if t.Leaf {
+		touch = "" // as Leaf: its column updates itself
+	}
+	off := t.LastOffset()
+	return []string{fmt.Sprintf("CREATE PROCEDURE IF NOT EXISTS `%[1]s` (\n"+
+		`	IN p_step BIGINT, IN p_now DATETIME(6), IN p_key %[2]s,
+	IN p_limit BIGINT, IN p_instance VARCHAR(255) CHARACTER SET utf8mb4)
+	MODIFIES SQL DATA
+	SQL SECURITY INVOKER
+	COMMENT 'idsql segment store: allocate the next range of key p_key and log it in idsql_alloc_log'
+BEGIN
+	DECLARE v_max, v_step BIGINT;
+	DECLARE EXIT HANDLER FOR SQLEXCEPTION
+	BEGIN
+		ROLLBACK;
+		RESIGNAL;
+	END;
+	START TRANSACTION;
+	UPDATE %[3]s
+	SET max_id = max_id + IF(p_step > 0, p_step, step)%[4]s
+	WHERE biz_tag = p_key AND max_id <= p_limit - IF(p_step > 0, p_step, step);
+	IF ROW_COUNT() > 0 THEN
+		-- The UPDATE holds the row's lock: this reads what it wrote.
+		SELECT max_id, step INTO v_max, v_step FROM %[3]s WHERE biz_tag = p_key;
+		INSERT INTO idsql_alloc_log (biz_tag, first_id, last_id, instance, created)
+		VALUES (p_key, v_max - IF(p_step > 0, p_step, v_step) + 1 - %[5]d, v_max - %[5]d, p_instance, p_now);
+	END IF;
+	COMMIT;
+	SELECT v_max AS max_id, v_step AS step FROM DUAL WHERE v_max IS NOT NULL;
+END`, routineName(t), keyType, t.Quoted, touch, off)}, nil
+}
+
+// isName reports whether s is a plain character set or collation name.
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// erDupEntry is MySQL's ER_DUP_ENTRY.
+const erDupEntry = 1062
+
+func isDuplicateKey(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == erDupEntry
+}
+
+// ErrNotDurable is wrapped by CheckDurable's error.
+var ErrNotDurable = errors.New("mysqlstore: the server does not commit durably")
+
+// CheckDurable reports whether the server behind db makes a commit durable
+// before acknowledging it, which the segment store needs so that a crash
+// cannot hand a range out twice: innodb_flush_log_at_trx_commit must be 1
+// (or 3 on MariaDB), and when the binary log is on, sync_binlog must be 1.
+// These are global settings no transaction can override (see the package
+// documentation). A server that does not commit durably yields an error
+// wrapping ErrNotDurable that names the setting and its value.
+func CheckDurable(ctx context.Context, db *sql.DB) error {
+	var flush, syncBinlog int64
+	var logBin string
+	err := db.QueryRowContext(ctx, `SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog`).Scan(&flush, &logBin, &syncBinlog)
+	if err != nil {
+		return fmt.Errorf("mysqlstore: check durability: %w", err)
+	}
+	if flush != 1 && flush != 3 {
+		return fmt.Errorf("%w: innodb_flush_log_at_trx_commit is %d, want 1 (a crash of the operating system, or with 0 of the server, may lose the last second of allocations and hand their ranges out again)", ErrNotDurable, flush)
+	}
+	if on := logBin == "1" || strings.EqualFold(logBin, "ON"); on && syncBinlog != 1 {
+		return fmt.Errorf("%w: the binary log is on and sync_binlog is %d, want 1 (recovery rolls back a commit whose binlog record was not synced)", ErrNotDurable, syncBinlog)
+	}
+	return nil
+}

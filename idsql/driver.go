@@ -13,6 +13,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
@@ -60,9 +61,10 @@ type Options struct {
 	// transaction does).
 	Keys *Keys
 	// KeysOptions are used when Keys is nil. On PostgreSQL and MySQL a nil
-	// Registry means the worker table (idsql_workers) in the inner
-	// connector's database, which Migrate creates; on MySQL and SQLite,
-	// segment tables need KeysOptions.SegmentStore.
+	// Registry means the worker table (idsql_workers), and a nil
+	// SegmentStore the segment tables (idsql_alloc, idsql_alloc_log), in
+	// the inner connector's database, where Migrate creates them. On SQLite
+	// segment tables need KeysOptions.SegmentStore (sqlitestore.Open).
 	KeysOptions KeysOptions
 	// CacheSize bounds the rewrite plan cache; 0 means the default.
 	CacheSize int
@@ -127,16 +129,19 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 	c.driver = &wrappedDriver{inner: inner.Driver(), cfg: cfg, opts: opts}
 	if c.keys == nil {
 		ko := opts.KeysOptions
-		if ko.SegmentStore == nil && d != dialect.PostgreSQL {
+		if ko.SegmentStore == nil && d == dialect.SQLite {
 			for _, t := range cfg.TableNames() {
 				if cfg.Tables[t].Strategy == Segment {
-					return nil, fmt.Errorf("idsql: table %s: segment tables on %s need a segment store (KeysOptions.SegmentStore)", t, d)
+					return nil, fmt.Errorf("idsql: table %s: segment tables on sqlite need a segment store (KeysOptions.SegmentStore: sqlitestore.Open)", t)
 				}
 			}
 		}
 		if ko.DB == nil {
 			c.keysDB = sql.OpenDB(innerOnly{inner})
 			ko.DB = c.keysDB
+		}
+		if ko.SegmentStore == nil && d == dialect.MySQL {
+			ko.SegmentStore = mysqlstore.New(ko.DB) // idsql_alloc in the application's database, as Migrate creates it
 		}
 		if ko.Registry == nil && (d == dialect.PostgreSQL || d == dialect.MySQL) {
 			// The worker table lives in the application's database, as

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/mysqltest"
 )
 
@@ -339,7 +340,7 @@ func runDifferential(t *testing.T, corpus []mcase, params map[string]string, bas
 	}
 	cfg := diffMySQLConfig()
 	reg := registry.New(a.raw, registry.Settings{AcceptLazyCommits: true})
-	if err := idsql.Migrate(ctx, a.raw, cfg, idsql.Stores{Workers: reg}); err != nil {
+	if err := idsql.Migrate(ctx, a.raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(a.raw)}); err != nil {
 		t.Fatal(err)
 	}
 	mc, err := mysql.ParseDSN(a.dsn)
@@ -351,10 +352,8 @@ func runDifferential(t *testing.T, corpus []mcase, params map[string]string, bas
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	segs := newMemSegments(cfg)
-	holder := tableWorkers(cfg, base)
 	conn, err := idsql.NewConnector(recConnector{inner, rec}, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{
-		DB: a.raw, Holder: holder, Registry: reg, SegmentStore: segs}})
+		DB: a.raw, Holder: tableWorkers(cfg, base), Registry: reg}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +368,7 @@ func runDifferential(t *testing.T, corpus []mcase, params map[string]string, bas
 			p, err := layout.Decode(key, time.Now(), time.Second)
 			return err == nil && p.Worker == tableWorker(cfg, base, tb.name) && time.Since(p.Time) < time.Minute
 		case idsql.Segment:
-			return segs.holds(tb.name, key)
+			return inRange(t, a.raw, tb.name, key)
 		}
 		return false
 	}

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,77 +16,20 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
-	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/mysqltest"
 )
 
 // The wrapper on MySQL and MariaDB (go-sql-driver/mysql). Every test here
 // has MySQL in its name: go test -run MySQL ./idsql/ selects them.
 
-// memSegments is an in-memory segment.Store: the wrapper's MySQL tests
-// need segment keys, not a segment store on MySQL (idsql/segment's own
-// tests cover those). It records the ranges it hands out.
-type memSegments struct {
-	mu     sync.Mutex
-	steps  map[string]int64
-	max    map[string]int64
-	ranges map[string][][2]int64
-}
-
-// newMemSegments returns a store with a key for every segment table of cfg.
-func newMemSegments(cfg *idsql.Config) *memSegments {
-	m := &memSegments{steps: map[string]int64{}, max: map[string]int64{}, ranges: map[string][][2]int64{}}
-	for _, t := range cfg.TableNames() {
-		if tc := cfg.Tables[t]; tc.Strategy == idsql.Segment {
-			m.steps[cfg.SegmentKey(t)] = tc.StepOrDefault()
-		}
-	}
-	return m
-}
-
-func (m *memSegments) Keys(context.Context) ([]string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var keys []string
-	for k := range m.steps {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys, nil
-}
-
-func (m *memSegments) Allocate(_ context.Context, req segment.Request) (segment.Range, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	stored, ok := m.steps[req.Key]
-	if !ok {
-		return segment.Range{}, fmt.Errorf("memSegments: %q: %w", req.Key, segment.ErrUnknownKey)
-	}
-	step := req.Step
-	if step == 0 {
-		step = stored
-	}
-	first := m.max[req.Key] + 1
-	m.max[req.Key] += step
-	m.ranges[req.Key] = append(m.ranges[req.Key], [2]int64{first, m.max[req.Key]})
-	return segment.Range{Key: req.Key, First: first, Last: m.max[req.Key], StoredStep: stored, Instance: req.Instance, Time: time.Now()}, nil
-}
-
-// holds reports whether id is in a range handed out for key.
-func (m *memSegments) holds(key string, id int64) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.ContainsFunc(m.ranges[key], func(r [2]int64) bool { return r[0] <= id && id <= r[1] })
-}
-
-// mysqlDB is an idsql.DB on a fresh MySQL database, the raw pool on the
-// same database, and where its keys come from.
+// mysqlDB is an idsql.DB on a fresh MySQL database and the raw pool on
+// the same database.
 type mysqlDB struct {
-	db   *idsql.DB
-	raw  *sql.DB
-	dsn  string
-	cfg  *idsql.Config
-	segs *memSegments
+	db  *idsql.DB
+	raw *sql.DB
+	dsn string
+	cfg *idsql.Config
 }
 
 // openMySQL creates a database, runs schema on it and opens the idsql.DB
@@ -108,20 +50,30 @@ func openMySQL(t *testing.T, schema []string, cfg *idsql.Config, params map[stri
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	// Leases are recorded in the worker table, as they are by default;
-	// the test server does not flush every commit.
+	// Leases are recorded in the worker table and segment ranges
+	// allocated from idsql_alloc in the same database, the Connector's
+	// defaults; the test server does not flush every commit, which the
+	// registry must be told.
 	reg := registry.New(raw, registry.Settings{AcceptLazyCommits: true})
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Workers: reg}); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(raw)}); err != nil {
 		t.Fatal(err)
 	}
-	segs := newMemSegments(cfg)
-	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{
-		Holder: tableWorkers(cfg, 7), Registry: reg, SegmentStore: segs}})
+	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 7), Registry: reg}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &mysqlDB{db: db, raw: raw, dsn: dsn, cfg: cfg, segs: segs}
+	return &mysqlDB{db: db, raw: raw, dsn: dsn, cfg: cfg}
+}
+
+// inRange reports whether id is in a range allocated for a segment key.
+func inRange(t *testing.T, raw *sql.DB, key string, id int64) bool {
+	t.Helper()
+	var n int
+	if err := raw.QueryRow("SELECT count(*) FROM idsql_alloc_log WHERE biz_tag = ? AND first_id <= ? AND last_id >= ?", key, id, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
 }
 
 // withParams adds params to a go-sql-driver DSN.
@@ -285,7 +237,7 @@ func TestMySQLLastInsertId(t *testing.T) {
 	}
 	// Filled, the key column without AUTO_INCREMENT: idsql's first key.
 	id := last("INSERT INTO users (name) VALUES (?), (?)", "a", "b")
-	if got := mysqlInts(t, m.raw, "SELECT id FROM users ORDER BY name"); len(got) != 2 || got[0] != id || !m.segs.holds("users", id) {
+	if got := mysqlInts(t, m.raw, "SELECT id FROM users ORDER BY name"); len(got) != 2 || got[0] != id || !inRange(t, m.raw, "users", id) {
 		t.Fatalf("users %v, LastInsertId %d", got, id)
 	}
 	// Nothing inserted: the server's 0.
@@ -488,10 +440,28 @@ func TestMySQLDialectChoice(t *testing.T) {
 	if _, err := idsql.NewConnector(inner, &cfg2, opts); err == nil || !strings.Contains(err.Error(), "dialect") {
 		t.Errorf("dialect oracle: %v", err)
 	}
-	// Segment tables on MySQL need a store.
-	cfg3 := &idsql.Config{Namespace: "choice", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment}}}
-	if _, err := idsql.NewConnector(inner, cfg3, idsql.Options{}); err == nil || !strings.Contains(err.Error(), "SegmentStore") {
-		t.Errorf("segment table without a store: %v", err)
+	// Segment tables on MySQL: idsql_alloc in the same database, by
+	// default.
+	if _, err := raw.ExecContext(ctx, mysqlSchema[1]); err != nil {
+		t.Fatal(err)
+	}
+	cfg3 := &idsql.Config{Namespace: "choice", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment, Step: 5}}}
+	if err := idsql.Migrate(ctx, raw, cfg3, idsql.Stores{Segments: mysqlstore.New(raw)}); err != nil {
+		t.Fatal(err)
+	}
+	c, err = idsql.NewConnector(inner, cfg3, idsql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db3 := idsql.NewDB(c)
+	defer db3.Close()
+	for _, name := range []string{"a", "b"} {
+		if _, err := db3.ExecContext(ctx, "INSERT INTO users (name) VALUES (?)", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := mysqlInts(t, raw, "SELECT id FROM users ORDER BY id"); !slices.Equal(got, []int64{1, 2}) {
+		t.Errorf("segment keys %v, want 1 and 2", got)
 	}
 }
 

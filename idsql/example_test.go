@@ -13,6 +13,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 )
 
@@ -31,6 +32,33 @@ const exampleSchema = `
 CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, total REAL NOT NULL);
 CREATE TABLE users (id BIGINT NOT NULL PRIMARY KEY, name TEXT NOT NULL);
 `
+
+// exampleSetup does what ExampleOpen does step by step: it parses
+// exampleConfig and makes a temporary SQLite file holding the application's
+// tables and idsql's, with the segment store on it. cleanup removes it all.
+func exampleSetup(ctx context.Context) (cfg *idsql.Config, store *segment.SQLStore, path string, cleanup func()) {
+	dir, err := os.MkdirTemp("", "idsql-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	path = filepath.Join(dir, "shop.db")
+	if cfg, err = idsql.Parse("idsql.yaml", []byte(exampleConfig), time.Now()); err != nil {
+		log.Fatal(err)
+	}
+	if store, err = sqlitestore.Open(ctx, path); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := store.DB().ExecContext(ctx, exampleSchema); err != nil {
+		log.Fatal(err)
+	}
+	if err := idsql.Migrate(ctx, store.DB(), cfg, idsql.Stores{Segments: store}); err != nil {
+		log.Fatal(err)
+	}
+	return cfg, store, path, func() {
+		store.DB().Close()
+		os.RemoveAll(dir)
+	}
+}
 
 // Open returns an *idsql.DB (it embeds *sqlx.DB) whose INSERTs into
 // configured tables get their keys from idsql. On the embedded SQLite
@@ -116,25 +144,8 @@ func ExampleOpen() {
 // keys too.
 func ExampleNewConnector() {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "idsql-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "shop.db")
-
-	cfg, err := idsql.Parse("idsql.yaml", []byte(exampleConfig), time.Now())
-	if err != nil {
-		log.Fatal(err)
-	}
-	store, err := sqlitestore.Open(ctx, path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.DB().Close()
-	if _, err := store.DB().ExecContext(ctx, exampleSchema); err != nil {
-		log.Fatal(err)
-	}
+	cfg, store, path, cleanup := exampleSetup(ctx) // as in ExampleOpen
+	defer cleanup()
 
 	inner, err := sqlite.NewConnector("file:" + path + "?_pragma=busy_timeout(10000)")
 	if err != nil {
@@ -213,24 +224,8 @@ tables:
 // through the worker table on PostgreSQL or MySQL (Lookup).
 func ExampleLookupIn() {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "idsql-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-
-	cfg, err := idsql.Parse("idsql.yaml", []byte(exampleConfig), time.Now())
-	if err != nil {
-		log.Fatal(err)
-	}
-	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "shop.db"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.DB().Close()
-	if err := idsql.Migrate(ctx, store.DB(), cfg, idsql.Stores{Segments: store}); err != nil {
-		log.Fatal(err)
-	}
+	cfg, store, _, cleanup := exampleSetup(ctx) // as in ExampleOpen
+	defer cleanup()
 	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{SegmentStore: store})
 	if err != nil {
 		log.Fatal(err)

@@ -104,25 +104,18 @@ func allocateCall(t segment.Table) string {
 // column: a parameter of another collation would make the UPDATE compare
 // through a conversion, scan the table and lock every row.
 func allocateProcedure(ctx context.Context, tx *sql.Tx, t segment.Table) ([]string, error) {
-	schema, table, qualified := strings.Cut(t.Name, ".")
-	if !qualified {
-		schema, table = "", t.Name
-	}
-	var cs, coll sql.NullString
-	err := tx.QueryRowContext(ctx, `SELECT CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS
-WHERE TABLE_SCHEMA = IF(? = '', DATABASE(), ?) AND TABLE_NAME = ? AND COLUMN_NAME = 'biz_tag'`, schema, schema, table).Scan(&cs, &coll)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("table %s has no biz_tag column", t.Name)
-	}
+	coll, err := keyCollation(ctx, tx, t)
 	if err != nil {
-		return nil, fmt.Errorf("read the type of %s.biz_tag: %w", t.Name, err)
+		return nil, err
 	}
 	keyType := "VARCHAR(255)"
-	if cs.Valid && coll.Valid {
-		if !isName(cs.String) || !isName(coll.String) {
-			return nil, fmt.Errorf("%s.biz_tag: unexpected character set %q or collation %q", t.Name, cs.String, coll.String)
+	if coll != "" {
+		// Every collation's name starts with its character set's.
+		cs, _, _ := strings.Cut(coll, "_")
+		if !isName(cs) || !isName(coll) {
+			return nil, fmt.Errorf("%s.biz_tag: unexpected collation %q", t.Name, coll)
 		}
-		keyType += " CHARACTER SET " + cs.String + " COLLATE " + coll.String
+		keyType += " CHARACTER SET " + cs + " COLLATE " + coll
 	}
 	touch := ", update_time = p_now"
 	if t.Leaf {
@@ -155,6 +148,42 @@ BEGIN
 	COMMIT;
 	SELECT v_max AS max_id, v_step AS step FROM DUAL WHERE v_max IS NOT NULL;
 END`, routineName(t), keyType, t.Quoted, touch, off)}, nil
+}
+
+// keyCollation returns the collation of t's biz_tag column, "" for a
+// column that is not a string. It asks SHOW COLUMNS, which opens t alone:
+// a query on information_schema.COLUMNS may scan every table of the server
+// and fail on one that another session is altering.
+func keyCollation(ctx context.Context, tx *sql.Tx, t segment.Table) (string, error) {
+	rows, err := tx.QueryContext(ctx, "SHOW FULL COLUMNS FROM "+t.Quoted+" LIKE 'biz_tag'")
+	if err != nil {
+		return "", fmt.Errorf("read the type of %s.biz_tag: %w", t.Name, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", fmt.Errorf("read the type of %s.biz_tag: %w", t.Name, err)
+		}
+		return "", fmt.Errorf("table %s has no biz_tag column", t.Name)
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return "", fmt.Errorf("read the type of %s.biz_tag: %w", t.Name, err)
+	}
+	for i, c := range cols {
+		if strings.EqualFold(c, "Collation") {
+			return vals[i].String, nil
+		}
+	}
+	return "", fmt.Errorf("read the type of %s.biz_tag: SHOW COLUMNS has no Collation", t.Name)
 }
 
 // isName reports whether s is a plain character set or collation name.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 )
 
 func stamp(t time.Time) string {
@@ -104,8 +105,8 @@ func releasedOr(t time.Time) string {
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("migrate", "--dsn DSN [--config idsql.yaml]",
-		"Creates idsql's tables (idsql_alloc, idsql_alloc_log and, on PostgreSQL,\n"+
-			"idsql_workers) and a segment key for every segment table of the configuration\n"+
+		"Creates idsql's tables (idsql_alloc, idsql_alloc_log and, on PostgreSQL and\n"+
+			"MySQL, idsql_workers) and a segment key for every segment table of the configuration\n"+
 			"that has none. A table that already holds rows (from BIGSERIAL) gets a key\n"+
 			"starting above its MAX(key column). Running it again changes nothing.", stderr)
 	dsn := fs.String("dsn", "", dsnHelp)
@@ -130,12 +131,17 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	fmt.Fprintf(stdout, "migrated %s database for namespace %s\n", d.driver, cfg.Namespace)
+	if d.driver == "mysql" {
+		if err := mysqlstore.CheckDurable(ctx, d.db); err != nil {
+			fmt.Fprintf(stderr, "idsql migrate: warning: %v\n", err)
+		}
+	}
 	return listSegments(ctx, d, stdout)
 }
 
 func runWorkers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("workers", "--dsn DSN [--config idsql.yaml | --namespace NS] [--all]",
-		"Lists the worker leases of a namespace from idsql_workers (PostgreSQL), newest first:\n"+
+		"Lists the worker leases of a namespace from idsql_workers (PostgreSQL, MySQL), newest first:\n"+
 			"which worker ID serves which table on which instance, since when.", stderr)
 	dsn := fs.String("dsn", "", dsnHelp)
 	cfgPath := fs.String("config", "", "configuration file naming the namespace (default ./idsql.yaml)")
@@ -162,7 +168,7 @@ func runWorkers(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer d.db.Close()
 	reg := d.registry()
 	if reg == nil {
-		return errors.New("the worker registry (idsql_workers) is on PostgreSQL only; this database is " + d.driver)
+		return errors.New("the worker registry (idsql_workers) is on PostgreSQL and MySQL only; this database is " + d.driver)
 	}
 	recs, err := reg.Leases(ctx, *ns, !*all)
 	if err != nil {

@@ -4,27 +4,35 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
-	_ "github.com/lib/pq"  // the "postgres" driver
-	_ "modernc.org/sqlite" // the "sqlite" driver
+	"github.com/go-sql-driver/mysql" // the "mysql" driver
+	_ "github.com/lib/pq"            // the "postgres" driver
+	_ "modernc.org/sqlite"           // the "sqlite" driver
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 )
 
-const dsnHelp = "database: postgres://... (or any lib/pq DSN), or sqlite:PATH for an SQLite file; default $IDSQL_DSN"
+const dsnHelp = "database: postgres://... (or any lib/pq DSN), mysql://user:pass@host:port/db or user:pass@tcp(host:port)/db (MySQL, MariaDB), or sqlite:PATH for an SQLite file; default $IDSQL_DSN"
 
 // database is an opened --dsn: the pool and idsql's stores on it.
 type database struct {
 	db     *sql.DB
-	driver string // "postgres" or "sqlite"
+	driver string // "postgres", "mysql" or "sqlite"
+	dsn    string // the driver's DSN (go-sql-driver's form for MySQL)
 	path   string // the SQLite file
 	stores idsql.Stores
+	// lazy: a MySQL server that does not make every commit durable, which
+	// the DSN said to accept (see mysqlDSN).
+	lazy bool
 }
 
 // sqlitePath returns the file of an sqlite: DSN.
@@ -47,6 +55,81 @@ func sqliteDSN(path string) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
+// lazyParam is the MySQL DSN parameter that accepts a server without
+// durable commits (innodb_flush_log_at_trx_commit other than 1, or
+// sync_binlog other than 1 with the binary log on) for the worker table.
+const lazyParam = "accept_lazy_commits"
+
+// isMySQL reports whether dsn is a MySQL DSN: a mysql:// or mariadb:// URL,
+// or go-sql-driver's user:pass@tcp(host:port)/db form.
+func isMySQL(dsn string) bool {
+	if strings.HasPrefix(dsn, "mysql://") || strings.HasPrefix(dsn, "mariadb://") {
+		return true
+	}
+	for _, p := range []string{"@tcp(", "@tcp6(", "@unix("} {
+		if strings.Contains(dsn, p) {
+			return true
+		}
+	}
+	return strings.HasPrefix(dsn, "tcp(") || strings.HasPrefix(dsn, "unix(")
+}
+
+// mysqlDSN turns a MySQL DSN of either form into go-sql-driver's, with
+// times scanned as time.Time (parseTime) unless the DSN says otherwise. It
+// also returns whether the DSN carries accept_lazy_commits=true, which it
+// removes (the driver would send it to the server as a variable).
+func mysqlDSN(dsn string) (string, bool, error) {
+	if strings.HasPrefix(dsn, "mysql://") || strings.HasPrefix(dsn, "mariadb://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "", false, fmt.Errorf("mysql DSN: %w", err)
+		}
+		c := mysql.NewConfig()
+		if u.User != nil {
+			c.User = u.User.Username()
+			c.Passwd, _ = u.User.Password()
+		}
+		c.Net, c.Addr = "tcp", u.Host
+		if u.Port() == "" && u.Host != "" {
+			c.Addr = net.JoinHostPort(u.Hostname(), "3306")
+		}
+		c.DBName = strings.TrimPrefix(u.Path, "/")
+		dsn = c.FormatDSN()
+		if u.RawQuery != "" {
+			sep := "?"
+			if strings.Contains(dsn[strings.LastIndexByte(dsn, '/'):], "?") {
+				sep = "&"
+			}
+			dsn += sep + u.RawQuery
+		}
+	}
+	lazy := false
+	if i := strings.LastIndexByte(dsn, '?'); i >= 0 && strings.LastIndexByte(dsn, '/') < i {
+		q, err := url.ParseQuery(dsn[i+1:])
+		if err != nil {
+			return "", false, fmt.Errorf("mysql DSN parameters: %w", err)
+		}
+		if v := q.Get(lazyParam); v != "" {
+			if lazy, err = strconv.ParseBool(v); err != nil {
+				return "", false, fmt.Errorf("mysql DSN: %s=%q is not true or false", lazyParam, v)
+			}
+			q.Del(lazyParam)
+			dsn = dsn[:i]
+			if len(q) > 0 {
+				dsn += "?" + q.Encode()
+			}
+		}
+	}
+	c, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "", false, fmt.Errorf("mysql DSN: %w", err)
+	}
+	if !strings.Contains(dsn, "parseTime=") {
+		c.ParseTime = true
+	}
+	return c.FormatDSN(), lazy, nil
+}
+
 // openDatabase opens dsn (or $IDSQL_DSN) and checks that it answers.
 func openDatabase(ctx context.Context, dsn string) (*database, error) {
 	if dsn == "" {
@@ -60,17 +143,47 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &database{db: store.DB(), driver: "sqlite", path: path, stores: idsql.Stores{Segments: store}}, nil
+		return &database{db: store.DB(), driver: "sqlite", dsn: sqliteDSN(path), path: path, stores: idsql.Stores{Segments: store}}, nil
 	}
-	db, err := sql.Open("postgres", dsn)
+	driverName, shown, lazy := "postgres", redact(dsn), false
+	if isMySQL(dsn) {
+		var err error
+		if dsn, lazy, err = mysqlDSN(dsn); err != nil {
+			return nil, usagef("--dsn: %v", err)
+		}
+		driverName, shown = "mysql", redactMySQL(dsn)
+	}
+	db, err := sql.Open(driverName, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("connect to %s: %w", redact(dsn), err)
+		return nil, fmt.Errorf("connect to %s: %w", shown, err)
 	}
-	return &database{db: db, driver: "postgres", stores: idsql.PostgresStores(db)}, nil
+	d := &database{db: db, driver: driverName, dsn: dsn, lazy: lazy}
+	switch driverName {
+	case "mysql":
+		d.stores = idsql.Stores{
+			Workers:  registry.New(db, registry.Settings{Dialect: registry.MySQL, AcceptLazyCommits: lazy}),
+			Segments: mysqlstore.New(db),
+		}
+	default:
+		d.stores = idsql.PostgresStores(db)
+	}
+	return d, nil
+}
+
+// redactMySQL hides the password of a go-sql-driver DSN.
+func redactMySQL(dsn string) string {
+	c, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "(a MySQL DSN)"
+	}
+	if c.Passwd != "" {
+		c.Passwd = "xxxxx"
+	}
+	return c.FormatDSN()
 }
 
 // redact hides a password in a URL DSN.
@@ -112,7 +225,8 @@ func (d *database) keysOptions() idsql.KeysOptions {
 	return ko
 }
 
-// registry returns the worker registry, or nil on SQLite.
+// registry returns the worker registry (PostgreSQL, MySQL), or nil on
+// SQLite.
 func (d *database) registry() *registry.Registry { return d.stores.Workers }
 
 // segmentStore returns the segment store.

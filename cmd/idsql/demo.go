@@ -12,36 +12,49 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 )
 
-// demoConfig is the configuration the demo prints and runs on.
+// demoConfig is the configuration the demo prints and runs on; %[1]s is
+// the orders table, %[2]s the customers table, %[3]s the holder's cache
+// directory.
 const demoConfig = `namespace: demo
 layout: leaf                     # 41 bits of milliseconds, 10 worker bits, 12 sequence bits
 holder:
   kind: local                    # worker IDs from a static map (no ZooKeeper needed)
   instance: demo
-  workers: {"orders@demo": 1}    # table orders on instance demo uses worker ID 1
-  cache_dir: %s
+  workers: {"%[1]s@demo": 1}    # table %[1]s on instance demo uses worker ID 1
+  cache_dir: %[3]s
 tables:
-  orders:    {strategy: snowflake}           # time + worker + sequence
-  customers: {strategy: segment, step: 100}  # ranges of 100 from the idsql_alloc row
+  %[1]s:    {strategy: snowflake}           # time + worker + sequence
+  %[2]s: {strategy: segment, step: 100}  # ranges of 100 from the idsql_alloc row
 `
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("demo", "[--dir DIR]",
+	fs := newFlags("demo", "[--dir DIR] [--dsn DSN]",
 		"A tour of idsql that needs no server: it creates an SQLite file, two tables\n"+
 			"(orders with snowflake keys, customers with segment keys), inserts rows with\n"+
 			"plain SQL through the idsql wrapper, prints them with their generated keys,\n"+
-			"decodes a key and looks keys up back to their table.", stderr)
+			"decodes a key and looks keys up back to their table.\n\n"+
+			"With --dsn it takes the tour on that PostgreSQL or MySQL database instead:\n"+
+			"it creates idsql's tables there (as idsql migrate does) and the tables\n"+
+			"idsql_demo_orders and idsql_demo_customers, which it drops at the end.", stderr)
 	dir := fs.String("dir", "", "keep the SQLite file and holder cache here (default: a temporary directory, removed at exit)")
+	dsn := fs.String("dsn", "", "take the tour on this database: postgres://..., mysql://user:pass@host:port/db or user:pass@tcp(host:port)/db")
 	rest, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q", rest[0])
+	}
+	if *dsn != "" {
+		if _, ok := sqlitePath(*dsn); ok {
+			return usagef("--dsn: the demo runs on an SQLite file by itself; give --dir to keep it")
+		}
 	}
 	if *dir == "" {
 		tmp, err := os.MkdirTemp("", "idsql-demo-")
@@ -53,11 +66,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
 	}
-	return demo(ctx, stdout, *dir)
+	return demo(ctx, stdout, *dir, *dsn)
 }
 
-// demo runs the tour in dir, writing what it does to w.
-func demo(ctx context.Context, w io.Writer, dir string) error {
+// demo runs the tour in dir, on an SQLite file there or on the database
+// dsn, writing what it does to w.
+func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 	say := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	step := 0
 	heading := func(s string) {
@@ -65,29 +79,62 @@ func demo(ctx context.Context, w io.Writer, dir string) error {
 		say("\n%d. %s\n", step, s)
 	}
 
-	say("idsql demo: distributed primary keys for plain SQL, on an SQLite file (no server needed)\n")
-	say("working directory: %s\n", dir)
+	var d *database
+	orders, customers := "orders", "customers"
+	if dsn == "" {
+		say("idsql demo: distributed primary keys for plain SQL, on an SQLite file (no server needed)\n")
+		say("working directory: %s\n", dir)
+		path := filepath.Join(dir, "demo.db")
+		store, err := sqlitestore.Open(ctx, path)
+		if err != nil {
+			return err
+		}
+		d = &database{db: store.DB(), driver: "sqlite", dsn: sqliteDSN(path), path: path, stores: idsql.Stores{Segments: store}}
+	} else {
+		if d, err = openDatabase(ctx, dsn); err != nil {
+			return err
+		}
+		orders, customers = "idsql_demo_orders", "idsql_demo_customers"
+		say("idsql demo: distributed primary keys for plain SQL, on a %s database\n", d.driver)
+		say("holder cache directory: %s\n", dir)
+	}
+	raw := d.db
+	defer raw.Close()
+	rebind := func(q string) string { return sqlx.Rebind(sqlx.BindType(d.driver), q) }
 
 	heading("The configuration (idsql.yaml) names the tables and how each gets its keys:")
-	yamlText := fmt.Sprintf(demoConfig, strconv.Quote(filepath.Join(dir, "holder")))
+	yamlText := fmt.Sprintf(demoConfig, orders, customers, strconv.Quote(filepath.Join(dir, "holder")))
 	say("%s", indent(yamlText, "   "))
 	cfg, err := idsql.Parse("demo configuration", []byte(yamlText), time.Now())
 	if err != nil {
 		return err
 	}
 
-	dbPath := filepath.Join(dir, "demo.db")
-	store, err := sqlitestore.Open(ctx, dbPath)
-	if err != nil {
-		return err
-	}
-	raw := store.DB()
-	defer raw.Close()
-
 	heading("Create the application's tables. Note: no AUTOINCREMENT, no sequence.")
 	ddl := []string{
-		"CREATE TABLE customers (id BIGINT NOT NULL PRIMARY KEY, name TEXT NOT NULL)",
-		"CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, customer_id BIGINT NOT NULL, item TEXT NOT NULL, total_cents INTEGER NOT NULL)",
+		"CREATE TABLE " + customers + " (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(100) NOT NULL)",
+		"CREATE TABLE " + orders + " (id BIGINT NOT NULL PRIMARY KEY, customer_id BIGINT NOT NULL, item VARCHAR(100) NOT NULL, total_cents INTEGER NOT NULL)",
+	}
+	if dsn != "" {
+		drop := func() error {
+			for _, t := range []string{orders, customers} {
+				if _, err := raw.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+t); err != nil {
+					return fmt.Errorf("drop demo table %s: %w", t, err)
+				}
+			}
+			return nil
+		}
+		if err := drop(); err != nil {
+			return err
+		}
+		defer func() {
+			if derr := drop(); err == nil {
+				err = derr
+			}
+			if err == nil {
+				say("\n   (tables %s and %s dropped again)\n", orders, customers)
+			}
+		}()
 	}
 	for _, q := range ddl {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
@@ -96,23 +143,21 @@ func demo(ctx context.Context, w io.Writer, dir string) error {
 		say("   %s\n", q)
 	}
 
-	heading("idsql migrate: create idsql's own tables and a segment key for customers.")
-	stores := idsql.Stores{Segments: store}
-	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+	heading("idsql migrate: create idsql's own tables and a segment key for " + customers + ".")
+	if err := idsql.Migrate(ctx, raw, cfg, d.stores); err != nil {
 		return err
 	}
-	keys, err := store.ListKeys(ctx)
+	keys, err := d.segmentStore().ListKeys(ctx)
 	if err != nil {
 		return err
 	}
 	for _, k := range keys {
-		say("   idsql_alloc row %q: max_id %d, step %d (each range of %d IDs is one UPDATE)\n", k.Key, k.MaxID, k.Step, k.Step)
+		if k.Key == cfg.SegmentKey(customers) {
+			say("   idsql_alloc row %q: max_id %d, step %d (each range of %d IDs is one UPDATE)\n", k.Key, k.MaxID, k.Step, k.Step)
+		}
 	}
 
-	db, err := idsql.Open("sqlite", sqliteDSN(dbPath), cfg, idsql.Options{
-		DriverName:  "sqlite",
-		KeysOptions: idsql.KeysOptions{DB: raw, SegmentStore: store},
-	})
+	db, err := idsql.Open(d.driver, d.dsn, cfg, idsql.Options{KeysOptions: d.keysOptions()})
 	if err != nil {
 		return err
 	}
@@ -121,7 +166,7 @@ func demo(ctx context.Context, w io.Writer, dir string) error {
 	heading("Insert rows with plain SQL through the idsql wrapper. The statements leave out\n   the id column; idsql adds it and binds a fresh key for each row:")
 	var customerIDs []int64
 	for _, name := range []string{"Ada Lovelace", "Grace Hopper", "Edsger Dijkstra"} {
-		const q = "INSERT INTO customers (name) VALUES (?)"
+		q := rebind("INSERT INTO " + customers + " (name) VALUES (?)")
 		res, err := db.ExecContext(ctx, q, name)
 		if err != nil {
 			return fmt.Errorf("insert customer: %w", err)
@@ -139,7 +184,7 @@ func demo(ctx context.Context, w io.Writer, dir string) error {
 		cents int
 	}{{"analytical engine", 120000}, {"compiler", 4999}, {"shortest path", 1500}}
 	for i, it := range items {
-		const q = "INSERT INTO orders (customer_id, item, total_cents) VALUES (?, ?, ?)"
+		q := rebind("INSERT INTO " + orders + " (customer_id, item, total_cents) VALUES (?, ?, ?)")
 		res, err := db.ExecContext(ctx, q, customerIDs[i], it.item, it.cents)
 		if err != nil {
 			return fmt.Errorf("insert order: %w", err)
@@ -149,13 +194,13 @@ func demo(ctx context.Context, w io.Writer, dir string) error {
 			return err
 		}
 		orderIDs = append(orderIDs, id)
-		say("   %-58s %-18q -> id %d\n", "INSERT INTO orders (customer_id, item, total_cents) ...", it.item, id)
+		say("   %-58s %-18q -> id %d\n", "INSERT INTO "+orders+" (customer_id, item, total_cents) ...", it.item, id)
 	}
 
 	heading("The rows, read back with SELECT:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "   customers.id\tname")
-	rows, err := db.QueryContext(ctx, "SELECT id, name FROM customers ORDER BY id")
+	fmt.Fprintf(tw, "   %s.id\tname\n", customers)
+	rows, err := db.QueryContext(ctx, "SELECT id, name FROM "+customers+" ORDER BY id")
 	if err != nil {
 		return err
 	}
@@ -173,8 +218,8 @@ func demo(ctx context.Context, w io.Writer, dir string) error {
 	}
 	tw.Flush()
 	say("   (segment keys: small, dense, increasing; taken from a range of IDs this process reserved in idsql_alloc)\n\n")
-	fmt.Fprintln(tw, "   orders.id\tcustomer_id\titem\ttotal")
-	rows, err = db.QueryContext(ctx, "SELECT id, customer_id, item, total_cents FROM orders ORDER BY id")
+	fmt.Fprintf(tw, "   %s.id\tcustomer_id\titem\ttotal\n", orders)
+	rows, err = db.QueryContext(ctx, "SELECT id, customer_id, item, total_cents FROM "+orders+" ORDER BY id")
 	if err != nil {
 		return err
 	}
@@ -208,27 +253,39 @@ func demo(ctx context.Context, w io.Writer, dir string) error {
 		p.Time.UTC().Format("2006-01-02T15:04:05.000Z"), time.Since(p.Time).Round(time.Millisecond), p.Worker, p.Sequence, layout)
 
 	heading("Look keys up back to their table (what `idsql lookup` does):")
-	cid := customerIDs[1]
-	origins, err := idsql.LookupIn(ctx, cfg, stores, cid)
-	if err != nil {
-		return fmt.Errorf("lookup %d: %w", cid, err)
-	}
-	for _, o := range origins {
-		say("   %d -> table %s (%s key %q, range %d..%d handed to %s)\n",
-			cid, o.Table, o.Strategy, o.Range.Key, o.Range.First, o.Range.Last, o.Range.Instance)
-	}
-	table := ""
-	for k, v := range cfg.Holder.Workers {
-		if v == p.Worker {
-			table, _, _ = strings.Cut(k, "@")
+	for _, id := range []int64{customerIDs[1], oid} {
+		origins, err := idsql.LookupIn(ctx, cfg, d.stores, id)
+		if err != nil && !(errors.Is(err, idsql.ErrNotFound) && id == oid && d.registry() == nil) {
+			return fmt.Errorf("lookup %d: %w", id, err)
+		}
+		for _, o := range origins {
+			if o.Table == "" {
+				continue // another namespace's key sharing the number
+			}
+			switch o.Strategy {
+			case idsql.Segment:
+				say("   %d -> table %s (%s key %q, range %d..%d handed to %s)\n",
+					id, o.Table, o.Strategy, o.Range.Key, o.Range.First, o.Range.Last, o.Range.Instance)
+			case idsql.Snowflake:
+				say("   %d -> table %s (snowflake, worker %d, lease #%d recorded in idsql_workers by %s)\n",
+					id, o.Table, o.Parts.Worker, o.Lease.LeaseID, o.Lease.Instance)
+			}
 		}
 	}
-	if table == "" {
-		return fmt.Errorf("lookup %d: worker %d is in no holder mapping", oid, p.Worker)
+	if d.registry() == nil {
+		table := ""
+		for k, v := range cfg.Holder.Workers {
+			if v == p.Worker {
+				table, _, _ = strings.Cut(k, "@")
+			}
+		}
+		if table == "" {
+			return fmt.Errorf("lookup %d: worker %d is in no holder mapping", oid, p.Worker)
+		}
+		say("   %d -> table %s (snowflake, worker %d; the local holder maps worker %d to %s)\n", oid, table, p.Worker, p.Worker, table)
+		say("   With PostgreSQL or MySQL the worker table idsql_workers records every lease, so lookup\n" +
+			"   stays exact even after a worker ID moves to another table.\n")
 	}
-	say("   %d -> table %s (snowflake, worker %d; the local holder maps worker %d to %s)\n", oid, table, p.Worker, p.Worker, table)
-	say("   With PostgreSQL the worker table idsql_workers records every lease, so lookup\n" +
-		"   stays exact even after a worker ID moves to another table.\n")
 
 	say("\nDone. Next:\n" +
 		"   idsql serve                     an HTTP ID server (Leaf's API) with a monitor page\n" +

@@ -5,7 +5,7 @@
 // look up IDs, create idsql's tables, list worker leases and segment keys,
 // and run the Leaf-compatible ID server of package server.
 //
-//	idsql demo                              a tour on an embedded SQLite file, no server needed
+//	idsql demo [--dsn DSN]                  a tour on an embedded SQLite file (no server needed), or on DSN
 //	idsql decode [--config F | --layout L] [--json] ID...
 //	idsql lookup --dsn DSN [--config F] ID...
 //	idsql migrate --dsn DSN --config F
@@ -13,9 +13,14 @@
 //	idsql segments --dsn DSN
 //	idsql serve [--config F --dsn DSN] [--addr 127.0.0.1:8080]
 //
-// A --dsn is a PostgreSQL URL (lib/pq) or sqlite:PATH for an SQLite file;
-// $IDSQL_DSN is the default. The worker registry (idsql_workers) is on
-// PostgreSQL only for now, so on SQLite lookup traces segment IDs only.
+// A --dsn is a PostgreSQL URL or key=value DSN (lib/pq), a MySQL or
+// MariaDB DSN (go-sql-driver/mysql), either mysql://user:pass@host:port/db
+// or the driver's own user:pass@tcp(host:port)/db, or sqlite:PATH for an
+// SQLite file; $IDSQL_DSN is the default. Parameters of a MySQL DSN go to
+// the driver (parseTime is on unless given), except accept_lazy_commits=true,
+// which lets the worker table record leases on a server that does not make
+// every commit durable. The worker registry (idsql_workers) is on
+// PostgreSQL and MySQL, so on SQLite lookup traces segment IDs only.
 //
 // Run `idsql COMMAND --help` for each command's flags. Errors go to
 // standard error; the exit code is 1 for failures and 2 for usage errors.

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/idsql/idsql/holder/registry"
 )
 
 func main() {
@@ -76,6 +78,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		default:
 			fmt.Fprintf(stderr, "idsql %s: %v\n", c.name, err)
+			if errors.Is(err, registry.ErrNotDurable) {
+				fmt.Fprintf(stderr, "The MySQL server may lose a committed worker lease in a crash (innodb_flush_log_at_trx_commit\n"+
+					"or sync_binlog is not 1). Fix the server, or add %s=true to the MySQL DSN to accept the risk.\n", lazyParam)
+			}
 			return 1
 		}
 	}

@@ -23,7 +23,7 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 
 func TestDemo(t *testing.T) {
 	var out bytes.Buffer
-	if err := demo(context.Background(), &out, t.TempDir()); err != nil {
+	if err := demo(context.Background(), &out, t.TempDir(), ""); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 	s := out.String()

@@ -77,7 +77,7 @@ func inRange(t *testing.T, raw *sql.DB, key string, id int64) bool {
 }
 
 // withParams adds params to a go-sql-driver DSN.
-func withParams(t *testing.T, dsn string, params map[string]string) string {
+func withParams(t testing.TB, dsn string, params map[string]string) string {
 	t.Helper()
 	if len(params) == 0 {
 		return dsn

@@ -1,0 +1,205 @@
+package idsql_test
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/internal/mysqltest"
+)
+
+// The wrapper's cost against raw go-sql-driver/mysql on loopback MariaDB,
+// as bench_test.go measures it against lib/pq: every side on one pinned
+// connection, interleaved op by op (see paired and pinned there).
+//
+//	go test -c -o /tmp/idsql-bench.test ./idsql/
+//	for i in $(seq 8); do /tmp/idsql-bench.test -test.run '^$' -test.bench 'MySQL.*Paired' -test.benchtime 3000x; done
+//
+// Each benchmark runs twice: dsn=prepare with the driver's defaults (a
+// statement with arguments is prepared, executed and closed: what
+// database/sql does when go-sql-driver answers driver.ErrSkip) and
+// dsn=interpolate with interpolateParams=true (the driver writes the
+// arguments into the text: one round trip).
+
+var mysqlBenchDSNs = []struct {
+	name   string
+	params map[string]string
+}{
+	{"prepare", nil},
+	{"interpolate", map[string]string{"interpolateParams": "true"}},
+}
+
+// openMySQLBench returns the idsql handle and a raw pool on one fresh
+// database with tables b_idsql (the key filled by idsql), b_raw (the key
+// given) and b_auto (AUTO_INCREMENT).
+func openMySQLBench(b *testing.B, params map[string]string) (*idsql.DB, *sql.DB) {
+	b.Helper()
+	dsn := withParams(b, mysqltest.Database(b), params)
+	raw, err := sql.Open("mysql", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { raw.Close() })
+	ctx := context.Background()
+	for _, q := range []string{
+		"CREATE TABLE b_idsql (id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(100)) ENGINE=InnoDB",
+		"CREATE TABLE b_raw (id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(100)) ENGINE=InnoDB",
+		"CREATE TABLE b_auto (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(100)) ENGINE=InnoDB",
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg := &idsql.Config{Namespace: "bench", Tables: map[string]idsql.TableConfig{"b_idsql": {Strategy: idsql.Snowflake}}}
+	reg := registry.New(raw, registry.Settings{AcceptLazyCommits: true})
+	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Workers: reg}); err != nil {
+		b.Fatal(err)
+	}
+	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 3), Registry: reg}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(4)
+	if _, err := db.NextID(ctx, "b_idsql"); err != nil {
+		b.Fatal(err)
+	}
+	return db, raw
+}
+
+// mysqlRawExec runs query on c's inner go-sql-driver connection, bypassing
+// idsql and database/sql: directly when the driver takes the arguments,
+// else prepared, executed and closed, as database/sql does after
+// driver.ErrSkip.
+func mysqlRawExec(ctx context.Context, c *sql.Conn, query string, args []driver.NamedValue) error {
+	return c.Raw(func(dc any) error {
+		inner := idsql.InnerConn(dc)
+		_, err := inner.(driver.ExecerContext).ExecContext(ctx, query, args)
+		if !errors.Is(err, driver.ErrSkip) {
+			return err
+		}
+		st, err := inner.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+		if err != nil {
+			return err
+		}
+		_, err = st.(driver.StmtExecContext).ExecContext(ctx, args)
+		return errors.Join(err, st.Close())
+	})
+}
+
+// mysqlMultiValues is multiValues with ? placeholders: rows (user_id,
+// note) rows and, with key, the key column last in each row, where the
+// wrapper puts it.
+func mysqlMultiValues(table string, rows int, key bool) string {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO " + table + " (user_id, note")
+	row := "(?, ?)"
+	if key {
+		sb.WriteString(", id")
+		row = "(?, ?, ?)"
+	}
+	sb.WriteString(") VALUES ")
+	for r := range rows {
+		if r > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(row)
+	}
+	return sb.String()
+}
+
+// BenchmarkMySQLInsertRowPaired: one single-row INSERT per op. idsql: the
+// statement without the key through idsql; raw: with the key, on the
+// inner connection; auto: AUTO_INCREMENT fills the key, on the inner
+// connection; keyed: the raw statement through idsql and database/sql.
+func BenchmarkMySQLInsertRowPaired(b *testing.B) {
+	for _, d := range mysqlBenchDSNs {
+		b.Run("dsn="+d.name, func(b *testing.B) {
+			db, raw := openMySQLBench(b, d.params)
+			ctx := context.Background()
+			c, start := pinned(b, db)
+			var counter atomic.Int64
+			counter.Store(start)
+			for _, t := range []string{"b_idsql", "b_raw", "b_auto"} {
+				if _, err := raw.Exec("TRUNCATE TABLE " + t); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var nv []driver.NamedValue
+			paired(b, []string{"idsql", "raw", "auto", "keyed"}, []func(int) error{
+				func(i int) error {
+					_, err := c.ExecContext(ctx, "INSERT INTO b_idsql (user_id, note) VALUES (?, ?)", i, "note")
+					return err
+				},
+				func(i int) error {
+					nv = named(nv, int64(i), "note", counter.Add(1))
+					return mysqlRawExec(ctx, c, "INSERT INTO b_raw (user_id, note, id) VALUES (?, ?, ?)", nv)
+				},
+				func(i int) error {
+					nv = named(nv, int64(i), "note")
+					return mysqlRawExec(ctx, c, "INSERT INTO b_auto (user_id, note) VALUES (?, ?)", nv)
+				},
+				func(i int) error {
+					_, err := c.ExecContext(ctx, "INSERT INTO b_raw (user_id, note, id) VALUES (?, ?, ?)", i, "note", counter.Add(1))
+					return err
+				},
+			})
+		})
+	}
+}
+
+// BenchmarkMySQLInsert1000Paired: one 1,000-row INSERT per op; sides as in
+// BenchmarkMySQLInsertRowPaired, without auto.
+func BenchmarkMySQLInsert1000Paired(b *testing.B) {
+	const rows = 1000
+	for _, d := range mysqlBenchDSNs {
+		b.Run("dsn="+d.name, func(b *testing.B) {
+			db, raw := openMySQLBench(b, d.params)
+			ctx := context.Background()
+			c, start := pinned(b, db)
+			var counter atomic.Int64
+			counter.Store(start)
+			for _, t := range []string{"b_idsql", "b_raw"} {
+				if _, err := raw.Exec("TRUNCATE TABLE " + t); err != nil {
+					b.Fatal(err)
+				}
+			}
+			args := make([]any, 2*rows)
+			for r := range rows {
+				args[2*r], args[2*r+1] = r, "note"
+			}
+			qi, qr := mysqlMultiValues("b_idsql", rows, false), mysqlMultiValues("b_raw", rows, true)
+			rawArgs := make([]driver.NamedValue, 0, 3*rows)
+			keyed := make([]any, 0, 3*rows)
+			paired(b, []string{"idsql", "raw", "keyed"}, []func(int) error{
+				func(int) error {
+					_, err := c.ExecContext(ctx, qi, args...)
+					return err
+				},
+				func(int) error {
+					rawArgs = rawArgs[:0]
+					for r := range rows {
+						rawArgs = append(rawArgs, driver.NamedValue{Ordinal: 3*r + 1, Value: int64(r)},
+							driver.NamedValue{Ordinal: 3*r + 2, Value: "note"},
+							driver.NamedValue{Ordinal: 3*r + 3, Value: counter.Add(1)})
+					}
+					return mysqlRawExec(ctx, c, qr, rawArgs)
+				},
+				func(int) error {
+					keyed = keyed[:0]
+					for r := range rows {
+						keyed = append(keyed, r, "note", counter.Add(1))
+					}
+					_, err := c.ExecContext(ctx, qr, keyed...)
+					return err
+				},
+			})
+		})
+	}
+}

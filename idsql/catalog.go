@@ -116,22 +116,11 @@ func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue
 			return rows, err
 		}
 	}
-	var st driver.Stmt
-	var err error
-	if pc, ok := c.inner.(driver.ConnPrepareContext); ok {
-		st, err = pc.PrepareContext(ctx, query)
-	} else {
-		st, err = c.inner.Prepare(query)
-	}
+	st, err := c.prepare(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	var rows driver.Rows
-	if sq, ok := st.(driver.StmtQueryContext); ok {
-		rows, err = sq.QueryContext(ctx, args)
-	} else {
-		rows, err = st.Query(values(args)) //nolint:staticcheck // fallback for old drivers
-	}
+	rows, err := stmtQuery(ctx, st, args)
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -354,16 +354,8 @@ type conn struct {
 	broken bool
 	// skip holds filled statements the inner driver refused to run with
 	// arguments (driver.ErrSkip: go-sql-driver/mysql without
-	// interpolateParams); database/sql prepares those instead.
+	// interpolateParams); they are prepared, executed and closed.
 	skip map[*rewrite.Plan]struct{}
-	// unused are the IDs drawn for a statement the driver skipped.
-	unused unusedIDs
-}
-
-// unusedIDs are IDs drawn for plan and never sent.
-type unusedIDs struct {
-	plan *rewrite.Plan
-	ids  []int64
 }
 
 // maxSkip bounds conn.skip; past it the set starts again.
@@ -415,24 +407,19 @@ func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
 	return p, nil
 }
 
-// fill generates the plan's IDs, or takes the preset ones (NamedExec) or
-// those an attempt the driver skipped left unused, and returns the
-// arguments for plan.Query. drawn says the IDs are not preset.
-func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue) (full []driver.NamedValue, ids []int64, drawn bool, err error) {
-	ids, err = presetIDs(ctx, p)
+// fill generates the plan's IDs, or takes the preset ones (NamedExec), and
+// returns the arguments for plan.Query.
+func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue) ([]driver.NamedValue, []int64, error) {
+	ids, err := presetIDs(ctx, p)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, err
 	}
 	if ids == nil {
-		drawn = true
-		if c.unused.plan == p {
-			ids = c.unused.ids
-		} else if ids, err = c.c.keys.NextIDs(ctx, p.Table.String(), p.Rows); err != nil {
-			return nil, nil, false, err
+		if ids, err = c.c.keys.NextIDs(ctx, p.Table.String(), p.Rows); err != nil {
+			return nil, nil, err
 		}
 	}
-	c.unused = unusedIDs{}
-	return p.Args(make([]driver.NamedValue, 0, len(args)+len(ids)), args, ids), ids, drawn, nil
+	return p.Args(make([]driver.NamedValue, 0, len(args)+len(ids)), args, ids), ids, nil
 }
 
 // sent maps an error of a statement that may have reached the server.
@@ -454,38 +441,37 @@ func (c *conn) sent(p *rewrite.Plan, err error) error {
 	return err
 }
 
-// skips reports whether the inner driver refused p with arguments before.
-func (c *conn) skips(p *rewrite.Plan) bool {
-	_, ok := c.skip[p]
-	return ok
-}
-
-// skipped remembers that the inner driver refused p with arguments.
-// Nothing was sent, so drawn IDs are kept for the next filling of p:
-// database/sql prepares the statement at once and executes it on this
-// connection, and that execution inserts them.
-func (c *conn) skipped(p *rewrite.Plan, ids []int64, drawn bool) error {
+// skipped remembers that the inner driver refused p with arguments
+// (nothing was sent): later executions prepare at once.
+func (c *conn) skipped(p *rewrite.Plan) {
 	if c.skip == nil || len(c.skip) >= maxSkip {
 		c.skip = make(map[*rewrite.Plan]struct{})
 	}
 	c.skip[p] = struct{}{}
-	if drawn {
-		c.unused = unusedIDs{plan: p, ids: ids}
+}
+
+// prepare prepares query on the inner connection.
+func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
+	if pc, ok := c.inner.(driver.ConnPrepareContext); ok {
+		return pc.PrepareContext(ctx, query)
 	}
-	return driver.ErrSkip
+	return c.inner.Prepare(query)
 }
 
 // ExecContext fills INSERTs into configured tables and forwards the rest.
+// A filled statement the inner driver will not run with arguments is
+// prepared, executed and closed here, as database/sql would do it, with
+// the arguments it has converted already.
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	p, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	ex, ok := c.inner.(driver.ExecerContext)
-	if !ok {
-		return nil, driver.ErrSkip // database/sql prepares it: fillStmt fills
-	}
 	if p == nil {
+		if !ok {
+			return nil, driver.ErrSkip
+		}
 		res, err := ex.ExecContext(ctx, query, args)
 		if err == nil && c.c.dialect == dialect.MySQL && setsSQLMode(query) {
 			if err := c.readSQLMode(ctx); err != nil {
@@ -495,16 +481,28 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 		return res, err
 	}
-	if c.skips(p) {
-		return nil, driver.ErrSkip
-	}
-	full, ids, drawn, err := c.fill(ctx, p, args)
+	full, ids, err := c.fill(ctx, p, args)
 	if err != nil {
 		return nil, err
 	}
-	res, err := ex.ExecContext(ctx, p.Query, full)
+	var res driver.Result
+	err = driver.ErrSkip
+	if _, skip := c.skip[p]; ok && !skip {
+		if res, err = ex.ExecContext(ctx, p.Query, full); errors.Is(err, driver.ErrSkip) {
+			c.skipped(p)
+		}
+	}
 	if errors.Is(err, driver.ErrSkip) {
-		return nil, c.skipped(p, ids, drawn)
+		st, err := c.prepare(ctx, p.Query)
+		if err != nil {
+			return nil, err // nothing was executed
+		}
+		defer st.Close()
+		res, err = stmtExec(ctx, st, full)
+		if err != nil {
+			return nil, c.sent(p, err)
+		}
+		return c.result(res, ids[0]), nil
 	}
 	if err != nil {
 		return nil, c.sent(p, err)
@@ -513,34 +511,61 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 }
 
 // QueryContext fills INSERT ... RETURNING into configured tables and
-// forwards the rest.
+// forwards the rest; see ExecContext.
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	p, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	q, ok := c.inner.(driver.QueryerContext)
-	if !ok {
-		return nil, driver.ErrSkip
-	}
 	if p == nil {
+		if !ok {
+			return nil, driver.ErrSkip
+		}
 		return q.QueryContext(ctx, query, args)
 	}
-	if c.skips(p) {
-		return nil, driver.ErrSkip
-	}
-	full, ids, drawn, err := c.fill(ctx, p, args)
+	full, _, err := c.fill(ctx, p, args)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, p.Query, full)
+	var rows driver.Rows
+	err = driver.ErrSkip
+	if _, skip := c.skip[p]; ok && !skip {
+		if rows, err = q.QueryContext(ctx, p.Query, full); errors.Is(err, driver.ErrSkip) {
+			c.skipped(p)
+		}
+	}
 	if errors.Is(err, driver.ErrSkip) {
-		return nil, c.skipped(p, ids, drawn)
+		st, err := c.prepare(ctx, p.Query)
+		if err != nil {
+			return nil, err // nothing was executed
+		}
+		if rows, err = stmtQuery(ctx, st, full); err != nil {
+			st.Close()
+			return nil, c.sent(p, err)
+		}
+		return stmtRows{rows, st}, nil
 	}
 	if err != nil {
 		return nil, c.sent(p, err)
 	}
 	return rows, nil
+}
+
+// stmtExec executes an inner statement.
+func stmtExec(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (driver.Result, error) {
+	if ex, ok := st.(driver.StmtExecContext); ok {
+		return ex.ExecContext(ctx, args)
+	}
+	return st.Exec(values(args)) //nolint:staticcheck // fallback for old drivers
+}
+
+// stmtQuery queries an inner statement.
+func stmtQuery(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (driver.Rows, error) {
+	if q, ok := st.(driver.StmtQueryContext); ok {
+		return q.QueryContext(ctx, args)
+	}
+	return st.Query(values(args)) //nolint:staticcheck // fallback for old drivers
 }
 
 // PrepareContext returns the inner statement itself for statements that
@@ -553,12 +578,7 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	if p != nil {
 		query = p.Query
 	}
-	var st driver.Stmt
-	if pc, ok := c.inner.(driver.ConnPrepareContext); ok {
-		st, err = pc.PrepareContext(ctx, query)
-	} else {
-		st, err = c.inner.Prepare(query)
-	}
+	st, err := c.prepare(ctx, query)
 	if err != nil || p == nil {
 		return st, err
 	}
@@ -621,16 +641,11 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	full, ids, _, err := s.conn.fill(ctx, s.plan, args)
+	full, ids, err := s.conn.fill(ctx, s.plan, args)
 	if err != nil {
 		return nil, err
 	}
-	var res driver.Result
-	if ex, ok := s.inner.(driver.StmtExecContext); ok {
-		res, err = ex.ExecContext(ctx, full)
-	} else {
-		res, err = s.inner.Exec(values(full)) //nolint:staticcheck // fallback for old drivers
-	}
+	res, err := stmtExec(ctx, s.inner, full)
 	if err != nil {
 		return nil, s.conn.sent(s.plan, err)
 	}
@@ -638,16 +653,11 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	full, _, _, err := s.conn.fill(ctx, s.plan, args)
+	full, _, err := s.conn.fill(ctx, s.plan, args)
 	if err != nil {
 		return nil, err
 	}
-	var rows driver.Rows
-	if q, ok := s.inner.(driver.StmtQueryContext); ok {
-		rows, err = q.QueryContext(ctx, full)
-	} else {
-		rows, err = s.inner.Query(values(full)) //nolint:staticcheck // fallback for old drivers
-	}
+	rows, err := stmtQuery(ctx, s.inner, full)
 	return rows, s.conn.sent(s.plan, err)
 }
 

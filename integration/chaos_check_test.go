@@ -304,7 +304,7 @@ func (d *chaosData) report(t *testing.T, procs []*chaosProc) {
 			end = fmt.Sprintf("exited by itself: %v", p.waitErr)
 		}
 		ws := fmt.Sprint(d.workersOf(p.name))
-		fmt.Fprintf(&b, "%-8s %-11s %-8s %9d %9d %9d  %-16s %s\n", p.name, p.identity, p.offset.Round(time.Millisecond),
+		fmt.Fprintf(&b, "%-8s %-11s %-8s %9d %9d %9d  %-16s %s\n", p.name, p.identity, p.clockOffset(),
 			len(p.sf), d.count(p.name), len(p.seg), ws, end)
 	}
 	t.Logf("%d processes; %d snowflake rows, %d segment rows; acknowledged %d snowflake and %d segment keys\n%s",
@@ -431,5 +431,20 @@ func (d *chaosData) sharedWorkers(a, b string) []int64 {
 			out = append(out, w)
 		}
 	}
+	return out
+}
+
+// usersOf returns the processes other than except that issued keys under
+// worker with a tick in (from, to].
+func (d *chaosData) usersOf(worker int64, from, to time.Time, except string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range d.rows {
+		if r.worker == worker && r.proc != except && r.tick.After(from) && !r.tick.After(to) && !seen[r.proc] {
+			seen[r.proc] = true
+			out = append(out, r.proc)
+		}
+	}
+	sort.Strings(out)
 	return out
 }

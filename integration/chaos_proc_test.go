@@ -49,12 +49,12 @@ func buildChaosProc(t *testing.T, dir string) string {
 // chaosProc is one run of the helper binary. A restart is a new chaosProc
 // (with a new name) on the same identity.
 type chaosProc struct {
-	name     string        // label in the rows and in reports: p3, p3.2, s1, t1, c1 ...
-	identity string        // holder.instance; "" for none
-	host     string        // "" for the usual host; see chaos.startOn
-	offset   time.Duration // its snowflake clock's offset
-	keysPath string        // its stdout: "<table> <key>" per committed key
-	logPath  string        // its stderr
+	name     string    // label in the rows and in reports: p3, p3.2, s1, t1, c1 ...
+	identity string    // holder.instance; "" for none
+	host     string    // "" for the usual host; see chaos.startOn
+	clockAt  time.Time // its snowflake clock's first reading; zero: the true time
+	keysPath string    // its stdout: "<table> <key>" per committed key
+	logPath  string    // its stderr
 
 	cmd      *exec.Cmd
 	launched time.Time
@@ -69,8 +69,8 @@ type chaosProc struct {
 }
 
 // startProc launches the helper with the given config file.
-func startProc(bin, dir, dsn, cfg, name, identity string, offset time.Duration, extra []string) (*chaosProc, error) {
-	p := &chaosProc{name: name, identity: identity, offset: offset,
+func startProc(bin, dir, dsn, cfg, name, identity string, clockAt time.Time, extra []string) (*chaosProc, error) {
+	p := &chaosProc{name: name, identity: identity, clockAt: clockAt,
 		keysPath: filepath.Join(dir, name+".keys"), logPath: filepath.Join(dir, name+".log"),
 		exited: make(chan struct{})}
 	stdout, err := os.Create(p.keysPath)
@@ -83,7 +83,11 @@ func startProc(bin, dir, dsn, cfg, name, identity string, offset time.Duration, 
 		return nil, err
 	}
 	defer stderr.Close()
-	args := append([]string{"-config", cfg, "-dsn", dsn, "-name", name, "-clock-offset", offset.String()}, extra...)
+	args := []string{"-config", cfg, "-dsn", dsn, "-name", name}
+	if !clockAt.IsZero() {
+		args = append(args, "-clock-start", clockAt.UTC().Format(time.RFC3339Nano))
+	}
+	args = append(args, extra...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
 	// Killed with the test binary, whatever happens to it.
@@ -273,17 +277,67 @@ func (p *chaosProc) outcome() string {
 // snowflake keys, it has exited, or within has passed; it reports whether
 // it got a key.
 func (p *chaosProc) waitSnowflake(have int, within time.Duration) bool {
+	return p.waitUntil(within, func() bool {
+		sf, _ := p.counts()
+		return sf > have
+	})
+}
+
+// waitUntil waits until cond holds (checked after each scan of the keys),
+// the process has exited, or within has passed; it reports whether cond
+// held. Bounds are generous: on a loaded machine a process may take
+// seconds to start, and a healthy one ends the wait at once.
+func (p *chaosProc) waitUntil(within time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
 	for {
 		_ = p.scan()
-		if sf, _ := p.counts(); sf > have {
+		if cond() {
 			return true
 		}
 		if !p.alive() || time.Now().After(deadline) {
 			_ = p.scan()
-			sf, _ := p.counts()
-			return sf > have
+			return cond()
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// waitAnswer waits until the process has acknowledged a snowflake key or
+// reported an error, or has exited, at most within: how a process asked to
+// do something it may refuse answers. It reports whether it answered.
+func (p *chaosProc) waitAnswer(within time.Duration) bool {
+	return p.waitUntil(within, func() bool {
+		sf, _ := p.counts()
+		return sf > 0 || len(p.errorLines(1)) > 0
+	})
+}
+
+// output returns how many bytes the process has written to stdout and
+// stderr, to see whether it ran since an earlier call.
+func (p *chaosProc) output() int64 {
+	var n int64
+	for _, path := range []string{p.keysPath, p.logPath} {
+		if fi, err := os.Stat(path); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// clockOffset is, for a process whose clock was set (clockAt), the offset
+// it settled on at its first clock reading, as its log says: "0s" for one
+// on the true time, "?" while unknown.
+func (p *chaosProc) clockOffset() string {
+	if p.clockAt.IsZero() {
+		return "0s"
+	}
+	for _, l := range strings.Split(p.log(), "\n") {
+		if _, rest, ok := strings.Cut(l, "note: clock offset "); ok {
+			off, _, _ := strings.Cut(rest, " ")
+			if d, err := time.ParseDuration(off); err == nil {
+				return d.Round(time.Millisecond).String()
+			}
+		}
+	}
+	return "?"
 }

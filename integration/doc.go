@@ -34,8 +34,9 @@
 //     the identity, or wait; and two processes with no identity at all,
 //     which must never share a worker ID (issue 11 expects a refusal);
 //   - a process killed and a successor on its worker ID started with its
-//     clock behind the predecessor's last keys (0.4s, then 2s), which must
-//     start above them or refuse with an error about the clock;
+//     clock behind the predecessor's last keys (0.4s, then 2s, at the
+//     moment it first reads its clock), which must start above them or
+//     refuse with an error about the clock;
 //   - random faults: SIGKILL and restart, SIGSTOP shorter and longer than
 //     the timeout, PostgreSQL and ZooKeeper restarts, new processes.
 //
@@ -45,6 +46,19 @@
 // lease of the process that issued it, and each scenario's own promise.
 // The log reports keys per process, the faults injected and what each
 // scenario did.
+//
+// The tests must not depend on how fast a loaded machine is. They wait for
+// events (a first key, a refusal, a claim gone from PostgreSQL or
+// ZooKeeper, a resumed process printing again), with generous bounds,
+// rather than for fixed times, and a scenario whose setting depends on
+// timing checks that it was played: the pause scenario needs one stopped
+// process whose worker ID went to a successor (the others are logged), and
+// a process that was stopped inside a transaction holding a lock that
+// claims of worker IDs wait for (a heartbeat between UPDATE and COMMIT) is
+// continued for a moment and stopped again, since while it holds that lock
+// no successor can claim a worker ID. Each helper connects with
+// application_name chaos/<name>, so that the log can say which process's
+// transaction another waits for.
 //
 //	CI=true go test ./integration/ -run Chaos -v
 //

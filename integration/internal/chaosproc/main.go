@@ -9,9 +9,13 @@
 // It runs until it is killed, or until SIGTERM or SIGINT, when it closes
 // the database (releasing its worker leases) and exits 0.
 //
-// -clock-offset is for tests only: the snowflake clock (KeysOptions.Clock)
-// reads time.Now plus the offset, so a test can start a successor whose
-// clock is behind its predecessor's (Go ignores faketime).
+// -clock-start is for tests only: the snowflake clock (KeysOptions.Clock)
+// reads the given time at its first reading, when the first worker lease
+// is acquired, and runs at time.Now's rate from there. A test starts a
+// successor whose clock is behind its predecessor's last keys by a known
+// amount at the moment it takes the worker ID, however long the process
+// took to get there (Go ignores faketime). The offset it settles on is
+// logged as a note.
 //
 // It is not a tool for users; the chaos tests build and run it.
 package main
@@ -43,7 +47,7 @@ func main() {
 		dsn        = flag.String("dsn", "", "PostgreSQL DSN of the database holding the tables (required)")
 		name       = flag.String("name", "", "this process's label, stored in every row (required)")
 		tables     = flag.String("tables", "", "comma-separated tables to insert into; empty means every configured table")
-		offset     = flag.Duration("clock-offset", 0, "test only: the snowflake clock reads time.Now plus this")
+		clockStart = flag.String("clock-start", "", "test only: the snowflake clock's first reading (RFC 3339); it runs at the real rate from there")
 		workers    = flag.Int("workers", 2, "goroutines inserting at once")
 		batch      = flag.Int("batch", 5, "rows per INSERT: 1 to this many")
 		pause      = flag.Duration("pause", 5*time.Millisecond, "pause of each goroutine between INSERTs")
@@ -55,11 +59,20 @@ func main() {
 		runtime.GOMAXPROCS(*procs)
 	}
 	if *configPath == "" || *dsn == "" || *name == "" || *workers < 1 || *batch < 1 {
-		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-tables a,b] [-clock-offset D] [-workers N] [-batch N] [-pause D] [-work D] [-procs N]")
+		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-tables a,b] [-clock-start T] [-workers N] [-batch N] [-pause D] [-work D] [-procs N]")
 		os.Exit(2)
 	}
 	p := &proc{name: *name, pid: os.Getpid()}
-	if err := p.run(*configPath, *dsn, *tables, *offset, *workers, *batch, *pause, *work); err != nil {
+	var clock snowflake.Clock
+	if *clockStart != "" {
+		start, err := time.Parse(time.RFC3339Nano, *clockStart)
+		if err != nil {
+			p.logf("-clock-start: %v", err)
+			os.Exit(2)
+		}
+		clock = &startClock{start: start, logf: p.logf}
+	}
+	if err := p.run(*configPath, *dsn, *tables, clock, *workers, *batch, *pause, *work); err != nil {
 		p.logf("%v", err)
 		os.Exit(1)
 	}
@@ -103,16 +116,12 @@ func (p *proc) fail(msg string) {
 	p.logf("%s", msg)
 }
 
-func (p *proc) run(configPath, dsn, tableList string, offset time.Duration, workers, batch int, pause, work time.Duration) error {
+func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, workers, batch int, pause, work time.Duration) error {
 	cfg, err := idsql.Load(configPath)
 	if err != nil {
 		return err
 	}
-	var ko idsql.KeysOptions
-	if offset != 0 {
-		ko.Clock = offsetClock(offset)
-	}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: ko})
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Clock: clock}})
 	if err != nil {
 		return err
 	}
@@ -124,7 +133,11 @@ func (p *proc) run(configPath, dsn, tableList string, offset time.Duration, work
 	if tableList != "" {
 		names = strings.Split(tableList, ",")
 	}
-	p.logf("pid %d, instance %q, clock offset %s, tables %s", p.pid, cfg.Holder.Instance, offset, strings.Join(names, ","))
+	clockDesc := "true"
+	if c, ok := clock.(*startClock); ok {
+		clockDesc = "starting at " + c.start.UTC().Format(time.RFC3339Nano)
+	}
+	p.logf("pid %d, instance %q, clock %s, tables %s", p.pid, cfg.Holder.Instance, clockDesc, strings.Join(names, ","))
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -263,12 +276,25 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// offsetClock is the snowflake clock of a process whose clock is off by a
-// fixed amount. Now keeps time.Now's monotonic reading.
-type offsetClock time.Duration
+// startClock is the snowflake clock of a process whose clock is off: its
+// first reading is start, and it runs at time.Now's rate from there, off
+// by a fixed amount. Now keeps time.Now's monotonic reading.
+type startClock struct {
+	start time.Time
+	logf  func(format string, args ...any)
+	once  sync.Once
+	off   time.Duration // set by the first Now
+}
 
-func (c offsetClock) Now() time.Time { return time.Now().Add(time.Duration(c)) }
+func (c *startClock) Now() time.Time {
+	now := time.Now()
+	c.once.Do(func() {
+		c.off = c.start.Sub(now)
+		c.logf("note: clock offset %s from its first reading on", c.off)
+	})
+	return now.Add(c.off)
+}
 
-func (c offsetClock) Sleep(ctx context.Context, d time.Duration) error {
+func (c *startClock) Sleep(ctx context.Context, d time.Duration) error {
 	return snowflake.SystemClock{}.Sleep(ctx, d)
 }

@@ -20,6 +20,14 @@ import (
 
 const heartbeat = 20 * time.Millisecond
 
+// TTLs of the tests that time leases: short enough to keep the tests quick,
+// long enough (a third of each is the margin) that a loaded machine's
+// stalls do not end a lease whose process is alive.
+const (
+	shortTTL = time.Second
+	churnTTL = 10 * time.Second
+)
+
 // backend is a database the holder runs on, for tests.
 type backend struct {
 	name string
@@ -206,7 +214,7 @@ func TestSettingsErrors(t *testing.T) {
 // the database clock, and nobody may take the worker ID before it expires.
 func testLeaseFencedBeforeExpiry(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := postgres.Settings{Mode: postgres.Lease, TTL: 400 * time.Millisecond}
+	s := postgres.Settings{Mode: postgres.Lease, TTL: shortTTL}
 	h1, reg := newHolder(t, b, time.Now, s)
 	h2, _ := newHolder(t, b, time.Now, s)
 	l1, err := h1.Acquire(ctx, req("orders", "one", 1))
@@ -268,7 +276,7 @@ func testChurnLookup(t *testing.T, b backend) {
 	var holders []holder.Holder
 	var reg *registry.Registry
 	for i := 0; i < 8; i++ {
-		h, r := newHolder(t, b, time.Now, postgres.Settings{Mode: postgres.Lease, TTL: 3 * time.Second})
+		h, r := newHolder(t, b, time.Now, postgres.Settings{Mode: postgres.Lease, TTL: churnTTL})
 		holders = append(holders, h)
 		reg = r
 	}
@@ -279,7 +287,7 @@ func testChurnLookup(t *testing.T, b backend) {
 // second one waits, sees the first renew its lease, and refuses.
 func testStickySecondLiveProcessRefused(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := postgres.Settings{Mode: postgres.Sticky, TTL: 300 * time.Millisecond}
+	s := postgres.Settings{Mode: postgres.Sticky, TTL: shortTTL}
 	first, _ := newHolder(t, b, time.Now, s)
 	second, _ := newHolder(t, b, time.Now, s)
 	l1, err := first.Acquire(ctx, req("orders", "pod-0", 4))
@@ -290,7 +298,7 @@ func testStickySecondLiveProcessRefused(t *testing.T, b backend) {
 	l2, err := second.Acquire(ctx, req("orders", "pod-0", 4))
 	if err == nil {
 		l2.Release(ctx, time.Time{})
-		t.Fatalf("second process got worker %d while the first holds %d", l2.WorkerID(), l1.WorkerID())
+		t.Fatalf("second process got worker %d while the first holds %d (first lease: %v)", l2.WorkerID(), l1.WorkerID(), l1.Err())
 	}
 	var in *holder.IdentityInUseError
 	if !errors.As(err, &in) || !strings.Contains(err.Error(), "pod-0") || !strings.Contains(err.Error(), "holder.instance") {
@@ -306,7 +314,7 @@ func testStickySecondLiveProcessRefused(t *testing.T, b backend) {
 // the horizon the dead lease had persisted.
 func testStickyTakesOverExpiredIdentity(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := postgres.Settings{Mode: postgres.Sticky, TTL: 300 * time.Millisecond}
+	s := postgres.Settings{Mode: postgres.Sticky, TTL: shortTTL}
 	first, reg := newHolder(t, b, time.Now, s)
 	l1, err := first.Acquire(ctx, req("orders", "pod-1", 4))
 	if err != nil {

@@ -371,14 +371,16 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Ti
 	if expires > 0 {
 		exp = expires.Microseconds()
 	}
+	if r.mysql() {
+		live, err := r.heartbeatMySQL(ctx, leaseID, r.arg(horizon), exp)
+		if err != nil {
+			return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
+		}
+		return live, nil
+	}
 	var live bool
 	err := r.InTx(ctx, func(tx *sql.Tx) error {
 		if err := r.syncCommit(ctx, tx); err != nil {
-			return err
-		}
-		var err error
-		if r.mysql() {
-			live, err = r.heartbeatMySQL(ctx, tx, leaseID, r.arg(horizon), exp)
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `
@@ -400,30 +402,32 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Ti
 	return live, nil
 }
 
-// heartbeatMySQL locks the row when it is live, then updates it. MySQL
-// counts changed rows, not matched ones (unless the DSN says
-// clientFoundRows), so the UPDATE's count cannot tell liveness; the
-// locking read evaluates the expiry once the row is locked.
-func (r *Registry) heartbeatMySQL(ctx context.Context, tx *sql.Tx, leaseID int64, horizon, exp any) (bool, error) {
-	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM idsql_workers
-		WHERE lease_id = ? AND released IS NULL AND (expires IS NULL OR expires > `+mysqlNow+`)
-		FOR UPDATE`, leaseID).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
+// heartbeatMySQL is one statement, committed on its own: a single-row
+// UPDATE by primary key needs no transaction, and MySQL cannot make its
+// commit more durable than the server's settings anyway. The expiry is
+// evaluated once the row is locked.
+//
+// MySQL counts changed rows, not matched ones (unless the DSN sets
+// clientFoundRows), so the statement always changes a live row: its
+// last_heartbeat moves forward at least a microsecond, also when the
+// registry's clock stands still or steps back. One row affected means the
+// row was live.
+//
+// Assignments run left to right, each seeing the ones before; none reads a
+// column assigned before it.
+func (r *Registry) heartbeatMySQL(ctx context.Context, leaseID int64, horizon, exp any) (bool, error) {
+	res, err := r.db.ExecContext(ctx, `
+		UPDATE idsql_workers SET
+			last_heartbeat = GREATEST(CAST(? AS DATETIME(6)), last_heartbeat + INTERVAL 1 MICROSECOND),
+			last_timestamp = COALESCE(GREATEST(last_timestamp, CAST(? AS DATETIME(6))), CAST(? AS DATETIME(6)), last_timestamp),
+			expires = COALESCE(`+mysqlNow+` + INTERVAL ? MICROSECOND, expires)
+		WHERE lease_id = ? AND released IS NULL AND (expires IS NULL OR expires > `+mysqlNow+`)`,
+		r.arg(r.s.Now()), horizon, horizon, exp, leaseID)
 	if err != nil {
 		return false, err
 	}
-	// Assignments run left to right, each seeing the ones before; none
-	// reads a column assigned before it.
-	_, err = tx.ExecContext(ctx, `
-		UPDATE idsql_workers SET last_heartbeat = CAST(? AS DATETIME(6)),
-			last_timestamp = COALESCE(GREATEST(last_timestamp, CAST(? AS DATETIME(6))), CAST(? AS DATETIME(6)), last_timestamp),
-			expires = COALESCE(`+mysqlNow+` + INTERVAL ? MICROSECOND, expires)
-		WHERE lease_id = ?`,
-		r.arg(r.s.Now()), horizon, horizon, exp, leaseID)
-	return err == nil, err
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // Release ends a lease. last, when not zero, is the tick of the last ID
@@ -448,13 +452,19 @@ func (r *Registry) Release(ctx context.Context, leaseID int64, last time.Time) e
 			last_timestamp = COALESCE(CAST(? AS DATETIME(6)), last_timestamp)
 		WHERE lease_id = ? AND released IS NULL`
 	}
-	err := r.InTx(ctx, func(tx *sql.Tx) error {
-		if err := r.syncCommit(ctx, tx); err != nil {
+	var err error
+	if r.mysql() {
+		// One single-row statement, committed on its own.
+		_, err = r.db.ExecContext(ctx, release, r.arg(r.s.Now()), r.arg(lt), leaseID)
+	} else {
+		err = r.InTx(ctx, func(tx *sql.Tx) error {
+			if err := r.syncCommit(ctx, tx); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, release, r.arg(r.s.Now()), r.arg(lt), leaseID)
 			return err
-		}
-		_, err := tx.ExecContext(ctx, release, r.arg(r.s.Now()), r.arg(lt), leaseID)
-		return err
-	})
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("registry: release lease %d: %w", leaseID, err)
 	}

@@ -140,8 +140,10 @@ func TestMySQLLazyCommitsRefused(t *testing.T) {
 	}
 }
 
-// DATETIME columns hold UTC whatever the DSN says about parsing and zones.
-func TestMySQLTimesWhateverTheDSN(t *testing.T) {
+// DATETIME columns hold UTC whatever the DSN says about parsing and zones,
+// and heartbeats tell a live row from an ended one however the DSN has the
+// driver send arguments and count rows.
+func TestMySQLWhateverTheDSN(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	base, err := mysql.ParseDSN(mysqltest.Database(t))
@@ -150,16 +152,20 @@ func TestMySQLTimesWhateverTheDSN(t *testing.T) {
 	}
 	at := time.Date(2030, 3, 31, 1, 30, 0, 123456789, time.UTC)
 	for i, c := range []struct {
-		parseTime bool
-		loc       *time.Location
+		parseTime   bool
+		loc         *time.Location
+		interpolate bool // interpolateParams
+		foundRows   bool // clientFoundRows
 	}{
-		{false, time.UTC},
-		{true, time.UTC},
-		{true, time.FixedZone("UTC+9", 9*3600)},
-		{false, time.FixedZone("UTC-5", -5*3600)},
+		{false, time.UTC, false, false},
+		{true, time.UTC, false, false},
+		{true, time.FixedZone("UTC+9", 9*3600), true, false},
+		{false, time.FixedZone("UTC-5", -5*3600), false, true},
+		{true, time.UTC, true, true},
 	} {
 		cfg := base.Clone()
 		cfg.ParseTime, cfg.Loc = c.parseTime, c.loc
+		cfg.InterpolateParams, cfg.ClientFoundRows = c.interpolate, c.foundRows
 		conn, err := mysql.NewConnector(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -193,6 +199,29 @@ func TestMySQLTimesWhateverTheDSN(t *testing.T) {
 		// share the stored microsecond.
 		if _, err := reg.Find(ctx, "ns", int64(i), us.Add(time.Nanosecond)); err != nil {
 			t.Errorf("parseTime=%v loc=%s: Find just after the start: %v", c.parseTime, c.loc, err)
+		}
+		// The clock stands still: the same values twice are still
+		// heartbeats of a live row.
+		for j := 0; j < 2; j++ {
+			if live, err := reg.Heartbeat(ctx, rec.LeaseID, at.Add(time.Second), time.Minute); err != nil || !live {
+				t.Errorf("%+v: heartbeat #%d of a live lease = %v, %v; want live", c, j+1, live, err)
+			}
+		}
+		if err := reg.Release(ctx, rec.LeaseID, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if live, err := reg.Heartbeat(ctx, rec.LeaseID, time.Time{}, 0); err != nil || live {
+			t.Errorf("%+v: heartbeat of a released lease = %v, %v; want not live", c, live, err)
+		}
+		// A row past its expiry on the database clock is not renewed.
+		start.WorkerID, start.Expires = int64(100+i), time.Millisecond
+		rec, err = reg.Begin(ctx, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if live, err := reg.Heartbeat(ctx, rec.LeaseID, time.Time{}, time.Minute); err != nil || live {
+			t.Errorf("%+v: heartbeat of an expired lease = %v, %v; want not live", c, live, err)
 		}
 	}
 }

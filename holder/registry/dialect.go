@@ -89,9 +89,9 @@ const mysqlNow = `(UTC_TIMESTAMP(6) + INTERVAL TIMESTAMPDIFF(MICROSECOND, NOW(6)
 // separate CREATE INDEX, which MySQL cannot make conditional), so several
 // processes may migrate at once. Text compares byte for byte (utf8mb4_bin),
 // as on PostgreSQL. idsql_worker_locks holds one row per namespace, whose
-// row lock serializes claims (see LockNamespace). Columns that heartbeats
-// and releases change are in no index but idsql_workers_live, so those
-// statements lock little beyond the lease's own row.
+// row lock serializes claims (see LockNamespace). Heartbeats change no
+// indexed column and a release only idsql_workers_live's, so both lock
+// little beyond the lease's own row.
 var mysqlSchema = []string{`
 CREATE TABLE IF NOT EXISTS idsql_workers (
 	lease_id       BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
@@ -126,8 +126,8 @@ const attempts = 5
 
 // InTx runs fn in a transaction and commits it. The transaction is READ
 // COMMITTED on MySQL, so that every statement reads what was committed
-// before it, as on PostgreSQL (whose default it keeps), and InnoDB takes no
-// gap locks. A run that a deadlock or serialization failure rolled back is
+// before it, as on PostgreSQL (whose default it keeps), and InnoDB locks
+// no gaps when it searches. A run that a deadlock or serialization failure rolled back is
 // run again, up to 5 times; fn must not have effects outside tx that a
 // second run would repeat wrongly. An error of fn is returned as it is.
 //

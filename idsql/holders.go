@@ -29,7 +29,7 @@ func (k *Keys) holder() (holder.Holder, error) {
 	switch hc.Kind {
 	case HolderPostgres:
 		if k.opts.Registry == nil {
-			return nil, errors.New("holder: postgres: needs the worker registry on a PostgreSQL database (KeysOptions.Registry)")
+			return nil, errors.New("holder: postgres: needs the worker registry on a PostgreSQL or MySQL database (KeysOptions.Registry)")
 		}
 		return postgres.New(k.opts.Registry, postgres.Settings{Mode: postgres.Mode(hc.Mode), TTL: hc.SessionTimeout})
 	case HolderZooKeeper:

@@ -18,6 +18,10 @@
 // worker lease) the endpoint uses. Keys are 1 to 128 characters from
 // [A-Za-z0-9_.:-] and reach the database only as bind parameters.
 //
+// With Settings.Tokens set, every endpoint but /healthz needs
+// "Authorization: Bearer TOKEN". No other place is read: a token in the
+// query string would end up in access logs and browser histories.
+//
 // Success is 200 with text/plain IDs. Every failure is a non-200 status
 // with a one-line text body naming the problem:
 //

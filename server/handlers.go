@@ -87,7 +87,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !srv.authorized(r) {
 		w.Header()["Www-Authenticate"] = []string{`Bearer realm="idsql"`}
-		srv.fail(w, nil, errUnauthorized, http.StatusUnauthorized, "missing or invalid token")
+		srv.fail(w, nil, errUnauthorized, http.StatusUnauthorized, "missing or invalid token (send Authorization: Bearer TOKEN)")
 		return
 	}
 	switch {

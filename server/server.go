@@ -43,9 +43,9 @@ type Settings struct {
 	// monitor page.
 	Registry *registry.Registry
 	// Tokens, when not empty, are the accepted API tokens. Every endpoint
-	// but /healthz then needs one, as "Authorization: Bearer TOKEN",
-	// an "X-Idsql-Token" header or a "token" query parameter. Tokens are
-	// compared in constant time.
+	// but /healthz then needs one, in an "Authorization: Bearer TOKEN"
+	// header and nowhere else: a token in the URL would end up in access
+	// logs and browser histories. Tokens are compared in constant time.
 	Tokens []string
 	// MaxBatch caps n of the batch endpoints (default 10,000).
 	MaxBatch int
@@ -253,20 +253,18 @@ func (src *snowSource) appendIDs(ctx context.Context, dst []int64, n int) ([]int
 func (src *snowSource) next(ctx context.Context) (int64, error) { return src.src.NextID(ctx) }
 
 // authorized reports whether r carries one of the configured tokens (or
-// none are configured). Every configured token is compared, in constant
-// time, whatever matches.
+// none are configured) in its Authorization header, scheme Bearer (the
+// scheme matched without regard to case, RFC 9110). Every configured token
+// is compared, in constant time, whatever matches.
 func (srv *Server) authorized(r *http.Request) bool {
 	if len(srv.tokens) == 0 {
 		return true
 	}
-	tok := ""
-	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		tok = h[7:]
-	} else if h := r.Header.Get("X-Idsql-Token"); h != "" {
-		tok = h
-	} else {
-		tok = r.URL.Query().Get("token")
+	h := r.Header.Get("Authorization")
+	if len(h) <= 7 || !strings.EqualFold(h[:7], "bearer ") {
+		return false
 	}
+	tok := strings.TrimLeft(h[7:], " ")
 	if tok == "" {
 		return false
 	}

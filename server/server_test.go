@@ -285,6 +285,9 @@ func TestClosedGenerators(t *testing.T) {
 	}
 }
 
+// TestAuth: the token is read from "Authorization: Bearer" only; a token
+// in the query string or another header is refused, so none is ever
+// accepted from where access logs record it.
 func TestAuth(t *testing.T) {
 	f := newFixture(t, func(s *server.Settings) { s.Tokens = []string{"s3cret", "other-token"} })
 	tests := []struct {
@@ -295,12 +298,18 @@ func TestAuth(t *testing.T) {
 	}{
 		{"no token", "/api/segment/get/users", nil, 401},
 		{"wrong bearer", "/api/segment/get/users", []string{"Authorization", "Bearer s3cre"}, 401},
-		{"wrong query", "/metrics?token=nope", nil, 401},
+		{"longer bearer", "/api/segment/get/users", []string{"Authorization", "Bearer s3cret2"}, 401},
+		{"empty bearer", "/api/segment/get/users", []string{"Authorization", "Bearer "}, 401},
+		{"basic scheme", "/api/segment/get/users", []string{"Authorization", "Basic s3cret"}, 401},
+		{"bare token", "/api/segment/get/users", []string{"Authorization", "s3cret"}, 401},
+		{"query token", "/api/segment/get/users?token=s3cret", nil, 401},
+		{"query token on the monitor", "/?token=s3cret", nil, 401},
+		{"query token on metrics", "/metrics?token=s3cret", nil, 401},
+		{"other header", "/api/segment/get/users", []string{"X-Idsql-Token", "other-token"}, 401},
 		{"monitor needs it", "/", nil, 401},
 		{"bearer", "/api/segment/get/users", []string{"Authorization", "Bearer s3cret"}, 200},
 		{"lower-case bearer", "/api/snowflake/get/orders", []string{"Authorization", "bearer other-token"}, 200},
-		{"header", "/api/segment/get/users", []string{"X-Idsql-Token", "other-token"}, 200},
-		{"query", "/?token=s3cret", nil, 200},
+		{"bearer on metrics", "/metrics", []string{"Authorization", "Bearer s3cret"}, 200},
 		{"healthz needs none", "/healthz", nil, 200},
 	}
 	for _, tt := range tests {
@@ -309,7 +318,7 @@ func TestAuth(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("%d %q, want %d", code, body, tt.code)
 			}
-			if code == 401 && (hdr.Get("Www-Authenticate") == "" || !strings.Contains(body, "token")) {
+			if code == 401 && (hdr.Get("Www-Authenticate") != `Bearer realm="idsql"` || !strings.Contains(body, "Authorization: Bearer")) {
 				t.Errorf("401 without challenge or message: %v %q", hdr, body)
 			}
 		})

@@ -1,37 +1,89 @@
 // Package server is idsql's HTTP ID server: Meituan Leaf's HTTP API over
-// idsql's generators, so Leaf clients can switch without changes, plus batch
-// endpoints, a monitor page, Prometheus metrics and token auth.
+// idsql's generators, so a Leaf client switches by changing the host, plus
+// batch endpoints, a monitor page, Prometheus metrics and token auth.
 //
 // # Endpoints
 //
 //	GET /api/segment/get/{key}          one ID of segment key {key}, decimal text
 //	GET /api/segment/get/{key}/{n}      n IDs, one per line (n <= Settings.MaxBatch)
-//	GET /api/snowflake/get/{key}        one snowflake ID of configured table {key}
+//	GET /api/snowflake/get/{key}        one snowflake ID, for any key
 //	GET /api/snowflake/get/{key}/{n}    n snowflake IDs, one per line
 //	GET /decodeSnowflakeId?snowflakeId=N  JSON {"timestamp","workerId","sequenceId"} as Leaf answers
 //	GET /                               the monitor page (also /monitor, /cache, /db)
 //	GET /metrics                        Prometheus text format
-//	GET /healthz                        "ok" (never needs a token)
+//	GET /healthz                        "ok" (never needs a token; 503 while shutting down)
 //
-// A segment key is a row of idsql_alloc (Leaf's biz_tag); a snowflake key is
-// the name of a snowflake table in the configuration, whose generator (and
-// worker lease) the endpoint uses. Keys are 1 to 128 characters from
-// [A-Za-z0-9_.:-] and reach the database only as bind parameters.
+// The ID endpoints accept GET and POST. A segment key is a row of
+// idsql_alloc (Leaf's biz_tag), 1 to 128 characters from
+// [A-Za-z0-9_.:-], and reaches the database only as a bind parameter.
+//
+// The snowflake endpoint answers any key, as Leaf's does (Leaf has one
+// snowflake generator and ignores the key): a key naming a snowflake table
+// of the configuration takes that table's IDs, from its generator under
+// its worker lease; every other key takes the IDs of the table named by
+// Settings.SnowflakeTable, "leaf_snowflake" by default (idsql serve
+// --snowflake-table). That table is a snowflake table like any other: it
+// has a worker lease of its own, recorded in the worker table, so lookup
+// traces its IDs to it. WithSnowflakeTable adds it to a configuration;
+// under the local holder it needs a worker ID in holder.workers.
+//
+// # Errors, as Leaf answers them
+//
+// Leaf's LeafController turns every failed Result of a generator into a
+// LeafServerException, status 500, and Spring Boot 1.5's error controller
+// writes it as JSON. idsql answers every failure in that shape:
+//
+//	HTTP/1.1 500 Internal Server Error
+//	Content-Type: application/json;charset=UTF-8
+//	X-Idsql-Error: unknown segment key "nope"
+//
+//	{"timestamp":1700000000000,"status":500,"error":"Internal Server Error",
+//	 "exception":"com.sankuai.inf.leaf.server.exception.LeafServerException",
+//	 "message":"Result{id=-2, status=EXCEPTION}","path":"/api/segment/get/nope"}
+//
+// The body is Leaf's, field for field (timestamp in Unix milliseconds);
+// idsql's own description of the problem travels in the X-Idsql-Error
+// header, and goes to the monitor page and, rate-limited, to the log.
+// Where Leaf has an answer for the situation, status and message are
+// Leaf's:
+//
+//	situation                                        status  message (Result id)
+//	unknown segment key (or one no key can be)        500    Result{id=-2, ...}  Leaf: key not in its cache
+//	segment key list unreadable (database down)       500    Result{id=-2, ...}  Leaf: key not in its cache
+//	segment mode off (no database)                    500    Result{id=-1, ...}  Leaf: cache not initialized
+//	no range loaded: database down, wait timed out    500    Result{id=-3, ...}  Leaf: both segments not ready
+//	snowflake generator failed to start, lease lost,
+//	  new lease not acquired yet                      500    Result{id=-1, ...}  Leaf: not initialized
+//	clock moved back more than snowflake.max_backward 500    Result{id=-3, ...}  Leaf: clock back more than 5 ms
+//	empty key (/api/segment/get/)                     404    idsql's description  Spring: no handler
+//
+// A generator failure Leaf has no answer for (ID space exhausted, an
+// unforeseen error) is a 500 with exception LeafServerException and
+// idsql's description as the message. Failures of idsql's own making are
+// answered in the same JSON shape, without an exception, with the status
+// that fits and idsql's description as the message:
+//
+//	400 invalid count, bad snowflakeId     401 missing or wrong token
+//	404 no such endpoint                   405 method not allowed
+//	503 shutting down, request canceled
+//
+// Known differences from Leaf: Leaf answers "0" with status 200 when its
+// segment or snowflake mode is turned off, and idsql never issues 0;
+// Leaf's Spring Boot sends browsers (Accept: text/html) an HTML error page,
+// idsql sends the JSON to everyone; Leaf maps every method to the ID
+// endpoints, idsql GET and POST.
+//
+// # Tokens
 //
 // With Settings.Tokens set, every endpoint but /healthz needs
 // "Authorization: Bearer TOKEN". No other place is read: a token in the
 // query string would end up in access logs and browser histories.
 //
-// Success is 200 with text/plain IDs. Every failure is a non-200 status
-// with a one-line text body naming the problem:
-//
-//	400 invalid key / invalid count     404 unknown key or path
-//	401 missing or wrong token          405 method not allowed
-//	503 segments not ready, clock moved backwards, lease lost, shutting down
-//	500 ID space exhausted, store errors
-//
 // # Example
 //
+//	cfg, _ = server.WithSnowflakeTable(cfg, "")      // the table for other snowflake keys
+//	keys, _ := idsql.NewKeys(cfg, idsql.KeysOptions{DB: db})
+//	gen, _ := segment.New(ctx, segmentStore, segment.Settings{})
 //	srv, err := server.New(server.Settings{Keys: keys, Segments: gen})
 //	if err != nil { ... }
 //	ln, _ := net.Listen("tcp", "127.0.0.1:8080")

@@ -27,6 +27,9 @@ const (
 var (
 	textPlain = []string{"text/plain; charset=utf-8"}
 	jsonType  = []string{"application/json"}
+	// errorJSON is the Content-Type of error answers, spelled as Leaf's
+	// Spring Boot sends it.
+	errorJSON = []string{"application/json;charset=UTF-8"}
 	noSniff   = []string{"nosniff"}
 	noStore   = []string{"no-store"}
 )
@@ -42,17 +45,39 @@ const (
 
 var modeNames = [numModes]string{"segment", "snowflake"}
 
-// errKind classifies failed requests for /metrics.
+// endpoint is what a request asks for.
+type endpoint int
+
+const (
+	epSegment endpoint = iota
+	epSegmentBatch
+	epSnowflake
+	epSnowflakeBatch
+	epDecode
+	epMonitor
+	epMetrics
+	epHealth
+	epOther
+	numEndpoints
+)
+
+var endpointNames = [numEndpoints]string{
+	"segment", "segment_batch", "snowflake", "snowflake_batch", "decode", "monitor", "metrics", "healthz", "other",
+}
+
+// errKind classifies failed requests for /metrics and the monitor page.
 type errKind int
 
 const (
 	errBadKey errKind = iota
 	errBadCount
 	errUnknownKey
+	errNotRunning
 	errNotReady
+	errStore
 	errClockBackwards
-	errStopped
 	errExhausted
+	errShuttingDown
 	errCanceled
 	errInternal
 	errUnauthorized
@@ -63,8 +88,35 @@ const (
 )
 
 var errKindNames = [numErrKinds]string{
-	"bad_key", "bad_count", "unknown_key", "not_ready", "clock_backwards", "stopped",
-	"exhausted", "canceled", "internal", "unauthorized", "not_found", "method", "bad_request",
+	"bad_key", "bad_count", "unknown_key", "not_running", "not_ready", "store", "clock_backwards",
+	"exhausted", "shutting_down", "canceled", "internal", "unauthorized", "not_found", "method", "bad_request",
+}
+
+// Leaf's Result ids for failures (SegmentIDGenImpl's constants; its
+// snowflake generator uses -1 and -3 for the clock).
+const (
+	leafNotInitialized = -1 // the generator is not initialized
+	leafKeyNotExists   = -2 // no such segment key
+	leafSegmentsNull   = -3 // neither segment holds IDs; clock far behind (snowflake)
+)
+
+// leafException is the exception Leaf's Spring Boot error body names for a
+// generator failure.
+const leafException = "com.sankuai.inf.leaf.server.exception.LeafServerException"
+
+// failure is the answer to a failed request.
+type failure struct {
+	kind   errKind
+	status int
+	// leaf is the Result id Leaf answers in the same situation (message
+	// "Result{id=-2, status=EXCEPTION}"), 0 where Leaf has none.
+	leaf int64
+	// generator marks a failure of a generator, which Leaf reports as
+	// LeafServerException.
+	generator bool
+	// msg is idsql's description, sent in the X-Idsql-Error header (and
+	// as the message where Leaf has no Result id).
+	msg string
 }
 
 // bufPool holds response buffers; idsPool holds ID slices of batches.
@@ -80,163 +132,190 @@ const maxPooled = 1 << 18
 // ServeHTTP routes a request to the endpoint its path names; see the
 // package documentation for the endpoints and their answers.
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p := r.URL.Path
-	if p == "/healthz" {
-		srv.serveHealth(w)
-		return
+	srv.route(w, r, endpointOf(r.URL.Path))
+}
+
+// endpointOf returns the endpoint path p names.
+func endpointOf(p string) endpoint {
+	switch {
+	case strings.HasPrefix(p, segmentPrefix):
+		if strings.IndexByte(p[len(segmentPrefix):], '/') >= 0 {
+			return epSegmentBatch
+		}
+		return epSegment
+	case strings.HasPrefix(p, snowflakePrefix):
+		if strings.IndexByte(p[len(snowflakePrefix):], '/') >= 0 {
+			return epSnowflakeBatch
+		}
+		return epSnowflake
+	case p == "/decodeSnowflakeId":
+		return epDecode
+	case p == "/" || p == "/monitor" || p == "/cache" || p == "/db":
+		return epMonitor
+	case p == "/metrics":
+		return epMetrics
+	case p == "/healthz":
+		return epHealth
+	}
+	return epOther
+}
+
+// route answers r and returns the status it answered.
+func (srv *Server) route(w http.ResponseWriter, r *http.Request, ep endpoint) int {
+	if ep == epHealth {
+		return srv.serveHealth(w)
 	}
 	if !srv.authorized(r) {
 		w.Header()["Www-Authenticate"] = []string{`Bearer realm="idsql"`}
-		srv.fail(w, nil, errUnauthorized, http.StatusUnauthorized, "missing or invalid token (send Authorization: Bearer TOKEN)")
-		return
+		return srv.fail(w, r, nil, failure{kind: errUnauthorized, status: http.StatusUnauthorized,
+			msg: "missing or invalid token (send Authorization: Bearer TOKEN)"})
 	}
-	switch {
-	case strings.HasPrefix(p, segmentPrefix):
+	p := r.URL.Path
+	switch ep {
+	case epSegment, epSegmentBatch:
 		if r.Method != http.MethodGet && r.Method != http.MethodPost {
-			srv.methodNotAllowed(w, "GET, POST")
-			return
+			return srv.methodNotAllowed(w, r, "GET, POST")
 		}
-		srv.serveIDs(w, r, modeSegment, p[len(segmentPrefix):])
-	case strings.HasPrefix(p, snowflakePrefix):
+		return srv.serveIDs(w, r, modeSegment, p[len(segmentPrefix):])
+	case epSnowflake, epSnowflakeBatch:
 		if r.Method != http.MethodGet && r.Method != http.MethodPost {
-			srv.methodNotAllowed(w, "GET, POST")
-			return
+			return srv.methodNotAllowed(w, r, "GET, POST")
 		}
-		srv.serveIDs(w, r, modeSnowflake, p[len(snowflakePrefix):])
-	case p == "/decodeSnowflakeId":
-		srv.serveDecode(w, r)
-	case p == "/metrics":
-		if !getOrHead(w, r, srv) {
-			return
+		return srv.serveIDs(w, r, modeSnowflake, p[len(snowflakePrefix):])
+	case epDecode:
+		if !isGetOrHead(r) {
+			return srv.methodNotAllowed(w, r, "GET, HEAD")
 		}
-		srv.serveMetrics(w, r)
-	case p == "/" || p == "/monitor" || p == "/cache" || p == "/db":
-		if !getOrHead(w, r, srv) {
-			return
+		return srv.serveDecode(w, r)
+	case epMetrics:
+		if !isGetOrHead(r) {
+			return srv.methodNotAllowed(w, r, "GET, HEAD")
 		}
-		srv.serveMonitor(w, r)
-	default:
-		srv.fail(w, nil, errNotFound, http.StatusNotFound, "no such endpoint: "+quote(p))
+		return srv.serveMetrics(w, r)
+	case epMonitor:
+		if !isGetOrHead(r) {
+			return srv.methodNotAllowed(w, r, "GET, HEAD")
+		}
+		return srv.serveMonitor(w, r)
 	}
+	return srv.fail(w, r, nil, failure{kind: errNotFound, status: http.StatusNotFound, msg: "no such endpoint: " + quote(p)})
 }
 
-func getOrHead(w http.ResponseWriter, r *http.Request, srv *Server) bool {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return true
-	}
-	srv.methodNotAllowed(w, "GET, HEAD")
-	return false
+func isGetOrHead(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Method == http.MethodHead
 }
 
-func (srv *Server) methodNotAllowed(w http.ResponseWriter, allow string) {
+func (srv *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) int {
 	w.Header()["Allow"] = []string{allow}
-	srv.fail(w, nil, errMethod, http.StatusMethodNotAllowed, "method not allowed (use "+allow+")")
+	return srv.fail(w, r, nil, failure{kind: errMethod, status: http.StatusMethodNotAllowed, msg: "method not allowed (use " + allow + ")"})
 }
 
-func (srv *Server) serveHealth(w http.ResponseWriter) {
+func (srv *Server) serveHealth(w http.ResponseWriter) int {
 	h := w.Header()
 	h["Content-Type"] = textPlain
 	h["Cache-Control"] = noStore
 	if srv.closing.Load() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, "shutting down\n")
-		return
+		return http.StatusServiceUnavailable
 	}
 	io.WriteString(w, "ok\n")
+	return http.StatusOK
 }
 
 // serveIDs answers /api/{mode}/get/{key} and /api/{mode}/get/{key}/{n}.
-func (srv *Server) serveIDs(w http.ResponseWriter, r *http.Request, md mode, rest string) {
+func (srv *Server) serveIDs(w http.ResponseWriter, r *http.Request, md mode, rest string) int {
 	key, count, batch := rest, "", false
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
 		key, count, batch = rest[:i], rest[i+1:], true
 	}
-	if msg := checkKey(key); msg != "" {
-		srv.fail(w, nil, errBadKey, http.StatusBadRequest, msg)
-		return
+	if key == "" { // Leaf has no mapping for an empty key: Spring answers 404
+		return srv.fail(w, r, nil, failure{kind: errNotFound, status: http.StatusNotFound,
+			msg: "no key: want /api/" + modeNames[md] + "/get/{key}"})
 	}
 	n := 1
 	if batch {
 		var ok bool
 		if n, ok = parseCount(count, srv.s.MaxBatch); !ok {
-			srv.fail(w, nil, errBadCount, http.StatusBadRequest,
-				"invalid count "+quote(count)+": want a whole number from 1 to "+strconv.Itoa(srv.s.MaxBatch))
-			return
+			return srv.fail(w, r, nil, failure{kind: errBadCount, status: http.StatusBadRequest,
+				msg: "invalid count " + quote(count) + ": want a whole number from 1 to " + strconv.Itoa(srv.s.MaxBatch)})
 		}
 	}
 	srv.m.requests[md].Add(1)
-	ctx := r.Context()
 	if md == modeSegment {
-		srv.serveSegment(ctx, w, key, n, batch)
-		return
+		return srv.serveSegment(w, r, key, n, batch)
 	}
-	srv.serveSnowflake(ctx, w, key, n, batch)
+	return srv.serveSnowflake(w, r, key, n, batch)
 }
 
-func (srv *Server) serveSegment(ctx context.Context, w http.ResponseWriter, key string, n int, batch bool) {
-	if srv.s.Segments == nil {
-		srv.fail(w, nil, errUnknownKey, http.StatusServiceUnavailable, "segment mode is not enabled on this server (no database)")
-		return
+func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key string, n int, batch bool) int {
+	if msg := checkKey(key); msg != "" {
+		// No key of idsql_alloc can be spelled so: Leaf's "no such key".
+		return srv.fail(w, r, nil, failure{kind: errBadKey, status: http.StatusInternalServerError,
+			leaf: leafKeyNotExists, generator: true, msg: msg})
 	}
+	if srv.s.Segments == nil {
+		return srv.fail(w, r, nil, failure{kind: errNotRunning, status: http.StatusInternalServerError,
+			leaf: leafNotInitialized, generator: true, msg: "segment mode is not enabled on this server (no database)"})
+	}
+	ctx := r.Context()
 	e, err := srv.segmentEntry(ctx, key)
 	if err != nil {
-		srv.failErr(w, nil, "segment", key, err)
-		return
+		return srv.fail(w, r, nil, srv.segmentFailure(key, err, true))
 	}
 	if !batch {
 		id, err := e.key.Next(ctx)
 		if err != nil {
-			srv.failErr(w, &e.stats, "segment", key, err)
-			return
+			return srv.fail(w, r, &e.stats, srv.segmentFailure(key, err, false))
 		}
 		e.served.Add(1)
 		writeID(w, id)
-		return
+		return http.StatusOK
 	}
 	ids, err := e.key.NextIDs(ctx, n)
 	if err != nil {
-		srv.failErr(w, &e.stats, "segment", key, err)
-		return
+		return srv.fail(w, r, &e.stats, srv.segmentFailure(key, err, false))
 	}
 	e.served.Add(uint64(len(ids)))
 	writeIDs(w, ids)
+	return http.StatusOK
 }
 
-func (srv *Server) serveSnowflake(ctx context.Context, w http.ResponseWriter, key string, n int, batch bool) {
+// serveSnowflake answers any key, as Leaf does: a key naming a snowflake
+// table takes that table's IDs, any other key those of the table of
+// Settings.SnowflakeTable.
+func (srv *Server) serveSnowflake(w http.ResponseWriter, r *http.Request, key string, n int, batch bool) int {
 	e := srv.snow[key]
 	if e == nil {
-		srv.fail(w, nil, errUnknownKey, http.StatusNotFound, "unknown snowflake key "+quote(key)+
-			" (snowflake tables: "+strings.Join(srv.snowNames, ", ")+")")
-		return
+		e = srv.anyKey
 	}
+	ctx := r.Context()
 	src, err := srv.snowflakeSource(ctx, e)
 	if err != nil {
-		srv.failSnowflake(w, e, key, err)
-		return
+		return srv.fail(w, r, &e.stats, srv.snowflakeFailure(e, key, err))
 	}
 	if !batch {
 		id, err := src.next(ctx)
 		if err != nil {
-			srv.failSnowflake(w, e, key, err)
-			return
+			return srv.fail(w, r, &e.stats, srv.snowflakeFailure(e, key, err))
 		}
 		e.served.Add(1)
 		e.running()
 		writeID(w, id)
-		return
+		return http.StatusOK
 	}
 	p := idsPool.Get().(*[]int64)
 	ids, err := src.appendIDs(ctx, (*p)[:0], n)
 	if err != nil {
 		// IDs taken before the error are valid but dropped: gaps are allowed.
 		putIDs(p, ids)
-		srv.failSnowflake(w, e, key, err)
-		return
+		return srv.fail(w, r, &e.stats, srv.snowflakeFailure(e, key, err))
 	}
 	e.served.Add(uint64(len(ids)))
 	e.running()
 	writeIDs(w, ids)
 	putIDs(p, ids)
+	return http.StatusOK
 }
 
 func putIDs(p *[]int64, ids []int64) {
@@ -313,20 +392,17 @@ func incDecimal(d []byte) bool {
 	return false
 }
 
-// checkKey returns why key is not acceptable, or "".
+// checkKey returns why a segment key is not acceptable, or "".
 func checkKey(key string) string {
-	if key == "" {
-		return "invalid key: empty"
-	}
 	if len(key) > MaxKeyLen {
-		return "invalid key: longer than " + strconv.Itoa(MaxKeyLen) + " bytes"
+		return "invalid segment key: longer than " + strconv.Itoa(MaxKeyLen) + " bytes"
 	}
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':' {
 			continue
 		}
-		return "invalid key " + quote(key) + ": only letters, digits and _ - . : are allowed"
+		return "invalid segment key " + quote(key) + ": only letters, digits and _ - . : are allowed"
 	}
 	return ""
 }
@@ -347,56 +423,130 @@ func parseCount(s string, max int) (int, bool) {
 	return n, n >= 1 && n <= max
 }
 
-// quote quotes s for an error message, shortening what a client may have
-// made arbitrarily long.
+// quote quotes s for an error message in ASCII (it travels in a header),
+// shortening what a client may have made arbitrarily long.
 func quote(s string) string {
 	if len(s) > 64 {
 		s = s[:64] + "..."
 	}
-	return strconv.Quote(s)
+	return strconv.QuoteToASCII(s)
 }
 
-// fail answers a short text error and counts it.
-func (srv *Server) fail(w http.ResponseWriter, st *stats, kind errKind, status int, msg string) {
-	srv.m.errors[kind].Add(1)
+// errorBody is an error answer: the body Spring Boot 1.5's error
+// controller sends Leaf's machine clients, field for field.
+type errorBody struct {
+	Timestamp int64  `json:"timestamp"` // Unix milliseconds
+	Status    int    `json:"status"`
+	Error     string `json:"error"` // the status's reason phrase
+	Exception string `json:"exception,omitempty"`
+	Message   string `json:"message"`
+	Path      string `json:"path"`
+}
+
+// fail answers f, counts it and returns its status.
+func (srv *Server) fail(w http.ResponseWriter, r *http.Request, st *stats, f failure) int {
+	srv.m.errors[f.kind].Add(1)
 	if st != nil {
 		st.errors.Add(1)
-		st.lastErr.Store(&errRecord{Msg: msg, At: srv.s.Now()})
+		st.lastErr.Store(&errRecord{Msg: f.msg, At: srv.s.Now()})
 	}
+	b := errorBody{
+		Timestamp: srv.s.Now().UnixMilli(),
+		Status:    f.status,
+		Error:     http.StatusText(f.status),
+		Message:   f.msg,
+		Path:      r.URL.EscapedPath(),
+	}
+	if f.generator {
+		b.Exception = leafException
+	}
+	if f.leaf != 0 {
+		b.Message = "Result{id=" + strconv.FormatInt(f.leaf, 10) + ", status=EXCEPTION}"
+	}
+	body, _ := json.Marshal(b)
 	h := w.Header()
-	h["Content-Type"] = textPlain
+	h["Content-Type"] = errorJSON
 	h["X-Content-Type-Options"] = noSniff
 	h["Cache-Control"] = noStore
-	w.WriteHeader(status)
-	io.WriteString(w, msg+"\n")
+	h["X-Idsql-Error"] = []string{f.msg}
+	w.WriteHeader(f.status)
+	w.Write(body)
+	return f.status
 }
 
-// failErr maps a generator error to a status and a message naming the key.
-func (srv *Server) failErr(w http.ResponseWriter, st *stats, md, key string, err error) {
-	kind, status, what := classify(err)
-	msg := md + " key " + quote(key) + ": " + what
-	if kind == errUnknownKey {
-		msg = "unknown " + md + " key " + quote(key)
+// segmentFailure maps an error of the segment generator for key to its
+// answer; lookup says it came from finding the key (the cache of key
+// names), not from taking IDs.
+func (srv *Server) segmentFailure(key string, err error, lookup bool) failure {
+	what := "segment key " + quote(key) + ": "
+	f := failure{status: http.StatusInternalServerError, generator: true}
+	switch {
+	case errors.Is(err, segment.ErrClosed), errors.Is(err, idsql.ErrClosed):
+		return failure{kind: errShuttingDown, status: http.StatusServiceUnavailable, msg: what + "shutting down"}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return failure{kind: errCanceled, status: http.StatusServiceUnavailable, msg: what + "request canceled or timed out"}
+	case errors.Is(err, segment.ErrUnknownKey):
+		f.kind, f.leaf, f.msg = errUnknownKey, leafKeyNotExists, "unknown segment key "+quote(key)
+	case lookup:
+		// Leaf answers "no such key" for any key its cache lacks.
+		f.kind, f.leaf, f.msg = errStore, leafKeyNotExists, what+"the key list could not be read (details in the server log)"
+		srv.logf("segment key %q: %v", key, err)
+	case errors.Is(err, segment.ErrTimeout):
+		f.kind, f.leaf, f.msg = errNotReady, leafSegmentsNull, what+"segments not ready (no range arrived in time)"
+	case errors.Is(err, segment.ErrExhausted):
+		f.kind, f.msg = errExhausted, what+"ID space exhausted"
+		srv.logf("segment key %q: %v", key, err)
+	default: // the store failed: the database is down or refused
+		f.kind, f.leaf, f.msg = errStore, leafSegmentsNull, what+"segments not ready: no range could be allocated (details in the server log)"
+		srv.logf("segment key %q: %v", key, err)
 	}
-	if kind == errInternal || kind == errExhausted || (kind == errStopped && !srv.closing.Load()) {
-		srv.s.Log.Printf("idsql server: %s key %q: %v", md, key, err)
-	}
-	if kind == errClockBackwards {
-		var cb *snowflake.ClockBackwardError
-		if errors.As(err, &cb) {
-			msg += " (clock " + cb.Behind.String() + " behind, waits at most " + cb.Max.String() + ")"
-		}
-	}
-	srv.fail(w, st, kind, status, msg)
+	return f
 }
 
-// failSnowflake is failErr for a snowflake table, remembering for the
-// monitor page that its generator stopped.
-func (srv *Server) failSnowflake(w http.ResponseWriter, e *snowEntry, key string, err error) {
-	if kind, _, what := classify(err); kind == errStopped {
-		e.stoppedMsg.Store(&what)
+// snowflakeFailure maps an error of table e's snowflake generator, asked
+// for key, to its answer, and remembers for the monitor page when the
+// generator stopped.
+func (srv *Server) snowflakeFailure(e *snowEntry, key string, err error) failure {
+	what := "snowflake key " + quote(key)
+	if key != e.table {
+		what += " (table " + e.table + ")"
 	}
-	srv.failErr(w, &e.stats, "snowflake", key, err)
+	what += ": "
+	f := failure{status: http.StatusInternalServerError, generator: true}
+	var back *snowflake.ClockBackwardError
+	var behind *snowflake.ClockBehindError
+	var start *startError
+	switch {
+	case srv.closing.Load(), errors.Is(err, idsql.ErrClosed), errors.Is(err, snowflake.ErrClosed):
+		f = failure{kind: errShuttingDown, status: http.StatusServiceUnavailable, msg: what + "shutting down"}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return failure{kind: errCanceled, status: http.StatusServiceUnavailable, msg: what + "request canceled or timed out"}
+	case errors.As(err, &back):
+		// Leaf refuses at once when the clock is more than its 5 ms wait
+		// behind: -3.
+		f.kind, f.leaf = errClockBackwards, leafSegmentsNull
+		f.msg = what + "clock moved backwards (" + back.Behind.String() + " behind, waits at most " + back.Max.String() + ")"
+	case errors.As(err, &behind):
+		f.kind, f.leaf, f.msg = errClockBackwards, leafNotInitialized, what+"generator not started: clock behind the worker's persisted horizon"
+		srv.logf("snowflake table %s: %v", e.table, err)
+	case errors.Is(err, snowflake.ErrExhausted):
+		f.kind, f.msg = errExhausted, what+"ID space exhausted"
+		srv.logf("snowflake table %s: %v", e.table, err)
+	case errors.As(err, &start):
+		f.kind, f.leaf, f.msg = errNotRunning, leafNotInitialized, what+"generator not started (details in the server log)"
+		srv.logf("snowflake table %s: %v", e.table, err)
+	case errors.Is(err, snowflake.ErrStopped), errors.Is(err, holder.ErrLeaseLost), errors.Is(err, holder.ErrReleased):
+		f.kind, f.leaf, f.msg = errNotRunning, leafNotInitialized, what+"worker lease lost, generator stopped until a new lease is acquired"
+		srv.logf("snowflake table %s: %v", e.table, err)
+	default: // a new lease could not be acquired, or something unforeseen
+		f.kind, f.leaf, f.msg = errNotRunning, leafNotInitialized, what+"generator not running (details in the server log)"
+		srv.logf("snowflake table %s: %v", e.table, err)
+	}
+	if f.kind == errNotRunning || f.kind == errShuttingDown {
+		stopped := strings.TrimPrefix(f.msg, what)
+		e.stoppedMsg.Store(&stopped)
+	}
+	return f
 }
 
 // running clears the monitor's stopped message once the table serves again
@@ -407,30 +557,20 @@ func (e *snowEntry) running() {
 	}
 }
 
-// classify maps an error of the generators to its kind, HTTP status and a
-// short description.
-func classify(err error) (errKind, int, string) {
-	var behind *snowflake.ClockBehindError
-	switch {
-	case errors.Is(err, segment.ErrUnknownKey), errors.Is(err, idsql.ErrUnknownTable):
-		return errUnknownKey, http.StatusNotFound, "unknown key"
-	case errors.Is(err, segment.ErrTimeout):
-		return errNotReady, http.StatusServiceUnavailable, "segments not ready (no range arrived in time)"
-	case errors.As(err, &behind):
-		return errClockBackwards, http.StatusServiceUnavailable, "clock behind the worker's persisted horizon"
-	case errors.Is(err, snowflake.ErrClockBackwards):
-		return errClockBackwards, http.StatusServiceUnavailable, "clock moved backwards"
-	case errors.Is(err, segment.ErrClosed), errors.Is(err, idsql.ErrClosed), errors.Is(err, snowflake.ErrClosed),
-		errors.Is(err, holder.ErrReleased):
-		return errStopped, http.StatusServiceUnavailable, "shutting down"
-	case errors.Is(err, snowflake.ErrStopped), errors.Is(err, holder.ErrLeaseLost):
-		return errStopped, http.StatusServiceUnavailable, "worker lease lost, generator stopped"
-	case errors.Is(err, segment.ErrExhausted), errors.Is(err, snowflake.ErrExhausted):
-		return errExhausted, http.StatusInternalServerError, "ID space exhausted"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return errCanceled, http.StatusServiceUnavailable, "request canceled or timed out"
+// logf logs a failure the client sees only in brief, at most one line a
+// second: a database that is down fails every request.
+func (srv *Server) logf(format string, args ...any) {
+	now := time.Now().UnixNano()
+	last := srv.lastLog.Load()
+	if now-last < int64(time.Second) || !srv.lastLog.CompareAndSwap(last, now) {
+		srv.suppressed.Add(1)
+		return
 	}
-	return errInternal, http.StatusInternalServerError, "internal error (details in the server log)"
+	if n := srv.suppressed.Swap(0); n > 0 {
+		format += " (and %d more errors in the last second or more)"
+		args = append(args, n)
+	}
+	srv.s.Log.Printf("idsql server: "+format, args...)
 }
 
 // Decoded is the answer of /decodeSnowflakeId. The first three fields are
@@ -446,25 +586,22 @@ type Decoded struct {
 	Layout string `json:"layout"`
 }
 
-func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) {
-	if !getOrHead(w, r, srv) {
-		return
-	}
+func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 	q := r.URL.Query()
 	raw := q.Get("snowflakeId")
+	bad := func(msg string) int {
+		return srv.fail(w, r, nil, failure{kind: errBadRequest, status: http.StatusBadRequest, msg: msg})
+	}
 	if raw == "" {
-		srv.fail(w, nil, errBadRequest, http.StatusBadRequest, "missing query parameter snowflakeId")
-		return
+		return bad("missing query parameter snowflakeId")
 	}
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil {
-		srv.fail(w, nil, errBadRequest, http.StatusBadRequest, "invalid snowflakeId "+quote(raw)+": not a 64-bit decimal integer")
-		return
+		return bad("invalid snowflakeId " + quote(raw) + ": not a 64-bit decimal integer")
 	}
 	p, err := srv.layout.Decode(id, srv.s.Now(), time.Minute)
 	if err != nil {
-		srv.fail(w, nil, errBadRequest, http.StatusBadRequest, "invalid snowflakeId "+quote(raw)+": "+err.Error())
-		return
+		return bad("invalid snowflakeId " + quote(raw) + ": " + strconv.QuoteToASCII(err.Error()))
 	}
 	d := Decoded{
 		Timestamp:  fmt.Sprintf("%d(%s)", p.Time.UnixMilli(), p.Time.UTC().Format("2006-01-02 15:04:05.000")),
@@ -477,4 +614,5 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) {
 	h["Content-Type"] = jsonType
 	h["Cache-Control"] = noStore
 	json.NewEncoder(w).Encode(d)
+	return http.StatusOK
 }

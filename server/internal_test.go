@@ -1,11 +1,22 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/snowflake"
 )
 
 // TestAppendIDs compares appendIDs with plain formatting over runs that
@@ -72,4 +83,56 @@ func BenchmarkAppendIDs(b *testing.B) {
 		buf = appendIDs(buf[:0], ids)
 	}
 	b.ReportMetric(float64(b.N*len(ids))/b.Elapsed().Seconds(), "ids/s")
+}
+
+// TestFailureMapping checks the Leaf answer (status, Result id) of every
+// error class the generators return, including those the HTTP tests do not
+// reach (a clock that moved back, an exhausted layout).
+func TestFailureMapping(t *testing.T) {
+	srv := &Server{s: Settings{Log: log.New(io.Discard, "", 0), Now: time.Now}}
+	e := &snowEntry{table: "orders"}
+	dbDown := errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+	snow := []struct {
+		err    error
+		kind   errKind
+		status int
+		leaf   int64
+	}{
+		{&snowflake.ClockBackwardError{Behind: 40 * time.Millisecond, Max: 5 * time.Millisecond}, errClockBackwards, 500, -3},
+		{fmt.Errorf("start: %w", &snowflake.ClockBehindError{}), errClockBackwards, 500, -1},
+		{&startError{dbDown}, errNotRunning, 500, -1},
+		{fmt.Errorf("x: %w", snowflake.ErrStopped), errNotRunning, 500, -1},
+		{fmt.Errorf("x: %w", holder.ErrLeaseLost), errNotRunning, 500, -1},
+		{fmt.Errorf("idsql: table orders: new worker lease: %w", dbDown), errNotRunning, 500, -1},
+		{fmt.Errorf("x: %w", snowflake.ErrExhausted), errExhausted, 500, 0},
+		{fmt.Errorf("x: %w", idsql.ErrClosed), errShuttingDown, 503, 0},
+		{context.Canceled, errCanceled, 503, 0},
+	}
+	for _, tt := range snow {
+		f := srv.snowflakeFailure(e, "orders", tt.err)
+		if f.kind != tt.kind || f.status != tt.status || f.leaf != tt.leaf || f.generator != (tt.status == 500) {
+			t.Errorf("snowflake %v: %+v; want kind %s, %d, Result id %d", tt.err, f, errKindNames[tt.kind], tt.status, tt.leaf)
+		}
+	}
+	seg := []struct {
+		err    error
+		lookup bool
+		kind   errKind
+		status int
+		leaf   int64
+	}{
+		{&segment.KeyError{Key: "k", Err: segment.ErrUnknownKey}, true, errUnknownKey, 500, -2},
+		{&segment.KeyError{Key: "k", Err: dbDown}, true, errStore, 500, -2},
+		{&segment.KeyError{Key: "k", Err: fmt.Errorf("%w after 3s (last load error: %w)", segment.ErrTimeout, dbDown)}, false, errNotReady, 500, -3},
+		{&segment.KeyError{Key: "k", Err: dbDown}, false, errStore, 500, -3},
+		{&segment.KeyError{Key: "k", Err: segment.ErrExhausted}, false, errExhausted, 500, 0},
+		{&segment.KeyError{Key: "k", Err: segment.ErrClosed}, false, errShuttingDown, 503, 0},
+		{&segment.KeyError{Key: "k", Err: context.DeadlineExceeded}, false, errCanceled, 503, 0},
+	}
+	for _, tt := range seg {
+		f := srv.segmentFailure("k", tt.err, tt.lookup)
+		if f.kind != tt.kind || f.status != tt.status || f.leaf != tt.leaf || f.generator != (tt.status == 500) {
+			t.Errorf("segment %v (lookup %v): %+v; want kind %s, %d, Result id %d", tt.err, tt.lookup, f, errKindNames[tt.kind], tt.status, tt.leaf)
+		}
+	}
 }

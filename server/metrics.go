@@ -53,7 +53,7 @@ func (p *promWriter) sample(name string, v float64, labels ...string) {
 
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
-func (srv *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+func (srv *Server) serveMetrics(w http.ResponseWriter, r *http.Request) int {
 	var p promWriter
 	segs := srv.segmentEntries()
 
@@ -114,4 +114,5 @@ func (srv *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	h["Content-Type"] = []string{"text/plain; version=0.0.4; charset=utf-8"}
 	h["Cache-Control"] = noStore
 	w.Write(p.b.Bytes())
+	return http.StatusOK
 }

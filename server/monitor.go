@@ -166,16 +166,17 @@ func (srv *Server) page(ctx context.Context) monitorPage {
 	return pg
 }
 
-func (srv *Server) serveMonitor(w http.ResponseWriter, r *http.Request) {
+func (srv *Server) serveMonitor(w http.ResponseWriter, r *http.Request) int {
 	var b bytes.Buffer
 	if err := monitorTmpl.Execute(&b, srv.page(r.Context())); err != nil {
 		srv.s.Log.Printf("idsql server: monitor page: %v", err)
-		srv.fail(w, nil, errInternal, http.StatusInternalServerError, "monitor page failed (details in the server log)")
-		return
+		return srv.fail(w, r, nil, failure{kind: errInternal, status: http.StatusInternalServerError,
+			msg: "monitor page failed (details in the server log)"})
 	}
 	h := w.Header()
 	h["Content-Type"] = []string{"text/html; charset=utf-8"}
 	h["Cache-Control"] = noStore
 	h["Content-Security-Policy"] = []string{"default-src 'none'; style-src 'unsafe-inline'"}
 	w.Write(b.Bytes())
+	return http.StatusOK
 }

@@ -2,13 +2,16 @@ package server_test
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -33,6 +36,9 @@ tables:
 	}
 	stores := idsql.PostgresStores(raw)
 	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = server.WithSnowflakeTable(cfg, ""); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, Registry: stores.Workers, SegmentStore: stores.Segments})
@@ -62,6 +68,8 @@ tables:
 		"/api/segment/get/users/1200":    "users", // more than one range
 		"/api/snowflake/get/orders":      "orders",
 		"/api/snowflake/get/orders/5000": "orders", // more than one millisecond's worth
+		"/api/snowflake/get/anything":    "leaf_snowflake",
+		"/api/snowflake/get/coupon/100":  "leaf_snowflake",
 	}
 	for path, table := range want {
 		code, body, _ := get(t, srv, "GET", path)
@@ -89,12 +97,14 @@ tables:
 		t.Fatalf("monitor: %d", code)
 	}
 	leases, err := stores.Workers.Leases(ctx, cfg.Namespace, true)
-	if err != nil || len(leases) != 1 {
-		t.Fatalf("live leases %v, %v; want one", leases, err)
+	if err != nil || len(leases) != 2 {
+		t.Fatalf("live leases %v, %v; want those of leaf_snowflake and orders", leases, err)
 	}
-	row := `<tr class="lease"><td class="num">` + strconv.FormatInt(leases[0].WorkerID, 10) + `</td><td>orders</td>`
-	if !strings.Contains(page, row) {
-		t.Errorf("monitor page lacks the lease row %q", row)
+	for _, l := range leases {
+		row := `<tr class="lease"><td class="num">` + strconv.FormatInt(l.WorkerID, 10) + `</td><td>` + l.Table + `</td>`
+		if !strings.Contains(page, row) {
+			t.Errorf("monitor page lacks the lease row %q", row)
+		}
 	}
 
 	closed = true
@@ -103,5 +113,77 @@ tables:
 	}
 	if leases, err := stores.Workers.Leases(ctx, cfg.Namespace, true); err != nil || len(leases) != 0 {
 		t.Errorf("after Close: live leases %v, %v; want none", leases, err)
+	}
+}
+
+// TestPostgresDown stops a real PostgreSQL under a serving server: once the
+// buffered IDs are gone, segment requests answer Leaf's "both segments not
+// ready" (500, Result{id=-3}); when the database is back, they serve again.
+func TestPostgresDown(t *testing.T) {
+	pg := pgtest.StartServer(t)
+	ctx := context.Background()
+	raw, err := sql.Open("postgres", pg.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	cfg, err := idsql.Parse("pg", []byte(`namespace: pgdown
+tables:
+  orders: {strategy: snowflake}
+  users:  {strategy: segment, step: 100}
+`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores := idsql.PostgresStores(raw)
+	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, SegmentStore: stores.Segments, Holder: holder.Fixed(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := segment.New(ctx, stores.Segments, segment.Settings{RetryMax: 100 * time.Millisecond, WaitTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Settings{Keys: keys, Segments: gen, SnowflakeTable: "orders", Log: log.New(io.Discard, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if err := srv.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	pg.Stop()
+	code, body, hdr := 200, "", http.Header(nil)
+	for range 100 {
+		if code, body, hdr = get(t, srv, "GET", "/api/segment/get/users/50"); code != 200 {
+			break
+		}
+	}
+	if code != 500 {
+		t.Fatalf("with PostgreSQL stopped: %d %q, want 500", code, body)
+	}
+	a := checkErrorBody(t, 500, "/api/segment/get/users/50", body, hdr)
+	if a.Message != "Result{id=-3, status=EXCEPTION}" || !strings.Contains(hdr.Get("X-Idsql-Error"), "segments not ready") {
+		t.Errorf("database down: %q, X-Idsql-Error %q", body, hdr.Get("X-Idsql-Error"))
+	}
+	if code, body, _ := get(t, srv, "GET", "/api/segment/get/users"); code != 500 || !strings.Contains(body, "Result{id=-3,") {
+		t.Errorf("single ID, database down: %d %q", code, body)
+	}
+
+	pg.Start()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body, _ := get(t, srv, "GET", "/api/segment/get/users")
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("PostgreSQL is back but users still answers %d %q", code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"sort"
@@ -26,8 +27,14 @@ const (
 	DefaultMaxBatch        = 10_000
 	DefaultShutdownTimeout = 10 * time.Second
 	DefaultRefresh         = 5 * time.Second
-	// MaxKeyLen is the longest key the ID endpoints accept.
+	// DefaultSnowflakeTable is the table whose generator serves
+	// /api/snowflake/get/{key} for keys that name no snowflake table.
+	DefaultSnowflakeTable = "leaf_snowflake"
+	// MaxKeyLen is the longest segment key the ID endpoints accept.
 	MaxKeyLen = 128
+	// startRetry is how long a snowflake table whose generator failed to
+	// start answers that error before the next request tries again.
+	startRetry = time.Second
 )
 
 // Settings configure a Server. Zero fields mean the defaults.
@@ -36,6 +43,15 @@ type Settings struct {
 	// configuration is a key. Required (it also supplies the namespace and
 	// the layout /decodeSnowflakeId decodes with).
 	Keys *idsql.Keys
+	// SnowflakeTable is the snowflake table whose generator answers
+	// /api/snowflake/get/{key} for every key that names no snowflake table
+	// of the configuration, as Leaf's one snowflake generator answers any
+	// key (default DefaultSnowflakeTable, "leaf_snowflake"). It must be a
+	// snowflake table of Keys' configuration: WithSnowflakeTable adds it
+	// before the Keys are made. Naming an application table (say orders)
+	// shares that table's generator and worker lease instead of taking one
+	// more; IDs stay unique either way, and lookup names the table.
+	SnowflakeTable string
 	// Segments serves the segment endpoint: every key of its store.
 	// Nil answers the segment endpoint with 503.
 	Segments *segment.Generator
@@ -57,8 +73,9 @@ type Settings struct {
 	// Log receives errors the clients do not see in full; nil means the
 	// standard logger.
 	Log *log.Logger
-	// Now is the clock for the monitor page and decoding; nil means
-	// time.Now.
+	// Now is the clock for the monitor page, decoding, error bodies and
+	// the pause between attempts to start a generator that failed to
+	// start; nil means time.Now.
 	Now func() time.Time
 }
 
@@ -72,13 +89,17 @@ type Server struct {
 
 	snow      map[string]*snowEntry // configured snowflake tables; read-only
 	snowNames []string
+	anyKey    *snowEntry // serves keys that name no snowflake table
 
 	segMu sync.Mutex                           // serializes writers of segs
 	segs  atomic.Pointer[map[string]*segEntry] // copy on write
 
 	tokens  [][sha256.Size]byte
-	m       metrics
+	m       *metrics
 	closing atomic.Bool // set when Serve starts shutting down
+
+	lastLog    atomic.Int64  // Unix nanoseconds of the last failure logged
+	suppressed atomic.Uint64 // failures not logged since
 }
 
 // stats are the per-key counters shown on the monitor page.
@@ -102,6 +123,10 @@ type snowEntry struct {
 	table string
 	src   atomic.Pointer[snowSource]
 	mu    sync.Mutex // serializes starts
+	// startErr is the last failed start and when it failed; requests
+	// answer it for startRetry before trying again.
+	startErr      error
+	startFailedAt time.Time
 	// stoppedMsg is set once a request found the generator stopped (its
 	// worker lease lost or released).
 	stoppedMsg atomic.Pointer[string]
@@ -144,12 +169,20 @@ func New(s Settings) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	if s.SnowflakeTable == "" {
+		s.SnowflakeTable = DefaultSnowflakeTable
+	}
 	srv := &Server{s: s, cfg: cfg, layout: layout, started: s.Now(), snow: map[string]*snowEntry{}}
 	for _, t := range cfg.TableNames() {
 		if cfg.Tables[t].Strategy == idsql.Snowflake {
 			srv.snow[t] = &snowEntry{table: t}
 			srv.snowNames = append(srv.snowNames, t)
 		}
+	}
+	if srv.anyKey = srv.snow[s.SnowflakeTable]; srv.anyKey == nil {
+		return nil, fmt.Errorf("server: Settings.SnowflakeTable %q is not a snowflake table of the configuration "+
+			"(add it with server.WithSnowflakeTable before making the Keys, or name one of: %s)",
+			s.SnowflakeTable, strings.Join(srv.snowNames, ", "))
 	}
 	for i, tok := range s.Tokens {
 		if tok == "" {
@@ -159,7 +192,38 @@ func New(s Settings) (*Server, error) {
 	}
 	empty := map[string]*segEntry{}
 	srv.segs.Store(&empty)
+	srv.m = &metrics{}
 	return srv, nil
+}
+
+// WithSnowflakeTable returns cfg with table as a snowflake table, for
+// Settings.SnowflakeTable: cfg itself when it configures table as a
+// snowflake table already, else a copy with the table added (cfg is not
+// modified). Make the Keys from the result. A table of that name with
+// another strategy is an error.
+//
+// Under the local holder the new table needs a worker ID of its own in
+// holder.workers ("leaf_snowflake@INSTANCE": N), like any other table.
+func WithSnowflakeTable(cfg *idsql.Config, table string) (*idsql.Config, error) {
+	if table == "" {
+		table = DefaultSnowflakeTable
+	}
+	if tc, ok := cfg.Tables[table]; ok {
+		if tc.Strategy != idsql.Snowflake {
+			return nil, fmt.Errorf("server: table %s serves keys that name no snowflake table, but it is a %s table", table, tc.Strategy)
+		}
+		return cfg, nil
+	}
+	if !idsql.ValidTableName(table) {
+		return nil, fmt.Errorf("server: snowflake table %q is not a valid table name", table)
+	}
+	c := *cfg
+	c.Tables = maps.Clone(cfg.Tables)
+	if c.Tables == nil {
+		c.Tables = map[string]idsql.TableConfig{}
+	}
+	c.Tables[table] = idsql.TableConfig{Strategy: idsql.Snowflake}
+	return &c, nil
 }
 
 // Warm starts every snowflake table's generator (acquiring its worker
@@ -168,7 +232,12 @@ func New(s Settings) (*Server, error) {
 func (srv *Server) Warm(ctx context.Context) error {
 	var errs []error
 	for _, t := range srv.snowNames {
-		if _, err := srv.snowflakeSource(ctx, srv.snow[t]); err != nil {
+		e := srv.snow[t]
+		if _, err := srv.snowflakeSource(ctx, e); err != nil {
+			if e == srv.anyKey {
+				err = fmt.Errorf("server: snowflake table %s answers keys that name no snowflake table "+
+					"(Settings.SnowflakeTable, idsql serve --snowflake-table; name an existing table to share its generator): %w", t, err)
+			}
 			errs = append(errs, err)
 		}
 	}
@@ -216,6 +285,8 @@ func (srv *Server) segmentEntry(ctx context.Context, name string) (*segEntry, er
 }
 
 // snowflakeSource returns the table's key source, starting it on first use.
+// After a failed start it answers that error for startRetry before trying
+// again, so a holder that is down is not asked once per request.
 func (srv *Server) snowflakeSource(ctx context.Context, e *snowEntry) (*snowSource, error) {
 	if src := e.src.Load(); src != nil {
 		return src, nil
@@ -225,10 +296,18 @@ func (srv *Server) snowflakeSource(ctx context.Context, e *snowEntry) (*snowSour
 	if src := e.src.Load(); src != nil {
 		return src, nil
 	}
+	if e.startErr != nil && srv.s.Now().Sub(e.startFailedAt) < startRetry {
+		return nil, e.startErr
+	}
 	ks, err := srv.s.Keys.Source(ctx, e.table)
 	if err != nil {
+		err = &startError{err}
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			e.startErr, e.startFailedAt = err, srv.s.Now()
+		}
 		return nil, err
 	}
+	e.startErr = nil
 	src := &snowSource{src: ks}
 	src.table, _ = ks.(*idsql.SnowflakeTable)
 	e.src.Store(src)
@@ -251,6 +330,13 @@ func (src *snowSource) appendIDs(ctx context.Context, dst []int64, n int) ([]int
 }
 
 func (src *snowSource) next(ctx context.Context) (int64, error) { return src.src.NextID(ctx) }
+
+// startError is a snowflake generator that did not start: Leaf's
+// "not initialized" answer.
+type startError struct{ err error }
+
+func (e *startError) Error() string { return e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
 
 // authorized reports whether r carries one of the configured tokens (or
 // none are configured) in its Authorization header, scheme Bearer (the

@@ -26,7 +26,7 @@ layout: leaf
 holder:
   kind: local
   instance: embedded
-  workers: {"orders@embedded": 1}
+  workers: {"orders@embedded": 1, "leaf_snowflake@embedded": 2}
   cache_dir: %s
 tables:
   orders: {strategy: snowflake}
@@ -57,7 +57,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("serve", "[--config idsql.yaml --dsn DSN] [--addr 127.0.0.1:8080]",
 		"Runs the HTTP ID server, compatible with Meituan Leaf's API:\n"+
 			"  GET /api/segment/get/{key}[/{n}]    segment IDs (a key of idsql_alloc)\n"+
-			"  GET /api/snowflake/get/{key}[/{n}]  snowflake IDs (a snowflake table of the configuration)\n"+
+			"  GET /api/snowflake/get/{key}[/{n}]  snowflake IDs (any key, as in Leaf: a snowflake table's own, else --snowflake-table's)\n"+
 			"  GET /decodeSnowflakeId?snowflakeId=N\n"+
 			"  GET /  (monitor page)   /metrics   /healthz\n\n"+
 			"Without --config (and no ./idsql.yaml) it runs on an embedded default: an SQLite\n"+
@@ -70,6 +70,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var tokens stringList
 	fs.Var(&tokens, "token", "accepted API token (repeatable; also $IDSQL_TOKENS, comma-separated); none means no auth")
 	maxBatch := fs.Int("max-batch", server.DefaultMaxBatch, "largest n of the batch endpoints")
+	snowTable := fs.String("snowflake-table", server.DefaultSnowflakeTable, "snowflake table whose generator answers keys that name no snowflake table (added to the configuration when absent)")
 	migrate := fs.Bool("migrate", false, "create idsql's tables and segment keys before serving (always on for the embedded default)")
 	maxStep := fs.Int64("segment-max-step", segment.DefaultMaxStep, "largest adaptive segment step: raise it for keys served at millions of IDs/s so one range lasts seconds")
 	quiet := fs.Bool("quiet", false, "do not print the start-up banner")
@@ -143,8 +144,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	srv, err := newServer(ctx, cfg, d, segment.Settings{MaxStep: *maxStep}, server.Settings{Tokens: tokens, MaxBatch: *maxBatch,
-		Log: log.New(stderr, "", log.LstdFlags)})
+	scfg, err := server.WithSnowflakeTable(cfg, *snowTable)
+	if err != nil {
+		return err
+	}
+	srv, err := newServer(ctx, scfg, d, segment.Settings{MaxStep: *maxStep}, server.Settings{Tokens: tokens, MaxBatch: *maxBatch,
+		SnowflakeTable: *snowTable, Log: log.New(stderr, "", log.LstdFlags)})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@
 //	GET /api/snowflake/get/{key}/{n}    n snowflake IDs, one per line
 //	GET /decodeSnowflakeId?snowflakeId=N  JSON {"timestamp","workerId","sequenceId"} as Leaf answers
 //	GET /                               the monitor page (also /monitor, /cache, /db)
-//	GET /metrics                        Prometheus text format
+//	GET /metrics                        Prometheus metrics
 //	GET /healthz                        "ok" (never needs a token; 503 while shutting down)
 //
 // The ID endpoints accept GET and POST. A segment key is a row of
@@ -79,12 +79,25 @@
 // "Authorization: Bearer TOKEN". No other place is read: a token in the
 // query string would end up in access logs and browser histories.
 //
+// # Metrics
+//
+// /metrics is served from a registry of the Server's own (the global
+// default registry is not touched): request latency histograms by
+// endpoint and status code (idsql_http_request_duration_seconds), the time
+// requests spend in their generator (idsql_generator_wait_seconds), the
+// duration of segment refills when the generator allocates through a
+// TimedStore (idsql_segment_refill_seconds), gauges of each segment key's
+// buffers and each snowflake table's lease, counters of IDs served and
+// errors by kind, and the standard go_, process_ and go_build_info
+// collectors.
+//
 // # Example
 //
 //	cfg, _ = server.WithSnowflakeTable(cfg, "")      // the table for other snowflake keys
 //	keys, _ := idsql.NewKeys(cfg, idsql.KeysOptions{DB: db})
-//	gen, _ := segment.New(ctx, segmentStore, segment.Settings{})
-//	srv, err := server.New(server.Settings{Keys: keys, Segments: gen})
+//	ts := server.NewTimedStore(segmentStore)
+//	gen, _ := segment.New(ctx, ts, segment.Settings{})
+//	srv, err := server.New(server.Settings{Keys: keys, Segments: gen, Store: ts})
 //	if err != nil { ... }
 //	ln, _ := net.Listen("tcp", "127.0.0.1:8080")
 //	err = srv.Serve(ctx, ln) // until ctx ends, then drains and releases leases

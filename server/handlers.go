@@ -45,7 +45,7 @@ const (
 
 var modeNames = [numModes]string{"segment", "snowflake"}
 
-// endpoint is what a request asks for.
+// endpoint labels the request latency histogram.
 type endpoint int
 
 const (
@@ -132,7 +132,10 @@ const maxPooled = 1 << 18
 // ServeHTTP routes a request to the endpoint its path names; see the
 // package documentation for the endpoints and their answers.
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	srv.route(w, r, endpointOf(r.URL.Path))
+	start := time.Now()
+	ep := endpointOf(r.URL.Path)
+	code := srv.route(w, r, ep)
+	srv.m.observeRequest(ep, code, time.Since(start))
 }
 
 // endpointOf returns the endpoint path p names.
@@ -263,8 +266,10 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 	if err != nil {
 		return srv.fail(w, r, nil, srv.segmentFailure(key, err, true))
 	}
+	t0 := time.Now()
 	if !batch {
 		id, err := e.key.Next(ctx)
+		srv.m.observeWait(modeSegment, time.Since(t0))
 		if err != nil {
 			return srv.fail(w, r, &e.stats, srv.segmentFailure(key, err, false))
 		}
@@ -273,6 +278,7 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 		return http.StatusOK
 	}
 	ids, err := e.key.NextIDs(ctx, n)
+	srv.m.observeWait(modeSegment, time.Since(t0))
 	if err != nil {
 		return srv.fail(w, r, &e.stats, srv.segmentFailure(key, err, false))
 	}
@@ -294,8 +300,10 @@ func (srv *Server) serveSnowflake(w http.ResponseWriter, r *http.Request, key st
 	if err != nil {
 		return srv.fail(w, r, &e.stats, srv.snowflakeFailure(e, key, err))
 	}
+	t0 := time.Now()
 	if !batch {
 		id, err := src.next(ctx)
+		srv.m.observeWait(modeSnowflake, time.Since(t0))
 		if err != nil {
 			return srv.fail(w, r, &e.stats, srv.snowflakeFailure(e, key, err))
 		}
@@ -306,6 +314,7 @@ func (srv *Server) serveSnowflake(w http.ResponseWriter, r *http.Request, key st
 	}
 	p := idsPool.Get().(*[]int64)
 	ids, err := src.appendIDs(ctx, (*p)[:0], n)
+	srv.m.observeWait(modeSnowflake, time.Since(t0))
 	if err != nil {
 		// IDs taken before the error are valid but dropped: gaps are allowed.
 		putIDs(p, ids)

@@ -143,11 +143,12 @@ tables:
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := segment.New(ctx, stores.Segments, segment.Settings{RetryMax: 100 * time.Millisecond, WaitTimeout: time.Second})
+	ts := server.NewTimedStore(stores.Segments)
+	gen, err := segment.New(ctx, ts, segment.Settings{RetryMax: 100 * time.Millisecond, WaitTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Settings{Keys: keys, Segments: gen, SnowflakeTable: "orders", Log: log.New(io.Discard, "", 0)})
+	srv, err := server.New(server.Settings{Keys: keys, Segments: gen, Store: ts, SnowflakeTable: "orders", Log: log.New(io.Discard, "", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +173,9 @@ tables:
 	}
 	if code, body, _ := get(t, srv, "GET", "/api/segment/get/users"); code != 500 || !strings.Contains(body, "Result{id=-3,") {
 		t.Errorf("single ID, database down: %d %q", code, body)
+	}
+	if _, m, _ := get(t, srv, "GET", "/metrics"); !strings.Contains(m, `idsql_segment_refill_seconds_count{result="error"} `) {
+		t.Error("/metrics does not count the failed refills")
 	}
 
 	pg.Start()

@@ -70,6 +70,9 @@ type Settings struct {
 	ShutdownTimeout time.Duration
 	// Refresh is the monitor page's auto-refresh interval (default 5 s).
 	Refresh time.Duration
+	// Store, when set, is the TimedStore the Segments generator allocates
+	// through; /metrics then shows how long segment refills take.
+	Store *TimedStore
 	// Log receives errors the clients do not see in full; nil means the
 	// standard logger.
 	Log *log.Logger
@@ -192,7 +195,7 @@ func New(s Settings) (*Server, error) {
 	}
 	empty := map[string]*segEntry{}
 	srv.segs.Store(&empty)
-	srv.m = &metrics{}
+	srv.m = newMetrics(srv)
 	return srv, nil
 }
 

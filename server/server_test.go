@@ -18,6 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment"
@@ -135,11 +140,12 @@ func newFixtureWith(t testing.TB, o fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := segment.New(ctx, store, segment.Settings{RefreshInterval: -1})
+	ts := server.NewTimedStore(store)
+	gen, err := segment.New(ctx, ts, segment.Settings{RefreshInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := server.Settings{Keys: keys, Segments: gen, SnowflakeTable: o.table, MaxBatch: 1000, Log: log.New(io.Discard, "", 0)}
+	s := server.Settings{Keys: keys, Segments: gen, Store: ts, SnowflakeTable: o.table, MaxBatch: 1000, Log: log.New(io.Discard, "", 0)}
 	if o.edit != nil {
 		o.edit(&s)
 	}
@@ -454,7 +460,7 @@ func TestSnowflakeAnyKey(t *testing.T) {
 		}
 	}
 	_, metrics, _ := get(t, f.srv, "GET", "/metrics")
-	if !strings.Contains(metrics, `idsql_ids_served_total{mode="snowflake",key="leaf_snowflake"} 27`) {
+	if !strings.Contains(metrics, `idsql_ids_served_total{key="leaf_snowflake",mode="snowflake"} 27`) {
 		t.Errorf("IDs of other keys not counted under leaf_snowflake:\n%s", metrics)
 	}
 }
@@ -632,6 +638,7 @@ func TestAuth(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	f := newFixture(t, nil)
 	get(t, f.srv, "GET", "/api/segment/get/users/10")
+	get(t, f.srv, "GET", "/api/segment/get/users/95") // past the first range: a refill
 	get(t, f.srv, "GET", "/api/snowflake/get/orders")
 	get(t, f.srv, "GET", "/api/snowflake/get/anything")
 	get(t, f.srv, "GET", "/api/segment/get/nope")
@@ -640,31 +647,81 @@ func TestMetrics(t *testing.T) {
 	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain; version=0.0.4") {
 		t.Fatalf("%d %v", code, hdr)
 	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("/metrics is not valid Prometheus text: %v\n%s", err, body)
+	}
+	for name, typ := range map[string]dto.MetricType{
+		"go_goroutines":                       dto.MetricType_GAUGE,
+		"go_build_info":                       dto.MetricType_GAUGE,
+		"process_start_time_seconds":          dto.MetricType_GAUGE,
+		"idsql_http_request_duration_seconds": dto.MetricType_HISTOGRAM,
+		"idsql_generator_wait_seconds":        dto.MetricType_HISTOGRAM,
+		"idsql_segment_refill_seconds":        dto.MetricType_HISTOGRAM,
+		"idsql_ids_served_total":              dto.MetricType_COUNTER,
+		"idsql_http_errors_total":             dto.MetricType_COUNTER,
+		"idsql_segment_allocations_total":     dto.MetricType_COUNTER,
+		"idsql_segment_idle_ids":              dto.MetricType_GAUGE,
+		"idsql_segment_range_size":            dto.MetricType_GAUGE,
+		"idsql_snowflake_lease_active":        dto.MetricType_GAUGE,
+		"idsql_snowflake_worker_id":           dto.MetricType_GAUGE,
+		"idsql_snowflake_high_water_seconds":  dto.MetricType_GAUGE,
+		"idsql_snowflake_buffered_ids":        dto.MetricType_GAUGE,
+		"idsql_start_time_seconds":            dto.MetricType_GAUGE,
+	} {
+		mf := families[name]
+		if mf == nil || mf.GetType() != typ {
+			t.Errorf("/metrics lacks %s of type %v", name, typ)
+		}
+	}
 	for _, want := range []string{
-		"# TYPE idsql_ids_served_total counter\n",
-		`idsql_ids_served_total{mode="segment",key="users"} 10` + "\n", // Warm's ID is not served over HTTP
-		`idsql_ids_served_total{mode="snowflake",key="orders"} 1` + "\n",
-		`idsql_ids_served_total{mode="snowflake",key="leaf_snowflake"} 1` + "\n",
-		`idsql_requests_total{mode="segment"} 3` + "\n",
+		`idsql_http_request_duration_seconds_bucket{code="200",endpoint="segment_batch",le="+Inf"} 2` + "\n",
+		`idsql_http_request_duration_seconds_count{code="200",endpoint="snowflake"} 2` + "\n",
+		`idsql_http_request_duration_seconds_count{code="500",endpoint="segment"} 2` + "\n",
+		`idsql_generator_wait_seconds_count{mode="segment"} 2` + "\n",
+		`idsql_generator_wait_seconds_count{mode="snowflake"} 2` + "\n",
+		`idsql_segment_refill_seconds_count{result="ok"} `,
+		`idsql_ids_served_total{key="users",mode="segment"} 105` + "\n", // Warm's ID is not served over HTTP
+		`idsql_ids_served_total{key="orders",mode="snowflake"} 1` + "\n",
+		`idsql_ids_served_total{key="leaf_snowflake",mode="snowflake"} 1` + "\n",
 		`idsql_http_errors_total{kind="unknown_key"} 1` + "\n",
 		`idsql_http_errors_total{kind="bad_key"} 1` + "\n",
 		`idsql_segment_allocations_total{key="users"} `,
-		`idsql_segment_waits_total{key="users"} `,
-		`idsql_snowflake_worker_id{table="orders"} `,
-		"# TYPE idsql_start_time_seconds gauge\n",
+		`idsql_segment_idle_ids{buffer="current",key="users"} `,
+		`idsql_snowflake_lease_active{table="orders"} 1` + "\n",
+		`idsql_snowflake_worker_id{table="orders"} 3` + "\n",
+		`idsql_snowflake_buffered_ids{table="cached_orders"} `,
 	} {
 		if !strings.Contains(body, want) {
-			t.Errorf("metrics lack %q:\n%s", want, body)
+			t.Errorf("metrics lack %q", want)
 		}
 	}
-	// Every sample line is "name{labels} value" or "name value".
-	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
-		if strings.HasPrefix(line, "# ") {
-			continue
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", body)
+	}
+	if refills := families["idsql_segment_refill_seconds"]; refills != nil {
+		for _, m := range refills.GetMetric() {
+			if m.GetHistogram().GetSampleCount() > 0 && m.GetHistogram().GetSampleSum() <= 0 {
+				t.Errorf("refills counted with no time: %v", m)
+			}
 		}
-		i := strings.LastIndexByte(line, ' ')
-		if _, err := strconv.ParseFloat(line[i+1:], 64); i < 0 || err != nil {
-			t.Errorf("bad sample line %q", line)
+	}
+
+	// Each server has its own registry: a second one in the process
+	// registers the same metrics without a clash, and the global default
+	// registry stays empty of them.
+	g := newFixture(t, nil)
+	if code, _, _ := get(t, g.srv, "GET", "/metrics"); code != 200 {
+		t.Fatalf("second server's /metrics: %d", code)
+	}
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "idsql_") {
+			t.Errorf("the default registry has %s", mf.GetName())
 		}
 	}
 }

@@ -187,7 +187,8 @@ func newServer(ctx context.Context, cfg *idsql.Config, d *database, ss segment.S
 	var gen *segment.Generator
 	if d != nil {
 		ko = d.keysOptions()
-		g, err := segment.New(ctx, d.segmentStore(), ss)
+		s.Store = server.NewTimedStore(d.segmentStore())
+		g, err := segment.New(ctx, s.Store, ss)
 		if err != nil {
 			return nil, err
 		}

@@ -37,6 +37,7 @@ func commands() []command {
 		{name: "workers", summary: "list the worker leases of a namespace", run: runWorkers},
 		{name: "segments", summary: "list the segment keys with their counters and steps", run: runSegments},
 		{name: "serve", summary: "run the HTTP ID server (Leaf-compatible API, monitor page)", run: runServe},
+		{name: "version", summary: "print the version and how this binary was built", run: runVersion},
 		{name: "trivial", summary: "benchmark baseline: an HTTP server answering a constant", hidden: true, run: runTrivial},
 	}
 }
@@ -61,6 +62,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {

@@ -182,7 +182,9 @@ func (l *Lease) run() {
 		}
 		sent := s.Now()
 		// Give up on the call by the deadline at the latest.
-		ctx, cancel := context.WithDeadline(context.Background(), l.Deadline())
+		// The deadline is a reading of the registry's clock, which may be
+		// set off from the real one: time the call by what is left of it.
+		ctx, cancel := context.WithTimeout(context.Background(), l.Deadline().Sub(s.Now()))
 		horizon := l.reg.Horizon(sent, l.opts)
 		live, err := l.reg.Heartbeat(ctx, l.rec.LeaseID, horizon, l.opts.Expires)
 		cancel()

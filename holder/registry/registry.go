@@ -378,25 +378,35 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Ti
 		}
 		return live, nil
 	}
-	// One autocommitted statement: a transaction left open between the
-	// UPDATE and its COMMIT by a process that is paused would hold the row
-	// lock, and every claim of the namespace would queue behind it. The
-	// set_config makes this statement's own commit durable.
-	res, err := r.db.ExecContext(ctx, `
+	// A transaction, so a call cancelled at the lease's deadline rolls back
+	// even if its UPDATE got through. A process paused between the UPDATE
+	// and its COMMIT would hold the row lock, and every claim of the
+	// namespace would queue behind it: the server ends such a transaction
+	// once it idles for a heartbeat.
+	idle := max(r.s.Heartbeat, time.Second).Milliseconds()
+	var live bool
+	err := r.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT set_config('synchronous_commit', 'on', true),
+			set_config('idle_in_transaction_session_timeout', $1, true)`, fmt.Sprint(idle)); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `
 		UPDATE idsql_workers SET last_heartbeat = $2,
 			last_timestamp = greatest(last_timestamp, $3::timestamptz),
 			expires = CASE WHEN $4::bigint IS NULL THEN expires ELSE clock_timestamp() + $4::bigint * interval '1 microsecond' END
-		FROM (SELECT set_config('synchronous_commit', 'on', true)) AS durable
 		WHERE lease_id = $1 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())`,
-		leaseID, r.s.Now(), r.arg(horizon), exp)
-	var n int64
-	if err == nil {
-		n, err = res.RowsAffected()
-	}
+			leaseID, r.s.Now(), r.arg(horizon), exp)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		live = n == 1
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
 	}
-	return n == 1, nil
+	return live, nil
 }
 
 // heartbeatMySQL is one statement, committed on its own: a single-row

@@ -132,10 +132,10 @@ const maxPooled = 1 << 18
 // ServeHTTP routes a request to the endpoint its path names; see the
 // package documentation for the endpoints and their answers.
 func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
+	start := srv.mono()
 	ep := endpointOf(r.URL.Path)
 	code := srv.route(w, r, ep)
-	srv.m.observeRequest(ep, code, time.Since(start))
+	srv.m.observeRequest(ep, code, srv.mono()-start)
 }
 
 // endpointOf returns the endpoint path p names.
@@ -266,10 +266,10 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 	if err != nil {
 		return srv.fail(w, r, nil, srv.segmentFailure(key, err, true))
 	}
-	t0 := time.Now()
+	t0 := srv.mono()
 	if !batch {
 		id, err := e.key.Next(ctx)
-		srv.m.observeWait(modeSegment, time.Since(t0))
+		srv.m.observeWait(modeSegment, srv.mono()-t0)
 		if err != nil {
 			return srv.fail(w, r, &e.stats, srv.segmentFailure(key, err, false))
 		}
@@ -278,7 +278,7 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 		return http.StatusOK
 	}
 	ids, err := e.key.NextIDs(ctx, n)
-	srv.m.observeWait(modeSegment, time.Since(t0))
+	srv.m.observeWait(modeSegment, srv.mono()-t0)
 	if err != nil {
 		return srv.fail(w, r, &e.stats, srv.segmentFailure(key, err, false))
 	}
@@ -300,10 +300,10 @@ func (srv *Server) serveSnowflake(w http.ResponseWriter, r *http.Request, key st
 	if err != nil {
 		return srv.fail(w, r, &e.stats, srv.snowflakeFailure(e, key, err))
 	}
-	t0 := time.Now()
+	t0 := srv.mono()
 	if !batch {
 		id, err := src.next(ctx)
-		srv.m.observeWait(modeSnowflake, time.Since(t0))
+		srv.m.observeWait(modeSnowflake, srv.mono()-t0)
 		if err != nil {
 			return srv.fail(w, r, &e.stats, srv.snowflakeFailure(e, key, err))
 		}
@@ -314,7 +314,7 @@ func (srv *Server) serveSnowflake(w http.ResponseWriter, r *http.Request, key st
 	}
 	p := idsPool.Get().(*[]int64)
 	ids, err := src.appendIDs(ctx, (*p)[:0], n)
-	srv.m.observeWait(modeSnowflake, time.Since(t0))
+	srv.m.observeWait(modeSnowflake, srv.mono()-t0)
 	if err != nil {
 		// IDs taken before the error are valid but dropped: gaps are allowed.
 		putIDs(p, ids)

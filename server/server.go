@@ -89,6 +89,7 @@ type Server struct {
 	cfg     *idsql.Config
 	layout  snowflake.Layout
 	started time.Time
+	epoch   time.Time // for mono; carries a monotonic reading
 
 	snow      map[string]*snowEntry // configured snowflake tables; read-only
 	snowNames []string
@@ -175,7 +176,7 @@ func New(s Settings) (*Server, error) {
 	if s.SnowflakeTable == "" {
 		s.SnowflakeTable = DefaultSnowflakeTable
 	}
-	srv := &Server{s: s, cfg: cfg, layout: layout, started: s.Now(), snow: map[string]*snowEntry{}}
+	srv := &Server{s: s, cfg: cfg, layout: layout, started: s.Now(), epoch: time.Now(), snow: map[string]*snowEntry{}}
 	for _, t := range cfg.TableNames() {
 		if cfg.Tables[t].Strategy == idsql.Snowflake {
 			srv.snow[t] = &snowEntry{table: t}
@@ -333,6 +334,11 @@ func (src *snowSource) appendIDs(ctx context.Context, dst []int64, n int) ([]int
 }
 
 func (src *snowSource) next(ctx context.Context) (int64, error) { return src.src.NextID(ctx) }
+
+// mono reads the monotonic clock alone, for the latency histograms:
+// time.Since of a reading with a monotonic part skips the wall clock,
+// which time.Now reads too, at half the cost on a VM's clock.
+func (srv *Server) mono() time.Duration { return time.Since(srv.epoch) }
 
 // startError is a snowflake generator that did not start: Leaf's
 // "not initialized" answer.

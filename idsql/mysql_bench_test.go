@@ -73,6 +73,20 @@ func openMySQLBench(b *testing.B, params map[string]string) (*idsql.DB, *sql.DB)
 	return db, raw
 }
 
+// pinnedRaw returns a connection of the raw pool for the whole benchmark:
+// the sql side runs the raw side's statement through database/sql without
+// idsql. It is another server connection (a thread of the same MariaDB),
+// which the other sides do not share.
+func pinnedRaw(b *testing.B, raw *sql.DB) *sql.Conn {
+	b.Helper()
+	c, err := raw.Conn(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
 // mysqlRawExec runs query on c's inner go-sql-driver connection, bypassing
 // idsql and database/sql: directly when the driver takes the arguments,
 // else prepared, executed and closed, as database/sql does after
@@ -117,7 +131,8 @@ func mysqlMultiValues(table string, rows int, key bool) string {
 // BenchmarkMySQLInsertRowPaired: one single-row INSERT per op. idsql: the
 // statement without the key through idsql; raw: with the key, on the
 // inner connection; auto: AUTO_INCREMENT fills the key, on the inner
-// connection; keyed: the raw statement through idsql and database/sql.
+// connection; keyed: the raw statement through idsql and database/sql;
+// sql: the raw statement through database/sql alone (see pinnedRaw).
 func BenchmarkMySQLInsertRowPaired(b *testing.B) {
 	for _, d := range mysqlBenchDSNs {
 		b.Run("dsn="+d.name, func(b *testing.B) {
@@ -131,8 +146,9 @@ func BenchmarkMySQLInsertRowPaired(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			sc := pinnedRaw(b, raw)
 			var nv []driver.NamedValue
-			paired(b, []string{"idsql", "raw", "auto", "keyed"}, []func(int) error{
+			paired(b, []string{"idsql", "raw", "auto", "keyed", "sql"}, []func(int) error{
 				func(i int) error {
 					_, err := c.ExecContext(ctx, "INSERT INTO b_idsql (user_id, note) VALUES (?, ?)", i, "note")
 					return err
@@ -147,6 +163,10 @@ func BenchmarkMySQLInsertRowPaired(b *testing.B) {
 				},
 				func(i int) error {
 					_, err := c.ExecContext(ctx, "INSERT INTO b_raw (user_id, note, id) VALUES (?, ?, ?)", i, "note", counter.Add(1))
+					return err
+				},
+				func(i int) error {
+					_, err := sc.ExecContext(ctx, "INSERT INTO b_raw (user_id, note, id) VALUES (?, ?, ?)", i, "note", counter.Add(1))
 					return err
 				},
 			})
@@ -177,7 +197,8 @@ func BenchmarkMySQLInsert1000Paired(b *testing.B) {
 			qi, qr := mysqlMultiValues("b_idsql", rows, false), mysqlMultiValues("b_raw", rows, true)
 			rawArgs := make([]driver.NamedValue, 0, 3*rows)
 			keyed := make([]any, 0, 3*rows)
-			paired(b, []string{"idsql", "raw", "keyed"}, []func(int) error{
+			sc := pinnedRaw(b, raw)
+			paired(b, []string{"idsql", "raw", "keyed", "sql"}, []func(int) error{
 				func(int) error {
 					_, err := c.ExecContext(ctx, qi, args...)
 					return err
@@ -197,6 +218,14 @@ func BenchmarkMySQLInsert1000Paired(b *testing.B) {
 						keyed = append(keyed, r, "note", counter.Add(1))
 					}
 					_, err := c.ExecContext(ctx, qr, keyed...)
+					return err
+				},
+				func(int) error {
+					keyed = keyed[:0]
+					for r := range rows {
+						keyed = append(keyed, r, "note", counter.Add(1))
+					}
+					_, err := sc.ExecContext(ctx, qr, keyed...)
 					return err
 				},
 			})

@@ -126,6 +126,14 @@ type HolderConfig struct {
 	// any holder); zero means 3s. A restarted process waits at most about
 	// three heartbeats for the horizon its previous run had persisted.
 	Heartbeat time.Duration `yaml:"heartbeat"`
+	// AcceptLazyCommits lets the worker table (idsql_workers) record leases
+	// on a MySQL or MariaDB server that does not flush every commit to disk
+	// (innodb_flush_log_at_trx_commit other than 1, or sync_binlog other
+	// than 1 with binary logging). Such a server can lose a lease row in an
+	// operating-system crash and hand its worker ID out twice, so by
+	// default it is refused with registry.ErrNotDurable. It has no effect
+	// on PostgreSQL, where each lease commit asks for a synchronous commit.
+	AcceptLazyCommits bool `yaml:"accept_lazy_commits"`
 }
 
 // HeartbeatOrDefault returns Heartbeat, or the registry's default.

@@ -542,3 +542,54 @@ func mysqlStrings(t *testing.T, db *sql.DB, q string) []string {
 	}
 	return out
 }
+
+// The worker table a Connector opens for itself on MySQL refuses a server
+// that does not flush every commit, naming the config setting that accepts
+// the risk, and records leases once holder.accept_lazy_commits is set.
+func TestMySQLConfigAcceptLazyCommits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := mysqltest.Database(t)
+	raw, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	var flush, logBin, syncBinlog int
+	if err := raw.QueryRowContext(ctx, `SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog`).
+		Scan(&flush, &logBin, &syncBinlog); err != nil {
+		t.Fatal(err)
+	}
+	lazy := (flush != 1 && flush != 3) || (logBin != 0 && syncBinlog != 1)
+	if _, err := raw.ExecContext(ctx, "CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, note VARCHAR(20))"); err != nil {
+		t.Fatal(err)
+	}
+	open := func(accept bool) *idsql.DB {
+		cfg := &idsql.Config{Namespace: "lazy", Tables: map[string]idsql.TableConfig{"orders": {Strategy: idsql.Snowflake}}}
+		cfg.Holder.AcceptLazyCommits = accept
+		if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Workers: registry.New(raw, registry.Settings{Dialect: registry.MySQL})}); err != nil {
+			t.Fatal(err)
+		}
+		db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 5)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	_, err = open(false).ExecContext(ctx, "INSERT INTO orders (note) VALUES ('strict')")
+	switch {
+	case lazy && (!errors.Is(err, registry.ErrNotDurable) || !strings.Contains(err.Error(), "holder.accept_lazy_commits")):
+		t.Fatalf("INSERT on a server with innodb_flush_log_at_trx_commit = %d, sync_binlog = %d (log_bin %d): err = %v, want ErrNotDurable naming holder.accept_lazy_commits",
+			flush, syncBinlog, logBin, err)
+	case !lazy && err != nil:
+		t.Fatalf("INSERT on a durable server: %v", err)
+	}
+	if _, err := open(true).ExecContext(ctx, "INSERT INTO orders (note) VALUES ('accepted')"); err != nil {
+		t.Fatalf("INSERT with holder.accept_lazy_commits: %v", err)
+	}
+	var n int
+	if err := raw.QueryRowContext(ctx, "SELECT count(*) FROM orders WHERE id > 0 AND note = 'accepted'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("rows written with holder.accept_lazy_commits: %d, %v; want 1", n, err)
+	}
+}

@@ -237,7 +237,7 @@ func (r *Registry) durable(ctx context.Context, tx *sql.Tx) error {
 	}
 	return fmt.Errorf("%w: the server runs with %s, so a crash can lose a lease row and hand its worker ID out twice; "+
 		"set innodb_flush_log_at_trx_commit = 1 (and sync_binlog = 1 with binary logging) on the server, "+
-		"or Settings.AcceptLazyCommits to take that risk", ErrNotDurable, strings.Join(lazy, " and "))
+		"or set Settings.AcceptLazyCommits (holder.accept_lazy_commits: true in an idsql config) to take that risk", ErrNotDurable, strings.Join(lazy, " and "))
 }
 
 // arg returns t as a statement argument: as is on PostgreSQL, as UTC text

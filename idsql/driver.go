@@ -315,8 +315,9 @@ func (t dsnConnector) Driver() driver.Driver                        { return t.d
 
 // Register registers a database/sql driver called name that wraps the
 // registered driver innerName with cfg. Each sql.Open of it gets its own
-// keys; share one Keys through opts.Keys to serve several pools.
-func Register(name, innerName string, cfg *Config, opts Options) error {
+// keys; share one Keys through opts.Keys to serve several pools. A name
+// that is already registered is an error (database/sql would panic).
+func Register(name, innerName string, cfg *Config, opts Options) (err error) {
 	inner, err := lookupDriver(innerName)
 	if err != nil {
 		return err
@@ -330,7 +331,7 @@ func Register(name, innerName string, cfg *Config, opts Options) error {
 		}
 	}()
 	sql.Register(name, &wrappedDriver{inner: inner, cfg: cfg, opts: opts})
-	return err
+	return nil
 }
 
 // lookupDriver finds a registered driver by name.

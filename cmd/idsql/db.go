@@ -45,16 +45,6 @@ func sqlitePath(dsn string) (string, bool) {
 	return "", false
 }
 
-// sqliteDSN is the modernc.org/sqlite DSN of a file, with the pragmas
-// concurrent writers need (the same as sqlitestore.Open's).
-func sqliteDSN(path string) string {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Set("_txlock", "immediate")
-	return "file:" + path + "?" + q.Encode()
-}
-
 // lazyParam is the MySQL DSN parameter that accepts a server without
 // durable commits (innodb_flush_log_at_trx_commit other than 1, or
 // sync_binlog other than 1 with the binary log on) for the worker table.
@@ -143,7 +133,7 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &database{db: store.DB(), driver: "sqlite", dsn: sqliteDSN(path), path: path, stores: idsql.Stores{Segments: store}}, nil
+		return &database{db: store.DB(), driver: "sqlite", dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}, nil
 	}
 	driverName, shown, lazy := "postgres", redact(dsn), false
 	if isMySQL(dsn) {

@@ -89,7 +89,7 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 		if err != nil {
 			return err
 		}
-		d = &database{db: store.DB(), driver: "sqlite", dsn: sqliteDSN(path), path: path, stores: idsql.Stores{Segments: store}}
+		d = &database{db: store.DB(), driver: "sqlite", dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}
 	} else {
 		if d, err = openDatabase(ctx, dsn); err != nil {
 			return err

@@ -45,6 +45,19 @@ func New(db *sql.DB) *segment.SQLStore {
 	return segment.NewSQLStore(db, Dialect())
 }
 
+// DSN returns the modernc.org/sqlite DSN Open uses for the file at path:
+// WAL journaling, a 10 s busy timeout, synchronous FULL and immediate
+// transactions. Open other pools on the same file with it, so that every
+// writer waits for the lock instead of failing, and every commit is synced.
+func DSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
 // Open opens (creating if needed) the SQLite file at path with WAL
 // journaling and a busy timeout, so several processes can allocate from
 // the same file, and runs Migrate. Close the store's DB when done.
@@ -54,12 +67,7 @@ func New(db *sql.DB) *segment.SQLStore {
 // operating-system crash, and a lost allocation would hand its range out
 // again. It costs one fsync per allocation.
 func Open(ctx context.Context, path string) (*segment.SQLStore, error) {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", DSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}

@@ -48,6 +48,17 @@ func TestLookup(t *testing.T) {
 	if _, err := idsql.Lookup(ctx, raw, cfg, foreign); !errors.Is(err, idsql.ErrNotFound) {
 		t.Fatalf("Lookup(foreign) = %v, want ErrNotFound", err)
 	}
+	// Nor is one with the orders lease's worker ID but a time no lease of
+	// it held: a small integer (a time just after the layout's epoch) and
+	// an ID from an hour ahead.
+	w := tableWorker(cfg, 5, "orders")
+	small, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: snowflake.Leaf.Epoch.Add(time.Millisecond), Worker: w, Sequence: 7})
+	ahead, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: time.Now().Add(time.Hour), Worker: w})
+	for _, id := range []int64{small, ahead} {
+		if got, err := idsql.Lookup(ctx, raw, cfg, id); !errors.Is(err, idsql.ErrNotFound) {
+			t.Fatalf("Lookup(%d) = %+v, %v; want ErrNotFound", id, got, err)
+		}
+	}
 	if _, err := idsql.Lookup(ctx, raw, cfg, -3); err == nil || !strings.Contains(err.Error(), "positive") {
 		t.Fatalf("Lookup(-3) = %v", err)
 	}

@@ -20,6 +20,21 @@ type decoded struct {
 	Sequence int64     `json:"sequence"`
 	Layout   string    `json:"layout"`
 	Error    string    `json:"error,omitempty"`
+	// Note warns of a decoding that is valid but unlikely, such as a time
+	// right after the layout's epoch.
+	Note string `json:"note,omitempty"`
+}
+
+// epochNote says why an ID whose time lies within a day of the layout's
+// epoch is probably not a snowflake ID of that layout: every small number
+// decodes to such a time.
+func epochNote(p snowflake.Parts, l snowflake.Layout) string {
+	since := p.Time.Sub(l.Epoch)
+	if since >= 24*time.Hour {
+		return ""
+	}
+	return fmt.Sprintf("its time is only %s after the layout's epoch (%s): a small number, more likely a segment ID or another counter than a snowflake ID",
+		since, l.Epoch.UTC().Format(time.DateOnly))
 }
 
 func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -69,6 +84,7 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				d.Error = err.Error()
 			} else {
 				d.Time, d.UnixMs, d.Worker, d.Sequence = p.Time.UTC(), p.Time.UnixMilli(), p.Worker, p.Sequence
+				d.Note = epochNote(p, layout)
 			}
 		}
 		if d.Error != "" {
@@ -95,6 +111,9 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			fmt.Fprintf(stdout, "%d\n  time      %s (unix ms %d)\n  worker    %d\n  sequence  %d\n  layout    %s\n",
 				d.ID, d.Time.Format("2006-01-02T15:04:05.000Z07:00"), d.UnixMs, d.Worker, d.Sequence, layout)
+			if d.Note != "" {
+				fmt.Fprintf(stdout, "  note      %s\n", d.Note)
+			}
 		}
 	}
 	if failed > 0 {

@@ -107,6 +107,16 @@ func TestDecode(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "worker    2\n") || !strings.Contains(out, "sequence  1\n") {
 		t.Errorf("sonyflake decode: exit %d\n%s", code, out)
 	}
+	// Every small number decodes to a time right after the epoch: said so.
+	code, out, _ = runCmd(t, "decode", "42")
+	if code != 0 || !strings.Contains(out, "note      its time is only 0s after the layout's epoch") {
+		t.Errorf("decode 42: exit %d\n%s", code, out)
+	}
+	recent := (time.Now().Add(-time.Hour).UnixMilli()-1288834974657)<<22 | 5<<12 | 7
+	code, out, _ = runCmd(t, "decode", itoa(recent))
+	if code != 0 || strings.Contains(out, "note") {
+		t.Errorf("decode of an ID from an hour ago: exit %d, want no note\n%s", code, out)
+	}
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -317,7 +317,7 @@ func renderFile(f *jen.File, opts Options, tables []Table, layout *layoutSpec) {
 		row := []jen.Code{
 			field("Name", jen.Id(t.Type+"Table")),
 			field("Type", jen.Lit(t.Type)),
-			field("Strategy", jen.Lit(t.Strategy)),
+			field("Strategy", jen.Lit(string(t.Strategy))),
 		}
 		if t.GoName != "" {
 			row = append(row, field("GoName", jen.Lit(t.GoName)))

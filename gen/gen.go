@@ -40,7 +40,7 @@ func (o Options) withDefaults() Options {
 // Table is one configured table as the generated code names it.
 type Table struct {
 	Name     string // the configured table name, e.g. "public.order_items"
-	Strategy string // idsql.Snowflake or idsql.Segment
+	Strategy idsql.Strategy
 	GoName   string // the go_name override, "" when derived
 	Type     string // the Go type name, e.g. "OrderItemID"
 }

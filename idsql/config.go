@@ -14,24 +14,50 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/idsql/idsql/holder/postgres"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/holder/zookeeper"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
+// A Strategy is how a table's keys are made: Snowflake or Segment.
+type Strategy string
+
 // Strategies a table can use.
 const (
-	Snowflake = "snowflake"
-	Segment   = "segment"
+	Snowflake Strategy = "snowflake"
+	Segment   Strategy = "segment"
 )
+
+// A HolderKind names where snowflake worker IDs come from: HolderLocal,
+// HolderPostgres or HolderZooKeeper.
+type HolderKind string
 
 // Holder kinds.
 const (
-	HolderLocal     = "local"
-	HolderPostgres  = "postgres"
-	HolderZooKeeper = "zookeeper"
+	HolderLocal     HolderKind = "local"
+	HolderPostgres  HolderKind = "postgres" // PostgreSQL or MySQL, the database of the worker table
+	HolderZooKeeper HolderKind = "zookeeper"
 )
+
+// holderModes lists each holder kind's modes, the default (sticky) first.
+// The holder packages define them; this is the one list configuration
+// checks against.
+var holderModes = map[HolderKind][]string{
+	HolderLocal:     {"sticky"},
+	HolderPostgres:  modeNames(postgres.Modes),
+	HolderZooKeeper: modeNames(zookeeper.Modes),
+}
+
+// modeNames returns a holder package's modes as strings.
+func modeNames[M ~string](modes []M) []string {
+	names := make([]string, len(modes))
+	for i, m := range modes {
+		names[i] = string(m)
+	}
+	return names
+}
 
 // DefaultStep is a segment table's step when the configuration gives none.
 const DefaultStep = 1000
@@ -86,7 +112,7 @@ type LayoutConfig struct {
 // HolderConfig configures the worker-ID holder.
 type HolderConfig struct {
 	// Kind is local (the default), postgres or zookeeper.
-	Kind string `yaml:"kind"`
+	Kind HolderKind `yaml:"kind"`
 	// Servers are ZooKeeper addresses (zookeeper kind).
 	Servers []string `yaml:"servers"`
 	// Mode: sticky or recycle for zookeeper; sticky, disposable or lease
@@ -156,7 +182,7 @@ type SnowflakeConfig struct {
 // TableConfig configures one table's key.
 type TableConfig struct {
 	// Strategy is snowflake or segment. Required.
-	Strategy string `yaml:"strategy"`
+	Strategy Strategy `yaml:"strategy"`
 	// Column is the key column; empty means "id".
 	Column string `yaml:"column"`
 	// Step is a segment table's initial range size; zero means DefaultStep.
@@ -351,21 +377,16 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 	fail := func(field, format string, args ...any) error {
 		return &FieldError{Field: "holder." + field, Err: fmt.Errorf(format, args...)}
 	}
-	modes := map[string][]string{
-		HolderLocal:     {"", "sticky"},
-		HolderPostgres:  {"", "sticky", "disposable", "lease"},
-		HolderZooKeeper: {"", "sticky", "recycle"},
-	}
 	kind := h.Kind
 	if kind == "" {
 		kind = HolderLocal
 	}
-	allowed, ok := modes[kind]
+	allowed, ok := holderModes[kind]
 	if !ok {
-		return fail("kind", "unknown holder %q (want local, postgres or zookeeper)", h.Kind)
+		return fail("kind", "unknown holder %q (want %s, %s or %s)", h.Kind, HolderLocal, HolderPostgres, HolderZooKeeper)
 	}
-	if !contains(allowed, h.Mode) {
-		return fail("mode", "%q is not a mode of the %s holder (want %s)", h.Mode, kind, strings.Join(allowed[1:], ", "))
+	if h.Mode != "" && !contains(allowed, h.Mode) {
+		return fail("mode", "%q is not a mode of the %s holder (want %s)", h.Mode, kind, strings.Join(allowed, ", "))
 	}
 	if kind == HolderZooKeeper && len(h.Servers) == 0 {
 		return fail("servers", "the zookeeper holder needs at least one server")

@@ -34,15 +34,15 @@ CREATE TABLE plain (id bigserial PRIMARY KEY, n int UNIQUE, s text);
 
 // dtable describes one table of diffSchema.
 type dtable struct {
-	cfgName  string // name in the Config; "" for the unconfigured table
-	sql      string // the table as statements name it
-	quoted   string // the table as a quoted identifier
-	k, n, s  string // columns as statements name them
-	keyName  string // the key column's catalog name
-	nName    string // n's catalog name
-	strategy string // idsql.Snowflake, idsql.Segment or "" (unconfigured)
-	keyLast  bool   // the key is the last column, after n and s
-	def      bool   // the key column has a default (bigserial)
+	cfgName  string         // name in the Config; "" for the unconfigured table
+	sql      string         // the table as statements name it
+	quoted   string         // the table as a quoted identifier
+	k, n, s  string         // columns as statements name them
+	keyName  string         // the key column's catalog name
+	nName    string         // n's catalog name
+	strategy idsql.Strategy // idsql.Snowflake, idsql.Segment or "" (unconfigured)
+	keyLast  bool           // the key is the last column, after n and s
+	def      bool           // the key column has a default (bigserial)
 }
 
 var diffTables = []*dtable{

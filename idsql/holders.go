@@ -53,7 +53,7 @@ func (k *Keys) holder() (holder.Holder, error) {
 		if err != nil {
 			return nil, err
 		}
-		return k.recorded(h, HolderLocal), nil
+		return k.recorded(h, string(HolderLocal)), nil
 	}
 }
 

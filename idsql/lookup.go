@@ -19,7 +19,7 @@ var ErrNotFound = errors.New("idsql: no table issued this ID")
 type Origin struct {
 	ID       int64
 	Table    string // the configured table; "" when the record names none of cfg's tables
-	Strategy string // Snowflake or Segment
+	Strategy Strategy
 
 	// Snowflake IDs: the decoded parts and the worker lease.
 	Parts snowflake.Parts

@@ -34,12 +34,12 @@ import (
 
 // mtable is a table of the differential schema, in both databases.
 type mtable struct {
-	name     string // as configured and as statements name it
-	k, n, s  string // columns as statements name them
-	keyName  string // the key column's catalog name
-	strategy string // idsql.Snowflake, idsql.Segment or "" (not configured)
-	keyLast  bool   // the key is the last column
-	auto     bool   // the idsql side's key is AUTO_INCREMENT too
+	name     string         // as configured and as statements name it
+	k, n, s  string         // columns as statements name them
+	keyName  string         // the key column's catalog name
+	strategy idsql.Strategy // idsql.Snowflake, idsql.Segment or "" (not configured)
+	keyLast  bool           // the key is the last column
+	auto     bool           // the idsql side's key is AUTO_INCREMENT too
 }
 
 var mTables = []*mtable{

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/idsql/idsql/holder"
@@ -20,6 +21,9 @@ const (
 	Disposable Mode = "disposable"
 	Lease      Mode = "lease"
 )
+
+// Modes lists the modes, the default first.
+var Modes = []Mode{Sticky, Disposable, Lease}
 
 // Defaults of Settings.
 const (
@@ -58,12 +62,11 @@ type Holder struct {
 // fails when reg has none (see registry.Registry.Dialect). Call reg.Migrate
 // first.
 func New(reg *registry.Registry, s Settings) (*Holder, error) {
-	switch s.Mode {
-	case "":
-		s.Mode = Sticky
-	case Sticky, Disposable, Lease:
-	default:
-		return nil, fmt.Errorf("postgres: Settings.Mode %q: want sticky, disposable or lease", s.Mode)
+	if s.Mode == "" {
+		s.Mode = Modes[0]
+	}
+	if !slices.Contains(Modes, s.Mode) {
+		return nil, fmt.Errorf("postgres: Settings.Mode %q: want one of %v", s.Mode, Modes)
 	}
 	if s.TTL == 0 {
 		s.TTL = DefaultTTL

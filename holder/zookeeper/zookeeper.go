@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,9 @@ const (
 	Sticky  Mode = "sticky"
 	Recycle Mode = "recycle"
 )
+
+// Modes lists the modes, the default first.
+var Modes = []Mode{Sticky, Recycle}
 
 // Defaults of Settings.
 const (
@@ -145,12 +149,11 @@ func New(s Settings) (*Holder, error) {
 	if len(s.Servers) == 0 {
 		return nil, errors.New("zookeeper: Settings.Servers is empty")
 	}
-	switch s.Mode {
-	case "":
-		s.Mode = Sticky
-	case Sticky, Recycle:
-	default:
-		return nil, fmt.Errorf("zookeeper: Settings.Mode %q: want sticky or recycle", s.Mode)
+	if s.Mode == "" {
+		s.Mode = Modes[0]
+	}
+	if !slices.Contains(Modes, s.Mode) {
+		return nil, fmt.Errorf("zookeeper: Settings.Mode %q: want one of %v", s.Mode, Modes)
 	}
 	if s.Root == "" {
 		s.Root = DefaultRoot

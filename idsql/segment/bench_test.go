@@ -125,21 +125,10 @@ func latency(tb testing.TB, n int, maxStep int64) (p50, p99, p9999, worst time.D
 	return at(0.50), at(0.99), at(0.9999), worst
 }
 
-// TestLatencyDistribution logs the per-ID latency over 10 million IDs with
-// step 1000 (about 10,000 segment switches). It asserts nothing about time:
-// the figures go to BENCHMARKS.md.
-func TestLatencyDistribution(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("10 million IDs timed one by one; skipped in -short mode and under -race, where the figures mean nothing")
-	}
-	for _, maxStep := range []int64{1000, 0, -1} {
-		p50, p99, p9999, worst := latency(t, 10_000_000, maxStep)
-		t.Logf("latency per ID: p50 %v, p99 %v, p99.99 %v, max %v", p50, p99, p9999, worst)
-	}
-}
-
-// BenchmarkSegmentLatency reports the same distribution as metrics; run it
-// with -benchtime=10000000x for 10 million IDs.
+// BenchmarkSegmentLatency reports the distribution of per-ID latency as
+// metrics (and logs loads and waits); run it with -benchtime=10000000x for
+// 10 million IDs. It asserts nothing about time: the figures go to
+// BENCHMARKS.md.
 // The "step1000" case pins the step at 1000 (a segment switch every 1000
 // IDs); "adaptive" starts at 1000 and lets the step grow; "atomic" is a bare
 // atomic counter timed the same way, for the machine's own noise.

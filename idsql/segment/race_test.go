@@ -1,6 +1,0 @@
-//go:build race
-
-package segment_test
-
-// raceEnabled reports a -race build: timing figures are meaningless there.
-const raceEnabled = true

@@ -194,6 +194,17 @@ type TableConfig struct {
 	GoName string `yaml:"go_name"`
 	// Cached serves a snowflake table from a pre-filled ring buffer.
 	Cached bool `yaml:"cached"`
+
+	// MaxID caps the table's keys: a key above it is refused with an error
+	// naming the table and the limit, never wrapped. Zero means no cap. See
+	// keyspace.go.
+	MaxID int64 `yaml:"max_id"`
+	// Shard puts shard bits taken from a column of each inserted row into
+	// the key (segment tables only). See ShardConfig.
+	Shard *ShardConfig `yaml:"shard"`
+	// App puts a fixed application ID into the low bits of every key
+	// (segment tables only). See AppConfig.
+	App *AppConfig `yaml:"app"`
 }
 
 // KeyColumn returns the key column, defaulting to "id".
@@ -342,6 +353,9 @@ func (c *Config) Validate(now time.Time) error {
 		}
 		if t.GoName != "" && !identRE.MatchString(t.GoName) {
 			return fail(field+".go_name", "%q is not a valid Go identifier", t.GoName)
+		}
+		if err := c.validateKeySpace(name, t); err != nil {
+			return err
 		}
 		switch t.Strategy {
 		case Snowflake:

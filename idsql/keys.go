@@ -95,6 +95,8 @@ type Keys struct {
 	seg     *segment.Generator
 	closers []func(context.Context) error
 	closed  bool
+
+	limits map[string]*keyLimit // tables with a max_id; fixed at NewKeys
 }
 
 // NewKeys returns the key set for cfg. It starts nothing yet: leases are
@@ -120,7 +122,13 @@ func NewKeys(cfg *Config, opts KeysOptions) (*Keys, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Keys{cfg: cfg, layout: layout, opts: opts}, nil
+	k := &Keys{cfg: cfg, layout: layout, opts: opts, limits: map[string]*keyLimit{}}
+	for name, tc := range cfg.Tables {
+		if l := newKeyLimit(name, tc.MaxID, opts.Logger); l != nil {
+			k.limits[name] = l
+		}
+	}
+	return k, nil
 }
 
 // Config returns the configuration the keys serve.
@@ -209,7 +217,7 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 	case Snowflake:
 		src, err = k.startSnowflake(ctx, table, tc)
 	case Segment:
-		src, err = k.startSegment(ctx, table)
+		src, err = k.startSegment(ctx, table, tc)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("idsql: start key generator for table %s: %w", table, err)
@@ -226,7 +234,7 @@ func (k *Keys) startSnowflake(ctx context.Context, table string, tc TableConfig)
 		}
 		k.leases = h
 	}
-	t := &SnowflakeTable{k: k, table: table, cached: tc.Cached}
+	t := &SnowflakeTable{k: k, table: table, cached: tc.Cached, lim: k.limits[table]}
 	if _, err := t.renew(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -244,6 +252,8 @@ type SnowflakeTable struct {
 	k      *Keys
 	table  string
 	cached bool
+	lim    *keyLimit   // max_id, or nil
+	out    atomic.Bool // a key above max_id was drawn
 
 	cur atomic.Pointer[leasedGenerator]
 
@@ -297,8 +307,28 @@ func (t *SnowflakeTable) NextID(ctx context.Context) (int64, error) {
 }
 
 // AppendIDs appends n new keys to dst. When the lease has ended it renews
-// it once and goes on.
+// it once and goes on. When the table has a max_id and one of the n keys
+// would be above it, none is appended and the error wraps
+// ErrKeySpaceExhausted.
 func (t *SnowflakeTable) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	if t.lim == nil {
+		return t.appendIDs(ctx, dst, n)
+	}
+	if t.out.Load() {
+		return dst, t.lim.check(nil, &t.out)
+	}
+	start := len(dst)
+	dst, err := t.appendIDs(ctx, dst, n)
+	if err == nil {
+		err = t.lim.check(dst[start:], &t.out)
+	}
+	if err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
+}
+
+func (t *SnowflakeTable) appendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
 	start := len(dst)
 	g := t.cur.Load()
 	for renewed := false; ; renewed = true {
@@ -404,27 +434,35 @@ func (k *Keys) startGenerator(ctx context.Context, table string, cached bool) (*
 	return g, nil
 }
 
-func (k *Keys) startSegment(ctx context.Context, table string) (KeySource, error) {
-	if k.seg == nil {
-		store := k.opts.SegmentStore
-		if store == nil {
-			if k.opts.DB == nil {
-				return nil, errors.New("segment tables need a database: set KeysOptions.DB or SegmentStore")
-			}
-			store = segment.NewPostgresStore(k.opts.DB)
-		}
-		g, err := segment.New(ctx, store, k.opts.Segment)
-		if err != nil {
-			return nil, err
-		}
-		k.seg = g
-		k.closers = append(k.closers, func(context.Context) error { return g.Close() })
+func (k *Keys) startSegment(ctx context.Context, table string, tc TableConfig) (KeySource, error) {
+	if err := k.startSegments(ctx); err != nil {
+		return nil, err
 	}
 	key, err := k.seg.Key(ctx, k.cfg.SegmentKey(table))
 	if err != nil {
 		return nil, err
 	}
-	return segmentSource{key}, nil
+	return &segmentSource{key: key, lim: k.limits[table]}, nil
+}
+
+// startSegments starts the segment generator unless it runs. k.mu is held.
+func (k *Keys) startSegments(ctx context.Context) error {
+	if k.seg == nil {
+		store := k.opts.SegmentStore
+		if store == nil {
+			if k.opts.DB == nil {
+				return errors.New("segment tables need a database: set KeysOptions.DB or SegmentStore")
+			}
+			store = segment.NewPostgresStore(k.opts.DB)
+		}
+		g, err := segment.New(ctx, store, k.opts.Segment)
+		if err != nil {
+			return err
+		}
+		k.seg = g
+		k.closers = append(k.closers, func(context.Context) error { return g.Close() })
+	}
+	return nil
 }
 
 // Segments returns the segment generator, or nil before any segment table
@@ -435,21 +473,49 @@ func (k *Keys) Segments() *segment.Generator {
 	return k.seg
 }
 
-// segmentSource adapts a segment key to KeySource.
-type segmentSource struct{ key *segment.Key }
+// segmentSource adapts a segment key to KeySource, under the table's
+// max_id when it has one.
+type segmentSource struct {
+	key *segment.Key
+	lim *keyLimit   // nil: no max_id
+	out atomic.Bool // a key above max_id was drawn
+}
 
-func (s segmentSource) NextID(ctx context.Context) (int64, error) { return s.key.Next(ctx) }
-
-func (s segmentSource) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
-	if n == 1 {
-		id, err := s.key.Next(ctx)
-		if err != nil {
-			return dst, err
-		}
-		return append(dst, id), nil
+func (s *segmentSource) NextID(ctx context.Context) (int64, error) {
+	if s.lim == nil {
+		return s.key.Next(ctx)
 	}
-	ids, err := s.key.NextIDs(ctx, n)
-	return append(dst, ids...), err
+	ids, err := s.AppendIDs(ctx, make([]int64, 0, 1), 1)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// AppendIDs appends n keys to dst; with a max_id, all n or none.
+func (s *segmentSource) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	if s.lim != nil && s.out.Load() {
+		return dst, s.lim.check(nil, &s.out)
+	}
+	start := len(dst)
+	var err error
+	if n == 1 {
+		var id int64
+		if id, err = s.key.Next(ctx); err == nil {
+			dst = append(dst, id)
+		}
+	} else {
+		var ids []int64
+		ids, err = s.key.NextIDs(ctx, n)
+		dst = append(dst, ids...)
+	}
+	if err == nil {
+		err = s.lim.check(dst[start:], &s.out)
+	}
+	if err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
 }
 
 // Close stops every generator and releases the worker leases. Keys issued

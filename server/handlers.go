@@ -262,9 +262,18 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 			leaf: leafNotInitialized, generator: true, msg: "segment mode is not enabled on this server (no database)"})
 	}
 	ctx := r.Context()
+	table, viaKeys := srv.viaKeys[key]
+	if viaKeys && srv.cfg.Tables[table].Gene().ShardBits > 0 {
+		return srv.fail(w, r, nil, failure{kind: errBadKey, status: http.StatusInternalServerError, leaf: leafKeyNotExists, generator: true,
+			msg: "segment key " + quote(key) + ": table " + table + " is sharded: its keys are drawn per row on insert, from the shard of its " +
+				srv.cfg.Tables[table].Shard.Column + " column"})
+	}
 	e, err := srv.segmentEntry(ctx, key)
 	if err != nil {
 		return srv.fail(w, r, nil, srv.segmentFailure(key, err, true))
+	}
+	if viaKeys {
+		return srv.serveTableSegment(w, r, e, key, table, n, batch)
 	}
 	t0 := srv.mono()
 	if !batch {
@@ -284,6 +293,26 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 	}
 	e.served.Add(uint64(len(ids)))
 	writeIDs(w, ids)
+	return http.StatusOK
+}
+
+// serveTableSegment answers a segment key whose table has a max_id or gene
+// bits: its keys come from Keys, which checks the limit and composes them.
+// A sharded table cannot be served here (the shard comes from a row's
+// column): Keys refuses it with an error that says so.
+func (srv *Server) serveTableSegment(w http.ResponseWriter, r *http.Request, e *segEntry, key, table string, n int, batch bool) int {
+	t0 := srv.mono()
+	ids, err := srv.s.Keys.AppendIDs(r.Context(), make([]int64, 0, n), table, n)
+	srv.m.observeWait(modeSegment, srv.mono()-t0)
+	if err != nil {
+		return srv.fail(w, r, &e.stats, srv.segmentFailure(key, err, false))
+	}
+	e.served.Add(uint64(len(ids)))
+	if batch {
+		writeIDs(w, ids)
+	} else {
+		writeID(w, ids[0])
+	}
 	return http.StatusOK
 }
 
@@ -505,6 +534,8 @@ func (srv *Server) segmentFailure(key string, err error, lookup bool) failure {
 	case errors.Is(err, segment.ErrExhausted):
 		f.kind, f.msg = errExhausted, what+"ID space exhausted"
 		srv.logf("segment key %q: %v", key, err)
+	case errors.Is(err, idsql.ErrKeySpaceExhausted):
+		f.kind, f.msg = errExhausted, what+err.Error()
 	default: // the store failed: the database is down or refused
 		f.kind, f.leaf, f.msg = errStore, leafSegmentsNull, what+"segments not ready: no range could be allocated (details in the server log)"
 		srv.logf("segment key %q: %v", key, err)

@@ -165,6 +165,12 @@ var (
 		"Worker ID each running snowflake table issues under.", []string{"table"}, nil)
 	descHighWater = prometheus.NewDesc("idsql_snowflake_high_water_seconds",
 		"Unix time of the newest tick the table's generator has issued IDs in.", []string{"table"}, nil)
+	descKeySpaceUsed = prometheus.NewDesc("idsql_key_space_used_ratio",
+		"Highest key this process issued for a table with a max_id, as a fraction of max_id (1 once exhausted: keys are never wrapped). Alert well before 1.",
+		[]string{"table"}, nil)
+	descKeySpaceMax = prometheus.NewDesc("idsql_key_space_max_id",
+		"The max_id of a table that has one.", []string{"table"}, nil)
+
 	descBuffered = prometheus.NewDesc("idsql_snowflake_buffered_ids",
 		"IDs waiting in a cached table's ring buffer.", []string{"table"}, nil)
 )
@@ -172,7 +178,7 @@ var (
 func (stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descServed, descErrors, descStart, descSegLoads, descSegDirect, descSegLoadErrors,
 		descSegWaits, descSegTimeouts, descSegIdle, descSegRange, descSegStep, descSegLoading,
-		descLease, descWorker, descHighWater, descBuffered} {
+		descLease, descWorker, descHighWater, descBuffered, descKeySpaceUsed, descKeySpaceMax} {
 		ch <- d
 	}
 }
@@ -213,6 +219,11 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descSegStep, float64(k.Step), k.Key)
 			gauge(descSegLoading, boolValue(k.Loading), k.Key)
 		}
+	}
+
+	for _, ks := range srv.s.Keys.KeySpaces() {
+		gauge(descKeySpaceUsed, ks.Used(), ks.Table)
+		gauge(descKeySpaceMax, float64(ks.MaxID), ks.Table)
 	}
 
 	for _, t := range srv.snowNames {

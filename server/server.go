@@ -94,6 +94,10 @@ type Server struct {
 	snow      map[string]*snowEntry // configured snowflake tables; read-only
 	snowNames []string
 	anyKey    *snowEntry // serves keys that name no snowflake table
+	// viaKeys maps the segment keys of tables whose keys are more than the
+	// key's numbers (max_id, shard or app bits) to their table: those are
+	// served through Keys, which applies the table's rules.
+	viaKeys map[string]string
 
 	segMu sync.Mutex                           // serializes writers of segs
 	segs  atomic.Pointer[map[string]*segEntry] // copy on write
@@ -176,11 +180,15 @@ func New(s Settings) (*Server, error) {
 	if s.SnowflakeTable == "" {
 		s.SnowflakeTable = DefaultSnowflakeTable
 	}
-	srv := &Server{s: s, cfg: cfg, layout: layout, started: s.Now(), epoch: time.Now(), snow: map[string]*snowEntry{}}
+	srv := &Server{s: s, cfg: cfg, layout: layout, started: s.Now(), epoch: time.Now(), snow: map[string]*snowEntry{},
+		viaKeys: map[string]string{}}
 	for _, t := range cfg.TableNames() {
-		if cfg.Tables[t].Strategy == idsql.Snowflake {
+		switch tc := cfg.Tables[t]; {
+		case tc.Strategy == idsql.Snowflake:
 			srv.snow[t] = &snowEntry{table: t}
 			srv.snowNames = append(srv.snowNames, t)
+		case tc.MaxID > 0 || !tc.Gene().Plain():
+			srv.viaKeys[cfg.SegmentKey(t)] = t
 		}
 	}
 	if srv.anyKey = srv.snow[s.SnowflakeTable]; srv.anyKey == nil {
@@ -247,12 +255,18 @@ func (srv *Server) Warm(ctx context.Context) error {
 	}
 	if srv.s.Segments != nil {
 		for _, t := range srv.cfg.TableNames() {
-			if srv.cfg.Tables[t].Strategy != idsql.Segment {
-				continue
+			if tc := srv.cfg.Tables[t]; tc.Strategy != idsql.Segment || tc.Gene().ShardBits > 0 {
+				continue // a sharded table's keys are per shard (key#shard), drawn on insert
 			}
-			e, err := srv.segmentEntry(ctx, srv.cfg.SegmentKey(t))
-			if err == nil {
-				_, err = e.key.Next(ctx) // loads the first segment
+			var err error
+			if _, viaKeys := srv.viaKeys[srv.cfg.SegmentKey(t)]; viaKeys {
+				_, err = srv.s.Keys.Source(ctx, t) // served through Keys
+			} else {
+				var e *segEntry
+				e, err = srv.segmentEntry(ctx, srv.cfg.SegmentKey(t))
+				if err == nil {
+					_, err = e.key.Next(ctx) // loads the first segment
+				}
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("server: segment key of table %s: %w", t, err))

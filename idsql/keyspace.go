@@ -1,0 +1,117 @@
+package idsql
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync/atomic"
+)
+
+// ErrKeySpaceExhausted is wrapped by the errors of a table whose next key
+// would lie above its max_id. idsql never wraps keys around: once a table
+// reaches its max_id it issues no key until the limit is raised (and the
+// process restarted).
+var ErrKeySpaceExhausted = errors.New("idsql: key space exhausted")
+
+// KeySpaceWarnAt is the fraction of a table's max_id at which Keys logs a
+// warning, once per table and process.
+const KeySpaceWarnAt = 0.8
+
+// KeySpace is how much of a capped table's key space (max_id) this process
+// has seen used.
+type KeySpace struct {
+	Table   string
+	MaxID   int64 // the table's max_id
+	Highest int64 // the highest key this process has issued for the table; 0 before the first
+	// Exhausted is true once a key above MaxID was drawn (and refused): the
+	// table issues no more keys.
+	Exhausted bool
+}
+
+// Used returns Highest as a fraction of MaxID (1 once exhausted).
+func (s KeySpace) Used() float64 {
+	if s.Exhausted {
+		return 1
+	}
+	return float64(s.Highest) / float64(s.MaxID)
+}
+
+// keyLimit enforces one table's max_id and tracks its use. Every batch of
+// keys is checked whole before any of it is handed out, so a multi-row
+// INSERT that would cross the limit gets no key at all (and writes nothing).
+type keyLimit struct {
+	table  string
+	max    int64
+	warnAt int64
+	log    *slog.Logger
+
+	high   atomic.Int64
+	warned atomic.Bool
+	out    atomic.Bool // some source of the table drew a key above max
+}
+
+func newKeyLimit(table string, maxID int64, log *slog.Logger) *keyLimit {
+	if maxID <= 0 {
+		return nil
+	}
+	return &keyLimit{table: table, max: maxID, warnAt: int64(float64(maxID) * KeySpaceWarnAt), log: log}
+}
+
+// check refuses ids when one of them is above the limit. out is the flag of
+// the source the ids came from (a sharded table has one per shard, whose
+// keys grow independently); once set, the source refuses at once without
+// drawing keys it could not use. Keys of one source only grow, so a source
+// past the limit stays past it.
+func (l *keyLimit) check(ids []int64, out *atomic.Bool) error {
+	if l == nil {
+		return nil
+	}
+	if out.Load() {
+		return l.exhausted(0)
+	}
+	var hi int64
+	for _, id := range ids {
+		hi = max(hi, id)
+	}
+	if hi > l.max {
+		out.Store(true)
+		l.out.Store(true)
+		return l.exhausted(hi)
+	}
+	for {
+		c := l.high.Load()
+		if hi <= c || l.high.CompareAndSwap(c, hi) {
+			break
+		}
+	}
+	if hi >= l.warnAt && !l.warned.Swap(true) {
+		l.log.Warn("idsql: table has used most of its key space (max_id); keys are never wrapped: raise max_id before it runs out",
+			"table", l.table, "key", hi, "max_id", l.max, "used", float64(hi)/float64(l.max))
+	}
+	return nil
+}
+
+// exhausted returns the error for a refused key (0: one not drawn).
+func (l *keyLimit) exhausted(key int64) error {
+	if key == 0 {
+		return fmt.Errorf("%w: table %s has used its keys up to max_id %d (keys are never wrapped; raise max_id)", ErrKeySpaceExhausted, l.table, l.max)
+	}
+	return fmt.Errorf("%w: table %s: next key %d is above max_id %d (keys are never wrapped; raise max_id)", ErrKeySpaceExhausted, l.table, key, l.max)
+}
+
+func (l *keyLimit) space() KeySpace {
+	return KeySpace{Table: l.table, MaxID: l.max, Highest: l.high.Load(), Exhausted: l.out.Load()}
+}
+
+// KeySpaces returns the use of the key space of every table with a max_id,
+// sorted by table: what the ID server exports as gauges. It counts the
+// keys this process issued only; a table not used yet shows Highest 0.
+func (k *Keys) KeySpaces() []KeySpace {
+	out := make([]KeySpace, 0, len(k.limits))
+	for _, l := range k.limits {
+		out = append(out, l.space())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Table < out[j].Table })
+	return out
+}

@@ -1,0 +1,227 @@
+package idsql_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment/mysqlstore"
+	"github.com/idsql/idsql/internal/clocktest"
+	"github.com/idsql/idsql/internal/mysqltest"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+// logBuffer is a slog destination tests read back.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
+
+const cappedMax = 25
+
+func cappedConfig() *idsql.Config {
+	return &idsql.Config{Namespace: "cap", Tables: map[string]idsql.TableConfig{
+		"capped": {Strategy: idsql.Segment, Step: 10, MaxID: cappedMax},
+	}}
+}
+
+// runOutCapped inserts into capped (max_id 25, step 10) until it runs out
+// and checks the refusals and the warning. ph(n) is the n-th placeholder.
+func runOutCapped(t *testing.T, db *idsql.DB, raw *sql.DB, logs *logBuffer, ph func(int) string) {
+	t.Helper()
+	ctx := context.Background()
+	insert := func(rows int) error {
+		var vals []string
+		var args []any
+		for i := range rows {
+			vals = append(vals, "("+ph(i+1)+")")
+			args = append(args, fmt.Sprint("v", i))
+		}
+		_, err := db.ExecContext(ctx, "INSERT INTO capped (v) VALUES "+strings.Join(vals, ", "), args...)
+		return err
+	}
+	for i := range 20 {
+		if err := insert(1); err != nil {
+			t.Fatalf("insert %d: %v", i+1, err)
+		}
+		if warned := strings.Contains(logs.String(), "key space"); warned != (i+1 >= 20) {
+			t.Fatalf("after key %d: warned %v, want a warning at 80%% (key 20) only; log:\n%s", i+1, warned, logs)
+		}
+	}
+	// 21..30 crosses 25: the whole statement is refused, nothing written.
+	err := insert(10)
+	if !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "capped") || !strings.Contains(err.Error(), "max_id 25") {
+		t.Fatalf("10-row insert across max_id: %v; want ErrKeySpaceExhausted naming capped and max_id 25", err)
+	}
+	for range 3 {
+		err := insert(1)
+		if !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "capped") {
+			t.Fatalf("insert after running out: %v, want ErrKeySpaceExhausted naming capped", err)
+		}
+	}
+	var n, distinct int
+	var hi int64
+	if err := raw.QueryRowContext(ctx, "SELECT COUNT(*), COUNT(DISTINCT id), MAX(id) FROM capped").Scan(&n, &distinct, &hi); err != nil {
+		t.Fatal(err)
+	}
+	if n != 20 || distinct != 20 || hi != 20 {
+		t.Fatalf("%d rows, %d distinct keys, highest %d; want 20, 20, 20 (no partial write, no repeat)", n, distinct, hi)
+	}
+	if c := strings.Count(logs.String(), "key space"); c != 1 {
+		t.Fatalf("%d warnings, want 1:\n%s", c, logs)
+	}
+	ks := db.Keys().KeySpaces()
+	if len(ks) != 1 || ks[0].Table != "capped" || ks[0].MaxID != cappedMax || ks[0].Highest != 20 || !ks[0].Exhausted || ks[0].Used() != 1 {
+		t.Fatalf("KeySpaces %+v", ks)
+	}
+}
+
+func TestMaxIDPostgres(t *testing.T) {
+	raw, dsn := pgtest.Open(t)
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, `CREATE TABLE capped (id bigint PRIMARY KEY, v text)`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := cappedConfig()
+	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Logger: logs.logger()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	runOutCapped(t, db, raw, logs, func(n int) string { return fmt.Sprint("$", n) })
+}
+
+func TestMaxIDMySQL(t *testing.T) {
+	dsn := mysqltest.Database(t)
+	raw, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, `CREATE TABLE capped (id bigint PRIMARY KEY, v text)`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := cappedConfig()
+	store := mysqlstore.New(raw)
+	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Segments: store}); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Logger: logs.logger(), SegmentStore: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	runOutCapped(t, db, raw, logs, func(int) string { return "?" })
+}
+
+// A snowflake table's keys grow with time: max_id is the last moment it may
+// issue. The fake clock runs past it.
+func TestMaxIDSnowflake(t *testing.T) {
+	epoch := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	clock := clocktest.New(epoch.Add(time.Second))
+	const shift = 10 + 12           // worker and sequence bits
+	maxID := int64(2000)<<shift - 1 // the last key of the tick 2 s after the epoch
+	cfg := &idsql.Config{Namespace: "capsnow",
+		Layout: idsql.LayoutConfig{TimeBits: 41, WorkerBits: 10, SequenceBits: 12, Epoch: epoch},
+		Tables: map[string]idsql.TableConfig{"events": {Strategy: idsql.Snowflake, MaxID: maxID}}}
+	logs := &logBuffer{}
+	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Holder: holder.Static(map[string]int64{"events": 3}), Clock: clock, Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	ctx := context.Background()
+	seen := map[int64]bool{}
+	var last error
+	for i := 0; i < 100 && last == nil; i++ {
+		ids, err := keys.NextIDs(ctx, "events", 50)
+		if err != nil {
+			last = err
+			if len(ids) != 0 {
+				t.Fatalf("refused batch returned %d keys", len(ids))
+			}
+			break
+		}
+		for _, id := range ids {
+			if seen[id] || id > maxID {
+				t.Fatalf("key %d: repeated %v, above max_id %d", id, seen[id], maxID)
+			}
+			seen[id] = true
+		}
+		clock.Add(50 * time.Millisecond)
+	}
+	if !errors.Is(last, idsql.ErrKeySpaceExhausted) || !strings.Contains(last.Error(), "events") || !strings.Contains(last.Error(), fmt.Sprint("max_id ", maxID)) {
+		t.Fatalf("last error %v; want ErrKeySpaceExhausted naming events and its max_id", last)
+	}
+	if len(seen) != 20*50 {
+		t.Fatalf("%d keys issued, want 1000 (one batch per 50 ms tick from 1 s to 2 s)", len(seen))
+	}
+	// Refused at once from now on, even when the clock went back.
+	clock.Set(epoch.Add(time.Second))
+	if _, err := keys.NextID(ctx, "events"); !errors.Is(err, idsql.ErrKeySpaceExhausted) {
+		t.Fatalf("after running out: %v", err)
+	}
+	if c := strings.Count(logs.String(), "key space"); c != 1 {
+		t.Fatalf("%d warnings, want 1:\n%s", c, logs)
+	}
+}
+
+func TestKeySpaceConfig(t *testing.T) {
+	for _, tc := range []struct {
+		yaml, field string
+	}{
+		{`orders: {strategy: segment, max_id: -1}`, "tables.orders.max_id"},
+		{`orders: {strategy: snowflake, shard: {column: user_id, bits: 6}}`, "tables.orders.shard"},
+		{`orders: {strategy: snowflake, app: {id: 1, bits: 4}}`, "tables.orders.app"},
+		{`orders: {strategy: segment, shard: {column: user_id, bits: 0}}`, "tables.orders.shard.bits"},
+		{`orders: {strategy: segment, shard: {column: user_id, bits: 13}}`, "tables.orders.shard.bits"},
+		{`orders: {strategy: segment, shard: {column: id, bits: 6}}`, "tables.orders.shard.column"},
+		{`orders: {strategy: segment, shard: {column: "a b", bits: 6}}`, "tables.orders.shard.column"},
+		{`orders: {strategy: segment, app: {id: 256, bits: 8}}`, "tables.orders.app.id"},
+		{`orders: {strategy: segment, app: {id: 1, bits: 17}}`, "tables.orders.app.bits"},
+		{`orders: {strategy: segment, shard: {column: u, bits: 12}, app: {id: 1, bits: 16}}`, "tables.orders"},
+		{`orders: {strategy: segment, shard: {column: u, bits: 6}, max_id: 63}`, "tables.orders.max_id"},
+	} {
+		_, err := idsql.Parse("x.yaml", []byte("namespace: n\ntables:\n  "+tc.yaml+"\n"), time.Now())
+		var fe *idsql.FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: %v, want a FieldError on %s", tc.yaml, err, tc.field)
+		}
+	}
+	cfg, err := idsql.Parse("x.yaml", []byte("namespace: n\ntables:\n  orders: {strategy: segment, shard: {column: user_id, bits: 6}, app: {id: 3, bits: 8}, max_id: 4294967295}\n"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := cfg.Tables["orders"].Gene(); g != (idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}) || cfg.Tables["orders"].MaxID != 1<<32-1 {
+		t.Fatalf("parsed %+v", cfg.Tables["orders"])
+	}
+}

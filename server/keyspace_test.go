@@ -1,0 +1,106 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/segment/sqlitestore"
+	"github.com/idsql/idsql/server"
+)
+
+// newKeySpaceServer serves cfgText from an SQLite segment store.
+func newKeySpaceServer(t *testing.T, cfgText string) *server.Server {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := idsql.Parse("test", []byte(cfgText), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlitestore.Open(ctx, t.TempDir()+"/ids.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.DB().Close() })
+	if err := idsql.Migrate(ctx, store.DB(), cfg, idsql.Stores{Segments: store}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: store.DB(), Holder: holder.Fixed(1), SegmentStore: store,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := segment.New(ctx, store, segment.Settings{RefreshInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Settings{Keys: keys, Segments: gen, Log: log.New(io.Discard, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if err := srv.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// The segment endpoint applies a table's max_id, and /metrics exports how
+// much of it is used.
+func TestSegmentMaxID(t *testing.T) {
+	srv := newKeySpaceServer(t, `namespace: test
+tables:
+  leaf_snowflake: {strategy: snowflake}
+  capped: {strategy: segment, step: 10, max_id: 25}
+`)
+	seen := map[int64]bool{}
+	for _, ids := range parseIDs(t, mustGet(t, srv, "/api/segment/get/capped/20")) {
+		seen[ids] = true
+	}
+	if len(seen) != 20 {
+		t.Fatalf("%d distinct keys, want 20", len(seen))
+	}
+	_, body, _ := get(t, srv, "GET", "/metrics")
+	if !strings.Contains(body, `idsql_key_space_used_ratio{table="capped"} 0.8`) || !strings.Contains(body, `idsql_key_space_max_id{table="capped"} 25`) {
+		t.Fatalf("metrics lack the key space gauges at 20 of 25:\n%s", grepLines(body, "key_space"))
+	}
+	code, _, hdr := get(t, srv, "GET", "/api/segment/get/capped/10")
+	if code == http.StatusOK || !strings.Contains(hdr.Get("X-Idsql-Error"), "max_id 25") {
+		t.Fatalf("batch across max_id: %d %q", code, hdr.Get("X-Idsql-Error"))
+	}
+	code, _, hdr = get(t, srv, "GET", "/api/segment/get/capped")
+	if code == http.StatusOK || !strings.Contains(hdr.Get("X-Idsql-Error"), "capped") {
+		t.Fatalf("after running out: %d %q", code, hdr.Get("X-Idsql-Error"))
+	}
+	_, body, _ = get(t, srv, "GET", "/metrics")
+	if !strings.Contains(body, `idsql_key_space_used_ratio{table="capped"} 1`) {
+		t.Fatalf("metrics after running out:\n%s", grepLines(body, "key_space"))
+	}
+}
+
+func mustGet(t *testing.T, h http.Handler, target string) string {
+	t.Helper()
+	code, body, hdr := get(t, h, "GET", target)
+	if code != http.StatusOK {
+		t.Fatalf("%s: %d %s %q", target, code, body, hdr.Get("X-Idsql-Error"))
+	}
+	return body
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -94,6 +94,10 @@ type Connector struct {
 	// plans with its rewriter before it has a connection.
 	mode       atomic.Int32
 	keyChecked sync.Map // configured table name -> true once its key column was found wide enough
+	// rowShards caches, by query text, where each row of an INSERT into
+	// a sharded table takes its shard column value (see shard.go).
+	rowShards  sync.Map
+	nRowShards atomic.Int64
 	keys       *Keys
 	ownKeys    bool
 	keysDB     *sql.DB // the unwrapped pool behind owned keys
@@ -419,8 +423,9 @@ func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
 
 // fill generates the plan's IDs, or takes the preset ones (NamedExec), and
 // returns the arguments for plan.Query. With reuse, the connection's
-// buffers hold them until the next fill.
-func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
+// buffers hold them until the next fill. rs is not nil for a sharded
+// table: each row's key comes from its shard.
+func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
 	ids, err := presetIDs(ctx, p)
 	if err != nil {
 		return nil, nil, err
@@ -431,7 +436,12 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedVal
 		idBuf, argBuf = c.ids[:0], c.args[:0]
 	}
 	if ids == nil {
-		if ids, err = c.c.keys.AppendIDs(ctx, idBuf, p.Table.String(), p.Rows); err != nil {
+		if rs != nil {
+			ids, err = rs.appendIDs(ctx, c.c.keys, idBuf, args)
+		} else {
+			ids, err = c.c.keys.AppendIDs(ctx, idBuf, p.Table.String(), p.Rows)
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 		if reuse && cap(ids) <= maxReused {
@@ -507,7 +517,11 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 		return res, err
 	}
-	full, ids, err := c.fill(ctx, p, args, true)
+	rs, err := c.rowShards(query, p)
+	if err != nil {
+		return nil, err
+	}
+	full, ids, err := c.fill(ctx, p, rs, args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -550,7 +564,11 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		}
 		return q.QueryContext(ctx, query, args)
 	}
-	full, _, err := c.fill(ctx, p, args, false)
+	rs, err := c.rowShards(query, p)
+	if err != nil {
+		return nil, err
+	}
+	full, _, err := c.fill(ctx, p, rs, args, false)
 	if err != nil {
 		return nil, err
 	}
@@ -601,14 +619,18 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	if err != nil {
 		return nil, err
 	}
+	var rs *rowShards
 	if p != nil {
+		if rs, err = c.rowShards(query, p); err != nil {
+			return nil, err
+		}
 		query = p.Query
 	}
 	st, err := c.prepare(ctx, query)
 	if err != nil || p == nil {
 		return st, err
 	}
-	return &fillStmt{inner: st, conn: c, plan: p}, nil
+	return &fillStmt{inner: st, conn: c, plan: p, shards: rs}, nil
 }
 
 func (c *conn) Ping(ctx context.Context) error {
@@ -648,9 +670,10 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 // fillStmt is a prepared INSERT into a configured table: every execution
 // gets fresh IDs.
 type fillStmt struct {
-	inner driver.Stmt
-	conn  *conn
-	plan  *rewrite.Plan
+	inner  driver.Stmt
+	conn   *conn
+	plan   *rewrite.Plan
+	shards *rowShards // the plan's table is sharded; nil otherwise
 }
 
 func (s *fillStmt) Close() error { return s.inner.Close() }
@@ -667,7 +690,7 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	full, ids, err := s.conn.fill(ctx, s.plan, args, true)
+	full, ids, err := s.conn.fill(ctx, s.plan, s.shards, args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -679,7 +702,7 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	full, _, err := s.conn.fill(ctx, s.plan, args, false)
+	full, _, err := s.conn.fill(ctx, s.plan, s.shards, args, false)
 	if err != nil {
 		return nil, err
 	}

@@ -217,7 +217,11 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 	case Snowflake:
 		src, err = k.startSnowflake(ctx, table, tc)
 	case Segment:
-		src, err = k.startSegment(ctx, table, tc)
+		if tc.Gene().Plain() {
+			src, err = k.startSegment(ctx, table, tc)
+		} else {
+			src, err = k.startGene(ctx, table, tc)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("idsql: start key generator for table %s: %w", table, err)

@@ -25,8 +25,12 @@ type Origin struct {
 	Parts snowflake.Parts
 	Lease registry.Record
 
-	// Segment IDs: the range handed out that holds the ID.
+	// Segment IDs: the range handed out that holds the ID (for a gene
+	// key, the range that holds its index).
 	Range segment.Range
+	// Gene is the ID taken apart for a segment table with shard or app
+	// bits (see Gene), nil otherwise.
+	Gene *GeneParts
 }
 
 // Instance returns the process that issued the ID.
@@ -91,17 +95,67 @@ func LookupIn(ctx context.Context, cfg *Config, src Stores, id int64) ([]Origin,
 			return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
 		}
 		byKey := map[string]string{}
+		geneKeys := map[string]bool{} // keys whose numbers are indexes, not IDs
 		for _, t := range cfg.TableNames() {
-			if cfg.Tables[t].Strategy == Segment {
-				byKey[cfg.SegmentKey(t)] = t
+			tc := cfg.Tables[t]
+			if tc.Strategy != Segment {
+				continue
 			}
+			if g := tc.Gene(); !g.Plain() {
+				for s := range g.Shards() {
+					geneKeys[g.ShardKey(cfg.SegmentKey(t), s)] = true
+				}
+				continue
+			}
+			byKey[cfg.SegmentKey(t)] = t
 		}
 		for _, r := range res.Ranges {
-			found = append(found, Origin{ID: id, Table: byKey[r.Key], Strategy: Segment, Range: r})
+			if !geneKeys[r.Key] {
+				found = append(found, Origin{ID: id, Table: byKey[r.Key], Strategy: Segment, Range: r})
+			}
 		}
+		gene, err := lookupGene(ctx, cfg, src.Segments, id)
+		if err != nil {
+			return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
+		}
+		found = append(found, gene...)
 	}
 	if len(found) == 0 {
 		return nil, fmt.Errorf("%w: %d (namespace %s)", ErrNotFound, id, cfg.Namespace)
+	}
+	return found, nil
+}
+
+// lookupGene explains id as a key of the segment tables with shard or app
+// bits: taken apart by each table's layout, its index must lie in a range
+// logged for the shard's key, and its app bits be the table's.
+func lookupGene(ctx context.Context, cfg *Config, store *segment.SQLStore, id int64) ([]Origin, error) {
+	var found []Origin
+	byIndex := map[int64]segment.LookupResult{}
+	for _, t := range cfg.TableNames() {
+		tc := cfg.Tables[t]
+		g := tc.Gene()
+		if tc.Strategy != Segment || g.Plain() {
+			continue
+		}
+		p := g.Decompose(id)
+		if p.App != g.App || p.Index < 1 {
+			continue
+		}
+		res, ok := byIndex[p.Index]
+		if !ok {
+			var err error
+			if res, err = store.Lookup(ctx, p.Index); err != nil {
+				return nil, err
+			}
+			byIndex[p.Index] = res
+		}
+		key := g.ShardKey(cfg.SegmentKey(t), p.Shard)
+		for _, r := range res.Ranges {
+			if r.Key == key {
+				found = append(found, Origin{ID: id, Table: t, Strategy: Segment, Range: r, Gene: &p})
+			}
+		}
 	}
 	return found, nil
 }

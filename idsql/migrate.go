@@ -38,6 +38,12 @@ func Migrate(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error 
 	for _, table := range cfg.TableNames() {
 		tc := cfg.Tables[table]
 		key := cfg.SegmentKey(table)
+		if tc.Strategy == Segment && !tc.Gene().Plain() {
+			if err := migrateGene(ctx, db, store, have, table, tc, key); err != nil {
+				return fmt.Errorf("idsql: migrate: table %s: %w", table, err)
+			}
+			continue
+		}
 		if tc.Strategy != Segment || have[key] {
 			continue
 		}
@@ -63,4 +69,32 @@ func tableExists(ctx context.Context, db *sql.DB, table string) bool {
 		return false
 	}
 	return errors.Join(rows.Close(), rows.Err()) == nil
+}
+
+// migrateGene creates the segment key of every shard of a table whose keys
+// carry shard or application bits (key#0, key#1, ...; the key itself
+// without shard bits). A table that holds rows already has every shard
+// start above the index of its largest key, so no key can collide with
+// one it holds, whatever the shard.
+func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have map[string]bool, table string, tc TableConfig, key string) error {
+	g := tc.Gene()
+	adopt := tableExists(ctx, db, table)
+	for s := range g.Shards() {
+		name := g.ShardKey(key, s)
+		if have[name] {
+			continue
+		}
+		desc := "table " + table
+		if g.ShardBits > 0 {
+			desc = fmt.Sprintf("table %s, shard %d of %d", table, s, g.Shards())
+		}
+		spec := segment.KeySpec{Key: name, Step: tc.StepOrDefault(), Description: desc}
+		if adopt {
+			spec.AdoptTable, spec.AdoptColumn, spec.AdoptShift = table, tc.KeyColumn(), g.ShardBits+g.AppBits
+		}
+		if err := store.CreateKey(ctx, spec); err != nil {
+			return err
+		}
+	}
+	return nil
 }

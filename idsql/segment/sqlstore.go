@@ -588,6 +588,11 @@ type KeySpec struct {
 	// Writers that still use the sequence must stop first.
 	AdoptTable  string
 	AdoptColumn string // default "id"
+	// AdoptShift is the number of low bits the adopted table's keys carry
+	// below the numbers this key hands out (shard and application bits of
+	// gene keys, key = n << AdoptShift | ...): the key then starts above
+	// MAX(AdoptColumn) >> AdoptShift.
+	AdoptShift int
 }
 
 // CreateKey inserts a row into the allocation table. The first range
@@ -628,11 +633,14 @@ func (s *SQLStore) CreateKey(ctx context.Context, spec KeySpec) error {
 		if err := tx.QueryRowContext(ctx, `SELECT MAX(`+column+`) FROM `+table).Scan(&cur); err != nil {
 			return fail(fmt.Errorf("adopt %s.%s: %w", spec.AdoptTable, col, err))
 		}
-		if cur.Valid && cur.Int64 >= next {
-			if cur.Int64 >= MaxID {
+		if spec.AdoptShift < 0 || spec.AdoptShift > 62 {
+			return fail(fmt.Errorf("adopt shift %d out of range 0..62", spec.AdoptShift))
+		}
+		if n := cur.Int64 >> spec.AdoptShift; cur.Valid && n >= next {
+			if n >= MaxID {
 				return fail(fmt.Errorf("adopt %s.%s: %w: MAX is %d", spec.AdoptTable, col, ErrExhausted, cur.Int64))
 			}
-			next = cur.Int64 + 1
+			next = n + 1
 		}
 	}
 	maxID := next - 1 // idsql_alloc: the last ID handed out

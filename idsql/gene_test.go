@@ -1,0 +1,243 @@
+package idsql_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/segment/mysqlstore"
+	"github.com/idsql/idsql/internal/mysqltest"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+func geneConfig() *idsql.Config {
+	return &idsql.Config{Namespace: "gene", Tables: map[string]idsql.TableConfig{
+		// Small steps so that rows cross ranges; app bits under the shard.
+		"orders":   {Strategy: idsql.Segment, Step: 5, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 3}, App: &idsql.AppConfig{ID: 5, Bits: 4}},
+		"accounts": {Strategy: idsql.Segment, Step: 7, Shard: &idsql.ShardConfig{Column: "email", Bits: 6}},
+		"apponly":  {Strategy: idsql.Segment, Step: 10, App: &idsql.AppConfig{ID: 2, Bits: 2}},
+	}}
+}
+
+const geneSchema = `CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL, note text);
+CREATE TABLE accounts (id bigint PRIMARY KEY, email varchar(100) NOT NULL);
+CREATE TABLE apponly (id bigint PRIMARY KEY, v int)`
+
+// insertGene inserts rows of orders and accounts every way the wrapper
+// fills them (single rows, multi-row statements spanning shards, bind
+// parameters and literals, prepared statements) and checks that every key
+// carries the shard of its row's column value, and the app bits.
+func insertGene(t *testing.T, db *idsql.DB, raw *sql.DB, stores idsql.Stores, ph func(int) string) {
+	t.Helper()
+	ctx := context.Background()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s %v: %v", q, args, err)
+		}
+	}
+	for u := range 20 {
+		exec("INSERT INTO orders (user_id, note) VALUES ("+ph(1)+", "+ph(2)+")", u*7, "single")
+	}
+	for r := range 5 {
+		var vals []string
+		var args []any
+		for i := range 9 {
+			vals = append(vals, fmt.Sprintf("(%s, %s)", ph(2*i+1), ph(2*i+2)))
+			args = append(args, "multi", r*100+i)
+		}
+		exec("INSERT INTO orders (note, user_id) VALUES "+strings.Join(vals, ", "), args...)
+	}
+	exec("INSERT INTO orders (user_id, note) VALUES (12345, 'literal'), (-3, "+ph(1)+"), ("+ph(2)+", 'x')", "neg", int32(77))
+	st, err := db.PrepareContext(ctx, "INSERT INTO orders (user_id, note) VALUES ("+ph(1)+", 'prepared'), ("+ph(2)+", 'prepared')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := st.ExecContext(ctx, i, 1000+i*3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	for i := range 40 {
+		exec("INSERT INTO accounts (email) VALUES ("+ph(1)+"), ("+ph(2)+")", fmt.Sprintf("u%d@example.com", i), fmt.Sprintf("ü%d@example.org", i))
+	}
+	exec("INSERT INTO accounts (email) VALUES ('lit@example.com')")
+	for range 15 {
+		exec("INSERT INTO apponly (v) VALUES (1)")
+	}
+
+	// A statement that does not set the shard column fails whole.
+	_, err = db.ExecContext(ctx, "INSERT INTO orders (note) VALUES ("+ph(1)+")", "no user")
+	if err == nil || !strings.Contains(err.Error(), "orders") || !strings.Contains(err.Error(), "user_id") {
+		t.Fatalf("insert without the shard column: %v; want an error naming orders and user_id", err)
+	}
+	_, err = db.ExecContext(ctx, "INSERT INTO orders (user_id, note) VALUES ("+ph(1)+", 'a'), ("+ph(2)+", 'b')", 1, 2.5)
+	if !errors.Is(err, idsql.ErrShardValue) || !strings.Contains(err.Error(), "orders") {
+		t.Fatalf("float shard value: %v", err)
+	}
+	var n int
+	raw.QueryRowContext(ctx, "SELECT COUNT(*) FROM orders WHERE note IN ('no user', 'a', 'b')").Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d rows of refused statements written", n)
+	}
+
+	cfg := db.Keys().Config()
+	check := func(table, q string, value func(string) any) {
+		t.Helper()
+		rows, err := raw.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		g := cfg.Tables[table].Gene()
+		seen, shards := map[int64]bool{}, map[int]bool{}
+		for rows.Next() {
+			var id int64
+			var v string
+			if err := rows.Scan(&id, &v); err != nil {
+				t.Fatal(err)
+			}
+			want, err := cfg.ShardOf(table, value(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := g.Decompose(id)
+			if seen[id] || p.Shard != want || p.App != g.App || p.Index < 1 {
+				t.Fatalf("%s key %d (%+v) for %s: repeated %v; want shard %d, app %d", table, id, p, v, seen[id], want, g.App)
+			}
+			seen[id], shards[p.Shard] = true, true
+			if len(seen) <= 3 || len(seen)%25 == 0 {
+				// Keys of different tables may share numbers: lookup
+				// lists every explanation, and this one must be among them.
+				origins, err := idsql.LookupIn(ctx, cfg, stores, id)
+				found := false
+				for _, o := range origins {
+					found = found || o.Table == table && o.Gene != nil && *o.Gene == p && o.Range.Key == fmt.Sprint(table, "#", p.Shard)
+				}
+				if err != nil || !found {
+					t.Fatalf("lookup %d: %+v, %v; want table %s, %+v", id, origins, err, table, p)
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if len(shards) < g.Shards()/2 {
+			t.Fatalf("%s: keys in %d shards of %d", table, len(shards), g.Shards())
+		}
+	}
+	check("orders", "SELECT id, CAST(user_id AS CHAR(20)) FROM orders", func(s string) any {
+		var v int64
+		fmt.Sscan(s, &v)
+		return v
+	})
+	check("accounts", "SELECT id, email FROM accounts", func(s string) any { return s })
+	var cnt int
+	raw.QueryRowContext(ctx, "SELECT COUNT(*) FROM orders").Scan(&cnt)
+	if want := 20 + 45 + 3 + 60; cnt != want {
+		t.Fatalf("%d orders, want %d", cnt, want)
+	}
+	// App-only keys: index << 2 | 2, consecutive indexes.
+	rows, err := raw.QueryContext(ctx, "SELECT id FROM apponly ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for i := int64(1); rows.Next(); i++ {
+		var id int64
+		rows.Scan(&id)
+		if id != i<<2|2 {
+			t.Fatalf("apponly key %d, want %d", id, i<<2|2)
+		}
+	}
+	// Keys of a sharded table need their shard.
+	if _, err := db.Keys().NextID(ctx, "orders"); !errors.Is(err, idsql.ErrSharded) || !strings.Contains(err.Error(), "user_id") {
+		t.Fatalf("NextID of a sharded table: %v", err)
+	}
+}
+
+func TestGeneKeysPostgres(t *testing.T) {
+	raw, dsn := pgtest.Open(t)
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, geneSchema); err != nil {
+		t.Fatal(err)
+	}
+	cfg := geneConfig()
+	stores := idsql.PostgresStores(raw)
+	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+		t.Fatal(err)
+	}
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	insertGene(t, db, raw, stores, func(n int) string { return fmt.Sprint("$", n) })
+}
+
+func TestGeneKeysMySQL(t *testing.T) {
+	dsn := mysqltest.Database(t)
+	raw, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	ctx := context.Background()
+	for _, q := range strings.Split(geneSchema, ";") {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := geneConfig()
+	stores := idsql.Stores{Segments: mysqlstore.New(raw)}
+	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+		t.Fatal(err)
+	}
+	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: stores.Segments}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	insertGene(t, db, raw, stores, func(int) string { return "?" })
+}
+
+// Migrate gives every shard its key, and a table that holds rows has every
+// shard start above the index of its largest key.
+func TestGeneMigrateAdopts(t *testing.T) {
+	raw, _ := pgtest.Open(t)
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, geneSchema+`; INSERT INTO orders VALUES (1000000, 1, 'old')`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := geneConfig()
+	stores := idsql.PostgresStores(raw)
+	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+		t.Fatal(err)
+	}
+	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil { // idempotent
+		t.Fatal(err)
+	}
+	keys, err := stores.Segments.ListKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]segment.KeyInfo{}
+	for _, k := range keys {
+		byName[k.Key] = k
+	}
+	for s := range 8 {
+		k, ok := byName[fmt.Sprint("orders#", s)]
+		if !ok || k.MaxID != 1000000>>7 {
+			t.Fatalf("orders#%d: %+v, %v; want max_id %d", s, k, ok, 1000000>>7)
+		}
+	}
+	if _, ok := byName["orders"]; ok || len(byName) != 8+64+1 {
+		t.Fatalf("keys %v", keys)
+	}
+}

@@ -9,6 +9,7 @@
 //	GET /api/snowflake/get/{key}        one snowflake ID, for any key
 //	GET /api/snowflake/get/{key}/{n}    n snowflake IDs, one per line
 //	GET /decodeSnowflakeId?snowflakeId=N  JSON {"timestamp","workerId","sequenceId"} as Leaf answers
+//	GET /decodeId?table=T&id=N            JSON {"id","table","index","shard","app"}: a key of a segment table with shard or app bits
 //	GET /                               the monitor page (also /monitor, /cache, /db)
 //	GET /metrics                        Prometheus metrics
 //	GET /healthz                        "ok" (never needs a token; 503 while shutting down)

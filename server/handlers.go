@@ -151,7 +151,7 @@ func endpointOf(p string) endpoint {
 			return epSnowflakeBatch
 		}
 		return epSnowflake
-	case p == "/decodeSnowflakeId":
+	case p == "/decodeSnowflakeId", p == "/decodeId":
 		return epDecode
 	case p == "/" || p == "/monitor" || p == "/cache" || p == "/db":
 		return epMonitor
@@ -188,6 +188,9 @@ func (srv *Server) route(w http.ResponseWriter, r *http.Request, ep endpoint) in
 	case epDecode:
 		if !isGetOrHead(r) {
 			return srv.methodNotAllowed(w, r, "GET, HEAD")
+		}
+		if p == "/decodeId" {
+			return srv.serveDecodeGene(w, r)
 		}
 		return srv.serveDecode(w, r)
 	case epMetrics:
@@ -624,6 +627,42 @@ type Decoded struct {
 	Time string `json:"time"`
 	// Layout names the bit layout used.
 	Layout string `json:"layout"`
+}
+
+// DecodedGene is the answer of /decodeId?table=T&id=N for a segment table
+// whose keys carry shard or application bits (see idsql.Gene).
+type DecodedGene struct {
+	ID    string `json:"id"` // a string, as JavaScript numbers lose precision above 2^53
+	Table string `json:"table"`
+	Index int64  `json:"index"`
+	Shard int    `json:"shard"`
+	App   int64  `json:"app"`
+}
+
+func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
+	q := r.URL.Query()
+	bad := func(msg string) int {
+		return srv.fail(w, r, nil, failure{kind: errBadRequest, status: http.StatusBadRequest, msg: msg})
+	}
+	table, raw := q.Get("table"), q.Get("id")
+	tc, ok := srv.cfg.Tables[table]
+	if !ok || tc.Strategy != idsql.Segment || tc.Gene().Plain() {
+		return bad("table " + quote(table) + " is not a segment table with shard or app bits")
+	}
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return bad("invalid id " + quote(raw) + ": not a positive 64-bit decimal integer")
+	}
+	g := tc.Gene()
+	p := g.Decompose(id)
+	if p.App != g.App || p.Index < 1 {
+		return bad(fmt.Sprintf("id %d is not a key of table %s: app bits %d (want %d), index %d", id, table, p.App, g.App, p.Index))
+	}
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["Cache-Control"] = noStore
+	json.NewEncoder(w).Encode(DecodedGene{ID: raw, Table: table, Index: p.Index, Shard: p.Shard, App: p.App})
+	return http.StatusOK
 }
 
 func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {

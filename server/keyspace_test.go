@@ -2,10 +2,12 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,4 +105,36 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// /decodeId takes gene keys apart as idsql.Gene does; the segment endpoint
+// composes app-only keys and refuses sharded tables (the shard comes from
+// a row).
+func TestGeneKeys(t *testing.T) {
+	srv := newKeySpaceServer(t, `namespace: test
+tables:
+  leaf_snowflake: {strategy: snowflake}
+  orders: {strategy: segment, shard: {column: user_id, bits: 6}, app: {id: 3, bits: 8}}
+  tickets: {strategy: segment, app: {id: 1, bits: 2}}
+`)
+	ids := parseIDs(t, mustGet(t, srv, "/api/segment/get/tickets/3"))
+	if len(ids) != 3 || ids[0] != 1<<2|1 || ids[2] != 3<<2|1 {
+		t.Fatalf("tickets keys %v, want index << 2 | 1", ids)
+	}
+	code, _, hdr := get(t, srv, "GET", "/api/segment/get/orders")
+	if code == http.StatusOK || !strings.Contains(hdr.Get("X-Idsql-Error"), "sharded") || !strings.Contains(hdr.Get("X-Idsql-Error"), "user_id") {
+		t.Fatalf("sharded table over HTTP: %d %q", code, hdr.Get("X-Idsql-Error"))
+	}
+	g := idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}
+	key, _ := g.Compose(12345, 42)
+	body := mustGet(t, srv, "/decodeId?table=orders&id="+strconv.FormatInt(key, 10))
+	var d server.DecodedGene
+	if err := json.Unmarshal([]byte(body), &d); err != nil || d.Index != 12345 || d.Shard != 42 || d.App != 3 || d.Table != "orders" {
+		t.Fatalf("decodeId: %s %v", body, err)
+	}
+	for _, q := range []string{"table=orders&id=5", "table=tickets&id=abc", "table=leaf_snowflake&id=5", "table=nope&id=5"} {
+		if code, _, _ := get(t, srv, "GET", "/decodeId?"+q); code != http.StatusBadRequest {
+			t.Errorf("/decodeId?%s: %d, want 400", q, code)
+		}
+	}
 }

@@ -90,6 +90,9 @@ func printOrigins(w io.Writer, id int64, origins []idsql.Origin) {
 				stamp(o.Parts.Time), o.Parts.Worker, o.Parts.Sequence, o.Lease.Instance, o.Lease.PID,
 				o.Lease.LeaseID, o.Lease.Kind, stamp(o.Lease.Started), releasedOr(o.Lease.Released))
 		case idsql.Segment:
+			if g := o.Gene; g != nil {
+				fmt.Fprintf(w, "  shard     %d\n  app       %d\n  index     %d\n", g.Shard, g.App, g.Index)
+			}
 			fmt.Fprintf(w, "  key       %s\n  range     %d..%d\n  time      %s (range handed out)\n  instance  %s\n",
 				o.Range.Key, o.Range.First, o.Range.Last, stamp(o.Range.Time), o.Range.Instance)
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -37,11 +38,25 @@ func epochNote(p snowflake.Parts, l snowflake.Layout) string {
 		since, l.Epoch.UTC().Format(time.DateOnly))
 }
 
+// decodedGene is one key of a segment table with shard or app bits taken
+// apart, as --table --json prints it.
+type decodedGene struct {
+	ID    int64  `json:"id"`
+	Table string `json:"table"`
+	Index int64  `json:"index"`
+	Shard int    `json:"shard"`
+	App   int64  `json:"app"`
+	Error string `json:"error,omitempty"`
+}
+
 func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("decode", "[--config idsql.yaml | --layout leaf] [--json] ID...",
+	fs := newFlags("decode", "[--config idsql.yaml [--table T] | --layout leaf] [--json] ID...",
 		"Takes snowflake IDs apart into time, worker ID and sequence. The layout comes\n"+
-			"from --config (its layout:) or --layout (leaf, uid32, sonyflake); default leaf.", stderr)
+			"from --config (its layout:) or --layout (leaf, uid32, sonyflake); default leaf.\n"+
+			"With --table, takes keys of that segment table apart into index, shard and app\n"+
+			"(its shard: and app: bits in --config).", stderr)
 	cfgPath := fs.String("config", "", "configuration file whose layout to use")
+	table := fs.String("table", "", "segment table with shard or app bits whose keys the IDs are (needs --config)")
 	layoutName := fs.String("layout", "", "layout preset: leaf, uid32 or sonyflake")
 	asJSON := fs.Bool("json", false, "print a JSON array instead of text")
 	ids, err := parse(fs, args)
@@ -54,12 +69,18 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *cfgPath != "" && *layoutName != "" {
 		return usagef("give --config or --layout, not both")
 	}
+	if *table != "" && *cfgPath == "" {
+		return usagef("--table needs --config")
+	}
 	layout := snowflake.Leaf
 	switch {
 	case *cfgPath != "":
 		cfg, err := loadConfig(*cfgPath, true)
 		if err != nil {
 			return err
+		}
+		if *table != "" {
+			return decodeGene(cfg, *table, ids, *asJSON, stdout, stderr)
 		}
 		if layout, err = cfg.SnowflakeLayout(); err != nil {
 			return err
@@ -114,6 +135,64 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if d.Note != "" {
 				fmt.Fprintf(stdout, "  note      %s\n", d.Note)
 			}
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d IDs could not be decoded", failed, len(ids))
+	}
+	return nil
+}
+
+// decodeGene takes keys of a gene table apart.
+func decodeGene(cfg *idsql.Config, table string, ids []string, asJSON bool, stdout, stderr io.Writer) error {
+	tc, ok := cfg.Tables[table]
+	if !ok || tc.Strategy != idsql.Segment || tc.Gene().Plain() {
+		return usagef("--table %s: not a segment table with shard or app bits in the configuration", table)
+	}
+	g := tc.Gene()
+	var out []decodedGene
+	failed := 0
+	for _, s := range ids {
+		d := decodedGene{Table: table}
+		id, err := strconv.ParseInt(s, 10, 64)
+		switch {
+		case err != nil:
+			d.Error = fmt.Sprintf("%q is not a 64-bit decimal integer", s)
+		case id <= 0:
+			d.Error = "keys are positive"
+		default:
+			p := g.Decompose(id)
+			d.ID, d.Index, d.Shard, d.App = id, p.Index, p.Shard, p.App
+			if p.App != g.App || p.Index < 1 {
+				d.Error = fmt.Sprintf("not a key of table %s: app bits %d (want %d), index %d", table, p.App, g.App, p.Index)
+			}
+		}
+		if d.Error != "" {
+			failed++
+			if !asJSON {
+				fmt.Fprintf(stderr, "idsql decode: %s: %s\n", s, d.Error)
+			}
+		}
+		out = append(out, d)
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		first := true
+		for _, d := range out {
+			if d.Error != "" {
+				continue
+			}
+			if !first {
+				fmt.Fprintln(stdout)
+			}
+			first = false
+			fmt.Fprintf(stdout, "%d\n  table     %s\n  shard     %d of %d\n  app       %d\n  index     %d\n",
+				d.ID, table, d.Shard, g.Shards(), d.App, d.Index)
 		}
 	}
 	if failed > 0 {

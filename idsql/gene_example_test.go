@@ -1,0 +1,54 @@
+package idsql_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/idsql/idsql/idsql"
+)
+
+// Routing code computes a row's shard the way the wrapper does, and reads
+// it back from a key.
+func ExampleShardOf() {
+	s, _ := idsql.ShardOf("alice@example.com", 6) // FNV-1a 64 of the bytes, mod 64
+	fmt.Println(s)
+	s, _ = idsql.ShardOf(12345, 6) // integers by value, mod 64
+	fmt.Println(s)
+
+	g := idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}
+	key, _ := g.Compose(1000, s) // 1000 << 14 | 57 << 8 | 3
+	fmt.Println(key, g.Decompose(key))
+	// Output:
+	// 6
+	// 57
+	// 16398595 {1000 57 3}
+}
+
+// The values other languages must reproduce (see ShardOf).
+func TestShardOfVectors(t *testing.T) {
+	type named string
+	for _, tc := range []struct {
+		v    any
+		bits int
+		want int
+	}{
+		{"alice@example.com", 6, 6},
+		{[]byte("alice@example.com"), 6, 6},
+		{named("alice@example.com"), 6, 6},
+		{"13800138000", 6, 11},
+		{"", 6, 37},
+		{int64(-1), 6, 63},
+		{int8(-1), 3, 7},
+		{uint32(12345), 6, 57},
+		{12345, 1, 1},
+	} {
+		if got, err := idsql.ShardOf(tc.v, tc.bits); err != nil || got != tc.want {
+			t.Errorf("ShardOf(%#v, %d) = %d, %v; want %d", tc.v, tc.bits, got, err, tc.want)
+		}
+	}
+	for _, v := range []any{nil, 1.5, true} {
+		if _, err := idsql.ShardOf(v, 6); err == nil {
+			t.Errorf("ShardOf(%#v) accepted", v)
+		}
+	}
+}

@@ -74,6 +74,7 @@ tables:
   orders: {strategy: snowflake}
   order_items: {strategy: snowflake, cached: true}
   users: {strategy: segment, step: 10}
+  carts: {strategy: segment, step: 10, shard: {column: user_id, bits: 4}, app: {id: 2, bits: 3}}
 `
 
 // e2eMain is the program the test runs next to the generated file. It
@@ -121,7 +122,8 @@ func main() {
 	_, err = raw.ExecContext(ctx, ` + "`" + `
 		CREATE TABLE orders (id bigint PRIMARY KEY, note text NOT NULL);
 		CREATE TABLE users (id bigint PRIMARY KEY, name text NOT NULL);
-		CREATE TABLE order_items (id bigint PRIMARY KEY, order_id bigint NOT NULL, user_id bigint)` + "`" + `)
+		CREATE TABLE order_items (id bigint PRIMARY KEY, order_id bigint NOT NULL, user_id bigint);
+		CREATE TABLE carts (id bigint PRIMARY KEY, user_id bigint NOT NULL)` + "`" + `)
 	must(err, "create tables")
 	must(idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)), "migrate")
 	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Static(map[string]int64{"orders": worker, "order_items": worker + 1})}})
@@ -211,6 +213,33 @@ func main() {
 	if _, err := LookupTable(ctx, raw, cfg, 1<<40); !errors.Is(err, idsql.ErrNotFound) {
 		fail("LookupTable(unknown) = %v, want ErrNotFound", err)
 	}
+
+	// Shard-gene keys: filled per row from user_id, or made for a value
+	// first; each carries its user's shard and the app ID.
+	res, err = db.ExecContext(ctx, "INSERT INTO carts (user_id) VALUES ($1), ($2)", 17, 18)
+	must(err, "insert carts")
+	cid, err := NewCartIDFor(ctx, db.Keys(), int64(99))
+	must(err, "NewCartIDFor")
+	_, err = db.ExecContext(ctx, "INSERT INTO carts (id, user_id) VALUES ($1, $2)", cid, 99)
+	must(err, "insert explicit cart")
+	rows, err = raw.QueryContext(ctx, "SELECT id, user_id FROM carts")
+	must(err, "select carts")
+	for rows.Next() {
+		var id CartID
+		var user int64
+		must(rows.Scan(&id, &user), "scan cart")
+		shard, err := CartIDShardOf(user)
+		must(err, "CartIDShardOf")
+		p, err := DecodeCartID(int64(id))
+		if err != nil || id.Shard() != shard || p.Shard != shard || id.App() != 2 {
+			fail("cart %d of user %d: shard %d (parts %+v, %v), want %d, app 2", id, user, id.Shard(), p, err, shard)
+		}
+		if name, err := LookupTable(ctx, raw, cfg, int64(id)); err != nil || name != "CartID" {
+			fail("LookupTable(cart %d) = %q, %v", id, name, err)
+		}
+		fmt.Printf("cart %d of user %d: shard %d, app %d, index %d\n", id, user, id.Shard(), id.App(), p.Index)
+	}
+	must(rows.Err(), "rows")
 
 	// NULL handling.
 	var plain OrderID

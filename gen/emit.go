@@ -152,6 +152,8 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 				field("Sequence", jen.Id("p").Dot("Sequence")),
 			), jen.Nil()),
 		)
+	} else if !t.Gene.Plain() {
+		renderGene(f, t, typ)
 	} else {
 		f.Type().Id(parts).Struct(jen.Id("ID").Id(T))
 		f.Line()
@@ -322,6 +324,9 @@ func renderFile(f *jen.File, opts Options, tables []Table, layout *layoutSpec) {
 		if t.GoName != "" {
 			row = append(row, field("GoName", jen.Lit(t.GoName)))
 		}
+		if !t.Gene.Plain() {
+			row = append(row, field("Gene", jen.Id(t.Type).Call(jen.Lit(0)).Dot("Gene").Call()))
+		}
 		rows = append(rows, jen.Line().Values(row...))
 	}
 	rows = append(rows, jen.Line())
@@ -361,4 +366,70 @@ func renderGuards(f *jen.File, tables []Table) {
 // written (jennifer sorts Dict keys).
 func field(name string, value jen.Code) jen.Code {
 	return jen.Id(name).Op(":").Add(value)
+}
+
+// renderGene emits the parts of a key type whose keys carry shard or app
+// bits: its Gene, Parts with Index, Shard and App, their decoder and
+// accessors, and for a sharded table the shard of a value and a new key
+// in it.
+func renderGene(f *jen.File, t Table, typ *jen.Statement) {
+	T, tableConst, parts := t.Type, t.Type+"Table", t.Type+"Parts"
+	gene := func() *jen.Statement { return jen.Id(T).Call(jen.Lit(0)).Dot("Gene").Call() }
+	recv := jen.Id("id").Id(T)
+	keyid := func(name string) *jen.Statement { return jen.Qual(pkgKeyid, name) }
+	f.Type().Id(parts).Struct(
+		jen.Id("ID").Id(T),
+		jen.Id("Index").Int64().Comment("the number the shard's segment key handed out"),
+		jen.Id("Shard").Int().Comment("the shard, from the row's shard column (0 without shard bits)"),
+		jen.Id("App").Int64().Comment("the application ID"),
+	)
+	f.Line()
+	f.Commentf("Gene returns the layout of %s: index << %d | shard << %d | app (%d).", T,
+		t.Gene.ShardBits+t.Gene.AppBits, t.Gene.AppBits, t.Gene.App)
+	f.Func().Params(jen.Id(T)).Id("Gene").Params().Qual(pkgIdsql, "Gene").Block(
+		jen.Return(jen.Qual(pkgIdsql, "Gene").Values(
+			field("ShardBits", jen.Lit(t.Gene.ShardBits)),
+			field("AppBits", jen.Lit(t.Gene.AppBits)),
+			field("App", jen.Lit(int(t.Gene.App))),
+		)),
+	)
+	f.Line()
+	f.Commentf("Decode%s takes id apart into index, shard and app. It fails, wrapping", T)
+	f.Comment("ErrInvalidID, for a value the table could not have issued.")
+	f.Func().Id("Decode"+T).Params(jen.Id("id").Int64()).Params(jen.Id(parts), jen.Error()).Block(
+		jen.List(jen.Id("p"), jen.Err()).Op(":=").Add(keyid("DecodeGene")).Call(typ.Clone(), gene(), jen.Id("id")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id(parts).Values(), jen.Err())),
+		jen.Return(jen.Id(parts).Values(
+			field("ID", jen.Id(T).Call(jen.Id("id"))),
+			field("Index", jen.Id("p").Dot("Index")),
+			field("Shard", jen.Id("p").Dot("Shard")),
+			field("App", jen.Id("p").Dot("App")),
+		), jen.Nil()),
+	)
+	f.Line()
+	f.Comment("Shard returns the shard id carries: route a query by this key to it.")
+	f.Func().Params(recv).Id("Shard").Params().Int().Block(
+		jen.Return(jen.Id("id").Dot("Gene").Call().Dot("Decompose").Call(jen.Int64().Call(jen.Id("id"))).Dot("Shard")),
+	)
+	f.Line()
+	f.Comment("App returns the application ID id carries.")
+	f.Func().Params(recv).Id("App").Params().Int64().Block(
+		jen.Return(jen.Id("id").Dot("Gene").Call().Dot("Decompose").Call(jen.Int64().Call(jen.Id("id"))).Dot("App")),
+	)
+	if t.Gene.ShardBits == 0 {
+		return
+	}
+	f.Line()
+	f.Commentf("%sShardOf returns the shard of value, a row's %s: the shard its keys", T, t.ShardColumn)
+	f.Comment("carry (idsql.ShardOf: integers by value, strings by FNV-1a 64, mod 2^bits).")
+	f.Func().Id(T+"ShardOf").Params(jen.Id("value").Any()).Params(jen.Int(), jen.Error()).Block(
+		jen.Return(jen.Qual(pkgIdsql, "ShardOf").Call(jen.Id("value"), jen.Lit(t.Gene.ShardBits))),
+	)
+	f.Line()
+	f.Commentf("New%sFor returns a new key for a row of %s whose %s is value,", T, t.Name, t.ShardColumn)
+	f.Commentf("in that value's shard (New%s refuses: a key of %s needs its shard).", T, t.Name)
+	f.Func().Id("New"+T+"For").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("keys").Op("*").Qual(pkgIdsql, "Keys"), jen.Id("value").Any()).
+		Params(jen.Id(T), jen.Error()).Block(
+		jen.Return(keyid("NewFor").Types(jen.Id(T)).Call(jen.Id("ctx"), jen.Id("keys"), jen.Id(tableConst), jen.Id("value"))),
+	)
 }

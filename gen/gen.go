@@ -43,6 +43,11 @@ type Table struct {
 	Strategy idsql.Strategy
 	GoName   string // the go_name override, "" when derived
 	Type     string // the Go type name, e.g. "OrderItemID"
+	// Gene is the shard and app layout of a segment table's keys; the zero
+	// Gene for plain keys.
+	Gene idsql.Gene
+	// ShardColumn is the column a sharded table takes each key's shard from.
+	ShardColumn string
 }
 
 // Tables returns cfg's tables in name order with their Go type names. Two
@@ -57,7 +62,10 @@ func Tables(cfg *idsql.Config) ([]Table, error) {
 	}
 	for _, name := range cfg.TableNames() {
 		tc := cfg.Tables[name]
-		t := Table{Name: name, Strategy: tc.Strategy, GoName: tc.GoName}
+		t := Table{Name: name, Strategy: tc.Strategy, GoName: tc.GoName, Gene: tc.Gene()}
+		if tc.Shard != nil {
+			t.ShardColumn = tc.Shard.Column
+		}
 		field := "tables." + name
 		switch {
 		case tc.GoName != "":
@@ -100,7 +108,8 @@ var reserved = []string{"IDSource", "ErrInvalidID", "CheckConfig", "LookupTable"
 
 // identifiers lists the package-level names generated for a type.
 func identifiers(typ string) []string {
-	return []string{typ, typ + "Table", typ + "Parts", "New" + typ, "New" + typ + "s", "Decode" + typ, "Parse" + typ}
+	return []string{typ, typ + "Table", typ + "Parts", "New" + typ, "New" + typ + "s", "Decode" + typ, "Parse" + typ,
+		typ + "ShardOf", "New" + typ + "For"}
 }
 
 // Generate returns the Go source of typed ID helpers for cfg's tables.

@@ -34,6 +34,9 @@ type Table struct {
 	Type     string // the key type's name: "OrderItemID"
 	Strategy string // "snowflake" or "segment"
 	GoName   string // the configured go_name; "" when the name was derived
+	// Gene is the shard and app layout of a segment table's keys; the zero
+	// Gene for plain keys.
+	Gene idsql.Gene
 }
 
 // TypeOf returns the name of the key type f declares for table, or "".
@@ -93,6 +96,14 @@ func describe(l snowflake.Layout) string {
 		l.Epoch.UTC().Format(time.RFC3339Nano))
 }
 
+// describeGene describes a gene layout for CheckConfig's errors.
+func describeGene(g idsql.Gene) string {
+	if g.Plain() {
+		return "plain (no shard or app bits)"
+	}
+	return fmt.Sprintf("%d shard bits, app %d in %d bits", g.ShardBits, g.App, g.AppBits)
+}
+
 // checkTable compares one table of cfg with the generated one.
 func checkTable(cfg *idsql.Config, t Table) error {
 	c, ok := cfg.Tables[t.Name]
@@ -103,6 +114,8 @@ func checkTable(cfg *idsql.Config, t Table) error {
 		return fmt.Errorf("table %q has strategy %s, generated for %s", t.Name, c.Strategy, t.Strategy)
 	case c.GoName != t.GoName:
 		return fmt.Errorf("table %q has go_name %q, generated for %q", t.Name, c.GoName, t.GoName)
+	case c.Gene() != t.Gene:
+		return fmt.Errorf("table %q has key layout %s, generated for %s", t.Name, describeGene(c.Gene()), describeGene(t.Gene))
 	}
 	return nil
 }

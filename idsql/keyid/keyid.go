@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -179,6 +180,37 @@ func DecodeSegment[T ~int64](typ string, id int64) (T, error) {
 		return 0, &Error{Type: typ, Op: "decode", Input: strconv.FormatInt(id, 10), Err: errNotPositive}
 	}
 	return T(id), nil
+}
+
+// DecodeGene takes apart a key of a segment table with shard or app bits
+// (see idsql.Gene). It fails for a value such a table could not have
+// issued: not positive, app bits other than the table's, or index 0.
+func DecodeGene(typ string, g idsql.Gene, id int64) (idsql.GeneParts, error) {
+	in := strconv.FormatInt(id, 10)
+	if id <= 0 {
+		return idsql.GeneParts{}, &Error{Type: typ, Op: "decode", Input: in, Err: errNotPositive}
+	}
+	p := g.Decompose(id)
+	if p.App != g.App || p.Index < 1 {
+		return idsql.GeneParts{}, &Error{Type: typ, Op: "decode", Input: in,
+			Err: fmt.Errorf("app bits %d (want %d), index %d: not a key of this table", p.App, g.App, p.Index)}
+	}
+	return p, nil
+}
+
+// NewFor returns a new key of a sharded table, in the shard of value (the
+// row's value of the table's shard column; see idsql.ShardOf), for code
+// that needs the key before inserting the row.
+func NewFor[T ~int64](ctx context.Context, keys *idsql.Keys, table string, value any) (T, error) {
+	s, err := keys.Config().ShardOf(table, value)
+	if err != nil {
+		return 0, err
+	}
+	ids, err := keys.AppendShardIDs(ctx, make([]int64, 0, 1), table, []int{s})
+	if err != nil {
+		return 0, err
+	}
+	return T(ids[0]), nil
 }
 
 // Source issues new keys by table name, from the generators the idsql

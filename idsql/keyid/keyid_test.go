@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyid"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -252,4 +254,21 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+func TestDecodeGene(t *testing.T) {
+	g := idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}
+	key, err := g.Compose(77, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := keyid.DecodeGene("app.OrderID", g, key)
+	if err != nil || p != (idsql.GeneParts{Index: 77, Shard: 42, App: 3}) {
+		t.Fatalf("DecodeGene(%d) = %+v, %v", key, p, err)
+	}
+	for _, bad := range []int64{0, -key, key + 1, 3} {
+		if _, err := keyid.DecodeGene("app.OrderID", g, bad); !errors.Is(err, keyid.ErrInvalid) || !strings.Contains(err.Error(), "app.OrderID") {
+			t.Errorf("DecodeGene(%d): %v, want ErrInvalid naming the type", bad, err)
+		}
+	}
 }

@@ -189,7 +189,8 @@ func appendFrom(ctx context.Context, src KeySource, dst []int64, n int) ([]int64
 }
 
 // Source returns table's key source, starting it on first use: a
-// *SnowflakeTable for a snowflake table. Keys owns it: the wrapper, the
+// *SnowflakeTable for a snowflake table, a *GeneTable for a segment table
+// with shard or app bits. Keys owns it: the wrapper, the
 // HTTP server and callers all share this one source per table.
 func (k *Keys) Source(ctx context.Context, table string) (KeySource, error) {
 	if src, ok := k.sources.Load(table); ok {

@@ -84,5 +84,16 @@ func FuzzRewrite(f *testing.F) {
 		if err != nil || again != nil {
 			t.Fatalf("%q -> %q planned again: %+v, %v; want pass-through", q, p.Query, again, err)
 		}
+		// Shard columns: one value per row, arguments within the caller's.
+		if vals, err := r.ColumnValues(q, p, "user_id"); err == nil {
+			if len(vals) != p.Rows {
+				t.Fatalf("%q: %d shard values for %d rows", q, len(vals), p.Rows)
+			}
+			for _, v := range vals {
+				if v.Kind == ValueArg && (v.Arg < 0 || v.Arg >= p.Params) {
+					t.Fatalf("%q: shard value from argument %d of %d", q, v.Arg, p.Params)
+				}
+			}
+		}
 	})
 }

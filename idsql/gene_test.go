@@ -10,8 +10,6 @@ import (
 
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment"
-	"github.com/idsql/idsql/idsql/segment/mysqlstore"
-	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
@@ -24,9 +22,11 @@ func geneConfig() *idsql.Config {
 	}}
 }
 
-const geneSchema = `CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL, note text);
-CREATE TABLE accounts (id bigint PRIMARY KEY, email varchar(100) NOT NULL);
-CREATE TABLE apponly (id bigint PRIMARY KEY, v int)`
+var geneSchema = []string{
+	`CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL, note text)`,
+	`CREATE TABLE accounts (id bigint PRIMARY KEY, email varchar(100) NOT NULL)`,
+	`CREATE TABLE apponly (id bigint PRIMARY KEY, v int)`,
+}
 
 // insertGene inserts rows of orders and accounts every way the wrapper
 // fills them (single rows, multi-row statements spanning shards, bind
@@ -163,47 +163,12 @@ func insertGene(t *testing.T, db *idsql.DB, raw *sql.DB, stores idsql.Stores, ph
 }
 
 func TestGeneKeysPostgres(t *testing.T) {
-	raw, dsn := pgtest.Open(t)
-	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, geneSchema); err != nil {
-		t.Fatal(err)
-	}
-	cfg := geneConfig()
-	stores := idsql.PostgresStores(raw)
-	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
-		t.Fatal(err)
-	}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, raw, stores := openSegmentsPG(t, geneSchema, geneConfig(), idsql.KeysOptions{})
 	insertGene(t, db, raw, stores, func(n int) string { return fmt.Sprint("$", n) })
 }
 
 func TestGeneKeysMySQL(t *testing.T) {
-	dsn := mysqltest.Database(t)
-	raw, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	ctx := context.Background()
-	for _, q := range strings.Split(geneSchema, ";") {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := geneConfig()
-	stores := idsql.Stores{Segments: mysqlstore.New(raw)}
-	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
-		t.Fatal(err)
-	}
-	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: stores.Segments}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, raw, stores := openSegmentsMySQL(t, geneSchema, geneConfig(), idsql.KeysOptions{})
 	insertGene(t, db, raw, stores, func(int) string { return "?" })
 }
 
@@ -212,8 +177,10 @@ func TestGeneKeysMySQL(t *testing.T) {
 func TestGeneMigrateAdopts(t *testing.T) {
 	raw, _ := pgtest.Open(t)
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, geneSchema+`; INSERT INTO orders VALUES (1000000, 1, 'old')`); err != nil {
-		t.Fatal(err)
+	for _, q := range append(geneSchema, `INSERT INTO orders VALUES (1000000, 1, 'old')`) {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg := geneConfig()
 	stores := idsql.PostgresStores(raw)

@@ -99,47 +99,59 @@ func runOutCapped(t *testing.T, db *idsql.DB, raw *sql.DB, logs *logBuffer, ph f
 	}
 }
 
-func TestMaxIDPostgres(t *testing.T) {
+// openSegmentsPG opens cfg over PostgreSQL after running schema and
+// Migrate on a fresh schema, with segment stores there.
+func openSegmentsPG(t *testing.T, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
+	t.Helper()
 	raw, dsn := pgtest.Open(t)
-	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE capped (id bigint PRIMARY KEY, v text)`); err != nil {
-		t.Fatal(err)
-	}
-	cfg := cappedConfig()
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
-		t.Fatal(err)
-	}
-	logs := &logBuffer{}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Logger: logs.logger()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	runOutCapped(t, db, raw, logs, func(n int) string { return fmt.Sprint("$", n) })
+	stores := idsql.PostgresStores(raw)
+	return openSegments(t, "postgres", dsn, raw, stores, schema, cfg, ko), raw, stores
 }
 
-func TestMaxIDMySQL(t *testing.T) {
+// openSegmentsMySQL is openSegmentsPG on MariaDB.
+func openSegmentsMySQL(t *testing.T, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
+	t.Helper()
 	dsn := mysqltest.Database(t)
 	raw, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { raw.Close() })
+	stores := idsql.Stores{Segments: mysqlstore.New(raw)}
+	ko.SegmentStore = stores.Segments
+	return openSegments(t, "mysql", dsn, raw, stores, schema, cfg, ko), raw, stores
+}
+
+func openSegments(t *testing.T, driver, dsn string, raw *sql.DB, stores idsql.Stores, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) *idsql.DB {
+	t.Helper()
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE capped (id bigint PRIMARY KEY, v text)`); err != nil {
+	for _, q := range schema {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
 		t.Fatal(err)
 	}
-	cfg := cappedConfig()
-	store := mysqlstore.New(raw)
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Segments: store}); err != nil {
-		t.Fatal(err)
-	}
-	logs := &logBuffer{}
-	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Logger: logs.logger(), SegmentStore: store}})
+	db, err := idsql.Open(driver, dsn, cfg, idsql.Options{KeysOptions: ko})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+const cappedSchema = `CREATE TABLE capped (id bigint PRIMARY KEY, v text)`
+
+func TestMaxIDPostgres(t *testing.T) {
+	logs := &logBuffer{}
+	db, raw, _ := openSegmentsPG(t, []string{cappedSchema}, cappedConfig(), idsql.KeysOptions{Logger: logs.logger()})
+	runOutCapped(t, db, raw, logs, func(n int) string { return fmt.Sprint("$", n) })
+}
+
+func TestMaxIDMySQL(t *testing.T) {
+	logs := &logBuffer{}
+	db, raw, _ := openSegmentsMySQL(t, []string{cappedSchema}, cappedConfig(), idsql.KeysOptions{Logger: logs.logger()})
 	runOutCapped(t, db, raw, logs, func(int) string { return "?" })
 }
 

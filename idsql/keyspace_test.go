@@ -101,7 +101,7 @@ func runOutCapped(t *testing.T, db *idsql.DB, raw *sql.DB, logs *logBuffer, ph f
 
 // openSegmentsPG opens cfg over PostgreSQL after running schema and
 // Migrate on a fresh schema, with segment stores there.
-func openSegmentsPG(t *testing.T, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
+func openSegmentsPG(t testing.TB, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
 	t.Helper()
 	raw, dsn := pgtest.Open(t)
 	stores := idsql.PostgresStores(raw)
@@ -109,7 +109,7 @@ func openSegmentsPG(t *testing.T, schema []string, cfg *idsql.Config, ko idsql.K
 }
 
 // openSegmentsMySQL is openSegmentsPG on MariaDB.
-func openSegmentsMySQL(t *testing.T, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
+func openSegmentsMySQL(t testing.TB, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
 	t.Helper()
 	dsn := mysqltest.Database(t)
 	raw, err := sql.Open("mysql", dsn)
@@ -122,7 +122,7 @@ func openSegmentsMySQL(t *testing.T, schema []string, cfg *idsql.Config, ko idsq
 	return openSegments(t, "mysql", dsn, raw, stores, schema, cfg, ko), raw, stores
 }
 
-func openSegments(t *testing.T, driver, dsn string, raw *sql.DB, stores idsql.Stores, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) *idsql.DB {
+func openSegments(t testing.TB, driver, dsn string, raw *sql.DB, stores idsql.Stores, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) *idsql.DB {
 	t.Helper()
 	ctx := context.Background()
 	for _, q := range schema {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment"
-	"github.com/idsql/idsql/internal/pgtest"
 )
 
 func geneConfig() *idsql.Config {
@@ -172,39 +171,54 @@ func TestGeneKeysMySQL(t *testing.T) {
 	insertGene(t, db, raw, stores, func(int) string { return "?" })
 }
 
-// Migrate gives every shard its key, and a table that holds rows has every
-// shard start above the index of its largest key.
+// Migrate gives every shard its key. A table that holds rows has every
+// shard start above the index of its largest key, on PostgreSQL and
+// MariaDB; a table that had a plain key has them start above what it
+// handed out.
 func TestGeneMigrateAdopts(t *testing.T) {
-	raw, _ := pgtest.Open(t)
-	ctx := context.Background()
-	for _, q := range append(geneSchema, `INSERT INTO orders VALUES (1000000, 1, 'old')`) {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := geneConfig()
-	stores := idsql.PostgresStores(raw)
-	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
-		t.Fatal(err)
-	}
-	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil { // idempotent
-		t.Fatal(err)
-	}
-	keys, err := stores.Segments.ListKeys(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]segment.KeyInfo{}
-	for _, k := range keys {
-		byName[k.Key] = k
-	}
-	for s := range 8 {
-		k, ok := byName[fmt.Sprint("orders#", s)]
-		if !ok || k.MaxID != 1000000>>7 {
-			t.Fatalf("orders#%d: %+v, %v; want max_id %d", s, k, ok, 1000000>>7)
-		}
-	}
-	if _, ok := byName["orders"]; ok || len(byName) != 8+64+1 {
-		t.Fatalf("keys %v", keys)
+	for _, dialect := range []string{"postgres", "mysql"} {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			open := openSegmentsPG
+			if dialect == "mysql" {
+				open = openSegmentsMySQL
+			}
+			plain := geneConfig()
+			accounts := plain.Tables["accounts"]
+			accounts.Shard = nil
+			plain.Tables["accounts"] = accounts
+			db, raw, stores := open(t, append(geneSchema, `INSERT INTO orders VALUES (1000000, 1, 'old')`), plain, idsql.KeysOptions{})
+			if _, err := db.Keys().NextIDs(ctx, "accounts", 300); err != nil {
+				t.Fatal(err)
+			}
+			cfg := geneConfig()
+			for range 2 { // idempotent
+				if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+					t.Fatal(err)
+				}
+			}
+			keys, err := stores.Segments.ListKeys(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]segment.KeyInfo{}
+			for _, k := range keys {
+				byName[k.Key] = k
+			}
+			plainMax := byName["accounts"].MaxID
+			for s := range 64 {
+				if s < 8 {
+					if k, ok := byName[fmt.Sprint("orders#", s)]; !ok || k.MaxID != 1000000>>7 {
+						t.Fatalf("orders#%d: %+v, %v; want max_id %d", s, k, ok, 1000000>>7)
+					}
+				}
+				if k, ok := byName[fmt.Sprint("accounts#", s)]; !ok || k.MaxID != plainMax>>6 || plainMax < 300 {
+					t.Fatalf("accounts#%d: %+v, %v; want max_id %d (plain key at %d)", s, k, ok, plainMax>>6, plainMax)
+				}
+			}
+			if _, ok := byName["orders"]; ok || len(byName) != 8+64+1+1 {
+				t.Fatalf("keys %v", keys)
+			}
+		})
 	}
 }

@@ -58,17 +58,20 @@ func Migrate(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error 
 	return nil
 }
 
-// tableExists probes a configured (hence well-formed) table name.
+// tableExists probes a configured (hence well-formed) table name, quoted
+// as PostgreSQL and SQLite quote identifiers, then as MySQL does.
 func tableExists(ctx context.Context, db *sql.DB, table string) bool {
-	parts := strings.Split(table, ".")
-	for i, p := range parts {
-		parts[i] = quoteIdent(p)
+	for _, quote := range []func(string) string{quoteIdent, func(s string) string { return "`" + s + "`" }} {
+		parts := strings.Split(table, ".")
+		for i, p := range parts {
+			parts[i] = quote(p)
+		}
+		rows, err := db.QueryContext(ctx, "SELECT 1 FROM "+strings.Join(parts, ".")+" WHERE 1 = 0")
+		if err == nil && errors.Join(rows.Close(), rows.Err()) == nil {
+			return true
+		}
 	}
-	rows, err := db.QueryContext(ctx, "SELECT 1 FROM "+strings.Join(parts, ".")+" WHERE 1 = 0")
-	if err != nil {
-		return false
-	}
-	return errors.Join(rows.Close(), rows.Err()) == nil
+	return false
 }
 
 // migrateGene creates the segment key of every shard of a table whose keys
@@ -79,6 +82,20 @@ func tableExists(ctx context.Context, db *sql.DB, table string) bool {
 func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have map[string]bool, table string, tc TableConfig, key string) error {
 	g := tc.Gene()
 	adopt := tableExists(ctx, db, table)
+	// A table that used a plain key before: its shards start above every
+	// key that one could have issued.
+	var start int64
+	if have[key] && g.ShardBits > 0 {
+		infos, err := store.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		for _, ki := range infos {
+			if ki.Key == key {
+				start = ki.MaxID>>(g.ShardBits+g.AppBits) + 1
+			}
+		}
+	}
 	for s := range g.Shards() {
 		name := g.ShardKey(key, s)
 		if have[name] {
@@ -88,7 +105,7 @@ func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have 
 		if g.ShardBits > 0 {
 			desc = fmt.Sprintf("table %s, shard %d of %d", table, s, g.Shards())
 		}
-		spec := segment.KeySpec{Key: name, Step: tc.StepOrDefault(), Description: desc}
+		spec := segment.KeySpec{Key: name, Step: tc.StepOrDefault(), Description: desc, Start: start}
 		if adopt {
 			spec.AdoptTable, spec.AdoptColumn, spec.AdoptShift = table, tc.KeyColumn(), g.ShardBits+g.AppBits
 		}

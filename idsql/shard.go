@@ -25,6 +25,9 @@ const maxRowShards = 4096
 // rowShards returns where the rows of p (planned from query) take their
 // shard, or nil when p's table has no shard bits.
 func (c *conn) rowShards(query string, p *rewrite.Plan) (*rowShards, error) {
+	if !c.c.keys.sharded {
+		return nil, nil
+	}
 	table := p.Table.String()
 	tc := c.c.keys.cfg.Tables[table]
 	if tc.Shard == nil {

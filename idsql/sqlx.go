@@ -136,6 +136,9 @@ func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (c
 			return ctx, nil // a shape sqlx expands differently: the driver fills
 		}
 		table = p.Table.String()
+		if db.connector.driver.cfg.Tables[table].Shard != nil {
+			return ctx, nil // each key needs its row's shard: the driver fills (not written back)
+		}
 	default:
 		// The statement lists the key itself: zero key fields get keys
 		// before sqlx binds them. Anything else the driver decides.

@@ -69,4 +69,12 @@
 // and declares its key parameter with the character set and collation of
 // Leaf's biz_tag column, so that the UPDATE finds the row through the
 // primary key instead of scanning (and locking) the table.
+//
+// # id_alloc
+//
+// NewIDAlloc adopts the (app_id, shard_id) table of the ID service whose
+// keys carry their shard: segment key k#n of a key k mapped to an app_id
+// draws from row (app_id, n), refusing to pass its max_limit_id. Each
+// allocation is a transaction of three statements (UPDATE, SELECT, INSERT
+// into idsql_alloc_log), not the one-round-trip procedure.
 package mysqlstore

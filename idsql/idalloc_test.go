@@ -1,0 +1,107 @@
+package idsql_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/segment/mysqlstore"
+	"github.com/idsql/idsql/internal/mysqltest"
+)
+
+// The ID service's own id_alloc table, adopted as the store of a sharded
+// table: shard n of app 3 draws from row (3, n), above its max_id and never
+// past its max_limit_id; lookup explains the keys from the ranges logged.
+func TestIDAllocStoreMySQL(t *testing.T) {
+	dsn := mysqltest.Database(t)
+	raw, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE TABLE id_alloc (app_id INT NOT NULL, shard_id INT NOT NULL, max_id BIGINT NOT NULL, step INT NOT NULL,
+			max_limit_id BIGINT, PRIMARY KEY (app_id, shard_id))`,
+		`CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL)`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// App 3, shards 0..3: max_id 100, step 10, room up to 160 (shard 2:
+	// up to 120). App 4's rows belong to someone else.
+	for s := range 4 {
+		limit := 160
+		if s == 2 {
+			limit = 120
+		}
+		if _, err := raw.ExecContext(ctx, "INSERT INTO id_alloc VALUES (3, ?, 100, 10, ?), (4, ?, 5000, 10, NULL)", s, limit, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store, err := mysqlstore.NewIDAlloc(raw, mysqlstore.IDAllocSettings{Apps: map[string]int64{"orders": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &idsql.Config{Namespace: "idalloc", Tables: map[string]idsql.TableConfig{
+		"orders": {Strategy: idsql.Segment, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 2}, App: &idsql.AppConfig{ID: 3, Bits: 8}},
+	}}
+	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store, Segment: segment.Settings{MaxStep: 10}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+
+	// Users 2, 6, 10, ... are in shard 2: 20 indexes (101..120) fit.
+	var exhausted error
+	for i := 0; i < 30 && exhausted == nil; i++ {
+		_, exhausted = db.ExecContext(ctx, "INSERT INTO orders (user_id) VALUES (?), (?)", 4*i+2, 4*i+1)
+	}
+	if !errors.Is(exhausted, segment.ErrExhausted) || !strings.Contains(exhausted.Error(), "max_limit_id 120") {
+		t.Fatalf("shard 2 past max_limit_id: %v", exhausted)
+	}
+	rows, err := raw.QueryContext(ctx, "SELECT id, user_id FROM orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	g := cfg.Tables["orders"].Gene()
+	seen := map[int64]bool{}
+	stores := idsql.Stores{Segments: mysqlstore.New(raw)}
+	for rows.Next() {
+		var id, user int64
+		rows.Scan(&id, &user)
+		p := g.Decompose(id)
+		if seen[id] || p.Shard != int(user%4) || p.App != 3 || p.Index <= 100 || (p.Shard == 2 && p.Index > 120) {
+			t.Fatalf("key %d (%+v) of user %d", id, p, user)
+		}
+		seen[id] = true
+		origins, err := idsql.LookupIn(ctx, cfg, stores, id)
+		if err != nil || len(origins) != 1 || origins[0].Range.Key != fmt.Sprint("orders#", p.Shard) {
+			t.Fatalf("lookup %d: %+v, %v", id, origins, err)
+		}
+	}
+	if len(seen) != 40 {
+		t.Fatalf("%d rows, want 40 (20 per shard until shard 2 ran out)", len(seen))
+	}
+	var app4 int64
+	raw.QueryRowContext(ctx, "SELECT SUM(max_id) FROM id_alloc WHERE app_id = 4").Scan(&app4)
+	if app4 != 4*5000 {
+		t.Fatalf("app 4's rows moved: %d", app4)
+	}
+	if _, err := store.Allocate(ctx, segment.Request{Key: "orders#9"}); !errors.Is(err, segment.ErrUnknownKey) {
+		t.Fatalf("shard without a row: %v", err)
+	}
+	if _, err := store.Allocate(ctx, segment.Request{Key: "users"}); !errors.Is(err, segment.ErrUnknownKey) {
+		t.Fatalf("unmapped key: %v", err)
+	}
+}

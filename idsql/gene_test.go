@@ -222,3 +222,37 @@ func TestGeneMigrateAdopts(t *testing.T) {
 		})
 	}
 }
+
+// max_id caps the composed key; each shard runs out on its own, and a
+// batch that crosses the cap gets nothing.
+func TestGeneMaxID(t *testing.T) {
+	cfg := &idsql.Config{Namespace: "genecap", Tables: map[string]idsql.TableConfig{
+		"capped": {Strategy: idsql.Segment, Step: 4, MaxID: 21, Shard: &idsql.ShardConfig{Column: "u", Bits: 1}},
+	}}
+	logs := &logBuffer{}
+	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE capped (id bigint PRIMARY KEY, u int)`}, cfg, idsql.KeysOptions{Logger: logs.logger()})
+	ctx := context.Background()
+	keys := db.Keys()
+	got := map[int][]int64{}
+	for _, shard := range []int{0, 1} {
+		for {
+			ids, err := keys.AppendShardIDs(ctx, nil, "capped", []int{shard})
+			if errors.Is(err, idsql.ErrKeySpaceExhausted) {
+				break
+			}
+			if err != nil || len(ids) != 1 {
+				t.Fatalf("shard %d: %v, %v", shard, ids, err)
+			}
+			got[shard] = append(got[shard], ids[0])
+		}
+	}
+	// Shard 0: 2, 4, ..., 20; shard 1: 3, 5, ..., 21.
+	for shard, ids := range got {
+		if len(ids) != 10 || ids[0] != int64(2+shard) || ids[9] != int64(20+shard) {
+			t.Fatalf("shard %d keys %v", shard, ids)
+		}
+	}
+	if c := strings.Count(logs.String(), "key space"); c != 1 {
+		t.Fatalf("%d warnings, want 1:\n%s", c, logs)
+	}
+}

@@ -105,3 +105,68 @@ func TestIDAllocStoreMySQL(t *testing.T) {
 		t.Fatalf("unmapped key: %v", err)
 	}
 }
+
+// Concurrent allocations from one id_alloc row never overlap.
+func TestIDAllocConcurrent(t *testing.T) {
+	dsn := mysqltest.Database(t)
+	raw, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE TABLE id_alloc (app_id INT NOT NULL, shard_id INT NOT NULL, max_id BIGINT NOT NULL, step INT NOT NULL,
+			max_limit_id BIGINT, PRIMARY KEY (app_id, shard_id))`,
+		`INSERT INTO id_alloc VALUES (1, 0, 0, 7, 0)`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store, err := mysqlstore.NewIDAlloc(raw, mysqlstore.IDAllocSettings{Apps: map[string]int64{"t": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 4, 50
+	ranges := make(chan segment.Range, workers*each)
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := range each {
+				r, err := store.Allocate(ctx, segment.Request{Key: "t", Step: int64(i % 3 * 5), Instance: fmt.Sprint("w", w)})
+				if err != nil {
+					errs <- err
+					return
+				}
+				ranges <- r
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(ranges)
+	seen := map[int64]bool{}
+	var total int64
+	for r := range ranges {
+		for v := r.First; v <= r.Last; v++ {
+			if seen[v] {
+				t.Fatalf("%d handed out twice", v)
+			}
+			seen[v] = true
+		}
+		total += r.Len()
+	}
+	var maxID int64
+	raw.QueryRowContext(ctx, "SELECT max_id FROM id_alloc").Scan(&maxID)
+	if maxID != total || int64(len(seen)) != total {
+		t.Fatalf("max_id %d, %d IDs handed out, %d distinct", maxID, total, len(seen))
+	}
+}

@@ -14,26 +14,40 @@ import (
 	"github.com/idsql/idsql/internal/mysqltest"
 )
 
-// The ID service's own id_alloc table, adopted as the store of a sharded
-// table: shard n of app 3 draws from row (3, n), above its max_id and never
-// past its max_limit_id; lookup explains the keys from the ranges logged.
-func TestIDAllocStoreMySQL(t *testing.T) {
-	dsn := mysqltest.Database(t)
+const idAllocSchema = `CREATE TABLE id_alloc (app_id INT NOT NULL, shard_id INT NOT NULL, max_id BIGINT NOT NULL, step INT NOT NULL,
+	max_limit_id BIGINT, PRIMARY KEY (app_id, shard_id))`
+
+// openIDAlloc creates an id_alloc table (and runs more) in a fresh MariaDB
+// database and returns a migrated store on it mapping apps.
+func openIDAlloc(t *testing.T, apps map[string]int64, more ...string) (dsn string, raw *sql.DB, store *mysqlstore.IDAllocStore) {
+	t.Helper()
+	dsn = mysqltest.Database(t)
 	raw, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { raw.Close() })
 	ctx := context.Background()
-	for _, q := range []string{
-		`CREATE TABLE id_alloc (app_id INT NOT NULL, shard_id INT NOT NULL, max_id BIGINT NOT NULL, step INT NOT NULL,
-			max_limit_id BIGINT, PRIMARY KEY (app_id, shard_id))`,
-		`CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL)`,
-	} {
+	for _, q := range append([]string{idAllocSchema}, more...) {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if store, err = mysqlstore.NewIDAlloc(raw, mysqlstore.IDAllocSettings{Apps: apps}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return dsn, raw, store
+}
+
+// The ID service's own id_alloc table, adopted as the store of a sharded
+// table: shard n of app 3 draws from row (3, n), above its max_id and never
+// past its max_limit_id; lookup explains the keys from the ranges logged.
+func TestIDAllocStoreMySQL(t *testing.T) {
+	dsn, raw, store := openIDAlloc(t, map[string]int64{"orders": 3}, `CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL)`)
+	ctx := context.Background()
 	// App 3, shards 0..3: max_id 100, step 10, room up to 160 (shard 2:
 	// up to 120). App 4's rows belong to someone else.
 	for s := range 4 {
@@ -44,13 +58,6 @@ func TestIDAllocStoreMySQL(t *testing.T) {
 		if _, err := raw.ExecContext(ctx, "INSERT INTO id_alloc VALUES (3, ?, 100, 10, ?), (4, ?, 5000, 10, NULL)", s, limit, s); err != nil {
 			t.Fatal(err)
 		}
-	}
-	store, err := mysqlstore.NewIDAlloc(raw, mysqlstore.IDAllocSettings{Apps: map[string]int64{"orders": 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
 	}
 	cfg := &idsql.Config{Namespace: "idalloc", Tables: map[string]idsql.TableConfig{
 		"orders": {Strategy: idsql.Segment, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 2}, App: &idsql.AppConfig{ID: 3, Bits: 8}},
@@ -108,29 +115,8 @@ func TestIDAllocStoreMySQL(t *testing.T) {
 
 // Concurrent allocations from one id_alloc row never overlap.
 func TestIDAllocConcurrent(t *testing.T) {
-	dsn := mysqltest.Database(t)
-	raw, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
+	_, raw, store := openIDAlloc(t, map[string]int64{"t": 1}, `INSERT INTO id_alloc VALUES (1, 0, 0, 7, 0)`)
 	ctx := context.Background()
-	for _, q := range []string{
-		`CREATE TABLE id_alloc (app_id INT NOT NULL, shard_id INT NOT NULL, max_id BIGINT NOT NULL, step INT NOT NULL,
-			max_limit_id BIGINT, PRIMARY KEY (app_id, shard_id))`,
-		`INSERT INTO id_alloc VALUES (1, 0, 0, 7, 0)`,
-	} {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	store, err := mysqlstore.NewIDAlloc(raw, mysqlstore.IDAllocSettings{Apps: map[string]int64{"t": 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	const workers, each = 4, 50
 	ranges := make(chan segment.Range, workers*each)
 	errs := make(chan error, workers)

@@ -3,6 +3,7 @@ package idsql_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/idsql/idsql/idsql"
 )
@@ -22,6 +23,25 @@ func ExampleShardOf() {
 	// 6
 	// 57
 	// 16398595 {1000 57 3}
+}
+
+// Routing by the configuration: the shard bits come from the table.
+func ExampleConfig_ShardOf() {
+	cfg, err := idsql.Parse("idsql.yaml", []byte(`namespace: shop
+tables:
+  orders: {strategy: segment, shard: {column: user_id, bits: 6}, app: {id: 3, bits: 8}}
+`), time.Now())
+	if err != nil {
+		panic(err)
+	}
+	shard, _ := cfg.ShardOf("orders", "alice@example.com")
+	fmt.Println("alice's orders live in shard", shard)
+
+	var orderID int64 = 16398595 // read back from a request
+	fmt.Println("order", orderID, "is in shard", cfg.Tables["orders"].Gene().Decompose(orderID).Shard)
+	// Output:
+	// alice's orders live in shard 6
+	// order 16398595 is in shard 57
 }
 
 // The values other languages must reproduce (see ShardOf).

@@ -51,3 +51,17 @@ func TestColumnValues(t *testing.T) {
 		}
 	}
 }
+
+// Without a column list the rewriter fills from the catalog's column order,
+// but the shard column is not read from such a statement.
+func TestColumnValuesNoColumnList(t *testing.T) {
+	r := newTest(t, PostgreSQL)
+	q := `INSERT INTO ledger VALUES ($1, $2)`
+	p, err := r.Plan(context.Background(), q, testCatalog)
+	if err != nil || p == nil {
+		t.Fatalf("Plan: %v, %v", p, err)
+	}
+	if _, err := r.ColumnValues(q, p, "amount"); err == nil || !strings.Contains(err.Error(), "without a column list") || !strings.Contains(err.Error(), "ledger") {
+		t.Fatalf("ColumnValues: %v", err)
+	}
+}

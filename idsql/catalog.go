@@ -16,7 +16,7 @@ import (
 // cannot hold idsql's 64-bit keys (a MySQL INT, a PostgreSQL integer): the
 // keys would be refused by the server or, in MySQL without a strict
 // sql_mode, silently clamped to the column's largest value.
-var ErrNarrowKey = errors.New("idsql: key column narrower than 64 bits")
+var ErrNarrowKey = dialect.ErrNarrowKey
 
 // catalog answers the rewriter's questions about a table over the caller's
 // own connection, so it sees the same search path, database and
@@ -96,9 +96,8 @@ func (c *Connector) checkKey(ctx context.Context, cn *conn, t rewrite.Table) err
 		if col.name != t.KeyColumn && (c.dialect == dialect.PostgreSQL || !strings.EqualFold(col.name, t.KeyColumn)) {
 			continue
 		}
-		if bits := c.dialect.IntBits(col.typ); bits > 0 && bits < 64 {
-			return fmt.Errorf("%w: table %s: key column %s is %s, a %d-bit integer, and idsql's keys are 64-bit: make it BIGINT (%s)",
-				ErrNarrowKey, name, col.name, col.typ, bits, c.dialect.WidenKey(name, col.name))
+		if err := c.dialect.NarrowKey(name, col.name, col.typ); err != nil {
+			return err
 		}
 		c.keyChecked.Store(name, true)
 		return nil

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -198,11 +197,7 @@ func (c *Connector) namedRewriter() *rewrite.Rewriter {
 
 // rewriteTable names a configured table for the rewriter.
 func rewriteTable(name string, tc TableConfig) rewrite.Table {
-	schema, table, found := strings.Cut(name, ".")
-	if !found {
-		schema, table = "", name
-	}
-	return rewrite.Table{Schema: schema, Name: table, KeyColumn: tc.KeyColumn()}
+	return rewrite.TableNamed(name, tc.KeyColumn())
 }
 
 // innerOnly hides the Connector's optional interfaces so the pool that

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/internal/benchpair"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
@@ -176,31 +176,10 @@ func BenchmarkInsert1000(b *testing.B) {
 	})
 }
 
-// paired times the implementations op by op in rotating order inside one
-// loop, so a noisy neighbour slows every side alike, and reports each
-// side's mean time and the ratios of the first to the others. On a shared
-// machine these ratios are steadier than ratios of separate benchmarks.
+// paired is benchpair.Run.
 func paired(b *testing.B, names []string, ops []func(i int) error) {
 	b.Helper()
-	total := make([]time.Duration, len(ops))
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		for j := range ops {
-			k := (i + j) % len(ops)
-			start := time.Now()
-			if err := ops[k](i); err != nil {
-				b.Fatalf("%s: %v", names[k], err)
-			}
-			total[k] += time.Since(start)
-		}
-	}
-	for k, name := range names {
-		b.ReportMetric(float64(total[k].Nanoseconds())/float64(b.N), name+"-ns/op")
-		if k > 0 {
-			b.ReportMetric(float64(total[0])/float64(total[k]), names[0]+"/"+name)
-		}
-	}
-	b.ReportMetric(0, "ns/op") // the sum of all sides says nothing
+	benchpair.Run(b, names, ops)
 }
 
 // pinned returns one connection of db's pool for the whole benchmark. The

@@ -1,0 +1,94 @@
+package pgxid
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idsql/idsql/idsql/internal/rewrite"
+)
+
+// Key blocks CopyFrom draws: the first is small, so a short copy wastes
+// few keys, and each next one doubles up to the last.
+const (
+	firstCopyBlock = 16
+	maxCopyBlock   = 1024
+)
+
+// CopyFrom copies rows into table. Into a configured table whose columns
+// do not include the key column, it adds the key column and gives each
+// row a key; otherwise it copies as pgx does. A key that cannot be issued
+// aborts the copy, which then writes nothing.
+func (s *session) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error) {
+	t, ok := s.s.copyTable(table)
+	if !ok {
+		return s.q.CopyFrom(ctx, table, columns, rows)
+	}
+	for _, c := range columns {
+		if c == t.KeyColumn {
+			return s.q.CopyFrom(ctx, table, columns, rows) // the caller's keys
+		}
+	}
+	if err := s.s.checkKey(ctx, s.q, t); err != nil {
+		return 0, err
+	}
+	cols := append(columns[:len(columns):len(columns)], t.KeyColumn)
+	return s.q.CopyFrom(ctx, table, cols, &keyedRows{ctx: ctx, s: s.s, table: t.String(), src: rows})
+}
+
+// copyTable returns the configured table a COPY's table name designates.
+// pgx quotes each part of the name, so the parts are compared as quoted
+// identifiers: exactly.
+func (s *shared) copyTable(id pgx.Identifier) (rewrite.Table, bool) {
+	switch len(id) {
+	case 1:
+		return s.rw.Match("", id[0])
+	case 2:
+		return s.rw.Match(id[0], id[1])
+	}
+	return rewrite.Table{}, false
+}
+
+// keyedRows appends a key to each row of src.
+type keyedRows struct {
+	ctx   context.Context
+	s     *shared
+	table string
+	src   pgx.CopyFromSource
+
+	ids   []int64 // the block drawn last
+	next  int     // ids[next:] are not used yet
+	block int
+	row   []any
+	err   error
+}
+
+func (k *keyedRows) Next() bool { return k.err == nil && k.src.Next() }
+
+// Values returns the source's row with a key appended, in a buffer reused
+// for every row (pgx encodes a row before it asks for the next).
+func (k *keyedRows) Values() ([]any, error) {
+	vals, err := k.src.Values()
+	if err != nil {
+		return nil, err
+	}
+	if k.next == len(k.ids) {
+		k.block = min(max(2*k.block, firstCopyBlock), maxCopyBlock)
+		if k.ids, err = k.s.keys.AppendIDs(k.ctx, k.ids[:0], k.table, k.block); err != nil {
+			k.err = fmt.Errorf("pgxid: copy into %s: %w", k.table, err)
+			return nil, k.err
+		}
+		k.next = 0
+	}
+	k.row = append(append(k.row[:0], vals...), k.ids[k.next])
+	k.next++
+	return k.row, nil
+}
+
+func (k *keyedRows) Err() error {
+	if k.err != nil {
+		return k.err
+	}
+	return k.src.Err()
+}

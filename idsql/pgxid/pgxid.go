@@ -1,0 +1,465 @@
+package pgxid
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/internal/dialect"
+)
+
+// What the package implements. DB and Tx are Queriers, so sqlc's pgx/v5
+// DBTX (Exec, Query, QueryRow, and SendBatch and CopyFrom when the queries
+// use them) takes either; Tx is a pgx.Tx.
+var (
+	_ Querier = (*pgxpool.Pool)(nil)
+	_ Querier = (*pgx.Conn)(nil)
+	_ Querier = pgx.Tx(nil)
+
+	_ Querier = (*DB)(nil)
+	_ Querier = (*Tx)(nil)
+	_ pgx.Tx  = (*Tx)(nil)
+
+	_ pgx.QueryRewriter = (*filling)(nil)
+	_ pgx.BatchResults  = (*batchResults)(nil)
+)
+
+// Querier is what *pgxpool.Pool, *pgx.Conn and pgx.Tx have in common, and
+// what New wraps.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error)
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Options tune a DB. The zero value means the defaults.
+type Options struct {
+	// Keys issues the keys. Nil means keys built from the Config with
+	// KeysOptions; DB.Close releases them.
+	Keys *idsql.Keys
+	// KeysOptions are used when Keys is nil. A nil DB means a database/sql
+	// pool (pgx's stdlib driver) opened on the wrapped connection's
+	// configuration; a nil Registry the worker table (idsql_workers) and a
+	// nil SegmentStore the segment tables (idsql_alloc, idsql_alloc_log) in
+	// that database, where idsql.Migrate creates them.
+	KeysOptions idsql.KeysOptions
+	// CacheSize bounds the rewrite plan cache; 0 means the default.
+	CacheSize int
+}
+
+// shared is what a DB and every Tx begun from it have in common.
+type shared struct {
+	rw         *rewrite.Rewriter
+	keys       *idsql.Keys
+	keyChecked sync.Map // configured table name -> true once its key column was found wide enough
+}
+
+// session runs statements on one Querier, filling keys.
+type session struct {
+	q Querier
+	s *shared
+	// conn is the one connection q runs on (a *pgx.Conn, or a Tx's), nil
+	// for a pool; named holds the INSERTs prepared on it in filled form.
+	conn  *pgx.Conn
+	named *namedPlans
+}
+
+// DB fills keys for a *pgxpool.Pool, a *pgx.Conn or a pgx.Tx. It is safe
+// for concurrent use when what it wraps is (a pool is; a connection and a
+// transaction are not).
+type DB struct {
+	session
+	ownKeys   bool
+	keysDB    *sql.DB // the pool behind owned keys
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Tx is a transaction whose statements get keys, as DB's do. It is a
+// pgx.Tx. Conn returns the underlying *pgx.Conn, which does not fill keys.
+type Tx struct {
+	session
+	tx pgx.Tx
+}
+
+// New wraps q (a *pgxpool.Pool, a *pgx.Conn or a pgx.Tx) so that INSERTs
+// into the tables of cfg get their keys. Without Options.Keys it builds the
+// keys (see Options.KeysOptions); Close releases them. Closing the DB does
+// not close q.
+func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
+	switch q.(type) {
+	case nil:
+		return nil, errors.New("pgxid: New: the querier is nil")
+	case *DB, *Tx:
+		return nil, fmt.Errorf("pgxid: New: %T already fills keys; wrap the pool, connection or transaction inside it", q)
+	}
+	if cfg == nil {
+		return nil, errors.New("pgxid: New: config is nil")
+	}
+	if cfg.Dialect != "" {
+		if d, err := dialect.ByName(cfg.Dialect); err != nil || d != dialect.PostgreSQL {
+			return nil, fmt.Errorf("pgxid: New: the configuration says dialect: %s, and pgx speaks PostgreSQL: remove the setting or set it to postgres", cfg.Dialect)
+		}
+	}
+	tables := make([]rewrite.Table, 0, len(cfg.Tables))
+	for _, name := range cfg.TableNames() {
+		tables = append(tables, rewrite.TableNamed(name, cfg.Tables[name].KeyColumn()))
+	}
+	rw, err := rewrite.New(rewrite.Config{Tables: tables, Dialect: rewrite.PostgreSQL, CacheSize: opts.CacheSize})
+	if err != nil {
+		return nil, fmt.Errorf("pgxid: %w", err)
+	}
+	db := &DB{session: session{q: q, s: &shared{rw: rw, keys: opts.Keys}}}
+	switch c := q.(type) {
+	case *pgx.Conn:
+		db.conn, db.named = c, new(namedPlans)
+	case pgx.Tx:
+		db.conn, db.named = c.Conn(), new(namedPlans)
+	}
+	if opts.Keys == nil {
+		ko := opts.KeysOptions
+		if ko.DB == nil {
+			cc, err := connConfig(q)
+			if err != nil {
+				return nil, err
+			}
+			db.keysDB = stdlib.OpenDB(*cc)
+			ko.DB = db.keysDB
+		}
+		if ko.Registry == nil {
+			var now func() time.Time // nil: the registry's default, the system clock
+			if ko.Clock != nil {
+				now = ko.Clock.Now
+			}
+			ko.Registry = registry.New(ko.DB, registry.Settings{Now: now, Heartbeat: cfg.Holder.Heartbeat, Dialect: registry.PostgreSQL})
+		}
+		if db.s.keys, err = idsql.NewKeys(cfg, ko); err != nil {
+			if db.keysDB != nil {
+				db.keysDB.Close()
+			}
+			return nil, err
+		}
+		db.ownKeys = true
+	}
+	return db, nil
+}
+
+// connConfig returns the configuration of the connections q runs on.
+func connConfig(q Querier) (*pgx.ConnConfig, error) {
+	switch c := q.(type) {
+	case *pgxpool.Pool:
+		return c.Config().ConnConfig, nil
+	case *pgx.Conn:
+		return c.Config(), nil
+	case pgx.Tx:
+		return c.Conn().Config(), nil
+	}
+	return nil, fmt.Errorf("pgxid: New: cannot tell the connection settings of a %T to build keys on: pass Options.Keys or Options.KeysOptions.DB", q)
+}
+
+// Keys returns the key set, for code that needs a key before inserting.
+func (db *DB) Keys() *idsql.Keys { return db.s.keys }
+
+// Close releases the worker leases of keys New made and closes their
+// database/sql pool. It does not close the wrapped pool or connection.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		var errs []error
+		if db.ownKeys {
+			errs = append(errs, db.s.keys.Close())
+		}
+		if db.keysDB != nil {
+			errs = append(errs, db.keysDB.Close())
+		}
+		db.closeErr = errors.Join(errs...)
+	})
+	return db.closeErr
+}
+
+// Begin begins a transaction (a savepoint when the DB wraps a pgx.Tx)
+// whose statements get keys.
+func (db *DB) Begin(ctx context.Context) (pgx.Tx, error) {
+	tx, err := db.q.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return db.wrapTx(tx), nil
+}
+
+// BeginTx begins a transaction with options, on a pool or a connection.
+func (db *DB) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	b, ok := db.q.(interface {
+		BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("pgxid: BeginTx: a %T has no transaction options (use Begin)", db.q)
+	}
+	tx, err := b.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return db.wrapTx(tx), nil
+}
+
+// WrapTx returns tx, begun without the DB (pgx.BeginFunc on the pool, a
+// batch's transaction), as a Tx that fills keys with the DB's keys.
+func (db *DB) WrapTx(tx pgx.Tx) *Tx {
+	if t, ok := tx.(*Tx); ok {
+		return t
+	}
+	return db.wrapTx(tx)
+}
+
+// wrapTx wraps a transaction of this session.
+func (s *session) wrapTx(tx pgx.Tx) *Tx {
+	t := &Tx{session: session{q: tx, s: s.s, conn: tx.Conn(), named: s.named}, tx: tx}
+	if t.conn != s.conn || t.named == nil {
+		t.named = new(namedPlans)
+	}
+	return t
+}
+
+// Prepare prepares a statement on the wrapped connection or transaction
+// (a pool has no single connection to prepare on). An INSERT that gets
+// keys is prepared in its filled form, and executing it by name fills
+// fresh keys each time.
+func (db *DB) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	return db.prepare(ctx, name, sql)
+}
+
+// Begin begins a pseudo nested transaction (a savepoint) that fills keys.
+func (t *Tx) Begin(ctx context.Context) (pgx.Tx, error) {
+	tx, err := t.tx.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return t.wrapTx(tx), nil
+}
+
+// Commit commits the transaction (releases the savepoint).
+func (t *Tx) Commit(ctx context.Context) error { return t.tx.Commit(ctx) }
+
+// Rollback rolls the transaction back (to the savepoint).
+func (t *Tx) Rollback(ctx context.Context) error { return t.tx.Rollback(ctx) }
+
+// LargeObjects returns the transaction's large objects.
+func (t *Tx) LargeObjects() pgx.LargeObjects { return t.tx.LargeObjects() }
+
+// Conn returns the connection the transaction runs on. It does not fill
+// keys.
+func (t *Tx) Conn() *pgx.Conn { return t.tx.Conn() }
+
+// Prepare prepares a statement in the transaction's connection; see
+// DB.Prepare.
+func (t *Tx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	return t.prepare(ctx, name, sql)
+}
+
+// Exec runs sql, filling keys (see the package documentation).
+func (s *session) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if i := rewriterAt(args); i >= 0 {
+		return s.q.Exec(ctx, sql, s.withFilling(args, i)...)
+	}
+	sql, args, err := s.filled(ctx, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return s.q.Exec(ctx, sql, args...)
+}
+
+// Query runs sql, filling keys (INSERT ... RETURNING).
+func (s *session) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if i := rewriterAt(args); i >= 0 {
+		return s.q.Query(ctx, sql, s.withFilling(args, i)...)
+	}
+	sql, args, err := s.filled(ctx, sql, args)
+	if err != nil {
+		return errRows{err}, err
+	}
+	return s.q.Query(ctx, sql, args...)
+}
+
+// QueryRow runs sql, filling keys (INSERT ... RETURNING).
+func (s *session) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if i := rewriterAt(args); i >= 0 {
+		return s.q.QueryRow(ctx, sql, s.withFilling(args, i)...)
+	}
+	sql, args, err := s.filled(ctx, sql, args)
+	if err != nil {
+		return errRow{err}
+	}
+	return s.q.QueryRow(ctx, sql, args...)
+}
+
+// filled returns the statement and arguments to send for sql and args:
+// the filled INSERT and the arguments with its keys, or sql and args
+// themselves when nothing is filled.
+func (s *session) filled(ctx context.Context, sql string, args []any) (string, []any, error) {
+	if p := s.named.lookup(sql); p != nil {
+		full, err := s.s.fill(ctx, p, args)
+		return sql, full, err
+	}
+	p, err := s.s.plan(ctx, s.q, sql)
+	if err != nil || p == nil {
+		return sql, args, err
+	}
+	full, err := s.s.fill(ctx, p, args)
+	return p.Query, full, err
+}
+
+// rewriterAt returns the index of a pgx.QueryRewriter among the leading
+// option arguments pgx reads (QueryExecMode, QueryResultFormats,
+// QueryResultFormatsByOID), or -1.
+func rewriterAt(args []any) int {
+	for i, a := range args {
+		switch a.(type) {
+		case pgx.QueryExecMode, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
+		case pgx.QueryRewriter:
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// withFilling returns a copy of args whose rewriter at i fills keys after
+// it has rewritten the statement.
+func (s *session) withFilling(args []any, i int) []any {
+	out := make([]any, len(args))
+	copy(out, args)
+	out[i] = &filling{s: s, user: args[i].(pgx.QueryRewriter)}
+	return out
+}
+
+// filling is the caller's pgx.QueryRewriter (pgx.NamedArgs, say) followed
+// by the key filling. pgx calls it with the connection that runs the
+// statement, so the catalog is read there, in its transaction.
+type filling struct {
+	s    *session
+	user pgx.QueryRewriter
+}
+
+// RewriteQuery implements pgx.QueryRewriter.
+func (f *filling) RewriteQuery(ctx context.Context, conn *pgx.Conn, sql string, args []any) (string, []any, error) {
+	sql, args, err := f.user.RewriteQuery(ctx, conn, sql, args)
+	if err != nil {
+		return "", nil, err
+	}
+	if p := f.s.named.lookup(sql); p != nil && conn == f.s.conn {
+		full, err := f.s.s.fill(ctx, p, args)
+		return sql, full, err
+	}
+	p, err := f.s.s.plan(ctx, conn, sql)
+	if err != nil || p == nil {
+		return sql, args, err
+	}
+	full, err := f.s.s.fill(ctx, p, args)
+	return p.Query, full, err
+}
+
+// plan asks the rewriter about sql, reading the catalog through q when it
+// must. A statement that fills a key column narrower than 64 bits is
+// refused here, before any key is drawn.
+func (s *shared) plan(ctx context.Context, q queryer, sql string) (*rewrite.Plan, error) {
+	p, err := s.rw.Plan(ctx, sql, catalog{q})
+	if err != nil {
+		return nil, fmt.Errorf("pgxid: %w", err)
+	}
+	if p == nil {
+		return nil, nil
+	}
+	if err := s.checkKey(ctx, q, p.Table); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// fill returns args followed by the plan's fresh keys, as the plan's
+// query numbers them ($Params+1, ...).
+func (s *shared) fill(ctx context.Context, p *rewrite.Plan, args []any) ([]any, error) {
+	ids, err := s.keys.AppendIDs(ctx, make([]int64, 0, p.Rows), p.Table.String(), p.Rows)
+	if err != nil {
+		return nil, fmt.Errorf("pgxid: insert into %s: %w", p.Table, err)
+	}
+	full := make([]any, len(args), len(args)+len(ids))
+	copy(full, args)
+	for _, id := range ids {
+		full = append(full, id)
+	}
+	return full, nil
+}
+
+// namedPlans are the filled INSERTs prepared on one connection, by
+// statement name.
+type namedPlans struct {
+	n     atomic.Int32 // len(plans): lookups cost one load while there are none
+	mu    sync.Mutex
+	plans map[string]*rewrite.Plan
+}
+
+// lookup returns the plan prepared as name, or nil.
+func (n *namedPlans) lookup(name string) *rewrite.Plan {
+	if n == nil || n.n.Load() == 0 {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.plans[name]
+}
+
+// set records (or, with a nil plan, forgets) the plan prepared as name.
+func (n *namedPlans) set(name string, p *rewrite.Plan) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if p == nil {
+		delete(n.plans, name)
+	} else {
+		if n.plans == nil {
+			n.plans = make(map[string]*rewrite.Plan)
+		}
+		n.plans[name] = p
+	}
+	n.n.Store(int32(len(n.plans)))
+}
+
+// prepare prepares sql as name on the session's one connection.
+func (s *session) prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	pr, ok := s.q.(interface {
+		Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error)
+	})
+	if !ok || s.named == nil {
+		return nil, fmt.Errorf("pgxid: Prepare %q: a %T has no single connection to prepare on: prepare in a transaction or on a *pgx.Conn", name, s.q)
+	}
+	p, err := s.s.plan(ctx, s.q, sql)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		sd, err := pr.Prepare(ctx, name, sql)
+		if err == nil && name != "" {
+			s.named.set(name, nil)
+		}
+		return sd, err
+	}
+	sd, err := pr.Prepare(ctx, name, p.Query)
+	if err == nil && name != "" {
+		s.named.set(name, p)
+	}
+	return sd, err
+}

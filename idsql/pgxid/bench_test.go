@@ -1,0 +1,75 @@
+package pgxid_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/pgxid"
+	"github.com/idsql/idsql/internal/benchpair"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+// BenchmarkPgxInsertRowPaired is one single-row INSERT per side, the sides
+// interleaved op by op (benchpair) on one *pgx.Conn, so every side talks to
+// the same PostgreSQL backend:
+//
+//   - pgxid: the INSERT without its key, through the wrapper;
+//   - raw: pgx itself, the key passed from a counter in the statement the
+//     wrapper would send;
+//   - keyed: the raw side's statement through the wrapper (the key listed,
+//     so it passes unchanged): pgxid/keyed is the cost of filling alone.
+//
+// The goal is pgxid/raw <= 1.03. Run it as
+//
+//	go test -run '^$' -bench PgxInsertRowPaired -benchtime 5000x -count 5 ./idsql/pgxid
+func BenchmarkPgxInsertRowPaired(b *testing.B) {
+	raw, dsn := pgtest.Open(b)
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, `
+CREATE UNLOGGED TABLE b_pgxid (id bigint PRIMARY KEY, user_id int NOT NULL, note text);
+CREATE UNLOGGED TABLE b_raw (id bigint PRIMARY KEY, user_id int NOT NULL, note text);`); err != nil {
+		b.Fatal(err)
+	}
+	cfg := &idsql.Config{Namespace: "bench", Tables: map[string]idsql.TableConfig{"b_pgxid": {Strategy: idsql.Snowflake}}}
+	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+		b.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close(context.Background()) })
+	db, err := pgxid.New(conn, cfg, pgxid.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	start, err := db.Keys().NextID(ctx, "b_pgxid") // keys of the same size on the raw side
+	if err != nil {
+		b.Fatal(err)
+	}
+	var counter atomic.Int64
+	counter.Store(start)
+	const (
+		filled = "INSERT INTO b_pgxid (user_id, note) VALUES ($1, $2)"
+		keyed  = "INSERT INTO b_raw (user_id, note, id) VALUES ($1, $2, $3)"
+	)
+	benchpair.Run(b, []string{"pgxid", "raw", "keyed"}, []func(int) error{
+		func(i int) error {
+			_, err := db.Exec(ctx, filled, i, "note")
+			return err
+		},
+		func(i int) error {
+			_, err := conn.Exec(ctx, keyed, i, "note", counter.Add(1))
+			return err
+		},
+		func(i int) error {
+			_, err := db.Exec(ctx, keyed, i, "note", counter.Add(1))
+			return err
+		},
+	})
+}

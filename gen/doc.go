@@ -2,7 +2,9 @@
 // (idsql.yaml): one Go file per package, usually written by cmd/idsqlgen
 // through go generate:
 //
-//	//go:generate go run github.com/idsql/idsql/cmd/idsqlgen -config idsql.yaml -pkg models -out idsql_gen.go
+//	go get -tool github.com/idsql/idsql/cmd/idsqlgen    # once: a tool directive in go.mod
+//
+//	//go:generate go tool idsqlgen -config idsql.yaml -pkg models -out idsql_gen.go
 //
 // For every configured table the file declares, with OrderID standing for
 // the table's type (orders -> OrderID, public.order_items -> OrderItemID;

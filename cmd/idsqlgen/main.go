@@ -1,7 +1,9 @@
 // Command idsqlgen writes typed ID helpers for the tables of an idsql.yaml,
 // for go generate:
 //
-//	//go:generate go run github.com/idsql/idsql/cmd/idsqlgen -config idsql.yaml -pkg models -out idsql_gen.go
+//	go get -tool github.com/idsql/idsql/cmd/idsqlgen    # once: a tool directive in go.mod
+//
+//	//go:generate go tool idsqlgen -config idsql.yaml -pkg models -out idsql_gen.go
 //
 // Flags:
 //

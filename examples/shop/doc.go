@@ -4,4 +4,4 @@
 // drift check of scripts/test fails when it is not what go generate writes.
 package shop
 
-//go:generate go run github.com/idsql/idsql/cmd/idsqlgen -config idsql.yaml -pkg shop -out idsql_gen.go
+//go:generate go tool idsqlgen -config idsql.yaml -pkg shop -out idsql_gen.go

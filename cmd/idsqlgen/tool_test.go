@@ -17,8 +17,9 @@ import (
 //
 // go get itself runs with GOPROXY=off: to find the module of
 // github.com/idsql/idsql/cmd/idsqlgen it asks the proxy about each prefix
-// of the path, and for these unpublished paths proxy.golang.org answers
-// 403 (not 404), which go get treats as fatal even though the replace
+// of the path, and for these unpublished paths the proxy of the
+// project's machine answers 403 "This module version is not available"
+// (not 404 or 410), which go get treats as fatal even though the replace
 // provides the package. For the same reason the new module starts with
 // this checkout's go.sum: the hashes go would record, already verified,
 // where it would otherwise ask the checksum database about modules it

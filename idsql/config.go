@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/idsql/idsql/holder/postgres"
 	"github.com/idsql/idsql/holder/registry"

@@ -22,6 +22,10 @@ import (
 const exampleConfig = `
 namespace: shop
 layout: leaf
+holder:
+  kind: local
+  instance: example
+  workers: {"orders@example": 7}
 tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 100}

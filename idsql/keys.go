@@ -120,6 +120,11 @@ func NewKeys(cfg *Config, opts KeysOptions) (*Keys, error) {
 			opts.Instance.ID = cfg.Holder.Instance
 		}
 	}
+	if opts.Holder == nil {
+		if err := checkLocalWorkers(cfg, opts.Instance); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

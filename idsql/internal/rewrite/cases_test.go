@@ -55,7 +55,9 @@ type rwCase struct {
 	origInvalid bool   // the server refuses the original, and accepts the rewrite that completes it
 }
 
-const noDefault = ", and key column id has no default; list id in the column list and pass a value (idsql's NewID), or give the column a default"
+const noDefaultLedger = `, and key column id has no default; list id in the column list and pass a key from idsql's DB.NextID(ctx, "ledger") or Keys.NextID, or give the column a default`
+
+const noDefault = `, and key column id has no default; list id in the column list and pass a key from idsql's DB.NextID(ctx, "orders") or Keys.NextID, or give the column a default`
 
 var rwCases = []rwCase{
 	// Basic forms.
@@ -250,7 +252,7 @@ var rwCases = []rwCase{
 		want: `INSERT INTO ledger (kind, amount, id) VALUES ('a', 1, $1), ('b', 2, $2) RETURNING id`, rows: 2},
 	{name: "no column list key within values", in: `INSERT INTO ledger VALUES ('a', 1, 7)`},
 	{name: "no column list too many", in: `INSERT INTO ledger VALUES (1, 2, 3, 4, 5)`,
-		err: "INSERT without a column list gives 5 values for 4 columns" + noDefault, noPG: true},
+		err: "INSERT without a column list gives 5 values for 4 columns" + noDefaultLedger, noPG: true},
 	{name: "no column list mixed-case key first", in: `INSERT INTO "Items" VALUES ($1)`},
 	{name: "no column list schema key first", in: `INSERT INTO shop.users VALUES ($1)`},
 	{name: "no column list default table too few", in: `INSERT INTO events VALUES ()`, noPG: true},

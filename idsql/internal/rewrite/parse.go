@@ -626,7 +626,8 @@ func (r *Rewriter) unfillable(ctx context.Context, q string, cat Catalog, occs [
 				why = "is not in the catalog's columns of " + o.tbl.Name
 			}
 			return nil, newError(o.tbl, q, o.failPos, o.failReason+", and key column "+o.tbl.key()+" "+why+
-				"; list "+o.tbl.key()+" in the column list and pass a value (idsql's NewID), or give the column a default", nil), true
+				"; list "+o.tbl.key()+" in the column list and pass a key from idsql's DB.NextID(ctx, "+strconv.Quote(o.tbl.String())+
+				") or Keys.NextID, or give the column a default", nil), true
 		}
 	}
 	return nil, nil, true

@@ -31,7 +31,7 @@ type column struct {
 
 // columns lists a table's columns in order; none when there is no such
 // table.
-func (c catalog) columns(ctx context.Context, schema, table string) ([]column, error) {
+func (c *catalog) columns(ctx context.Context, schema, table string) ([]column, error) {
 	name := rewrite.Table{Schema: schema, Name: table}.String()
 	query, args, err := dialect.PostgreSQL.Columns(schema, table)
 	if err != nil {
@@ -55,7 +55,7 @@ func (c catalog) columns(ctx context.Context, schema, table string) ([]column, e
 }
 
 // Columns implements rewrite.Catalog.
-func (c catalog) Columns(ctx context.Context, schema, table string) ([]rewrite.Column, error) {
+func (c *catalog) Columns(ctx context.Context, schema, table string) ([]rewrite.Column, error) {
 	cols, err := c.columns(ctx, schema, table)
 	if err != nil {
 		return nil, err
@@ -70,12 +70,12 @@ func (c catalog) Columns(ctx context.Context, schema, table string) ([]rewrite.C
 // checkKey checks, once per table, that the key column of t can hold
 // 64-bit keys. A table the catalog does not know (yet) is not checked: the
 // server reports a missing table itself.
-func (s *shared) checkKey(ctx context.Context, q queryer, t rewrite.Table) error {
+func (s *shared) checkKey(ctx context.Context, cat *catalog, t rewrite.Table) error {
 	name := t.String()
 	if _, ok := s.keyChecked.Load(name); ok {
 		return nil
 	}
-	cols, err := catalog{q}.columns(ctx, t.Schema, t.Name)
+	cols, err := cat.columns(ctx, t.Schema, t.Name)
 	if err != nil {
 		return err
 	}

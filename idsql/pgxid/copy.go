@@ -30,7 +30,7 @@ func (s *session) CopyFrom(ctx context.Context, table pgx.Identifier, columns []
 			return s.q.CopyFrom(ctx, table, columns, rows) // the caller's keys
 		}
 	}
-	if err := s.s.checkKey(ctx, s.q, t); err != nil {
+	if err := s.s.checkKey(ctx, s.cat, t); err != nil {
 		return 0, err
 	}
 	cols := append(columns[:len(columns):len(columns)], t.KeyColumn)

@@ -71,8 +71,9 @@ type shared struct {
 
 // session runs statements on one Querier, filling keys.
 type session struct {
-	q Querier
-	s *shared
+	q   Querier
+	s   *shared
+	cat *catalog // q's catalog, made once: Plan takes it at every call
 	// conn is the one connection q runs on (a *pgx.Conn, or a Tx's), nil
 	// for a pool; named holds the INSERTs prepared on it in filled form.
 	conn  *pgx.Conn
@@ -124,7 +125,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgxid: %w", err)
 	}
-	db := &DB{session: session{q: q, s: &shared{rw: rw, keys: opts.Keys}}}
+	db := &DB{session: session{q: q, s: &shared{rw: rw, keys: opts.Keys}, cat: &catalog{q}}}
 	switch c := q.(type) {
 	case *pgx.Conn:
 		db.conn, db.named = c, new(namedPlans)
@@ -227,7 +228,7 @@ func (db *DB) WrapTx(tx pgx.Tx) *Tx {
 
 // wrapTx wraps a transaction of this session.
 func (s *session) wrapTx(tx pgx.Tx) *Tx {
-	t := &Tx{session: session{q: tx, s: s.s, conn: tx.Conn(), named: s.named}, tx: tx}
+	t := &Tx{session: session{q: tx, s: s.s, cat: &catalog{tx}, conn: tx.Conn(), named: s.named}, tx: tx}
 	if t.conn != s.conn || t.named == nil {
 		t.named = new(namedPlans)
 	}
@@ -314,7 +315,7 @@ func (s *session) filled(ctx context.Context, sql string, args []any) (string, [
 		full, err := s.s.fill(ctx, p, args)
 		return sql, full, err
 	}
-	p, err := s.s.plan(ctx, s.q, sql)
+	p, err := s.s.plan(ctx, s.cat, sql)
 	if err != nil || p == nil {
 		return sql, args, err
 	}
@@ -365,7 +366,7 @@ func (f *filling) RewriteQuery(ctx context.Context, conn *pgx.Conn, sql string, 
 		full, err := f.s.s.fill(ctx, p, args)
 		return sql, full, err
 	}
-	p, err := f.s.s.plan(ctx, conn, sql)
+	p, err := f.s.s.plan(ctx, &catalog{conn}, sql)
 	if err != nil || p == nil {
 		return sql, args, err
 	}
@@ -373,18 +374,18 @@ func (f *filling) RewriteQuery(ctx context.Context, conn *pgx.Conn, sql string, 
 	return p.Query, full, err
 }
 
-// plan asks the rewriter about sql, reading the catalog through q when it
-// must. A statement that fills a key column narrower than 64 bits is
-// refused here, before any key is drawn.
-func (s *shared) plan(ctx context.Context, q queryer, sql string) (*rewrite.Plan, error) {
-	p, err := s.rw.Plan(ctx, sql, catalog{q})
+// plan asks the rewriter about sql, reading cat when it must. A
+// statement that fills a key column narrower than 64 bits is refused here,
+// before any key is drawn.
+func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.Plan, error) {
+	p, err := s.rw.Plan(ctx, sql, cat)
 	if err != nil {
 		return nil, fmt.Errorf("pgxid: %w", err)
 	}
 	if p == nil {
 		return nil, nil
 	}
-	if err := s.checkKey(ctx, q, p.Table); err != nil {
+	if err := s.checkKey(ctx, cat, p.Table); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -446,7 +447,7 @@ func (s *session) prepare(ctx context.Context, name, sql string) (*pgconn.Statem
 	if !ok || s.named == nil {
 		return nil, fmt.Errorf("pgxid: Prepare %q: a %T has no single connection to prepare on: prepare in a transaction or on a *pgx.Conn", name, s.q)
 	}
-	p, err := s.s.plan(ctx, s.q, sql)
+	p, err := s.s.plan(ctx, s.cat, sql)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package gen_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/gen"
+	"github.com/idsql/idsql/internal/gomodtest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
@@ -23,30 +23,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Skip("compiles and runs a program; skipped with -short")
 	}
 	_, dsn := pgtest.Open(t)
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	dir := t.TempDir()
-	write := func(name, content string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", "module e2e\n\ngo 1.26.0\n\nrequire github.com/idsql/idsql v0.0.0\n\nreplace github.com/idsql/idsql => "+root+"\n")
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("go.sum", string(sum))
-	write("idsql.yaml", e2eConfig)
-	write("main.go", e2eMain)
+	m := gomodtest.New(t, "e2e", "require github.com/idsql/idsql v0.0.0\n\n")
+	dir := m.Dir
+	m.Write("idsql.yaml", e2eConfig)
+	m.Write("main.go", e2eMain)
 	if err := gen.WriteFile(filepath.Join(dir, "idsql.yaml"), filepath.Join(dir, "idsql_gen.go"),
 		gen.Options{Package: "main", Source: "idsql.yaml"}); err != nil {
 		t.Fatal(err)
@@ -54,9 +34,9 @@ func TestEndToEnd(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "run", ".")
+	cmd := exec.CommandContext(ctx, "go", "run", ".")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "E2E_DSN="+dsn)
+	cmd.Env = gomodtest.Env("E2E_DSN=" + dsn)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

@@ -421,6 +421,9 @@ func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
 // buffers hold them until the next fill. rs is not nil for a sharded
 // table: each row's key comes from its shard.
 func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
+	if err := rewriterArg(p, args); err != nil {
+		return nil, nil, err
+	}
 	ids, err := presetIDs(ctx, p)
 	if err != nil {
 		return nil, nil, err

@@ -385,18 +385,48 @@ func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.P
 	if p == nil {
 		return nil, nil
 	}
-	if err := s.checkKey(ctx, cat, p.Table); err != nil {
-		return nil, err
+	if p.Aux.Load() == nil {
+		if err := s.checkKey(ctx, cat, p.Table); err != nil {
+			return nil, err
+		}
+		table := p.Table.String()
+		src, err := s.keys.Source(ctx, table)
+		if err != nil {
+			return nil, fmt.Errorf("pgxid: insert into %s: %w", table, err)
+		}
+		st := &planState{table: table}
+		st.src, _ = src.(batchSource)
+		p.Aux.Store(st)
 	}
 	return p, nil
 }
 
+// planState is what a plan's executions need, derived once (Plan.Aux):
+// its table was checked, and its key source is at hand without looking the
+// table up.
+type planState struct {
+	table string
+	src   batchSource // nil: through Keys.AppendIDs
+}
+
+// batchSource is a key source that appends keys (both of idsql's do).
+type batchSource interface {
+	AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error)
+}
+
 // fill returns args followed by the plan's fresh keys, as the plan's
-// query numbers them ($Params+1, ...).
+// query numbers them ($Params+1, ...). p came from plan.
 func (s *shared) fill(ctx context.Context, p *rewrite.Plan, args []any) ([]any, error) {
-	ids, err := s.keys.AppendIDs(ctx, make([]int64, 0, p.Rows), p.Table.String(), p.Rows)
+	st := p.Aux.Load().(*planState)
+	var ids []int64
+	var err error
+	if st.src != nil && p.Rows <= idsql.MaxBatch {
+		ids, err = st.src.AppendIDs(ctx, make([]int64, 0, p.Rows), p.Rows)
+	} else {
+		ids, err = s.keys.AppendIDs(ctx, make([]int64, 0, p.Rows), st.table, p.Rows)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("pgxid: insert into %s: %w", p.Table, err)
+		return nil, fmt.Errorf("pgxid: insert into %s: %w", st.table, err)
 	}
 	full := make([]any, len(args), len(args)+len(ids))
 	copy(full, args)

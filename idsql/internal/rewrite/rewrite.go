@@ -210,6 +210,11 @@ type Plan struct {
 
 	positional bool  // ? placeholders
 	at         []int // positional: for each ID, how many caller args precede it
+
+	// Aux is the caller's: state it derives once per plan and reads at
+	// every execution (the pgx wrapper keeps the table's key source there).
+	// The rewriter never reads it.
+	Aux atomic.Value
 }
 
 // Args returns the arguments for Query: args with the IDs placed where Query

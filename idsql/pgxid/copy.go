@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 )
 
@@ -33,8 +34,20 @@ func (s *session) CopyFrom(ctx context.Context, table pgx.Identifier, columns []
 	if err := s.s.checkKey(ctx, s.cat, t); err != nil {
 		return 0, err
 	}
+	k := &keyedRows{ctx: ctx, s: s.s, table: t.String(), src: rows, shardAt: -1}
+	if sc := s.s.keys.Config().Tables[k.table].Shard; sc != nil {
+		for i, c := range columns {
+			if c == sc.Column {
+				k.shardAt, k.shardCol, k.shardBits = i, c, sc.Bits
+			}
+		}
+		if k.shardAt < 0 {
+			return 0, fmt.Errorf("pgxid: copy into %s: each key carries the shard of the row's column %s, and the copy's columns %q do not include it",
+				k.table, sc.Column, columns)
+		}
+	}
 	cols := append(columns[:len(columns):len(columns)], t.KeyColumn)
-	return s.q.CopyFrom(ctx, table, cols, &keyedRows{ctx: ctx, s: s.s, table: t.String(), src: rows})
+	return s.q.CopyFrom(ctx, table, cols, k)
 }
 
 // copyTable returns the configured table a COPY's table name designates.
@@ -62,6 +75,13 @@ type keyedRows struct {
 	block int
 	row   []any
 	err   error
+
+	// A sharded table: each row's key is drawn in the shard of its value
+	// at shardAt (-1 for other tables), one key per row.
+	shardAt   int
+	shardCol  string
+	shardBits int
+	shard     [1]int
 }
 
 func (k *keyedRows) Next() bool { return k.err == nil && k.src.Next() }
@@ -73,7 +93,21 @@ func (k *keyedRows) Values() ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k.next == len(k.ids) {
+	if k.shardAt >= 0 {
+		if k.shardAt >= len(vals) {
+			k.err = fmt.Errorf("pgxid: copy into %s: a row of %d values has no column %s", k.table, len(vals), k.shardCol)
+			return nil, k.err
+		}
+		if k.shard[0], err = idsql.ShardOf(vals[k.shardAt], k.shardBits); err != nil {
+			k.err = fmt.Errorf("pgxid: copy into %s: column %s: %w", k.table, k.shardCol, err)
+			return nil, k.err
+		}
+		if k.ids, err = k.s.keys.AppendShardIDs(k.ctx, k.ids[:0], k.table, k.shard[:]); err != nil {
+			k.err = fmt.Errorf("pgxid: copy into %s: %w", k.table, err)
+			return nil, k.err
+		}
+		k.next = 0
+	} else if k.next == len(k.ids) {
 		k.block = min(max(2*k.block, firstCopyBlock), maxCopyBlock)
 		if k.ids, err = k.s.keys.AppendIDs(k.ctx, k.ids[:0], k.table, k.block); err != nil {
 			k.err = fmt.Errorf("pgxid: copy into %s: %w", k.table, err)

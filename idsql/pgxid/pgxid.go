@@ -396,6 +396,13 @@ func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.P
 		}
 		st := &planState{table: table}
 		st.src, _ = src.(batchSource)
+		if sc := s.keys.Config().Tables[table].Shard; sc != nil {
+			vals, err := s.rw.ColumnValues(sql, p, sc.Column)
+			if err != nil {
+				return nil, fmt.Errorf("pgxid: %w", err)
+			}
+			st.shard = &shardPlan{column: sc.Column, bits: sc.Bits, vals: vals}
+		}
 		p.Aux.Store(st)
 	}
 	return p, nil
@@ -407,6 +414,7 @@ func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.P
 type planState struct {
 	table string
 	src   batchSource // nil: through Keys.AppendIDs
+	shard *shardPlan  // a sharded table's rows' shard values; nil for others
 }
 
 // batchSource is a key source that appends keys (both of idsql's do).
@@ -420,9 +428,16 @@ func (s *shared) fill(ctx context.Context, p *rewrite.Plan, args []any) ([]any, 
 	st := p.Aux.Load().(*planState)
 	var ids []int64
 	var err error
-	if st.src != nil && p.Rows <= idsql.MaxBatch {
+	switch {
+	case st.shard != nil:
+		var shards []int
+		if shards, err = st.shard.shards(st.table, ownArgs(args)); err != nil {
+			return nil, err
+		}
+		ids, err = s.keys.AppendShardIDs(ctx, make([]int64, 0, p.Rows), st.table, shards)
+	case st.src != nil && p.Rows <= idsql.MaxBatch:
 		ids, err = st.src.AppendIDs(ctx, make([]int64, 0, p.Rows), p.Rows)
-	} else {
+	default:
 		ids, err = s.keys.AppendIDs(ctx, make([]int64, 0, p.Rows), st.table, p.Rows)
 	}
 	if err != nil {

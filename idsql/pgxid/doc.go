@@ -31,6 +31,11 @@
 //     some keys (gaps are allowed; keys are never reused).
 //   - Prepare (Tx, and a DB on a *pgx.Conn): a prepared INSERT is prepared
 //     in its filled form, and executing it by name fills fresh keys.
+//   - A sharded table (shard: in its configuration): each key is drawn in
+//     the shard of its row's shard column value (idsql.ShardOf), a bind
+//     parameter or a literal, in INSERTs and COPY alike, as the
+//     database/sql wrapper draws it. A row whose value has no shard (NULL,
+//     a float, an expression) is refused.
 //
 // Everything else passes to pgx unchanged, arguments included. Statements
 // the rewriter cannot fill (INSERT ... SELECT, several statements in one

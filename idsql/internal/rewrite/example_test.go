@@ -28,13 +28,28 @@ func ExampleRewriter_Plan() {
 	}
 	fmt.Println()
 
+	// A statement that lists the key keeps the caller's keys, but DEFAULT,
+	// NULL and 0 get generated ones, and so does a bind value that is 0 or
+	// NULL when the statement runs (what ORMs send for a new row).
+	plan, _ = rw.Plan(ctx, `INSERT INTO orders (id, user_id) VALUES (DEFAULT, $1), ($2, $3)`, nil)
+	fmt.Println(plan.Query, plan.Rows)
+	args = []driver.NamedValue{{Ordinal: 1, Value: 7}, {Ordinal: 2, Value: int64(0)}, {Ordinal: 3, Value: 8}}
+	fmt.Println(plan.Need(args))
+	for _, a := range plan.Args(nil, args, []int64{1003, 1004}) {
+		fmt.Print(" $", a.Ordinal, "=", a.Value)
+	}
+	fmt.Println()
+
 	// Statements that do not need filling pass unchanged: the plan is nil.
-	plan, _ = rw.Plan(ctx, `INSERT INTO orders (id, user_id) VALUES ($1, $2)`, nil)
+	plan, _ = rw.Plan(ctx, `INSERT INTO orders (id, user_id) VALUES (42, $1)`, nil)
 	fmt.Println(plan == nil)
 
 	// Output:
 	// INSERT INTO orders (user_id, total, id) VALUES ($1, $2, $5), ($3, $4, $6) RETURNING id 2
 	//  $1=7 $2=9.5 $3=8 $4=1.25 $5=1001 $6=1002
+	// INSERT INTO orders (id, user_id) VALUES ($4, $1), ($2, $3) 2
+	// 2
+	//  $1=7 $2=1004 $3=8 $4=1003
 	// true
 }
 

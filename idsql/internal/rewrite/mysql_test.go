@@ -11,6 +11,14 @@ const noDefaultMySQL = ", and key column id has no default"
 // Plan.Args puts the IDs among the caller's arguments. Their names begin
 // with MySQL so that go test -run MySQL selects them.
 var mysqlCases = inMySQL([]rwCase{
+	// The key listed as DEFAULT, NULL or 0: filled; a ? decides at execution.
+	{name: "MySQL key DEFAULT", in: `INSERT INTO orders (id, user_id) VALUES (DEFAULT, ?), (?, ?), (0, ?)`,
+		want: "INSERT INTO orders (id, user_id) VALUES (?, ?), (?, ?), (?, ?)", rows: 3, args: "id1 p1 p2 p3 id2 p4"},
+	{name: "MySQL SET key DEFAULT", in: `INSERT INTO orders SET id = DEFAULT, user_id = ?`,
+		want: "INSERT INTO orders SET id = ?, user_id = ?", rows: 1, args: "id1 p1"},
+	{name: "MySQL SET key NULL last", in: `INSERT INTO orders SET user_id = ?, id = NULL ON DUPLICATE KEY UPDATE note = ?`,
+		want: "INSERT INTO orders SET user_id = ?, id = ? ON DUPLICATE KEY UPDATE note = ?", rows: 1, args: "p1 id1 p2"},
+	{name: "MySQL create trigger", in: "CREATE TRIGGER t AFTER INSERT ON customers FOR EACH ROW INSERT INTO orders (note) VALUES (NEW.note)", noServer: true},
 	// VALUES.
 	{name: "MySQL basic", in: `INSERT INTO orders (user_id, total) VALUES (?, ?)`,
 		want: "INSERT INTO orders (user_id, total, `id`) VALUES (?, ?, ?)", rows: 1, args: "p1 p2 id1"},

@@ -77,10 +77,12 @@ func (r *Rewriter) match(schema, name string) *Table {
 }
 
 // row is one VALUES row: where its key value goes (after its last value, or
-// after its "(" when it is empty) and its number of values.
+// after its "(" when it is empty), its number of values, and the tokens of
+// its "(" and ")".
 type row struct {
-	lastEnd int
-	width   int
+	lastEnd     int
+	width       int
+	open, close int
 }
 
 // occurrence is one INSERT (or MERGE) into a configured table.
@@ -90,6 +92,10 @@ type occurrence struct {
 	name      string
 	tok       int // token index of INSERT / MERGE
 	keyListed bool
+	keyIdx    int // the key's index in the column list, when keyListed there
+	// setKey is the span of tokens of the value a MySQL INSERT ... SET
+	// assigns to the key (keyListed, setKey[1] > 0).
+	setKey [2]int
 
 	// Set when the statement parsed completely as
 	// INSERT INTO t [AS a] [(cols)] [OVERRIDING SYSTEM VALUE]
@@ -164,6 +170,18 @@ var subqueryStart = []string{"select", "values", "with", "table"}
 //	    { [(cols)] {VALUES|VALUE} {(...)|ROW(...)} [, ...] | SET col = expr [, ...] }
 //	    [AS alias [(col, ...)]] [ON DUPLICATE KEY UPDATE ... | RETURNING ...]
 func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
+	o := p.insertForm(i, end, stmtStart)
+	if o != nil && o.keyListed && o.failReason != "" {
+		// The statement gives the key itself: a form not read further
+		// (INSERT ... SELECT, say) passes unchanged, as it always did.
+		o.parsed, o.failReason, o.rows, o.setKey = false, "", nil, [2]int{}
+	}
+	return o
+}
+
+// insertForm is insert, reading on past a listed key column unless the
+// table keeps zero keys.
+func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 	d := p.r.syn.dialect
 	mysql := d == MySQL
 	j := i + 1
@@ -193,7 +211,7 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 	if tbl == nil {
 		return nil
 	}
-	o := &occurrence{tbl: tbl, schema: schema, name: name, tok: i, ncols: -1, parsed: true}
+	o := &occurrence{tbl: tbl, schema: schema, name: name, tok: i, ncols: -1, parsed: true, keyIdx: -1}
 	key := tbl.key()
 	o.nameEnd = p.toks[j-1].end
 	if p.kw(j, "as") {
@@ -231,8 +249,9 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 			j = k + 1
 		} else {
 			next, ok := p.names(j, end, func(col string) {
-				if p.r.sameIdent(col, key) {
+				if p.r.sameIdent(col, key) && !o.keyListed {
 					o.keyListed = true
+					o.keyIdx = o.ncols + 1 // ncols counts from -1
 				}
 				o.ncols++
 			})
@@ -242,7 +261,7 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 			o.ncols++ // from -1
 			o.colsEnd = p.toks[next-2].end
 			j = next
-			if o.keyListed {
+			if o.keyListed && tbl.KeepZero {
 				return o
 			}
 		}
@@ -293,7 +312,7 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 			if want >= 0 && n != want {
 				return o.fail(p, j, "VALUES row has "+strconv.Itoa(n)+" values for "+strconv.Itoa(want)+" columns")
 			}
-			o.rows = append(o.rows, row{lastEnd: p.toks[k-1].end, width: n})
+			o.rows = append(o.rows, row{lastEnd: p.toks[k-1].end, width: n, open: j, close: k})
 			j = k + 1
 			if p.punct(j, ',') {
 				j++
@@ -312,9 +331,12 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 			if !ok || k >= end || !p.punct(k, '=') {
 				return o.fail(p, j, "SET assignment not understood")
 			}
-			if p.r.sameIdent(col, key) {
+			isKey := p.r.sameIdent(col, key) && !o.keyListed
+			if isKey {
 				o.keyListed = true
-				return o
+				if tbl.KeepZero {
+					return o
+				}
 			}
 			k++
 			first := k
@@ -336,6 +358,9 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 			}
 			if k == first || depth != 0 {
 				return o.fail(p, first, "SET value not understood")
+			}
+			if isKey {
+				o.setKey = [2]int{first, k}
 			}
 			o.setEnd = p.toks[k-1].end
 			o.nset++
@@ -368,7 +393,7 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 				return o.fail(p, next, "row alias column list not understood")
 			case n != width:
 				return o.fail(p, j, "row alias names "+strconv.Itoa(n)+" columns for "+strconv.Itoa(width)+" values")
-			case clash:
+			case clash && !o.keyListed:
 				return o.fail(p, j, "row alias column list already names "+key+", which the generated key needs")
 			}
 			o.aliasEnd = p.toks[next-2].end
@@ -529,6 +554,11 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 
 	var occs []*occurrence
 	for _, s := range stmts {
+		if p.ddl(s.start) {
+			// DDL runs no INSERT now: CREATE RULE ... DO ALSO INSERT,
+			// CREATE TRIGGER ... INSERT, a routine's body pass unchanged.
+			continue
+		}
 		primary := -1
 		switch {
 		case p.kw(s.start, "insert"), r.syn.dialect.positional() && p.kw(s.start, "replace"):
@@ -572,8 +602,8 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 	var bad []*occurrence
 	for _, o := range occs {
 		switch {
-		case o.keyListed && o.failReason == "":
-			continue
+		case o.keyListed && o.failReason == "" && (!o.parsed || o.tbl.KeepZero || o.inMultiQuery || !o.primary):
+			continue // the caller gives the key: unchanged
 		case !o.parsed:
 			bad = append(bad, o)
 		case o.inMultiQuery:
@@ -598,6 +628,19 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 		return nil, nil, true
 	}
 	return r.build(ctx, p, fill, cat)
+}
+
+// ddlWords open statements that define things rather than run them.
+var ddlWords = []string{"create", "alter", "drop", "comment"}
+
+// ddl reports whether the statement at token i is DDL.
+func (p *parser) ddl(i int) bool {
+	for _, w := range ddlWords {
+		if p.kw(i, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // unfillable decides for statements touching configured tables that cannot
@@ -656,6 +699,9 @@ func (r *Rewriter) columns(ctx context.Context, q string, cat Catalog, o *occurr
 func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Catalog) (*Plan, error, bool) {
 	q := p.q
 	key := r.quote(o.tbl.key())
+	if o.keyListed {
+		return r.buildZero(p, o, o.keyIdx)
+	}
 	var colList string // inserted after the table name when there is no column list
 	switch {
 	case o.ncols >= 0 || o.defaultVals || o.setEnd > 0:
@@ -685,8 +731,10 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 			o.failReason = "INSERT without a column list gives " + strconv.Itoa(width) + " values for " +
 				strconv.Itoa(len(cols)) + " columns"
 			return r.unfillable(ctx, q, cat, []*occurrence{o})
-		case keyAt < width:
+		case keyAt < width && o.tbl.KeepZero:
 			return nil, nil, true // the key is given by position
+		case keyAt < width:
+			return r.buildZero(p, o, keyAt)
 		}
 		var b strings.Builder
 		b.WriteString(" (")
@@ -726,13 +774,6 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 		return "$" + strconv.Itoa(params+1+i)
 	}
 
-	// The text to insert, in order of offset: text goes at q[at], replacing
-	// q[at:cut] when cut > at; id marks a new placeholder.
-	type splice struct {
-		at, cut int
-		text    string
-		id      bool
-	}
 	var ins []splice
 	switch {
 	case o.defaultVals:
@@ -764,22 +805,204 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 	}
 
 	plan := &Plan{Table: *o.tbl, Params: params, positional: positional}
+	plan.Query = plan.splice(q, ins, qmarks, len(colList))
+	plan.Rows, plan.addedN = plan.addedN, 0
+	return plan, nil, true
+}
+
+// splice is text to insert, in order of offset: text goes at q[at],
+// replacing q[at:cut] when cut > at; id marks an added placeholder.
+type splice struct {
+	at, cut int
+	text    string
+	id      bool
+}
+
+// splice writes q with ins applied and records, for ? placeholders, how
+// many of the caller's (at qmarks) precede each added one.
+func (p *Plan) splice(q string, ins []splice, qmarks []int, extra int) string {
 	var b strings.Builder
-	b.Grow(len(q) + 16 + 8*len(o.rows) + len(colList))
+	b.Grow(len(q) + 16 + 8*len(ins) + extra)
 	last := 0
 	for _, s := range ins {
 		b.WriteString(q[last:s.at])
 		last = max(s.at, s.cut)
 		b.WriteString(s.text)
 		if s.id {
-			plan.Rows++
-			if positional {
-				plan.at = append(plan.at, countBefore(qmarks, s.at))
+			p.addedN++
+			if p.positional {
+				p.at = append(p.at, countBefore(qmarks, s.at))
 			}
 		}
 	}
 	b.WriteString(q[last:])
-	plan.Query = b.String()
+	return b.String()
+}
+
+// keyValue is what a row gives for its key.
+type keyValue uint8
+
+const (
+	kvOther   keyValue = iota // an expression: kept
+	kvDefault                 // DEFAULT, NULL or 0: replaced by a generated key
+	kvParam                   // a bind parameter: its value decides at execution
+)
+
+// keyValue classifies the value in tokens [a, b): one token, optionally
+// cast (PostgreSQL's value::type).
+func (p *parser) keyValue(a, b int) keyValue {
+	if b-a > 1 {
+		if p.r.syn.dialect != PostgreSQL || b-a < 4 || !p.punct(a+1, ':') || !p.punct(a+2, ':') ||
+			p.toks[a+2].start != p.toks[a+1].end || p.kw(a, "default") {
+			return kvOther
+		}
+		for k := a + 3; k < b; k++ {
+			if p.toks[k].kind != tIdent {
+				return kvOther
+			}
+		}
+	}
+	t := p.toks[a]
+	switch {
+	case p.kw(a, "default"), p.kw(a, "null"):
+		return kvDefault
+	case t.kind == tNumber && zeroNumber(p.q[t.start:t.end]):
+		return kvDefault
+	case t.kind == tParam:
+		return kvParam
+	}
+	return kvOther
+}
+
+// zeroNumber reports whether a numeric literal is a zero written with
+// digits and a point (0, 00, 0.0).
+func zeroNumber(s string) bool {
+	zero := false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '0':
+			zero = true
+		case '.':
+		default:
+			return false
+		}
+	}
+	return zero
+}
+
+// element returns the tokens [a, b) of the value at index idx of the row
+// whose "(" and ")" are at tokens open and closeAt.
+func (p *parser) element(open, closeAt, idx int) (a, b int, ok bool) {
+	depth, n := 0, 0
+	a = open + 1
+	for k := open + 1; k < closeAt; k++ {
+		switch {
+		case p.punct(k, '('), p.punct(k, '['):
+			depth++
+		case p.punct(k, ')'), p.punct(k, ']'):
+			depth--
+		case depth == 0 && p.punct(k, ','):
+			if n == idx {
+				return a, k, k > a
+			}
+			n++
+			a = k + 1
+		}
+	}
+	return a, closeAt, n == idx && closeAt > a
+}
+
+// buildZero plans a statement that gives the key itself: in the value at
+// keyIdx of each VALUES row, or in MySQL's SET. A row giving DEFAULT, NULL
+// or 0 gets an added placeholder for a generated key; a row giving a bind
+// parameter gets a slot whose argument is replaced at execution when it is
+// 0 or NULL; any other expression is kept. When no row may take a key the
+// statement passes unchanged.
+func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, error, bool) {
+	q := p.q
+	positional := r.syn.dialect.positional()
+	var spans [][2]int
+	if o.setKey[1] > 0 {
+		spans = append(spans, o.setKey)
+	} else {
+		for _, rw := range o.rows {
+			a, b, ok := p.element(rw.open, rw.close, keyIdx)
+			if !ok {
+				return nil, nil, true
+			}
+			spans = append(spans, [2]int{a, b})
+		}
+	}
+	params := 0
+	var qmarks []int
+	uses := map[int]int{}    // $n: occurrences in the statement
+	keyUses := map[int]int{} // $n: occurrences as a row's key
+	for _, t := range p.toks {
+		if t.kind != tParam {
+			continue
+		}
+		if positional {
+			qmarks = append(qmarks, t.start)
+			params++
+			continue
+		}
+		n, err := strconv.Atoi(q[t.start+1 : t.end])
+		if err != nil || n < 1 || n > 1<<20 {
+			return nil, nil, true // the caller's statement as it is: the server judges it
+		}
+		uses[n]++
+		params = max(params, n)
+	}
+	kinds := make([]keyValue, len(spans))
+	for i, sp := range spans {
+		kinds[i] = p.keyValue(sp[0], sp[1])
+		if kinds[i] == kvParam && !positional {
+			n, _ := strconv.Atoi(q[p.toks[sp[0]].start+1 : p.toks[sp[0]].end])
+			keyUses[n]++
+		}
+	}
+	var ins []splice
+	var slots []slot
+	placed := map[int]bool{} // $n already given its in-place slot
+	for i, sp := range spans {
+		t := p.toks[sp[0]]
+		var s slot
+		switch kinds[i] {
+		case kvOther:
+			continue
+		case kvDefault:
+			s = slot{arg: -1, added: true}
+		case kvParam:
+			if positional {
+				s = slot{arg: countBefore(qmarks, t.start)}
+				break
+			}
+			n, _ := strconv.Atoi(q[t.start+1 : t.end])
+			// In place only when $n stands for keys alone, and once: a
+			// generated key must not reach another use of $n.
+			s = slot{arg: n - 1, added: uses[n] != keyUses[n] || placed[n]}
+			placed[n] = true
+		}
+		if s.added {
+			ins = append(ins, splice{t.start, t.end, "", true})
+		}
+		slots = append(slots, s)
+	}
+	if len(slots) == 0 {
+		return nil, nil, true
+	}
+	k := 0
+	for i := range ins {
+		if positional {
+			ins[i].text = "?"
+		} else {
+			ins[i].text = "$" + strconv.Itoa(params+1+k)
+		}
+		k++
+	}
+	plan := &Plan{Table: *o.tbl, Params: params, positional: positional, Rows: len(slots), slots: slots}
+	plan.Query = plan.splice(q, ins, qmarks, 0)
+	plan.addedN = 0
 	return plan, nil, true
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,11 +74,21 @@ type Table struct {
 	Schema    string // optional
 	Name      string // required
 	KeyColumn string // the key column; "" means "id"
+	// KeepZero turns off filling keys the statement gives as DEFAULT, NULL,
+	// 0 or a bind value that is 0 or NULL (see Plan): such statements
+	// then pass unchanged, as every statement listing the key does.
+	KeepZero bool
+	// Label is what String returns, when set: the caller's own name for
+	// the table (idsql's configuration name, "Mixed Case" quoted, say).
+	Label string
 }
 
-// String returns the table's configured name, schema-qualified when a schema
-// is configured.
+// String returns the table's Label, or its configured name,
+// schema-qualified when a schema is configured.
 func (t Table) String() string {
+	if t.Label != "" {
+		return t.Label
+	}
 	if t.Schema != "" {
 		return t.Schema + "." + t.Name
 	}
@@ -174,9 +185,9 @@ func New(cfg Config) (*Rewriter, error) {
 		t.KeyColumn = t.key()
 		k := t
 		if cfg.Dialect.positional() {
-			k = Table{strings.ToLower(t.Schema), strings.ToLower(t.Name), ""}
+			k = Table{Schema: strings.ToLower(t.Schema), Name: strings.ToLower(t.Name)}
 		} else {
-			k.KeyColumn = ""
+			k = Table{Schema: t.Schema, Name: t.Name}
 		}
 		if seen[k] {
 			return nil, fmt.Errorf("rewrite: Config.Tables[%d]: table %s is listed twice", i, t)
@@ -195,21 +206,35 @@ func New(cfg Config) (*Rewriter, error) {
 // Plan is the decision for one query text. A nil *Plan means "send the query
 // unchanged, with the caller's arguments". A non-nil Plan is immutable and
 // reusable: execute Plan.Query with the arguments Args builds from the
-// caller's arguments and Rows freshly generated IDs, at every execution.
+// caller's arguments and Need(args) freshly generated IDs, at every
+// execution.
+//
+// A statement that lists the key column itself gets a Plan when some row
+// gives the key as DEFAULT, NULL or 0 (each replaced by a new placeholder
+// for a generated key) or as a bind parameter: such a parameter keeps the
+// caller's value unless it is 0 or NULL, which Args replaces with a
+// generated key, so the decision is made per row at every execution.
+// Table.KeepZero turns this off.
 type Plan struct {
 	// Query is the rewritten statement.
 	Query string
 	// Table is the configured table being filled.
 	Table Table
-	// Rows is the number of IDs each execution needs, one per VALUES row in
-	// text order (at least 1).
+	// Rows is the number of rows that may take a generated key, in text
+	// order (at least 1): every VALUES row when the statement does not
+	// list the key column. Need tells how many keys one execution takes.
 	Rows int
 	// Params is the number of arguments the caller's statement takes: the
 	// highest $n for PostgreSQL, the number of ? for SQLite and MySQL.
 	Params int
 
 	positional bool  // ? placeholders
-	at         []int // positional: for each ID, how many caller args precede it
+	at         []int // positional: for each added placeholder, how many caller args precede it
+	addedN     int   // while building: the number of added placeholders
+	// slots, when not nil, says for each of the Rows rows where its key
+	// comes from; nil means every row's key is an added placeholder
+	// taking a generated key.
+	slots []slot
 
 	// Aux is the caller's: state it derives once per plan and reads at
 	// every execution (the pgx wrapper keeps the table's key source there).
@@ -217,15 +242,101 @@ type Plan struct {
 	Aux atomic.Value
 }
 
+// slot is where one row's key comes from.
+type slot struct {
+	// arg is the index of the caller's argument that gives the key, kept
+	// unless it is zero; -1 when the key is always generated.
+	arg int
+	// added: the key goes to a placeholder the rewrite added (in order of
+	// the added placeholders); otherwise to the caller's argument arg, in
+	// place.
+	added bool
+}
+
+// added returns the number of placeholders the rewrite added.
+func (p *Plan) added() int {
+	if p.slots == nil {
+		return p.Rows
+	}
+	n := 0
+	for _, s := range p.slots {
+		if s.added {
+			n++
+		}
+	}
+	return n
+}
+
+// Need returns the number of keys an execution with args takes: one per row
+// whose key is not given, or given as a bind value that is 0 or NULL.
+func (p *Plan) Need(args []driver.NamedValue) int {
+	if p.slots == nil {
+		return p.Rows
+	}
+	n := 0
+	for _, s := range p.slots {
+		if s.arg < 0 || s.arg < len(args) && IsZeroKey(args[s.arg].Value) {
+			n++
+		}
+	}
+	return n
+}
+
+// IsZeroKey reports whether a bind value given for a key column means "no
+// key": nil (NULL), a zero integer or float of any type, a nil pointer, or a
+// driver.Valuer whose value is one of those.
+func IsZeroKey(v any) bool {
+	for range 4 { // a Valuer returning a Valuer, at most a few levels
+		switch x := v.(type) {
+		case nil:
+			return true
+		case int64:
+			return x == 0
+		case driver.Valuer:
+			rv := reflect.ValueOf(x)
+			if rv.Kind() == reflect.Pointer && rv.IsNil() {
+				return true
+			}
+			val, err := x.Value()
+			if err != nil {
+				return false // the driver reports it when it converts the value
+			}
+			v = val
+			continue
+		}
+		rv := reflect.ValueOf(v)
+		for rv.Kind() == reflect.Pointer {
+			if rv.IsNil() {
+				return true
+			}
+			rv = rv.Elem()
+		}
+		switch {
+		case rv.CanInt():
+			return rv.Int() == 0
+		case rv.CanUint():
+			return rv.Uint() == 0
+		case rv.CanFloat():
+			return rv.Float() == 0
+		}
+		return false
+	}
+	return false
+}
+
 // Args returns the arguments for Query: args with the IDs placed where Query
 // expects them (PostgreSQL: appended as $Params+1...; SQLite and MySQL: at
-// the ? positions of the added placeholders), with Ordinal renumbered from
-// 1. It appends to dst[:0] and allocates only when dst is too small. ids must hold
-// exactly Rows IDs (Args panics otherwise: that is a bug in the caller). args
-// should hold exactly Params values; when it does not, the IDs are appended
-// after them and the server reports the wrong count, as it would have without
-// the rewrite.
+// the ? positions of the added placeholders; a caller's 0 or NULL key
+// argument replaced in place), with Ordinal renumbered from 1. IDs go to the
+// rows that take one in row order. It appends to dst[:0] and allocates only
+// when dst is too small. ids must hold exactly Need(args) IDs (Args panics
+// otherwise: that is a bug in the caller). args should hold exactly Params
+// values; when it does not, the IDs are appended after them and the server
+// reports the wrong count, as it would have without the rewrite.
 func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedValue {
+	if p.slots != nil {
+		return p.slotArgs(dst, args, ids)
+	}
 	if len(ids) != p.Rows {
 		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d rows", len(ids), p.Rows))
 	}
@@ -243,6 +354,58 @@ func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedVa
 			dst = append(dst, driver.NamedValue{Value: id})
 		}
 		dst = append(dst, args[k:]...)
+	}
+	for i := range dst {
+		dst[i].Ordinal = i + 1
+	}
+	return dst
+}
+
+// slotArgs is Args for a plan whose rows may give their keys.
+func (p *Plan) slotArgs(dst, args []driver.NamedValue, ids []int64) []driver.NamedValue {
+	if need := p.Need(args); len(ids) != need {
+		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d keys", len(ids), need))
+	}
+	// The values of the added placeholders, in order, and the caller's
+	// arguments replaced in place.
+	var buf [8]driver.NamedValue
+	addedVals := buf[:0]
+	dst = append(dst[:0], args...)
+	next := 0
+	for _, s := range p.slots {
+		var v any
+		switch {
+		case s.arg < 0 || s.arg < len(args) && IsZeroKey(args[s.arg].Value):
+			v = ids[next]
+			next++
+		case s.arg < len(args):
+			v = args[s.arg].Value
+		}
+		if s.added {
+			addedVals = append(addedVals, driver.NamedValue{Value: v})
+		} else if s.arg < len(args) {
+			dst[s.arg].Value = v
+		}
+	}
+	if len(addedVals) > 0 {
+		if !p.positional || len(args) != p.Params {
+			dst = append(dst, addedVals...)
+		} else {
+			// Interleave: added placeholder i comes after at[i] caller
+			// arguments. Work from the end so dst can grow in place.
+			n := len(dst)
+			dst = append(dst, addedVals...)
+			k := len(dst) - 1
+			for i := len(addedVals) - 1; i >= 0; i-- {
+				for n > p.at[i] {
+					n--
+					dst[k] = dst[n]
+					k--
+				}
+				dst[k] = addedVals[i]
+				k--
+			}
+		}
 	}
 	for i := range dst {
 		dst[i].Ordinal = i + 1

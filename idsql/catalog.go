@@ -76,14 +76,15 @@ func (cat catalog) Columns(ctx context.Context, schema, table string) ([]rewrite
 	return out, nil
 }
 
-// checkKey checks, once per table, that the key column of t can hold
-// 64-bit keys. A table the catalog does not know (yet) is not checked: the
-// server reports a missing table itself. SQLite is not checked: every
-// SQLite integer is 64-bit.
+// ErrNoKeyColumn is wrapped by the error refusing an INSERT into a
+// configured table that has no column of the configured key column's name.
+var ErrNoKeyColumn = errors.New("idsql: configured key column missing")
+
+// checkKey checks, once per table, that t has its key column and that the
+// column can hold 64-bit keys. A table the catalog does not know (yet) is
+// not checked: the server reports a missing table itself. SQLite's key
+// columns are all wide enough: every SQLite integer is 64-bit.
 func (c *Connector) checkKey(ctx context.Context, cn *conn, t rewrite.Table) error {
-	if c.dialect == dialect.SQLite {
-		return nil
-	}
 	name := t.String()
 	if _, ok := c.keyChecked.Load(name); ok {
 		return nil
@@ -102,7 +103,15 @@ func (c *Connector) checkKey(ctx context.Context, cn *conn, t rewrite.Table) err
 		c.keyChecked.Store(name, true)
 		return nil
 	}
-	return nil
+	if len(cols) == 0 {
+		return nil
+	}
+	have := make([]string, len(cols))
+	for i, col := range cols {
+		have[i] = col.name
+	}
+	return fmt.Errorf("%w: table %s has no column %s (it has %s): set tables.%s.column in the configuration to the key column's name, or add the column as BIGINT",
+		ErrNoKeyColumn, name, t.KeyColumn, strings.Join(have, ", "), name)
 }
 
 // query runs a query with arguments on the inner connection, preparing it

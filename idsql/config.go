@@ -205,7 +205,17 @@ type TableConfig struct {
 	// App puts a fixed application ID into the low bits of every key
 	// (segment tables only). See AppConfig.
 	App *AppConfig `yaml:"app"`
+	// FillZero fills the key of a row whose INSERT lists the key column
+	// with DEFAULT, NULL, 0, or a bind value that is 0 or NULL (what gorm
+	// and bun send for a new row); a non-zero key is always kept. Nil
+	// means on; set it to false for a table where 0 is a real key. It does
+	// not apply to a table with Shard (such statements pass unchanged).
+	FillZero *bool `yaml:"fill_zero"`
 }
+
+// FillsZero reports whether the wrapper fills zero keys (FillZero, on by
+// default).
+func (t TableConfig) FillsZero() bool { return t.FillZero == nil || *t.FillZero }
 
 // KeyColumn returns the key column, defaulting to "id".
 func (t TableConfig) KeyColumn() string {
@@ -295,14 +305,28 @@ var (
 	namespaceRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 )
 
-// ValidTableName reports whether name is an SQL identifier, optionally
-// schema-qualified (schema.table).
+// ValidTableName reports whether name is a table name the configuration
+// takes: an SQL identifier or a double-quoted name ("Mixed Case", with ""
+// for a quote), optionally schema-qualified (shop.orders, "My Shop"."Order
+// Items"). Unquoted names are not folded to lower case: every name is the
+// catalog's name, and quotes only allow any character in it.
 func ValidTableName(name string) bool {
-	schema, table, found := strings.Cut(name, ".")
-	if !found {
-		return identRE.MatchString(name)
+	_, ok := dialect.SplitQualified(name)
+	return ok
+}
+
+// SplitTableName returns the schema ("" when unqualified) and table of a
+// configured table name, without quotes. ok is false when name is not
+// valid (see ValidTableName).
+func SplitTableName(name string) (schema, table string, ok bool) {
+	parts, ok := dialect.SplitQualified(name)
+	switch {
+	case !ok:
+		return "", "", false
+	case len(parts) == 1:
+		return "", parts[0], true
 	}
-	return identRE.MatchString(schema) && identRE.MatchString(table)
+	return parts[0], parts[1], true
 }
 
 // Validate checks the configuration against the time now and returns the
@@ -338,15 +362,15 @@ func (c *Config) Validate(now time.Time) error {
 	if c.Snowflake.RandomStart < 0 || int64(c.Snowflake.RandomStart) > (layout.MaxSequence()+1)/2 {
 		return fail("snowflake.random_start", "%d out of range 0..%d", c.Snowflake.RandomStart, (layout.MaxSequence()+1)/2)
 	}
-	if len(c.Tables) == 0 {
-		return fail("tables", "no tables configured")
-	}
+	// No tables is allowed: the wrapper then passes every statement
+	// unchanged (and says so once when it opens), so an application can
+	// wrap its driver before it configures tables.
 	keys := map[string]string{}
 	for _, name := range c.TableNames() {
 		t := c.Tables[name]
 		field := "tables." + name
 		if !ValidTableName(name) {
-			return fail(field, "%q is not a valid table name (an SQL identifier, optionally schema.table)", name)
+			return fail(field, "%q is not a valid table name (an SQL identifier or a \"quoted name\", optionally schema.table)", name)
 		}
 		if !identRE.MatchString(t.KeyColumn()) {
 			return fail(field+".column", "%q is not a valid column name", t.Column)
@@ -356,6 +380,9 @@ func (c *Config) Validate(now time.Time) error {
 		}
 		if err := c.validateKeySpace(name, t); err != nil {
 			return err
+		}
+		if t.FillZero != nil && *t.FillZero && t.Shard != nil {
+			return fail(field+".fill_zero", "does not apply to a table with shard: each key needs its row's shard, so leave the key column out of the INSERT")
 		}
 		switch t.Strategy {
 		case Snowflake:

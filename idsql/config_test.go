@@ -87,7 +87,6 @@ func TestParseErrors(t *testing.T) {
 		{"holder mode", "namespace: n\nholder: {kind: zookeeper, servers: [a:1], mode: lease}\ntables: {t: {strategy: snowflake}}\n", `holder.mode: "lease" is not a mode of the zookeeper holder (want sticky, recycle)`},
 		{"zk servers", "namespace: n\nholder: {kind: zookeeper}\ntables: {t: {strategy: snowflake}}\n", "holder.servers: the zookeeper holder needs at least one server"},
 		{"worker range", "namespace: n\nholder: {workers: {a: 1024}}\ntables: {t: {strategy: snowflake}}\n", "holder.workers.a: worker ID 1024 out of range 0..1023"},
-		{"no tables", "namespace: n\n", "tables: no tables configured"},
 		{"step on snowflake", "namespace: n\ntables: {t: {strategy: snowflake, step: 10}}\n", "tables.t: step and key apply to segment tables only"},
 		{"negative step", "namespace: n\ntables: {t: {strategy: segment, step: -1}}\n", "tables.t.step: -1 is negative"},
 		{"duplicate key", "namespace: n\ntables: {a: {strategy: segment, key: k}, b: {strategy: segment, key: k}}\n", `tables.b.key: segment key "k" is also used by table a`},

@@ -95,7 +95,3 @@ func modeIndex(m dialect.SQLMode) int {
 	}
 	return i
 }
-
-// quoteIdent quotes an identifier for PostgreSQL and SQLite. Only Migrate
-// uses it (to probe a table); the wrapper quotes through its dialect.
-func quoteIdent(s string) string { return dialect.PostgreSQL.Quote(s) }

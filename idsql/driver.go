@@ -197,7 +197,12 @@ func (c *Connector) namedRewriter() *rewrite.Rewriter {
 
 // rewriteTable names a configured table for the rewriter.
 func rewriteTable(name string, tc TableConfig) rewrite.Table {
-	return rewrite.TableNamed(name, tc.KeyColumn())
+	// A sharded table's key needs its row's shard, which the rewriter reads
+	// only from statements that leave the key out: fill_zero does not
+	// apply to it.
+	t := rewrite.TableNamed(name, tc.KeyColumn())
+	t.KeepZero = !tc.FillsZero() || tc.Shard != nil
+	return t
 }
 
 // innerOnly hides the Connector's optional interfaces so the pool that
@@ -411,21 +416,23 @@ func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
 		return nil, err
 	}
 	if err := c.c.checkKey(ctx, c, p.Table); err != nil {
+		if p.Listed() && errors.Is(err, ErrNarrowKey) {
+			// The rows give their keys: refused only by an execution
+			// that would generate one (fill).
+			return p, nil
+		}
 		return nil, err
 	}
 	return p, nil
 }
 
-// fill generates the plan's IDs, or takes the preset ones (NamedExec), and
-// returns the arguments for plan.Query. With reuse, the connection's
-// buffers hold them until the next fill. rs is not nil for a sharded
-// table: each row's key comes from its shard.
+// fill generates the keys the plan's rows take in this execution (or takes
+// the ones NamedExec chose) and returns the arguments for plan.Query and
+// those keys, in row order. With reuse, the connection's buffers hold them
+// until the next fill. rs is not nil for a sharded table: each row's key
+// comes from its shard.
 func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
 	if err := rewriterArg(p, args); err != nil {
-		return nil, nil, err
-	}
-	ids, err := presetIDs(ctx, p)
-	if err != nil {
 		return nil, nil, err
 	}
 	var idBuf []int64
@@ -433,27 +440,76 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 	if reuse {
 		idBuf, argBuf = c.ids[:0], c.args[:0]
 	}
-	if ids == nil {
-		if rs != nil {
-			ids, err = rs.appendIDs(ctx, c.c.keys, idBuf, args)
-		} else {
-			ids, err = c.c.keys.AppendIDs(ctx, idBuf, p.Table.String(), p.Rows)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if reuse && cap(ids) <= maxReused {
-			c.ids = ids
+	table := p.Table.String()
+	need := p.Need(args)
+	if need > 0 && p.Listed() {
+		if err := c.c.checkKey(ctx, c, p.Table); err != nil {
+			return nil, nil, err // a narrow key column (see plan)
 		}
 	}
+	ids := idBuf
+	var err error
+	switch nm := namedFor(ctx, p); {
+	case nm != nil && nm.keys != nil && need == len(nm.keys) && rs == nil:
+		// NamedExec: the caller's keys, and new ones for its zero keys.
+		ids = append(ids, nm.keys...)
+		zeros := 0
+		for _, k := range nm.keys {
+			if k == 0 {
+				zeros++
+			}
+		}
+		if zeros > 0 {
+			gen, err := c.c.keys.AppendIDs(ctx, nil, table, zeros)
+			if err != nil {
+				return nil, nil, err
+			}
+			for i := range ids {
+				if ids[i] == 0 {
+					ids[i], gen = gen[0], gen[1:]
+				}
+			}
+		}
+	case rs != nil:
+		// Sharded tables keep zero keys (rewriteTable): every row takes one.
+		if ids, err = rs.appendIDs(ctx, c.c.keys, idBuf, args); err != nil {
+			return nil, nil, err
+		}
+	case need > 0:
+		if ids, err = c.c.keys.AppendIDs(ctx, idBuf, table, need); err != nil {
+			return nil, nil, err
+		}
+	}
+	if reuse && cap(ids) <= maxReused {
+		c.ids = ids
+	}
 	if !reuse {
-		argBuf = make([]driver.NamedValue, 0, len(args)+len(ids))
+		argBuf = make([]driver.NamedValue, 0, len(args)+p.Rows)
 	}
 	full := p.Args(argBuf, args, ids)
 	if reuse && cap(full) <= maxReused {
 		c.args = full
 	}
 	return full, ids, nil
+}
+
+// filled tells NamedExec, once a filled statement has succeeded, which keys
+// its rows were given.
+func filled(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue, ids []int64) {
+	nm := namedFor(ctx, p)
+	if nm == nil {
+		return
+	}
+	if nm.keys != nil && len(ids) == len(nm.keys) {
+		nm.got = make([]int64, len(ids))
+		for i, k := range nm.keys {
+			if k == 0 {
+				nm.got[i] = ids[i]
+			}
+		}
+		return
+	}
+	nm.got = p.Generated(nil, args, ids)
 }
 
 // sent maps an error of a statement that may have reached the server.
@@ -540,12 +596,14 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		if err != nil {
 			return nil, c.sent(p, err)
 		}
-		return c.result(res, ids[0]), nil
+		filled(ctx, p, args, ids)
+		return c.result(res, ids), nil
 	}
 	if err != nil {
 		return nil, c.sent(p, err)
 	}
-	return c.result(res, ids[0]), nil
+	filled(ctx, p, args, ids)
+	return c.result(res, ids), nil
 }
 
 // QueryContext fills INSERT ... RETURNING into configured tables and
@@ -696,7 +754,8 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 	if err != nil {
 		return nil, s.conn.sent(s.plan, err)
 	}
-	return s.conn.result(res, ids[0]), nil
+	filled(ctx, s.plan, args, ids)
+	return s.conn.result(res, ids), nil
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
@@ -734,28 +793,40 @@ func values(args []driver.NamedValue) []driver.Value {
 // result is the result of a filled INSERT.
 type result struct {
 	inner driver.Result
-	id    int64 // the key filled into the first row
-	// unlessNone: LastInsertId answers the server's value when the
-	// statement changed no row (MySQL).
-	unlessNone bool
+	id    int64 // the first key idsql generated, when generated
+	gen   bool  // a key was generated
+	// mysql: a statement that changed no row answers the server's
+	// LastInsertId, as it would without idsql.
+	mysql bool
 }
 
-// result wraps the inner result of a filled INSERT.
-func (c *conn) result(res driver.Result, first int64) result {
-	return result{inner: res, id: first, unlessNone: c.c.dialect == dialect.MySQL}
+// result wraps the inner result of a filled INSERT whose rows took keys.
+func (c *conn) result(res driver.Result, keys []int64) result {
+	r := result{inner: res, mysql: c.c.dialect == dialect.MySQL}
+	if len(keys) > 0 {
+		r.id, r.gen = keys[0], true
+	}
+	return r
 }
 
-// LastInsertId answers the key idsql filled into the first row, as MySQL
-// answers the first AUTO_INCREMENT value of a multi-row INSERT. On MySQL a
-// statement that changed no row (INSERT IGNORE of duplicates, ON DUPLICATE
-// KEY UPDATE that changed nothing) answers the server's value, 0, as it
-// would without idsql. A statement that inserted some rows but not the
-// first still answers the first row's key, which is then not in the table.
+// LastInsertId answers the first key idsql generated for the statement, as
+// MySQL answers the first AUTO_INCREMENT value of a multi-row INSERT. It
+// never names a row that was not written: a statement that inserted no row
+// (ON CONFLICT DO NOTHING, INSERT IGNORE or INSERT OR IGNORE of a
+// duplicate) answers 0 (MySQL: the server's value, 0 for INSERT IGNORE,
+// as without idsql), and one whose rows all kept the caller's keys answers
+// what the inner driver answers. A statement that inserted some rows but
+// not the first still answers the first row's key, which is then not in
+// the table: check RowsAffected, or use RETURNING.
 func (r result) LastInsertId() (int64, error) {
-	if r.unlessNone {
-		if n, err := r.inner.RowsAffected(); err == nil && n == 0 {
+	if n, err := r.inner.RowsAffected(); err == nil && n == 0 {
+		if r.mysql {
 			return r.inner.LastInsertId()
 		}
+		return 0, nil
+	}
+	if !r.gen {
+		return r.inner.LastInsertId()
 	}
 	return r.id, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // Migrate creates idsql's tables in stores, and a segment key for every
@@ -49,7 +50,11 @@ func Migrate(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error 
 		}
 		spec := segment.KeySpec{Key: key, Step: tc.StepOrDefault(), Description: "table " + table}
 		if tableExists(ctx, db, table) {
-			spec.AdoptTable, spec.AdoptColumn = table, tc.KeyColumn()
+			adopt, err := adoptName(table, tc)
+			if err != nil {
+				return fmt.Errorf("idsql: migrate: %w", err)
+			}
+			spec.AdoptTable, spec.AdoptColumn = adopt, tc.KeyColumn()
 		}
 		if err := store.CreateKey(ctx, spec); err != nil {
 			return fmt.Errorf("idsql: migrate: table %s: %w", table, err)
@@ -61,12 +66,8 @@ func Migrate(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error 
 // tableExists probes a configured (hence well-formed) table name, quoted
 // as PostgreSQL and SQLite quote identifiers, then as MySQL does.
 func tableExists(ctx context.Context, db *sql.DB, table string) bool {
-	for _, quote := range []func(string) string{quoteIdent, func(s string) string { return "`" + s + "`" }} {
-		parts := strings.Split(table, ".")
-		for i, p := range parts {
-			parts[i] = quote(p)
-		}
-		rows, err := db.QueryContext(ctx, "SELECT 1 FROM "+strings.Join(parts, ".")+" WHERE 1 = 0")
+	for _, d := range []dialect.Dialect{dialect.PostgreSQL, dialect.MySQL} {
+		rows, err := db.QueryContext(ctx, "SELECT 1 FROM "+d.QuoteQualified(table)+" WHERE 1 = 0")
 		if err == nil && errors.Join(rows.Close(), rows.Err()) == nil {
 			return true
 		}
@@ -82,6 +83,10 @@ func tableExists(ctx context.Context, db *sql.DB, table string) bool {
 func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have map[string]bool, table string, tc TableConfig, key string) error {
 	g := tc.Gene()
 	adopt := tableExists(ctx, db, table)
+	adoptTable, err := adoptName(table, tc)
+	if adopt && err != nil {
+		return err
+	}
 	// A table that used a plain key before: its shards start above every
 	// key that one could have issued.
 	var start int64
@@ -107,11 +112,25 @@ func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have 
 		}
 		spec := segment.KeySpec{Key: name, Step: tc.StepOrDefault(), Description: desc, Start: start}
 		if adopt {
-			spec.AdoptTable, spec.AdoptColumn, spec.AdoptShift = table, tc.KeyColumn(), g.ShardBits+g.AppBits
+			spec.AdoptTable, spec.AdoptColumn, spec.AdoptShift = adoptTable, tc.KeyColumn(), g.ShardBits+g.AppBits
 		}
 		if err := store.CreateKey(ctx, spec); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// adoptName is a configured table name as segment stores read AdoptTable:
+// "schema.table" unquoted, split at the dot.
+func adoptName(table string, tc TableConfig) (string, error) {
+	schema, name, _ := SplitTableName(table)
+	if strings.Contains(schema, ".") || strings.Contains(name, ".") {
+		return "", fmt.Errorf("table %s: a name with a dot inside its quotes cannot be adopted (start its segment key above MAX(%s) by hand)",
+			table, tc.KeyColumn())
+	}
+	if schema != "" {
+		return schema + "." + name, nil
+	}
+	return name, nil
 }

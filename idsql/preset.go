@@ -2,34 +2,36 @@ package idsql
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 )
 
-// presetKey carries keys chosen before the statement runs (NamedExec fills
-// the caller's structs first, and the driver must insert exactly those).
-type presetKey struct{}
+// namedKey carries a NamedExec's keys to the driver and the keys the driver
+// generated back.
+type namedKey struct{}
 
-type preset struct {
+// namedExec is what NamedExec and the driver share about one statement.
+type namedExec struct {
 	table string
-	ids   []int64
+	// keys, when not nil, holds one key per row for a statement that does
+	// not list the key column: the caller's own, or 0 for a new one.
+	keys []int64
+	// got is set by the driver once the statement has succeeded: for each
+	// row, the key it generated, or 0 when the row kept the caller's.
+	got []int64
 }
 
-// withPresetIDs tells the driver to use ids for the next filled INSERT into
-// table instead of generating them.
-func withPresetIDs(ctx context.Context, table string, ids []int64) context.Context {
-	return context.WithValue(ctx, presetKey{}, &preset{table: table, ids: ids})
+// withNamed hands n to the driver for the next filled INSERT into n.table.
+func withNamed(ctx context.Context, n *namedExec) context.Context {
+	return context.WithValue(ctx, namedKey{}, n)
 }
 
-// presetIDs returns the preset keys for p, nil when there are none.
-func presetIDs(ctx context.Context, p *rewrite.Plan) ([]int64, error) {
-	ps, _ := ctx.Value(presetKey{}).(*preset)
-	if ps == nil || ps.table != p.Table.String() {
-		return nil, nil
+// namedFor returns the NamedExec state for p, nil when there is none or
+// it does not describe p's rows.
+func namedFor(ctx context.Context, p *rewrite.Plan) *namedExec {
+	n, _ := ctx.Value(namedKey{}).(*namedExec)
+	if n == nil || n.table != p.Table.String() || n.keys != nil && len(n.keys) != p.Rows {
+		return nil
 	}
-	if len(ps.ids) != p.Rows {
-		return nil, fmt.Errorf("idsql: insert into %s: %d keys chosen for %d rows", p.Table, len(ps.ids), p.Rows)
-	}
-	return ps.ids, nil
+	return n
 }

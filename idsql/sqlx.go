@@ -86,15 +86,19 @@ func (db *DB) NamedExec(query string, arg any) (sql.Result, error) {
 
 // NamedExecContext runs a named statement with arg: a struct, a map, or a
 // slice of them (a batch INSERT). For an INSERT into a configured table the
-// zero key fields of arg get new keys before the statement runs, so after
-// the call a struct's key field holds the key that was inserted. Pass
-// pointers (or a slice of structs) for the keys to be written back.
+// rows whose key is zero (or missing, when the statement does not list the
+// key column) get new keys, and once the statement has succeeded the
+// caller's key fields hold them; a failed statement leaves them as they
+// were. Pass pointers (or a slice of structs) for the keys to be written
+// back.
 func (db *DB) NamedExecContext(ctx context.Context, query string, arg any) (sql.Result, error) {
-	ctx, err := db.fillNamed(ctx, db.DB, query, arg)
+	ctx, done, err := db.fillNamed(ctx, db.DB, query, arg)
 	if err != nil {
 		return nil, err
 	}
-	return db.DB.NamedExecContext(ctx, query, arg)
+	res, err := db.DB.NamedExecContext(ctx, query, arg)
+	done(err)
+	return res, err
 }
 
 // NamedExec is NamedExecContext with a background context.
@@ -104,11 +108,13 @@ func (tx *Tx) NamedExec(query string, arg any) (sql.Result, error) {
 
 // NamedExecContext is DB.NamedExecContext within the transaction.
 func (tx *Tx) NamedExecContext(ctx context.Context, query string, arg any) (sql.Result, error) {
-	ctx, err := tx.db.fillNamed(ctx, tx.Tx, query, arg)
+	ctx, done, err := tx.db.fillNamed(ctx, tx.Tx, query, arg)
 	if err != nil {
 		return nil, err
 	}
-	return tx.Tx.NamedExecContext(ctx, query, arg)
+	res, err := tx.Tx.NamedExecContext(ctx, query, arg)
+	done(err)
+	return res, err
 }
 
 // binder is what fillNamed needs of a DB or Tx.
@@ -116,97 +122,191 @@ type binder interface {
 	BindNamed(query string, arg any) (string, []any, error)
 }
 
-// fillNamed gives arg's zero key fields new keys when query is an INSERT
-// into a configured table, and returns a context that makes the driver
-// insert exactly arg's keys.
-func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (context.Context, error) {
+// fillNamed prepares a named INSERT into a configured table: the context it
+// returns tells the driver the rows' own keys and brings back the keys it
+// generates, which done (called with the statement's error) writes into
+// arg's rows when the statement succeeded.
+func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (context.Context, func(error), error) {
+	nothing := func(error) {}
 	bound, _, err := b.BindNamed(query, arg)
 	if err != nil {
-		return ctx, err // sqlx reports it again, the same way
+		return ctx, nothing, err // sqlx reports it again, the same way
 	}
-	var table string
 	rows := elements(reflect.ValueOf(arg))
 	rw := db.connector.namedRewriter()
 	p, err := rw.Plan(ctx, bound, nil)
-	switch {
-	case err == nil && p != nil:
-		// The driver adds the key column: it must insert exactly the
-		// keys given to the caller's rows.
-		if len(rows) != p.Rows {
-			return ctx, nil // a shape sqlx expands differently: the driver fills
-		}
-		table = p.Table.String()
-		if db.connector.driver.cfg.Tables[table].Shard != nil {
-			return ctx, nil // each key needs its row's shard: the driver fills (not written back)
-		}
-	default:
-		// The statement lists the key itself: zero key fields get keys
-		// before sqlx binds them. Anything else the driver decides.
+	if err != nil || p == nil {
+		// A table that keeps zero keys, and a statement listing the key:
+		// zero keys get new ones before sqlx binds them.
 		t, ok := rw.KeyListed(bound)
 		if !ok {
-			return ctx, nil
+			return ctx, nothing, nil // the driver decides
 		}
-		table = t.String()
+		return db.keysBefore(ctx, t.String(), rows)
 	}
+	table := p.Table.String()
 	column := db.connector.driver.cfg.Tables[table].KeyColumn()
-	ids := make([]int64, len(rows))
+	refs := make([]keyRef, len(rows))
+	all := true
 	for i, row := range rows {
-		if id, ok, err := db.mapKey(ctx, table, row, column); ok {
-			if err != nil {
-				return ctx, err
+		refs[i] = keyOf(db.Mapper, row, column)
+		all = all && refs[i].valid()
+	}
+	nm := &namedExec{table: table}
+	// A sharded table's keys each need their row's shard: the driver
+	// generates every one, and they are all written back.
+	sharded := db.connector.driver.cfg.Tables[table].Shard != nil
+	if !p.Listed() && all && len(rows) == p.Rows && !sharded {
+		// The driver adds the key column: rows that have a key keep it.
+		nm.keys = make([]int64, len(rows))
+		for i, r := range refs {
+			nm.keys[i] = r.get()
+		}
+	}
+	done := func(err error) {
+		if err != nil || len(nm.got) != len(refs) {
+			return
+		}
+		for i, k := range nm.got {
+			if k != 0 && refs[i].valid() {
+				refs[i].set(k)
 			}
-			ids[i] = id
-			continue
-		}
-		key := keyField(db.Mapper, row, column)
-		if !key.IsValid() {
-			return ctx, nil // no key field: the driver fills, nothing to write back
-		}
-		if ids[i], err = db.ensureKey(ctx, table, key); err != nil {
-			return ctx, err
 		}
 	}
-	if p == nil {
-		return ctx, nil
-	}
-	return withPresetIDs(ctx, table, ids), nil
+	return withNamed(ctx, nm), done, nil
 }
 
-// ensureKey returns the key in v, first storing a new one there when v is
-// zero and settable.
-func (db *DB) ensureKey(ctx context.Context, table string, v reflect.Value) (int64, error) {
+// keysBefore gives the zero keys of rows new keys of table before the
+// statement binds them, and returns a done that puts the old values back
+// when the statement fails.
+func (db *DB) keysBefore(ctx context.Context, table string, rows []reflect.Value) (context.Context, func(error), error) {
+	column := db.connector.driver.cfg.Tables[table].KeyColumn()
+	var undo []func()
+	restore := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	for _, row := range rows {
+		r := keyOf(db.Mapper, row, column)
+		if !r.valid() || r.get() != 0 || !r.settable() {
+			continue
+		}
+		id, err := db.connector.keys.NextID(ctx, table)
+		if err != nil {
+			restore()
+			return ctx, nil, err
+		}
+		undo = append(undo, r.saved())
+		r.set(id)
+	}
+	return ctx, func(err error) {
+		if err != nil {
+			restore()
+		}
+	}, nil
+}
+
+// keyRef is one row's key: a struct field, or a map entry.
+type keyRef struct {
+	field reflect.Value // the struct field, when valid
+	m, k  reflect.Value // the map and key, when m is valid
+}
+
+// keyOf finds the key column's field in a struct row, or its entry in a
+// map row with string keys whose values can hold an int64. The keyRef is
+// not valid when there is neither.
+func keyOf(mapper *reflectx.Mapper, row reflect.Value, column string) keyRef {
+	row = indirect(row)
+	switch row.Kind() {
+	case reflect.Struct:
+		if fi := mapper.TypeMap(row.Type()).GetByPath(column); fi != nil {
+			return keyRef{field: reflectx.FieldByIndexes(row, fi.Index)}
+		}
+	case reflect.Map:
+		t := row.Type()
+		if t.Key().Kind() == reflect.String && reflect.TypeFor[int64]().AssignableTo(t.Elem()) {
+			return keyRef{m: row, k: reflect.ValueOf(column).Convert(t.Key())}
+		}
+	}
+	return keyRef{}
+}
+
+func (r keyRef) valid() bool { return r.field.IsValid() || r.m.IsValid() }
+
+// settable reports whether set can store a key.
+func (r keyRef) settable() bool { return r.m.IsValid() || r.field.CanSet() }
+
+// get returns the row's key, or 0 when it is zero, NULL or missing.
+func (r keyRef) get() int64 {
+	v := r.field
+	if r.m.IsValid() {
+		v = r.m.MapIndex(r.k)
+	}
+	if !v.IsValid() {
+		return 0
+	}
+	if v.Kind() == reflect.Pointer && v.IsNil() {
+		return 0
+	}
+	if v.CanInterface() {
+		if vr, ok := v.Interface().(driver.Valuer); ok {
+			val, err := vr.Value()
+			if n, ok := val.(int64); err == nil && ok {
+				return n
+			}
+			return 0
+		}
+	}
+	v = indirect(v)
+	switch {
+	case v.CanInt():
+		return v.Int()
+	case v.CanUint():
+		return int64(v.Uint())
+	}
+	return 0
+}
+
+// set stores a key in the row, allocating a nil pointer field.
+func (r keyRef) set(id int64) {
+	if r.m.IsValid() {
+		r.m.SetMapIndex(r.k, reflect.ValueOf(id))
+		return
+	}
+	v := r.field
+	if !v.CanSet() {
+		return
+	}
 	if v.Kind() == reflect.Pointer {
 		if v.IsNil() {
-			if !v.CanSet() {
-				return db.connector.keys.NextID(ctx, table)
-			}
 			v.Set(reflect.New(v.Type().Elem()))
 		}
 		v = v.Elem()
 	}
-	if v.CanInt() && v.Int() != 0 {
-		return v.Int(), nil
-	}
-	if vr, ok := v.Interface().(driver.Valuer); ok && !v.IsZero() {
-		val, err := vr.Value()
-		if n, ok := val.(int64); err == nil && ok && n != 0 {
-			return n, nil
-		}
-	}
-	id, err := db.connector.keys.NextID(ctx, table)
-	if err != nil {
-		return 0, err
-	}
 	switch {
-	case !v.CanSet():
 	case v.CanInt():
 		v.SetInt(id)
 	case v.CanUint():
 		v.SetUint(uint64(id))
 	case v.Kind() == reflect.Interface:
 		v.Set(reflect.ValueOf(id))
+	case v.CanAddr():
+		if sc, ok := v.Addr().Interface().(interface{ Scan(any) error }); ok {
+			_ = sc.Scan(id) // sql.NullInt64 and the like
+		}
 	}
-	return id, nil
+}
+
+// saved returns a function that puts the row's key back as it is now.
+func (r keyRef) saved() func() {
+	if r.m.IsValid() {
+		old := r.m.MapIndex(r.k)
+		return func() { r.m.SetMapIndex(r.k, old) } // an invalid old deletes the entry
+	}
+	old := reflect.New(r.field.Type()).Elem()
+	old.Set(r.field)
+	return func() { r.field.Set(old) }
 }
 
 // elements returns the rows of a named argument: the elements of a slice or
@@ -221,41 +321,6 @@ func elements(v reflect.Value) []reflect.Value {
 		rows[i] = v.Index(i)
 	}
 	return rows
-}
-
-// keyField finds the key column's field in a struct row, or returns the
-// invalid Value when row is no struct or has no such field.
-func keyField(m *reflectx.Mapper, row reflect.Value, column string) reflect.Value {
-	row = indirect(row)
-	if row.Kind() != reflect.Struct {
-		return reflect.Value{}
-	}
-	if fi := m.TypeMap(row.Type()).GetByPath(column); fi != nil {
-		return reflectx.FieldByIndexes(row, fi.Index)
-	}
-	return reflect.Value{}
-}
-
-// mapKey returns the key in a map row's column entry, first storing a new
-// one there when it is missing or zero. ok is false when row is no map with
-// string keys or its values cannot hold an int64.
-func (db *DB) mapKey(ctx context.Context, table string, row reflect.Value, column string) (id int64, ok bool, err error) {
-	row = indirect(row)
-	t := row.Type()
-	if row.Kind() != reflect.Map || t.Key().Kind() != reflect.String || !reflect.TypeFor[int64]().AssignableTo(t.Elem()) {
-		return 0, false, nil
-	}
-	k := reflect.ValueOf(column).Convert(t.Key())
-	if cur := row.MapIndex(k); cur.IsValid() {
-		if cur = indirect(cur); cur.CanInt() && cur.Int() != 0 {
-			return cur.Int(), true, nil
-		}
-	}
-	if id, err = db.connector.keys.NextID(ctx, table); err != nil {
-		return 0, true, err
-	}
-	row.SetMapIndex(k, reflect.ValueOf(id))
-	return id, true, nil
 }
 
 // indirect follows pointers and interfaces.

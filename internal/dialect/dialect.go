@@ -255,11 +255,14 @@ func (d Dialect) Quote(ident string) string {
 	return q + strings.ReplaceAll(ident, q, q+q) + q
 }
 
-// QuoteQualified quotes each dot-separated part of a configured name
-// (orders, shop.orders). Configured names are identifiers, so a dot
-// always separates a schema from a table.
+// QuoteQualified quotes each part of a configured name (orders,
+// shop.orders, "Mixed Case", shop."Order Items"; see SplitQualified). A
+// name that is not of that form is split at its dots.
 func (d Dialect) QuoteQualified(name string) string {
-	parts := strings.Split(name, ".")
+	parts, ok := SplitQualified(name)
+	if !ok {
+		parts = strings.Split(name, ".")
+	}
 	for i, p := range parts {
 		parts[i] = d.Quote(p)
 	}

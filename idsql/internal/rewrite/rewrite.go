@@ -253,6 +253,11 @@ type slot struct {
 	added bool
 }
 
+// Listed reports whether the statement gives its rows' keys itself (it
+// lists the key column, or assigns it in MySQL's SET): a row then keeps a
+// key that is not 0 or NULL.
+func (p *Plan) Listed() bool { return p.slots != nil }
+
 // added returns the number of placeholders the rewrite added.
 func (p *Plan) added() int {
 	if p.slots == nil {
@@ -357,6 +362,26 @@ func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedVa
 	}
 	for i := range dst {
 		dst[i].Ordinal = i + 1
+	}
+	return dst
+}
+
+// Generated appends to dst[:0], for each of the Rows rows in order, the
+// generated key Args gave it from ids, or 0 when the row kept the caller's
+// key. args and ids are those given to Args.
+func (p *Plan) Generated(dst []int64, args []driver.NamedValue, ids []int64) []int64 {
+	dst = dst[:0]
+	if p.slots == nil {
+		return append(dst, ids...)
+	}
+	next := 0
+	for _, s := range p.slots {
+		if s.arg < 0 || s.arg < len(args) && IsZeroKey(args[s.arg].Value) {
+			dst = append(dst, ids[next])
+			next++
+		} else {
+			dst = append(dst, 0)
+		}
 	}
 	return dst
 }

@@ -1,15 +1,30 @@
 package rewrite
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/idsql/idsql/internal/dialect"
+)
 
 // TableNamed returns the Table for a configured name, "table" or
-// "schema.table", with its key column ("" means "id").
+// "schema.table", each part an identifier or a "quoted name", with its
+// key column ("" means "id"). Its Label is name. It keeps zero keys
+// (KeepZero): a caller that fills keys a statement lists as 0 or NULL
+// (handling Plan.Need) turns that off.
 func TableNamed(name, keyColumn string) Table {
-	schema, table, found := strings.Cut(name, ".")
-	if !found {
-		schema, table = "", name
+	var schema, table string
+	if parts, ok := dialect.SplitQualified(name); ok {
+		table = parts[len(parts)-1]
+		if len(parts) == 2 {
+			schema = parts[0]
+		}
+	} else { // not a validated configuration name: as it was always read
+		var found bool
+		if schema, table, found = strings.Cut(name, "."); !found {
+			schema, table = "", name
+		}
 	}
-	return Table{Schema: schema, Name: table, KeyColumn: keyColumn}
+	return Table{Schema: schema, Name: table, KeyColumn: keyColumn, KeepZero: true, Label: name}
 }
 
 // Match returns the configured table that the catalog names schema and

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -129,6 +130,13 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 		return nil, fmt.Errorf("idsql: %w", err)
 	}
 	c.rws[0].Store(rw)
+	if len(cfg.Tables) == 0 {
+		log := opts.KeysOptions.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Info("idsql: no tables configured: every statement passes unchanged", "namespace", cfg.Namespace, "dialect", d.String())
+	}
 	c.driver = &wrappedDriver{inner: inner.Driver(), cfg: cfg, opts: opts}
 	if c.keys == nil {
 		ko := opts.KeysOptions

@@ -292,3 +292,34 @@ func TestSQLiteNamedExec(t *testing.T) {
 	}
 	checkSnowflake(t, o.ID)
 }
+
+// TestSQLiteFillZero: keys given as 0, NULL or a bind value of 0 are
+// filled on SQLite too, and LastInsertId is 0 for INSERT OR IGNORE of a
+// duplicate (SQLite's own would be a stale rowid).
+func TestSQLiteFillZero(t *testing.T) {
+	db, raw, _ := openSQLite(t)
+	ctx := context.Background()
+	res, err := db.ExecContext(ctx, "INSERT INTO orders (id, n) VALUES (?, 1), (0, 2), (NULL, 3), (?, 4)", int64(0), int64(55))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := keysByN(t, raw, "orders", "id")
+	if id, _ := res.LastInsertId(); id != keys[1] || keys[4] != 55 {
+		t.Fatalf("LastInsertId %d, keys %v", id, keys)
+	}
+	for _, n := range []int64{1, 2, 3} {
+		if keys[n] <= 0 || keys[n] == 55 {
+			t.Errorf("n=%d: key %d", n, keys[n])
+		}
+	}
+	res, err = db.ExecContext(ctx, "INSERT OR IGNORE INTO orders (n) VALUES (1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 0 {
+		t.Fatalf("RowsAffected %d", n)
+	}
+	if id, err := res.LastInsertId(); id != 0 || err != nil {
+		t.Errorf("LastInsertId after an ignored row: %d, %v; want 0, nil", id, err)
+	}
+}

@@ -88,6 +88,7 @@ const (
 	sentFilled   sentWant = iota // one statement, the rewrite (not the original)
 	sentOriginal                 // one statement, byte-for-byte the original
 	sentNothing                  // nothing: the wrapper refused it
+	sentArgs                     // one statement, the original text, its 0 or NULL key arguments filled
 )
 
 type dcase struct {
@@ -104,6 +105,8 @@ type dcase struct {
 	// lastN[i] is n of the row whose key run i's LastInsertId returns;
 	// nil means no check (conflicts, pass-through).
 	lastN []int64
+	// lastZero: every run's LastInsertId must be 0 (no row was written).
+	lastZero bool
 	// affected is RowsAffected (or returned rows) per run; nil means
 	// "one per VALUES row", the number of new rows divided by runs.
 	affected []int64
@@ -193,11 +196,11 @@ func diffCases(schema string) []dcase {
 		add(simple(t, "on conflict do nothing, new", ins+x(" VALUES ($1, $2) ON CONFLICT ({N}) DO NOTHING"), []any{1, "n"}, t.row(1, "n")))
 		c := simple(t, "on conflict do nothing, conflict", ins+x(" VALUES ($1, $2) ON CONFLICT ({N}) DO NOTHING"), []any{1, "new"},
 			wantRow{key: kOld, keyVal: 77, n: ip(1), s: sp("old")})
-		c.setup, c.lastN, c.affected = old, nil, []int64{0}
+		c.setup, c.lastN, c.affected, c.lastZero = old, nil, []int64{0}, true
 		add(c)
 		c = simple(t, "on conflict do nothing, no target", ins+" VALUES ($1, $2) ON CONFLICT DO NOTHING", []any{1, "new"},
 			wantRow{key: kOld, keyVal: 77, n: ip(1), s: sp("old")})
-		c.setup, c.lastN, c.affected = old, nil, []int64{0}
+		c.setup, c.lastN, c.affected, c.lastZero = old, nil, []int64{0}, true
 		add(c)
 		c = simple(t, "on conflict do update", ins+x(" VALUES ($1, $2) ON CONFLICT ({N}) DO UPDATE SET {S} = EXCLUDED.{S}"), []any{1, "new"},
 			wantRow{key: kOld, keyVal: 77, n: ip(1), s: sp("new")})
@@ -288,6 +291,34 @@ func diffCases(schema string) []dcase {
 		add(dcase{name: "key listed prepared", table: t, query: x("INSERT INTO {T} ({K}, {N}, {S}) VALUES ($1, $2, 'kp')"), runs: [][]any{{601, 1}, {602, 2}},
 			sent: sentOriginal, want: []wantRow{{key: kCaller, keyVal: 601, n: ip(1), s: sp("kp")}, {key: kCaller, keyVal: 602, n: ip(2), s: sp("kp")}}})
 
+		// The key listed as DEFAULT, NULL, 0 or a bind value of 0 or NULL
+		// (what gorm and bun send): filled (fill_zero); a caller's key
+		// stays. An unconfigured table gets the server's default.
+		add(simple(t, "key DEFAULT", x("INSERT INTO {T} ({K}, {N}, {S}) VALUES (DEFAULT, $1, $2)"), []any{1, "kd"}, t.row(1, "kd")))
+		c = simple(t, "key DEFAULT returning", x("INSERT INTO {T} ({K}, {N}, {S}) VALUES (DEFAULT, $1, 'a'), (DEFAULT, $2, 'b') RETURNING {K}, {N}"),
+			[]any{1, 2}, t.row(1, "a"), t.row(2, "b"))
+		c.returns, c.lastN = true, nil
+		add(c)
+		c = simple(t, "key DEFAULT on conflict do nothing, conflict", x("INSERT INTO {T} ({K}, {N}, {S}) VALUES (DEFAULT, $1, $2) ON CONFLICT DO NOTHING"),
+			[]any{1, "new"}, wantRow{key: kOld, keyVal: 77, n: ip(1), s: sp("old")})
+		c.setup, c.lastN, c.affected, c.lastZero = old, nil, []int64{0}, true
+		add(c)
+		if t.fills() {
+			add(simple(t, "key 0, NULL and DEFAULT literals", x("INSERT INTO {T} ({N}, {K}, {S}) VALUES (1, 0, 'z'), (2, NULL, 'n'), (3, 5001, 'c'), (4, DEFAULT, 'd')"), nil,
+				t.row(1, "z"), t.row(2, "n"), wantRow{key: kCaller, keyVal: 5001, n: ip(3), s: sp("c")}, t.row(4, "d")))
+			add(dcase{name: "key bind 0, NULL, a caller's", table: t, query: x("INSERT INTO {T} ({K}, {N}, {S}) VALUES ($1, 1, 'a'), ($2, 2, 'b'), ($3, 3, 'c')"),
+				runs: [][]any{{int64(0), nil, 5002}}, sent: sentArgs, lastN: []int64{1},
+				want: []wantRow{t.row(1, "a"), t.row(2, "b"), {key: kCaller, keyVal: 5002, n: ip(3), s: sp("c")}}})
+			add(dcase{name: "key bind prepared, zero or not", table: t, query: x("INSERT INTO {T} ({K}, {N}, {S}) VALUES ($1, $2, 'p')"),
+				runs: [][]any{{int64(0), 1}, {5003, 2}, {nil, 3}}, sent: sentArgs,
+				want: []wantRow{t.row(1, "p"), {key: kCaller, keyVal: 5003, n: ip(2), s: sp("p")}, t.row(3, "p")}})
+			nl := x("INSERT INTO {T} VALUES (DEFAULT, $1, $2)")
+			if t.keyLast {
+				nl = x("INSERT INTO {T} VALUES ($1, $2, DEFAULT)")
+			}
+			add(simple(t, "no column list, key DEFAULT", nl, []any{1, "nd"}, t.row(1, "nd")))
+		}
+
 		// No column list: PostgreSQL assigns the values to the first
 		// columns in table order.
 		all := dcase{name: "no column list, every column", table: t, query: x("INSERT INTO {T} VALUES ($1, $2, $3)"), sent: sentOriginal}
@@ -346,6 +377,9 @@ func diffCases(schema string) []dcase {
 		{"delete", "DELETE FROM users WHERE n = 1"},
 		{"string looks like insert", "SELECT 'INSERT INTO orders (n) VALUES (1)'"},
 		{"comment looks like insert", "-- INSERT INTO orders (n) VALUES (1)\nSELECT 1"},
+		// DDL holding an INSERT runs none: unchanged.
+		{"create rule", "CREATE RULE r AS ON INSERT TO plain DO ALSO INSERT INTO orders (n) VALUES (new.n)"},
+		{"drop rule", "DROP RULE r ON plain"},
 	}
 	for _, o := range other {
 		cs = append(cs, dcase{name: "other/" + o.name, table: diffTables[0], query: o.q, runs: [][]any{nil}, sent: sentOriginal, affected: []int64{-1}})
@@ -395,6 +429,11 @@ func TestDifferentialCorpus(t *testing.T) {
 			for i, n := range c.lastN {
 				if i < len(gotLast) && gotLast[i] != keys[n] {
 					t.Errorf("run %d: LastInsertId %d, want %d (the key of row n=%d)", i, gotLast[i], keys[n], n)
+				}
+			}
+			for i, id := range gotLast {
+				if c.lastZero && id != 0 {
+					t.Errorf("run %d: LastInsertId %d for a statement that wrote no row, want 0", i, id)
 				}
 			}
 			for i, a := range affected {
@@ -500,7 +539,7 @@ func runCase(t *testing.T, db *idsql.DB, c dcase) (last, affected []int64) {
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
-		if c.sent == sentFilled {
+		if c.sent == sentFilled || c.sent == sentArgs && c.lastN != nil {
 			id, err := res.LastInsertId()
 			if err != nil {
 				t.Fatalf("run %d: LastInsertId: %v", i, err)
@@ -582,12 +621,18 @@ func checkSent(t *testing.T, c dcase, sent []string) {
 				t.Errorf("pass-through statement reached the server as\n%q\nnot byte-for-byte\n%q", s, c.query)
 			}
 		}
+	case sentArgs:
+		if len(sent) != 1 || sent[0] != c.query {
+			t.Errorf("statement filled in its arguments reached the server as %q, want once as %q", sent, c.query)
+		}
 	case sentFilled:
 		if len(sent) != 1 {
 			t.Errorf("%d statements reached the server, want one (the execution or the prepare): %q", len(sent), sent)
 		}
 		for _, s := range sent {
-			if s == c.query || !strings.Contains(s, c.table.k) {
+			// The rewrite names the key, unless it only replaced the
+			// DEFAULT of a statement without a column list.
+			if s == c.query || !strings.Contains(s, c.table.k) && !strings.Contains(c.name, "no column list, key DEFAULT") {
 				t.Errorf("filled statement reached the server as %q", s)
 			}
 		}

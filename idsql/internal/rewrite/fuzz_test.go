@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"context"
+	"database/sql/driver"
 	"strconv"
 	"testing"
 )
@@ -66,6 +67,19 @@ func FuzzRewrite(f *testing.F) {
 		}
 		checkFilled(t, r.syn, q, p)
 		checkArgs(t, r, q, p)
+		if p.slots != nil {
+			// Keys given by the statement: any mix of zero and non-zero
+			// arguments takes Need keys and gives every placeholder one
+			// argument.
+			args := make([]driver.NamedValue, p.Params)
+			for i := range args {
+				args[i].Value = int64((i + len(q)) % 2)
+			}
+			ids := make([]int64, p.Need(args))
+			if got := len(p.Args(nil, args, ids)); got != p.Params+p.added() {
+				t.Fatalf("%q -> %q: %d arguments, want %d", q, p.Query, got, p.Params+p.added())
+			}
+		}
 		if r.syn.dialect == PostgreSQL {
 			hi := 0
 			for _, tk := range lex(p.Query, r.syn).toks {

@@ -93,7 +93,9 @@ type Config struct {
 	Holder HolderConfig `yaml:"holder"`
 	// Snowflake tunes the snowflake generators.
 	Snowflake SnowflakeConfig `yaml:"snowflake"`
-	// Tables maps table names (optionally schema-qualified) to their keys.
+	// Tables maps table names (optionally schema-qualified, parts optionally
+	// "quoted"; see ValidTableName) to their keys. It may be empty: the
+	// wrapper then passes every statement unchanged.
 	Tables map[string]TableConfig `yaml:"tables"`
 }
 

@@ -177,3 +177,39 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Load(missing) = %v, want ErrNotExist", err)
 	}
 }
+
+func TestParseTableNamesAndFillZero(t *testing.T) {
+	cfg, err := Parse("x.yaml", []byte(`namespace: n
+tables:
+  orders: {strategy: snowflake}
+  '"Mixed Case"': {strategy: snowflake, fill_zero: false}
+  'shop."Order Items"': {strategy: segment, fill_zero: true}
+  '"a""b"': {strategy: snowflake}
+`), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]struct {
+		schema, table string
+		fill          bool
+	}{
+		"orders":             {"", "orders", true},
+		`"Mixed Case"`:       {"", "Mixed Case", false},
+		`shop."Order Items"`: {"shop", "Order Items", true},
+		`"a""b"`:             {"", `a"b`, true},
+	} {
+		tc, ok := cfg.Tables[name]
+		schema, table, valid := SplitTableName(name)
+		if !ok || !valid || schema != want.schema || table != want.table || tc.FillsZero() != want.fill {
+			t.Errorf("%s: configured %v, split %q %q %v, fills zero %v; want %+v", name, ok, schema, table, valid, tc.FillsZero(), want)
+		}
+		rt := rewriteTable(name, tc)
+		if rt.String() != name || rt.Schema != want.schema || rt.Name != want.table || rt.KeepZero == want.fill {
+			t.Errorf("%s: rewriter table %+v", name, rt)
+		}
+	}
+	// No tables: valid (the wrapper passes everything).
+	if _, err := Parse("x.yaml", []byte("namespace: n\n"), now); err != nil {
+		t.Errorf("no tables: %v", err)
+	}
+}

@@ -749,23 +749,10 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 
 	// Existing placeholders.
 	positional := r.syn.dialect.positional()
-	params := 0
-	var qmarks []int // positional: offsets of the ?s
-	for _, t := range p.toks {
-		if t.kind != tParam {
-			continue
-		}
-		if positional {
-			qmarks = append(qmarks, t.start)
-			params++
-			continue
-		}
-		n, err := strconv.Atoi(q[t.start+1 : t.end])
-		if err != nil || n > 1<<20 {
-			o.failPos, o.failReason = t.start, "placeholder "+q[t.start:t.end]+" out of range"
-			return r.unfillable(ctx, q, cat, []*occurrence{o})
-		}
-		params = max(params, n)
+	params, qmarks, _, bad := p.placeholders()
+	if bad >= 0 {
+		o.failPos, o.failReason = p.toks[bad].start, "placeholder "+p.text(bad)+" out of range"
+		return r.unfillable(ctx, q, cat, []*occurrence{o})
 	}
 	ph := func(i int) string {
 		if positional {
@@ -808,6 +795,30 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 	plan.Query = plan.splice(q, ins, qmarks, len(colList))
 	plan.Rows, plan.addedN = plan.addedN, 0
 	return plan, nil, true
+}
+
+// placeholders reads the caller's placeholders: their number (the highest
+// $n, or the number of ?s), the offsets of the ?s, and how often each $n
+// occurs. bad is the token of a $n out of range, or -1.
+func (p *parser) placeholders() (params int, qmarks []int, uses map[int]int, bad int) {
+	uses = map[int]int{}
+	for i, t := range p.toks {
+		if t.kind != tParam {
+			continue
+		}
+		if p.r.syn.dialect.positional() {
+			qmarks = append(qmarks, t.start)
+			params++
+			continue
+		}
+		n, err := strconv.Atoi(p.q[t.start+1 : t.end])
+		if err != nil || n < 1 || n > 1<<20 {
+			return 0, nil, nil, i
+		}
+		uses[n]++
+		params = max(params, n)
+	}
+	return params, qmarks, uses, -1
 }
 
 // splice is text to insert, in order of offset: text goes at q[at],
@@ -933,26 +944,11 @@ func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, error
 			spans = append(spans, [2]int{a, b})
 		}
 	}
-	params := 0
-	var qmarks []int
-	uses := map[int]int{}    // $n: occurrences in the statement
-	keyUses := map[int]int{} // $n: occurrences as a row's key
-	for _, t := range p.toks {
-		if t.kind != tParam {
-			continue
-		}
-		if positional {
-			qmarks = append(qmarks, t.start)
-			params++
-			continue
-		}
-		n, err := strconv.Atoi(q[t.start+1 : t.end])
-		if err != nil || n < 1 || n > 1<<20 {
-			return nil, nil, true // the caller's statement as it is: the server judges it
-		}
-		uses[n]++
-		params = max(params, n)
+	params, qmarks, uses, bad := p.placeholders()
+	if bad >= 0 {
+		return nil, nil, true // the caller's statement as it is: the server judges it
 	}
+	keyUses := map[int]int{} // $n: occurrences as a row's key
 	kinds := make([]keyValue, len(spans))
 	for i, sp := range spans {
 		kinds[i] = p.keyValue(sp[0], sp[1])

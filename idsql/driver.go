@@ -98,6 +98,10 @@ type Connector struct {
 	// a sharded table takes its shard column value (see shard.go).
 	rowShards  sync.Map
 	nRowShards atomic.Int64
+	// narrowSeen holds tables whose key column was found narrow: a
+	// statement giving its own keys is then planned without asking the
+	// catalog again (fill asks before it generates a key).
+	narrowSeen sync.Map
 	keys       *Keys
 	ownKeys    bool
 	keysDB     *sql.DB // the unwrapped pool behind owned keys
@@ -423,10 +427,16 @@ func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
 	if err != nil || p == nil {
 		return nil, err
 	}
+	if p.Listed() {
+		if _, narrow := c.c.narrowSeen.Load(p.Table.String()); narrow {
+			return p, nil
+		}
+	}
 	if err := c.c.checkKey(ctx, c, p.Table); err != nil {
 		if p.Listed() && errors.Is(err, ErrNarrowKey) {
 			// The rows give their keys: refused only by an execution
 			// that would generate one (fill).
+			c.c.narrowSeen.Store(p.Table.String(), true)
 			return p, nil
 		}
 		return nil, err

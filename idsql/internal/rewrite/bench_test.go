@@ -69,3 +69,18 @@ func BenchmarkArgs(b *testing.B) {
 		buf = p.Args(buf, args, ids)
 	}
 }
+
+// BenchmarkArgsListed is BenchmarkArgs for a statement that lists the key
+// as a bind parameter (what gorm sends): Need and Args look at each row's
+// key argument; here one of the three is 0 and takes a key.
+func BenchmarkArgsListed(b *testing.B) {
+	r := newTest(b, SQLite)
+	p, _ := r.Plan(context.Background(), `INSERT INTO orders (id, user_id, total) VALUES (?, ?, ?), (?, ?, ?), (?, ?, ?)`, nil)
+	args := nv(int64(11), 1, 2, int64(0), 3, 4, int64(12), 5, 6)
+	ids := []int64{7}
+	buf := make([]driver.NamedValue, 0, 16)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = p.Args(buf, args, ids[:p.Need(args)])
+	}
+}

@@ -57,6 +57,23 @@
 // understood. For SQLite the statement may also be INSERT OR ..., INSERT
 // IGNORE or REPLACE INTO.
 //
+// # Keys the statement gives
+//
+// A statement that lists the key column (or, without a column list, gives
+// it by position, or assigns it in MySQL's SET) keeps the caller's keys,
+// except those given as DEFAULT, NULL or 0, which are replaced by added
+// placeholders for generated keys, and those given as a bind parameter,
+// whose value is looked at when the statement runs: Plan.Need counts the
+// rows whose argument is 0 or NULL (IsZeroKey) and Args puts a generated
+// key there. So gorm's (id, ...) VALUES ($1, ...) with 0 and bun's
+// VALUES (DEFAULT, ...) get keys, and a prepared statement serves new rows
+// and rows with their own keys alike. Table.KeepZero turns this off: such
+// statements then pass unchanged. Any other expression is the caller's key.
+//
+// DDL (statements opening with CREATE, ALTER, DROP or COMMENT) passes
+// unchanged: an INSERT inside it (CREATE RULE ... DO ALSO INSERT, a
+// trigger's or routine's body) does not run now.
+//
 // # MySQL and MariaDB
 //
 // The MySQL dialect reads these forms, keywords in any case:
@@ -96,8 +113,8 @@
 // # Pass-through and errors
 //
 // Plan returns a nil *Plan (send unchanged) for every statement that is not
-// an INSERT into a configured table, and for INSERTs that list the key
-// column. Statements that do not contain the word INSERT (or REPLACE, for
+// an INSERT into a configured table, and for INSERTs that give every key
+// themselves (see above). Statements that do not contain the word INSERT (or REPLACE, for
 // SQLite and MySQL) are rejected without allocating.
 //
 // An INSERT into a configured table that the rewriter cannot fill (INSERT

@@ -208,6 +208,11 @@ tables:
 			t.Errorf("%s: rewriter table %+v", name, rt)
 		}
 	}
+	// fill_zero does not apply to a sharded table.
+	_, err = Parse("x.yaml", []byte("namespace: n\ntables:\n  t: {strategy: segment, shard: {column: u, bits: 2}, fill_zero: true}\n"), now)
+	if err == nil || !strings.Contains(err.Error(), "tables.t.fill_zero: does not apply to a table with shard") {
+		t.Errorf("fill_zero on a sharded table: %v", err)
+	}
 	// No tables: valid (the wrapper passes everything).
 	if _, err := Parse("x.yaml", []byte("namespace: n\n"), now); err != nil {
 		t.Errorf("no tables: %v", err)

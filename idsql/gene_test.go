@@ -85,6 +85,16 @@ func insertGene(t *testing.T, db *idsql.DB, raw *sql.DB, stores idsql.Stores, ph
 	if n != 0 {
 		t.Fatalf("%d rows of refused statements written", n)
 	}
+	// fill_zero does not apply to a sharded table: a listed key, 0
+	// included, is the caller's.
+	exec("INSERT INTO orders (id, user_id, note) VALUES (0, 1, 'listed')")
+	raw.QueryRowContext(ctx, "SELECT COUNT(*) FROM orders WHERE id = 0 AND note = 'listed'").Scan(&n)
+	if n != 1 {
+		t.Fatalf("listed key 0 of a sharded table: %d rows with key 0, want 1", n)
+	}
+	if _, err := raw.ExecContext(ctx, "DELETE FROM orders WHERE id = 0"); err != nil {
+		t.Fatal(err)
+	}
 
 	cfg := db.Keys().Config()
 	check := func(table, q string, value func(string) any) {

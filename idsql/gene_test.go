@@ -85,6 +85,20 @@ func insertGene(t *testing.T, db *idsql.DB, raw *sql.DB, stores idsql.Stores, ph
 	if n != 0 {
 		t.Fatalf("%d rows of refused statements written", n)
 	}
+	// NamedExec writes back the sharded key the row got.
+	named := &struct {
+		ID     int64  `db:"id"`
+		UserID int64  `db:"user_id"`
+		Note   string `db:"note"`
+	}{UserID: 4242, Note: "named"}
+	if _, err := db.NamedExecContext(ctx, "INSERT INTO orders (user_id, note) VALUES (:user_id, :note)", named); err != nil {
+		t.Fatal(err)
+	}
+	var namedKey int64
+	raw.QueryRowContext(ctx, "SELECT id FROM orders WHERE note = 'named'").Scan(&namedKey)
+	if named.ID == 0 || named.ID != namedKey {
+		t.Fatalf("NamedExec into a sharded table: struct key %d, row key %d", named.ID, namedKey)
+	}
 	// fill_zero does not apply to a sharded table: a listed key, 0
 	// included, is the caller's.
 	exec("INSERT INTO orders (id, user_id, note) VALUES (0, 1, 'listed')")
@@ -149,7 +163,7 @@ func insertGene(t *testing.T, db *idsql.DB, raw *sql.DB, stores idsql.Stores, ph
 	check("accounts", "SELECT id, email FROM accounts", func(s string) any { return s })
 	var cnt int
 	raw.QueryRowContext(ctx, "SELECT COUNT(*) FROM orders").Scan(&cnt)
-	if want := 20 + 45 + 3 + 60; cnt != want {
+	if want := 20 + 45 + 3 + 60 + 1; cnt != want { // + 1: NamedExec
 		t.Fatalf("%d orders, want %d", cnt, want)
 	}
 	// App-only keys: index << 2 | 2, consecutive indexes.

@@ -317,11 +317,16 @@ func TestLastInsertIdNoRowPostgres(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "INSERT INTO z (n) VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{
-		"INSERT INTO z (n) VALUES (1) ON CONFLICT (n) DO NOTHING",
-		"INSERT INTO z (id, n) VALUES (DEFAULT, 1) ON CONFLICT DO NOTHING",
-	} {
-		res, err := db.ExecContext(ctx, q)
+	wroteNoRow(t, db, "INSERT INTO z (n) VALUES (1) ON CONFLICT (n) DO NOTHING",
+		"INSERT INTO z (id, n) VALUES (DEFAULT, 1) ON CONFLICT DO NOTHING")
+}
+
+// wroteNoRow runs statements that insert nothing and checks that their
+// results say so: no row affected, LastInsertId 0 and no error.
+func wroteNoRow(t *testing.T, db *idsql.DB, queries ...string) {
+	t.Helper()
+	for _, q := range queries {
+		res, err := db.ExecContext(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
 		}

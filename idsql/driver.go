@@ -98,10 +98,6 @@ type Connector struct {
 	// a sharded table takes its shard column value (see shard.go).
 	rowShards  sync.Map
 	nRowShards atomic.Int64
-	// narrowSeen holds tables whose key column was found narrow: a
-	// statement giving its own keys is then planned without asking the
-	// catalog again (fill asks before it generates a key).
-	narrowSeen sync.Map
 	keys       *Keys
 	ownKeys    bool
 	keysDB     *sql.DB // the unwrapped pool behind owned keys
@@ -378,6 +374,45 @@ type conn struct {
 	// the duration of the call.
 	ids  []int64
 	args []driver.NamedValue
+	// last is the plan of the last statement planned on rw, so a
+	// connection that runs one INSERT over and over skips the plan cache.
+	last struct {
+		query string
+		rw    *rewrite.Rewriter
+		plan  *rewrite.Plan
+	}
+}
+
+// planState is what the executions of one plan need, derived once and kept
+// on the plan (Plan.Aux; each Connector has its own rewriters, so its own
+// plans): the table's key column was checked, and its key source, once
+// found, is at hand without a lookup by name.
+type planState struct {
+	// narrow: the key column is narrower than 64 bits and the statement
+	// lists the key, so only an execution that generates one is refused.
+	narrow bool
+	src    atomic.Pointer[batchSource]
+}
+
+// appendIDs appends n keys for the plan's table, from the cached source
+// when it has one.
+func (st *planState) appendIDs(ctx context.Context, k *Keys, dst []int64, table string, n int) ([]int64, error) {
+	if n > MaxBatch {
+		return k.AppendIDs(ctx, dst, table, n) // refused there, naming the limit
+	}
+	if src := st.src.Load(); src != nil {
+		return (*src).AppendIDs(ctx, dst, n)
+	}
+	src, err := k.Source(ctx, table)
+	if err != nil {
+		return dst, err
+	}
+	b, ok := src.(batchSource)
+	if !ok {
+		return k.AppendIDs(ctx, dst, table, n)
+	}
+	st.src.Store(&b)
+	return b.AppendIDs(ctx, dst, n)
 }
 
 // maxSkip bounds conn.skip; past it the set starts again.
@@ -423,25 +458,39 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 // connection when it must. A statement that fills a key column narrower
 // than 64 bits is refused here, before any key is drawn.
 func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
+	if l := &c.last; l.plan != nil && l.rw == c.rw && l.query == query {
+		return l.plan, nil
+	}
 	p, err := c.rw.Plan(ctx, query, catalog{c})
 	if err != nil || p == nil {
 		return nil, err
 	}
-	if p.Listed() {
-		if _, narrow := c.c.narrowSeen.Load(p.Table.String()); narrow {
-			return p, nil
-		}
-	}
-	if err := c.c.checkKey(ctx, c, p.Table); err != nil {
-		if p.Listed() && errors.Is(err, ErrNarrowKey) {
+	if p.Aux.Load() == nil {
+		st := &planState{}
+		if err := c.c.checkKey(ctx, c, p.Table); err != nil {
+			if !p.Listed() || !errors.Is(err, ErrNarrowKey) {
+				return nil, err
+			}
 			// The rows give their keys: refused only by an execution
 			// that would generate one (fill).
-			c.c.narrowSeen.Store(p.Table.String(), true)
-			return p, nil
+			st.narrow = true
+		} else if _, ok := c.c.keyChecked.Load(p.Table.String()); !ok {
+			return p, nil // a table the catalog does not know yet: checked again next time
 		}
-		return nil, err
+		p.Aux.Store(st)
 	}
+	c.last.query, c.last.rw, c.last.plan = query, c.rw, p
 	return p, nil
+}
+
+// state returns the plan's planState; plans that never passed plan's
+// checks (NamedExec's bound statements, a table the catalog did not know)
+// get a fresh one each time.
+func state(p *rewrite.Plan) *planState {
+	if st, ok := p.Aux.Load().(*planState); ok {
+		return st
+	}
+	return &planState{}
 }
 
 // fill generates the keys the plan's rows take in this execution (or takes
@@ -460,7 +509,8 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 	}
 	table := p.Table.String()
 	need := p.Need(args)
-	if need > 0 && p.Listed() {
+	st := state(p)
+	if need > 0 && p.Listed() && (st.narrow || p.Aux.Load() == nil) {
 		if err := c.c.checkKey(ctx, c, p.Table); err != nil {
 			return nil, nil, err // a narrow key column (see plan)
 		}
@@ -494,7 +544,7 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 			return nil, nil, err
 		}
 	case need > 0:
-		if ids, err = c.c.keys.AppendIDs(ctx, idBuf, table, need); err != nil {
+		if ids, err = st.appendIDs(ctx, c.c.keys, idBuf, table, need); err != nil {
 			return nil, nil, err
 		}
 	}

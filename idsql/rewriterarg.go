@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 )
@@ -19,6 +20,13 @@ import (
 // the first one, and those after pgx's option arguments (QueryExecMode,
 // ...). Native pgx code gets named arguments filled through idsql/pgxid.
 func rewriterArg(p *rewrite.Plan, args []driver.NamedValue) error {
+	if len(args) == 0 {
+		return nil
+	}
+	switch args[0].Value.(type) {
+	case nil, int64, float64, bool, []byte, string, time.Time:
+		return nil // a driver.Value: no rewriter, and pgx reads no further
+	}
 	for _, a := range args {
 		t := reflect.TypeOf(a.Value)
 		if t == nil {

@@ -71,8 +71,12 @@ func (db *DB) BeginTxx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) {
 }
 
 // MustBegin begins a transaction and panics on error, as sqlx's does.
-func (db *DB) MustBegin() *Tx {
-	tx, err := db.Beginx()
+func (db *DB) MustBegin() *Tx { return db.MustBeginTx(context.Background(), nil) }
+
+// MustBeginTx begins a transaction with options and panics on error, as
+// sqlx's does.
+func (db *DB) MustBeginTx(ctx context.Context, opts *sql.TxOptions) *Tx {
+	tx, err := db.BeginTxx(ctx, opts)
 	if err != nil {
 		panic(err)
 	}
@@ -90,15 +94,15 @@ func (db *DB) NamedExec(query string, arg any) (sql.Result, error) {
 // key column) get new keys, and once the statement has succeeded the
 // caller's key fields hold them; a failed statement leaves them as they
 // were. Pass pointers (or a slice of structs) for the keys to be written
-// back.
+// back. The statement is bound once, as sqlx binds it.
+//
+// Only the NamedExec methods of DB and Tx write keys back. sqlx's free
+// functions (sqlx.NamedExec, sqlx.NamedExecContext) given a DB or Tx, and
+// the methods of the embedded *sqlx.DB or *sqlx.Tx, insert the same keys
+// but leave the caller's key fields as they were: read them back with
+// RETURNING, or take them first with NextID.
 func (db *DB) NamedExecContext(ctx context.Context, query string, arg any) (sql.Result, error) {
-	ctx, done, err := db.fillNamed(ctx, db.DB, query, arg)
-	if err != nil {
-		return nil, err
-	}
-	res, err := db.DB.NamedExecContext(ctx, query, arg)
-	done(err)
-	return res, err
+	return db.namedExec(ctx, db.DB, query, arg)
 }
 
 // NamedExec is NamedExecContext with a background context.
@@ -108,30 +112,46 @@ func (tx *Tx) NamedExec(query string, arg any) (sql.Result, error) {
 
 // NamedExecContext is DB.NamedExecContext within the transaction.
 func (tx *Tx) NamedExecContext(ctx context.Context, query string, arg any) (sql.Result, error) {
-	ctx, done, err := tx.db.fillNamed(ctx, tx.Tx, query, arg)
+	return tx.db.namedExec(ctx, tx.Tx, query, arg)
+}
+
+// binder is what a named execution needs of a *sqlx.DB or *sqlx.Tx.
+type binder interface {
+	BindNamed(query string, arg any) (string, []any, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// namedExec binds query with arg once, runs it on b with the keys its rows
+// take, and writes those keys back into arg once it has succeeded.
+func (db *DB) namedExec(ctx context.Context, b binder, query string, arg any) (sql.Result, error) {
+	bound, args, err := b.BindNamed(query, arg)
 	if err != nil {
 		return nil, err
 	}
-	res, err := tx.Tx.NamedExecContext(ctx, query, arg)
+	ctx, done, rebind, err := db.fillNamed(ctx, bound, arg)
+	if err != nil {
+		return nil, err
+	}
+	if rebind {
+		// Keys were set in arg's rows before binding (see keysBefore).
+		if bound, args, err = b.BindNamed(query, arg); err != nil {
+			done(err)
+			return nil, err
+		}
+	}
+	res, err := b.ExecContext(ctx, bound, args...)
 	done(err)
 	return res, err
 }
 
-// binder is what fillNamed needs of a DB or Tx.
-type binder interface {
-	BindNamed(query string, arg any) (string, []any, error)
-}
-
-// fillNamed prepares a named INSERT into a configured table: the context it
-// returns tells the driver the rows' own keys and brings back the keys it
-// generates, which done (called with the statement's error) writes into
-// arg's rows when the statement succeeded.
-func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (context.Context, func(error), error) {
+// fillNamed prepares bound, a named INSERT into a configured table bound
+// with arg: the context it returns tells the driver the rows' own keys and
+// brings back the keys it generates, which done (called with the
+// statement's error) writes into arg's rows when the statement succeeded.
+// rebind reports that it set keys in arg's rows instead, which the
+// statement must be bound again to carry.
+func (db *DB) fillNamed(ctx context.Context, bound string, arg any) (_ context.Context, done func(error), rebind bool, _ error) {
 	nothing := func(error) {}
-	bound, _, err := b.BindNamed(query, arg)
-	if err != nil {
-		return ctx, nothing, err // sqlx reports it again, the same way
-	}
 	rows := elements(reflect.ValueOf(arg))
 	rw := db.connector.namedRewriter()
 	p, err := rw.Plan(ctx, bound, nil)
@@ -140,9 +160,10 @@ func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (c
 		// zero keys get new ones before sqlx binds them.
 		t, ok := rw.KeyListed(bound)
 		if !ok {
-			return ctx, nothing, nil // the driver decides
+			return ctx, nothing, false, nil // the driver decides
 		}
-		return db.keysBefore(ctx, t.String(), rows)
+		done, n, err := db.keysBefore(ctx, t.String(), rows)
+		return ctx, done, n > 0, err
 	}
 	table := p.Table.String()
 	column := db.connector.driver.cfg.Tables[table].KeyColumn()
@@ -163,7 +184,7 @@ func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (c
 			nm.keys[i] = r.get()
 		}
 	}
-	done := func(err error) {
+	done = func(err error) {
 		if err != nil || len(nm.got) != len(refs) {
 			return
 		}
@@ -173,13 +194,13 @@ func (db *DB) fillNamed(ctx context.Context, b binder, query string, arg any) (c
 			}
 		}
 	}
-	return withNamed(ctx, nm), done, nil
+	return withNamed(ctx, nm), done, false, nil
 }
 
 // keysBefore gives the zero keys of rows new keys of table before the
 // statement binds them, and returns a done that puts the old values back
-// when the statement fails.
-func (db *DB) keysBefore(ctx context.Context, table string, rows []reflect.Value) (context.Context, func(error), error) {
+// when the statement fails, and how many keys it set.
+func (db *DB) keysBefore(ctx context.Context, table string, rows []reflect.Value) (func(error), int, error) {
 	column := db.connector.driver.cfg.Tables[table].KeyColumn()
 	var undo []func()
 	restore := func() {
@@ -195,16 +216,16 @@ func (db *DB) keysBefore(ctx context.Context, table string, rows []reflect.Value
 		id, err := db.connector.keys.NextID(ctx, table)
 		if err != nil {
 			restore()
-			return ctx, nil, err
+			return nil, 0, err
 		}
 		undo = append(undo, r.saved())
 		r.set(id)
 	}
-	return ctx, func(err error) {
+	return func(err error) {
 		if err != nil {
 			restore()
 		}
-	}, nil
+	}, len(undo), nil
 }
 
 // keyRef is one row's key: a struct field, or a map entry.

@@ -312,6 +312,28 @@ func TestNamedExecFillsStructs(t *testing.T) {
 	if w.ID == 0 || queryString(t, raw, fmt.Sprintf("SELECT name FROM users WHERE id = %d", w.ID)) != "eve" {
 		t.Fatalf("tx struct key %d", w.ID)
 	}
+	// MustBeginTx gives idsql's Tx too (sqlx's would not write back).
+	var _ *idsql.Tx = db.MustBeginTx(ctx, nil)
+	tx = db.MustBeginTx(ctx, &sql.TxOptions{})
+	x := &user{Name: "fay"}
+	if _, err := tx.NamedExecContext(ctx, "INSERT INTO users (name) VALUES (:name)", x); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if x.ID == 0 || queryString(t, raw, fmt.Sprintf("SELECT name FROM users WHERE id = %d", x.ID)) != "fay" {
+		t.Fatalf("MustBeginTx struct key %d", x.ID)
+	}
+	// sqlx's free function inserts the row with a key but, as documented,
+	// does not write it back.
+	y := &user{Name: "gus"}
+	if _, err := sqlx.NamedExecContext(ctx, db, "INSERT INTO users (name) VALUES (:name)", y); err != nil {
+		t.Fatal(err)
+	}
+	if y.ID != 0 || queryString(t, raw, "SELECT count(*) FROM users WHERE name = 'gus' AND id > 0") != "1" {
+		t.Fatalf("sqlx.NamedExecContext: struct key %d, want 0 and one row with a key", y.ID)
+	}
 }
 
 func TestSqlxCompatibility(t *testing.T) {

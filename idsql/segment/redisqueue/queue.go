@@ -36,6 +36,10 @@ var (
 	ErrClosed = errors.New("redisqueue: queue closed")
 )
 
+// pushMarkerTTL is how long a pushed chunk's marker lives: longer than any
+// retry of its push.
+const pushMarkerTTL = 10 * time.Minute
+
 // errStale is the reply of a script that found another run_id.
 const errStale = "IDSQLSTALE"
 
@@ -49,10 +53,12 @@ type Queue struct {
 
 	runID atomic.Pointer[string] // the server's run_id as last seen
 
+	keys sync.Map // name -> *keyState
+
 	mu      sync.Mutex
-	keys    map[string]*keyState
 	fb      *segment.Generator // fallback generator, made at first need
 	closed  bool
+	shut    atomic.Bool // closed, readable without mu
 	bgWG    sync.WaitGroup
 	ctx     context.Context // cancelled by Close
 	cancel  context.CancelFunc
@@ -95,7 +101,7 @@ func New(ctx context.Context, rdb *redis.Client, store segment.Store, s Settings
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{rdb: rdb, store: store, s: s, keys: map[string]*keyState{}, swept: map[string]string{}}
+	q := &Queue{rdb: rdb, store: store, s: s, swept: map[string]string{}}
 	q.ctx, q.cancel = context.WithCancel(context.Background())
 	if _, err := q.fetchRunID(ctx); err != nil {
 		if !isDown(err) || s.NoFallback {
@@ -110,8 +116,26 @@ func New(ctx context.Context, rdb *redis.Client, store segment.Store, s Settings
 // Settings returns the settings in effect, defaults filled in.
 func (q *Queue) Settings() Settings { return q.s }
 
-// Next returns the next key of the segment key name.
+// Next returns the next key of the segment key name. While the local
+// buffer holds keys this takes no round trip.
 func (q *Queue) Next(ctx context.Context, name string) (int64, error) {
+	k, err := q.key(name)
+	if err != nil {
+		return 0, err
+	}
+	select {
+	case k.lock <- struct{}{}:
+	case <-ctx.Done():
+		return 0, keyErr(name, "next id", ctx.Err())
+	}
+	if len(k.buf) > 0 && !q.isClosed() {
+		id := k.buf[0]
+		k.buf = k.buf[1:]
+		<-k.lock
+		q.stats.handed.Add(1)
+		return id, nil
+	}
+	<-k.lock
 	ids, err := q.NextN(ctx, name, 1)
 	if err != nil {
 		return 0, err
@@ -138,6 +162,9 @@ func (q *Queue) NextN(ctx context.Context, name string, n int) ([]int64, error) 
 		return nil, keyErr(name, "next ids", ctx.Err())
 	}
 	defer func() { <-k.lock }()
+	if q.isClosed() {
+		return nil, keyErr(name, "next ids", ErrClosed)
+	}
 	out := make([]int64, 0, n)
 	take := func() {
 		t := min(n-len(out), len(k.buf))
@@ -224,13 +251,13 @@ func (q *Queue) fill(ctx context.Context, k *keyState, count int) error {
 
 // usable reports ErrClosed after Close.
 func (q *Queue) usable() error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
+	if q.isClosed() {
 		return ErrClosed
 	}
 	return nil
 }
+
+func (q *Queue) isClosed() bool { return q.shut.Load() }
 
 // pop runs the pop script on the current list; a stale run_id is re-read
 // and the pop retried once on the new list.
@@ -259,22 +286,24 @@ func (q *Queue) pop(ctx context.Context, name string, count int) ([]int64, int64
 }
 
 func parsePop(res []any) ([]int64, int64, error) {
-	if len(res) == 0 {
-		return nil, 0, errors.New("redisqueue: pop script answered nothing")
+	if len(res) != 2 {
+		return nil, 0, fmt.Errorf("redisqueue: pop script answered %d values, want 2", len(res))
 	}
 	left, ok := res[0].(int64)
 	if !ok {
 		return nil, 0, fmt.Errorf("redisqueue: pop script answered length %T", res[0])
 	}
-	ids := make([]int64, 0, len(res)-1)
-	for _, v := range res[1:] {
-		s, ok := v.(string)
-		if !ok {
-			return nil, 0, fmt.Errorf("redisqueue: pop script answered key %T", v)
-		}
-		id, err := strconv.ParseInt(s, 10, 64)
+	s, ok := res[1].(string)
+	if !ok {
+		return nil, 0, fmt.Errorf("redisqueue: pop script answered keys %T", res[1])
+	}
+	ids := make([]int64, 0, strings.Count(s, " ")+1)
+	for s != "" {
+		v, rest, _ := strings.Cut(s, " ")
+		s = rest
+		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || id < 1 {
-			return nil, 0, fmt.Errorf("redisqueue: list holds %q, not a key", s)
+			return nil, 0, fmt.Errorf("redisqueue: list holds %q, not a key", v)
 		}
 		ids = append(ids, id)
 	}
@@ -376,18 +405,21 @@ func (q *Queue) refill(ctx context.Context, name string) (done bool, err error) 
 // were recorded in the ledger and are never handed out by anyone.
 func (q *Queue) push(ctx context.Context, name, rid string, r segment.Range) error {
 	list := q.listKey(name, rid)
-	args := make([]any, 0, 2+q.s.PushChunk)
-	ttl := (10 * time.Minute).Milliseconds()
+	ttl := pushMarkerTTL.Milliseconds()
+	var keys []byte
 	for first := r.First; first <= r.Last; first += int64(q.s.PushChunk) {
 		last := min(first+int64(q.s.PushChunk)-1, r.Last)
-		args = append(args[:0], rid, ttl)
+		keys = keys[:0]
 		for v := first; v <= last; v++ {
-			args = append(args, strconv.FormatInt(v, 10))
+			if v > first {
+				keys = append(keys, ' ')
+			}
+			keys = strconv.AppendInt(keys, v, 10)
 		}
 		marker := q.s.Namespace + ":pushed:" + name + ":" + strconv.FormatInt(first, 10)
 		q.stats.calls.Add(1)
 		q.stats.pushes.Add(1)
-		err := pushScript.Run(ctx, q.rdb, []string{list, marker}, args...).Err()
+		err := pushScript.Run(ctx, q.rdb, []string{list, marker}, rid, ttl, keys).Err()
 		if newID, stale := staleRunID(err); stale {
 			q.restarted(rid, newID)
 			q.s.Logger.Warn("redisqueue: Redis restarted during a refill; the rest of the range is skipped",
@@ -492,20 +524,14 @@ func (q *Queue) lockKey(name, rid string) string {
 
 // key returns the state of key name, made at first use.
 func (q *Queue) key(name string) (*keyState, error) {
+	if v, ok := q.keys.Load(name); ok {
+		return v.(*keyState), nil
+	}
 	if name == "" {
 		return nil, keyErr(name, "next ids", errors.New("empty key"))
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return nil, keyErr(name, "next ids", ErrClosed)
-	}
-	k, ok := q.keys[name]
-	if !ok {
-		k = &keyState{name: name, lock: make(chan struct{}, 1)}
-		q.keys[name] = k
-	}
-	return k, nil
+	v, _ := q.keys.LoadOrStore(name, &keyState{name: name, lock: make(chan struct{}, 1)})
+	return v.(*keyState), nil
 }
 
 // Close stops background refills and the fallback generator and waits for
@@ -519,6 +545,7 @@ func (q *Queue) Close() error {
 		return nil
 	}
 	q.closed = true
+	q.shut.Store(true)
 	fb := q.fb
 	q.mu.Unlock()
 	q.cancel()

@@ -20,27 +20,28 @@ end
 `
 
 // popScript pops up to ARGV[2] keys from KEYS[1] and answers
-// {length left, key, key, ...}.
+// {length left, "key key ..."}: one string rather than one reply element
+// per key saves the client an allocation per key.
 var popScript = redis.NewScript(runIDCheck + `
 local keys = redis.call('LPOP', KEYS[1], tonumber(ARGV[2]))
-local out = {redis.call('LLEN', KEYS[1])}
-if keys then
-	for i = 1, #keys do out[i + 1] = keys[i] end
-end
-return out
+local s = ''
+if keys then s = table.concat(keys, ' ') end
+return {redis.call('LLEN', KEYS[1]), s}
 `)
 
-// pushScript appends ARGV[3..] to KEYS[1] unless the chunk marker KEYS[2]
-// exists, which it then creates with a time to live of ARGV[2] ms. The
-// marker names the chunk by its first key, unique for ever because ranges
-// never overlap: a push the client retries after a lost reply (go-redis
-// retries on network errors) is not applied twice. It answers the list's
-// length, or -1 for a chunk pushed already.
+// pushScript appends the keys of ARGV[3], separated by spaces, to KEYS[1]
+// unless the chunk marker KEYS[2] exists, which it then creates with a time
+// to live of ARGV[2] ms. The marker names the chunk by its first key,
+// unique for ever because ranges never overlap: a push the client retries
+// after a lost reply (go-redis retries on network errors) is not applied
+// twice. It answers the list's length, or -1 for a chunk pushed already.
 var pushScript = redis.NewScript(runIDCheck + `
 if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', tonumber(ARGV[2])) then
 	return -1
 end
-return redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
+local keys = {}
+for k in string.gmatch(ARGV[3], '%d+') do keys[#keys + 1] = k end
+return redis.call('RPUSH', KEYS[1], unpack(keys))
 `)
 
 // lenScript answers the length of KEYS[1].

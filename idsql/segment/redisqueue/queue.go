@@ -222,25 +222,27 @@ func (q *Queue) fill(ctx context.Context, k *keyState, count int) error {
 		}
 		// Empty: refill now, in this goroutine, unless another refiller
 		// holds the lock; then wait for its push.
+		if deadline.IsZero() {
+			deadline = time.Now().Add(q.s.WaitTimeout)
+		}
 		done, err := q.refill(ctx, k.name)
 		if err != nil {
-			if isDown(err) || ctx.Err() != nil {
-				return err
+			if isDown(err) || ctx.Err() != nil || errors.Is(err, segment.ErrUnknownKey) ||
+				errors.Is(err, segment.ErrExhausted) || errors.Is(err, segment.ErrInvalidRange) {
+				return err // no use waiting
 			}
 			k.lastErr.Store(&err)
 		} else {
 			k.lastErr.Store(nil)
 		}
-		if done {
-			continue
-		}
-		if deadline.IsZero() {
-			deadline = time.Now().Add(q.s.WaitTimeout)
-		} else if time.Now().After(deadline) {
+		if time.Now().After(deadline) {
 			if p := k.lastErr.Load(); p != nil {
 				return fmt.Errorf("%w within %v: %w", ErrNoKeys, q.s.WaitTimeout, *p)
 			}
-			return fmt.Errorf("%w within %v (the list is empty and another process holds the refill lock)", ErrNoKeys, q.s.WaitTimeout)
+			return fmt.Errorf("%w within %v (the list stayed empty; another process held the refill lock)", ErrNoKeys, q.s.WaitTimeout)
+		}
+		if done {
+			continue
 		}
 		if err := sleep(ctx, pause); err != nil {
 			return err

@@ -345,3 +345,29 @@ func TestDatabaseDown(t *testing.T) {
 	got = append(got, take(t, q, 150)...)
 	checkKeys(t, store, got)
 }
+
+// A key with no row in idsql_alloc fails at once, naming the key; a closed
+// queue fails with ErrClosed.
+func TestUnknownKeyAndClose(t *testing.T) {
+	t.Parallel()
+	store := pgStore(t)
+	rdb := client(t)
+	q := newQueue(t, rdb, store, Settings{Namespace: namespace(t, rdb), Step: 20})
+	ctx := context.Background()
+	_, err := q.Next(ctx, "no_such_key")
+	var ke *segment.KeyError
+	if !errors.Is(err, segment.ErrUnknownKey) || !errors.As(err, &ke) || ke.Key != "no_such_key" {
+		t.Errorf("unknown key: got %v, want a KeyError of \"no_such_key\" wrapping segment.ErrUnknownKey", err)
+	}
+	got := take(t, q, 5)
+	checkKeys(t, store, got)
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Next(ctx, testKey); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: got %v, want ErrClosed", err)
+	}
+	if _, err := q.NextN(ctx, testKey, 3); !errors.Is(err, ErrClosed) {
+		t.Errorf("NextN after Close: got %v, want ErrClosed", err)
+	}
+}

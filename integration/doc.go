@@ -1,6 +1,7 @@
 // Package integration holds end-to-end tests of idsql against real
 // PostgreSQL and ZooKeeper servers. It has no non-test code, apart from the
-// helper command the chaos tests run (internal/chaosproc).
+// helper commands the chaos tests run (internal/chaosproc,
+// internal/redisqproc).
 //
 // Run them through scripts/test, which starts both servers (or uses the ones
 // named by IDSQL_TEST_PG_DSN and IDSQL_TEST_ZK, for example from
@@ -59,6 +60,16 @@
 // no successor can claim a worker ID. Each helper connects with
 // application_name chaos/<name>, so that the log can say which process's
 // transaction another waits for.
+//
+// TestChaosRedisQueue does the same for the Redis queue
+// (idsql/segment/redisqueue): four or more internal/redisqproc processes
+// take keys of one segment key through a private Redis and PostgreSQL while
+// the test kills processes (SIGKILL) and starts new ones, restarts
+// PostgreSQL, and kills Redis a moment after a SAVE, so that it reloads
+// lists holding keys popped since. No key printed by a process or still
+// waiting in Redis may appear twice, and each must lie in a range of
+// idsql_alloc_log; the log says how many reloaded keys had been handed out
+// already, each a duplicate had the queue popped them again.
 //
 //	CI=true go test ./integration/ -run Chaos -v
 //

@@ -97,6 +97,8 @@ type Config struct {
 	// "quoted"; see ValidTableName) to their keys. It may be empty: the
 	// wrapper then passes every statement unchanged.
 	Tables map[string]TableConfig `yaml:"tables"`
+	// Redis is the server of the tables with `buffer: redis`.
+	Redis RedisConfig `yaml:"redis"`
 }
 
 // LayoutConfig is a preset name or a custom layout. In YAML it is either a
@@ -213,6 +215,10 @@ type TableConfig struct {
 	// means on; set it to false for a table where 0 is a real key. It does
 	// not apply to a table with Shard (such statements pass unchanged).
 	FillZero *bool `yaml:"fill_zero"`
+	// Buffer is where a segment table's pre-allocated keys wait: memory
+	// (the default, each process's own double buffer) or redis (a Redis
+	// list shared by every process, see Config.Redis and redisbuffer.go).
+	Buffer string `yaml:"buffer"`
 }
 
 // FillsZero reports whether the wrapper fills zero keys (FillZero, on by
@@ -385,6 +391,9 @@ func (c *Config) Validate(now time.Time) error {
 		}
 		if t.FillZero != nil && *t.FillZero && t.Shard != nil {
 			return fail(field+".fill_zero", "does not apply to a table with shard: each key needs its row's shard, so leave the key column out of the INSERT")
+		}
+		if err := c.validateBuffer(name, t); err != nil {
+			return err
 		}
 		switch t.Strategy {
 		case Snowflake:

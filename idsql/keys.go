@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/segment"
@@ -58,6 +60,9 @@ type KeysOptions struct {
 	SegmentStore segment.Store
 	// Segment tunes the segment generator.
 	Segment segment.Settings
+	// Redis is the client of the tables with `buffer: redis`; nil means
+	// one dialled to Config.Redis.Addr.
+	Redis *redis.Client
 	// Instance identifies this process to holders; the zero value means
 	// holder.LocalInstance(Config.Holder.Port).
 	Instance holder.Instance
@@ -93,6 +98,7 @@ type Keys struct {
 	sources sync.Map      // table name -> KeySource
 	leases  holder.Holder // grants snowflake worker leases; see Keys.holder
 	seg     *segment.Generator
+	rdb     *redis.Client // of the `buffer: redis` tables (redisbuffer.go)
 	closers []func(context.Context) error
 	closed  bool
 
@@ -225,7 +231,9 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 	case Snowflake:
 		src, err = k.startSnowflake(ctx, table, tc)
 	case Segment:
-		if tc.Gene().Plain() {
+		if tc.Buffer == BufferRedis {
+			src, err = k.startRedisQueue(ctx, table, tc)
+		} else if tc.Gene().Plain() {
 			src, err = k.startSegment(ctx, table, tc)
 		} else {
 			src, err = k.startGene(ctx, table, tc)
@@ -460,12 +468,9 @@ func (k *Keys) startSegment(ctx context.Context, table string, tc TableConfig) (
 // startSegments starts the segment generator unless it runs. k.mu is held.
 func (k *Keys) startSegments(ctx context.Context) error {
 	if k.seg == nil {
-		store := k.opts.SegmentStore
-		if store == nil {
-			if k.opts.DB == nil {
-				return errors.New("segment tables need a database: set KeysOptions.DB or SegmentStore")
-			}
-			store = segment.NewPostgresStore(k.opts.DB)
+		store, err := k.segmentStore()
+		if err != nil {
+			return err
 		}
 		g, err := segment.New(ctx, store, k.opts.Segment)
 		if err != nil {
@@ -475,6 +480,17 @@ func (k *Keys) startSegments(ctx context.Context) error {
 		k.closers = append(k.closers, func(context.Context) error { return g.Close() })
 	}
 	return nil
+}
+
+// segmentStore returns the store of segment ranges.
+func (k *Keys) segmentStore() (segment.Store, error) {
+	if k.opts.SegmentStore != nil {
+		return k.opts.SegmentStore, nil
+	}
+	if k.opts.DB == nil {
+		return nil, errors.New("segment tables need a database: set KeysOptions.DB or SegmentStore")
+	}
+	return segment.NewPostgresStore(k.opts.DB), nil
 }
 
 // Segments returns the segment generator, or nil before any segment table

@@ -187,7 +187,7 @@ func New(s Settings) (*Server, error) {
 		case tc.Strategy == idsql.Snowflake:
 			srv.snow[t] = &snowEntry{table: t}
 			srv.snowNames = append(srv.snowNames, t)
-		case tc.MaxID > 0 || !tc.Gene().Plain():
+		case tc.MaxID > 0 || !tc.Gene().Plain() || tc.Buffer == idsql.BufferRedis:
 			srv.viaKeys[cfg.SegmentKey(t)] = t
 		}
 	}

@@ -1,0 +1,128 @@
+package idsql
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idsql/idsql/idsql/segment/redisqueue"
+)
+
+// BufferRedis is TableConfig.Buffer for a segment table whose pre-allocated
+// keys wait in a Redis list shared by every process (package
+// idsql/segment/redisqueue) instead of in each process's memory.
+const BufferRedis = "redis"
+
+// RedisConfig is the Redis server of the tables with `buffer: redis`.
+//
+//	redis: {addr: 127.0.0.1:6379}
+//	tables:
+//	  users: {strategy: segment, step: 10000, buffer: redis}
+type RedisConfig struct {
+	// Addr is the server's host:port. Required when a table has
+	// `buffer: redis` (unless KeysOptions.Redis is set, it is dialled).
+	Addr string `yaml:"addr"`
+	// Batch is how many keys one pop takes into a process's local buffer;
+	// zero means redisqueue.DefaultBatch (100).
+	Batch int `yaml:"batch"`
+}
+
+// validateBuffer checks a table's buffer setting.
+func (c *Config) validateBuffer(name string, t TableConfig) error {
+	fail := func(format string, args ...any) error {
+		return &FieldError{Field: "tables." + name + ".buffer", Err: fmt.Errorf(format, args...)}
+	}
+	switch t.Buffer {
+	case "", "memory":
+		return nil
+	case BufferRedis:
+	default:
+		return fail("unknown buffer %q (want memory or redis)", t.Buffer)
+	}
+	switch {
+	case t.Strategy != Segment:
+		return fail("redis applies to segment tables only")
+	case !t.Gene().Plain():
+		return fail("redis is not supported with shard or app bits yet")
+	case c.Redis.Addr == "":
+		return &FieldError{Field: "redis.addr", Err: fmt.Errorf("is required: table %s has buffer: redis", name)}
+	case c.Redis.Batch < 0:
+		return &FieldError{Field: "redis.batch", Err: fmt.Errorf("%d is negative", c.Redis.Batch)}
+	}
+	return nil
+}
+
+// startRedisQueue starts the key source of a segment table with
+// `buffer: redis`: a redisqueue.Queue of its own (its step is the table's)
+// over the segment store, sharing the Keys' Redis client. k.mu is held.
+func (k *Keys) startRedisQueue(ctx context.Context, table string, tc TableConfig) (KeySource, error) {
+	store, err := k.segmentStore()
+	if err != nil {
+		return nil, err
+	}
+	if k.rdb == nil {
+		if k.rdb = k.opts.Redis; k.rdb == nil {
+			rdb := redis.NewClient(&redis.Options{Addr: k.cfg.Redis.Addr})
+			k.rdb = rdb
+			k.closers = append(k.closers, func(context.Context) error { return rdb.Close() })
+		}
+	}
+	q, err := redisqueue.New(ctx, k.rdb, store, redisqueue.Settings{
+		Namespace: "idsql:" + k.cfg.Namespace,
+		Step:      tc.StepOrDefault(),
+		Batch:     k.cfg.Redis.Batch,
+		Fallback:  k.opts.Segment,
+		Instance:  k.opts.Segment.Instance,
+		Logger:    k.opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	k.closers = append(k.closers, func(context.Context) error { return q.Close() })
+	return &redisSource{q: q, key: k.cfg.SegmentKey(table), lim: k.limits[table]}, nil
+}
+
+// redisSource adapts a redisqueue.Queue to KeySource, under the table's
+// max_id when it has one.
+type redisSource struct {
+	q   *redisqueue.Queue
+	key string
+	lim *keyLimit   // nil: no max_id
+	out atomic.Bool // a key above max_id was drawn
+}
+
+func (s *redisSource) NextID(ctx context.Context) (int64, error) {
+	ids, err := s.AppendIDs(ctx, make([]int64, 0, 1), 1)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// AppendIDs appends n keys to dst; with a max_id, all n or none.
+func (s *redisSource) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	if s.lim != nil && s.out.Load() {
+		return dst, s.lim.check(nil, &s.out)
+	}
+	start := len(dst)
+	var err error
+	if n == 1 {
+		var id int64
+		if id, err = s.q.Next(ctx, s.key); err == nil {
+			dst = append(dst, id)
+		}
+	} else {
+		var ids []int64
+		ids, err = s.q.NextN(ctx, s.key, n)
+		dst = append(dst, ids...)
+	}
+	if err == nil {
+		err = s.lim.check(dst[start:], &s.out)
+	}
+	if err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
+}

@@ -57,6 +57,12 @@
 // Settings.WaitTimeout, calls fail with an error wrapping ErrNoKeys and the
 // database's error.
 //
+// The queue takes a *redis.Client: one server, or a Sentinel-managed
+// group through redis.NewFailoverClient (a promoted replica has a run_id of
+// its own, so a replica that lagged behind its master is never trusted
+// with the master's lists). Redis Cluster is not supported: a push touches
+// two keys that may lie in different slots.
+//
 // # Usage
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})

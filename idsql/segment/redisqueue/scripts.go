@@ -12,7 +12,11 @@ import "github.com/redis/go-redis/v9"
 // A failed check answers the error "IDSQLSTALE <current run_id>".
 
 // runIDCheck is the common prologue; ARGV[1] is the expected run_id.
+// replicate_commands lets a script write after INFO (not deterministic) on
+// Redis before 5, where scripts were replicated verbatim; later servers
+// replicate effects anyway and treat it as a no-op.
 const runIDCheck = `
+if redis.replicate_commands then redis.replicate_commands() end
 local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 if rid ~= ARGV[1] then
 	return redis.error_reply('IDSQLSTALE ' .. tostring(rid))

@@ -31,7 +31,9 @@ const maxPushChunk = 4000
 // rejected by New with an error naming the field.
 type Settings struct {
 	// Namespace prefixes every Redis key the queue uses (default "idsql").
-	// Queues that share keys must share the namespace, and the database.
+	// Queues that share keys must share the namespace and the database;
+	// two databases must never share a namespace on one Redis, or ranges
+	// of both would mix in one list.
 	Namespace string
 
 	// Step is how many keys one refill allocates from the store and pushes

@@ -504,7 +504,7 @@ func (k *Keys) Segments() *segment.Generator {
 // segmentSource adapts a segment key to KeySource, under the table's
 // max_id when it has one.
 type segmentSource struct {
-	key *segment.Key
+	key segmentKey  // a *segment.Key, or a Redis queue's key (redisbuffer.go)
 	lim *keyLimit   // nil: no max_id
 	out atomic.Bool // a key above max_id was drawn
 }
@@ -518,6 +518,12 @@ func (s *segmentSource) NextID(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return ids[0], nil
+}
+
+// segmentKey is what a segmentSource draws keys from.
+type segmentKey interface {
+	Next(ctx context.Context) (int64, error)
+	NextIDs(ctx context.Context, n int) ([]int64, error)
 }
 
 // AppendIDs appends n keys to dst; with a max_id, all n or none.

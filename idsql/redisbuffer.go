@@ -3,7 +3,6 @@ package idsql
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -81,48 +80,18 @@ func (k *Keys) startRedisQueue(ctx context.Context, table string, tc TableConfig
 		return nil, err
 	}
 	k.closers = append(k.closers, func(context.Context) error { return q.Close() })
-	return &redisSource{q: q, key: k.cfg.SegmentKey(table), lim: k.limits[table]}, nil
+	return &segmentSource{key: queueKey{q: q, key: k.cfg.SegmentKey(table)}, lim: k.limits[table]}, nil
 }
 
-// redisSource adapts a redisqueue.Queue to KeySource, under the table's
-// max_id when it has one.
-type redisSource struct {
+// queueKey is one key of a redisqueue.Queue, as a segmentSource draws
+// from it.
+type queueKey struct {
 	q   *redisqueue.Queue
 	key string
-	lim *keyLimit   // nil: no max_id
-	out atomic.Bool // a key above max_id was drawn
 }
 
-func (s *redisSource) NextID(ctx context.Context) (int64, error) {
-	ids, err := s.AppendIDs(ctx, make([]int64, 0, 1), 1)
-	if err != nil {
-		return 0, err
-	}
-	return ids[0], nil
-}
+func (k queueKey) Next(ctx context.Context) (int64, error) { return k.q.Next(ctx, k.key) }
 
-// AppendIDs appends n keys to dst; with a max_id, all n or none.
-func (s *redisSource) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
-	if s.lim != nil && s.out.Load() {
-		return dst, s.lim.check(nil, &s.out)
-	}
-	start := len(dst)
-	var err error
-	if n == 1 {
-		var id int64
-		if id, err = s.q.Next(ctx, s.key); err == nil {
-			dst = append(dst, id)
-		}
-	} else {
-		var ids []int64
-		ids, err = s.q.NextN(ctx, s.key, n)
-		dst = append(dst, ids...)
-	}
-	if err == nil {
-		err = s.lim.check(dst[start:], &s.out)
-	}
-	if err != nil {
-		return dst[:start], err
-	}
-	return dst, nil
+func (k queueKey) NextIDs(ctx context.Context, n int) ([]int64, error) {
+	return k.q.NextN(ctx, k.key, n)
 }

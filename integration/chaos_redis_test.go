@@ -38,27 +38,7 @@ import (
 // the other chaos tests.
 func TestChaosRedisQueue(t *testing.T) {
 	t.Parallel()
-	soak := chaosSoak
-	if v := os.Getenv(EnvChaosDuration); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			t.Fatalf("%s=%q: want a duration such as 10m", EnvChaosDuration, v)
-		}
-		soak = d
-	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv(EnvChaosSeed); v != "" {
-		s, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("%s=%q: want an unsigned integer", EnvChaosSeed, v)
-		}
-		seed = s
-	}
-	if dl, ok := t.Deadline(); ok {
-		if left := time.Until(dl) - 2*time.Minute; soak > left {
-			soak = max(left, 0)
-		}
-	}
+	soak, seed := chaosSoakSeed(t, 2*time.Minute)
 	r := rand.New(rand.NewPCG(seed, 17))
 	t.Logf("chaos redis queue: seed %d (%s=%d repeats the fault choices), soak %s", seed, EnvChaosSeed, seed, soak)
 

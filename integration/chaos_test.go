@@ -131,6 +131,21 @@ type chaos struct {
 
 func runChaos(t *testing.T, m chaosMode) {
 	t.Parallel()
+	// Leave time for the scripted scenarios and the checks before the
+	// test binary's -timeout.
+	soak, seed := chaosSoakSeed(t, 3*time.Minute)
+	c := newChaos(t, m, seed)
+	t.Logf("chaos %s: seed %d (%s=%d repeats the fault choices), soak %s", m, seed, EnvChaosSeed, seed, soak)
+	c.script()
+	c.soak(soak)
+	c.finish()
+}
+
+// chaosSoakSeed returns the length of the random-fault phase and the seed
+// of the fault choices: IDSQL_CHAOS_DURATION and IDSQL_CHAOS_SEED, or the
+// defaults, the soak cut short to end reserve before the test timeout.
+func chaosSoakSeed(t *testing.T, reserve time.Duration) (time.Duration, uint64) {
+	t.Helper()
 	soak := chaosSoak
 	if v := os.Getenv(EnvChaosDuration); v != "" {
 		d, err := time.ParseDuration(v)
@@ -147,19 +162,13 @@ func runChaos(t *testing.T, m chaosMode) {
 		}
 		seed = s
 	}
-	// Leave time for the scripted scenarios and the checks before the
-	// test binary's -timeout.
 	if dl, ok := t.Deadline(); ok {
-		if left := time.Until(dl) - 3*time.Minute; soak > left {
+		if left := time.Until(dl) - reserve; soak > left {
 			soak = max(left, 0)
 			t.Logf("soak shortened to %s to end before the test timeout", soak.Round(time.Second))
 		}
 	}
-	c := newChaos(t, m, seed)
-	t.Logf("chaos %s: seed %d (%s=%d repeats the fault choices), soak %s", m, seed, EnvChaosSeed, seed, soak)
-	c.script()
-	c.soak(soak)
-	c.finish()
+	return soak, seed
 }
 
 func newChaos(t *testing.T, m chaosMode, seed uint64) *chaos {

@@ -3,6 +3,8 @@ package redisqueue
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -77,4 +79,47 @@ func BenchmarkQueue(b *testing.B) {
 		})
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ids/s")
 	})
+}
+
+// BenchmarkPopGuard measures what the run_id check costs a pop: the pop
+// script (INFO server, LPOP count, LLEN) against a bare LPOP count, both
+// taking 100 keys from a list kept full, one round trip per op.
+//
+//	source /tmp/idsql-dev/env && CI=true go test -run '^$' -bench PopGuard -benchtime 2s -count 3 ./idsql/segment/redisqueue/
+func BenchmarkPopGuard(b *testing.B) {
+	rdb := client(b)
+	ns := namespace(b, rdb)
+	ctx := context.Background()
+	rid := ""
+	if info, err := rdb.Info(ctx, "server").Result(); err == nil {
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+				rid = v
+			}
+		}
+	}
+	list := ns + ":q:bench:" + rid
+	keys := make([]any, 100)
+	for i := range keys {
+		keys[i] = strconv.Itoa(1_000_000 + i)
+	}
+	for _, c := range []struct {
+		name string
+		pop  func() error
+	}{
+		{"script", func() error { return popScript.Run(ctx, rdb, []string{list}, rid, 100).Err() }},
+		{"bare-lpop", func() error { return rdb.LPopCount(ctx, list, 100).Err() }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				rdb.RPush(ctx, list, keys...)
+				b.StartTimer()
+				if err := c.pop(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pops/s")
+		})
+	}
 }

@@ -63,6 +63,10 @@
 // with the master's lists). Redis Cluster is not supported: a push touches
 // two keys that may lie in different slots.
 //
+// Run Redis with maxmemory-policy noeviction (its default): an evicted list
+// only loses keys, but an evicted chunk marker would let a retried push
+// apply twice.
+//
 // # Usage
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})

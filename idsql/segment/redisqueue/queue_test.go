@@ -371,3 +371,26 @@ func TestUnknownKeyAndClose(t *testing.T) {
 		t.Errorf("NextN after Close: got %v, want ErrClosed", err)
 	}
 }
+
+// Keys waiting in Redis outlive the process that pushed them: a queue
+// started after another closed (a restarted service process) takes them,
+// with no new range; only the closed queue's local buffer is lost.
+func TestKeysSurviveProcessRestart(t *testing.T) {
+	t.Parallel()
+	store := pgStore(t)
+	rdb := client(t)
+	s := Settings{Namespace: namespace(t, rdb), Step: 100, Batch: 10, LowWater: 0.1}
+	a := newQueue(t, rdb, store, s)
+	got := take(t, a, 3) // one range: 10 popped, 90 waiting
+	a.Close()
+	b := newQueue(t, rdb, store, s)
+	got = append(got, take(t, b, 80)...)
+	if r := b.Stats().Refills; r != 0 {
+		t.Errorf("the second queue allocated %d ranges; the 90 waiting keys should have served it", r)
+	}
+	// The first queue's buffer (keys 4..10) is lost; the rest follow it.
+	if got[3] != got[0]+10 {
+		t.Errorf("second queue's first key %d, want %d (the first key after the closed queue's batch)", got[3], got[0]+10)
+	}
+	checkKeys(t, store, got)
+}

@@ -12,7 +12,9 @@
 //
 // where run_id is the Redis server's run_id (INFO server). A process pops
 // keys in batches (LPOP key count, Settings.Batch keys per round trip) into
-// a small local buffer and hands them out from there. A pop that leaves the
+// a small local buffer and hands them out from there; when Next finds the
+// buffer less than half full it pops the next batch in the background, so
+// callers seldom wait for a round trip. A pop that leaves the
 // list below Settings.LowWater (20 %) of Settings.Step starts a refill: the
 // refiller takes a short lock (SET NX PX with a random token, released by a
 // compare-and-delete script), allocates one range of Step keys from the

@@ -81,6 +81,8 @@ type keyState struct {
 	buf  []int64       // popped, not yet handed out
 	// refilling is set while a background refill of this key runs.
 	refilling atomic.Bool
+	// prefetching is set while a background pop of this key runs.
+	prefetching atomic.Bool
 	lastErr   atomic.Pointer[error] // last refill error, nil after a success
 }
 
@@ -131,7 +133,11 @@ func (q *Queue) Next(ctx context.Context, name string) (int64, error) {
 	if len(k.buf) > 0 && !q.isClosed() {
 		id := k.buf[0]
 		k.buf = k.buf[1:]
+		low := len(k.buf) < q.s.Batch/2
 		<-k.lock
+		if low {
+			q.prefetch(k)
+		}
 		q.stats.handed.Add(1)
 		return id, nil
 	}
@@ -310,6 +316,40 @@ func parsePop(res []any) ([]int64, int64, error) {
 		ids = append(ids, id)
 	}
 	return ids, left, nil
+}
+
+// prefetch pops the next batch of k in the background when its buffer
+// runs low, so that callers do not wait for the round trip. Errors are left
+// to the callers' own pops to meet; nothing is prefetched while Redis is
+// down.
+func (q *Queue) prefetch(k *keyState) {
+	if q.redisDown() || !k.prefetching.CompareAndSwap(false, true) {
+		return
+	}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		k.prefetching.Store(false)
+		return
+	}
+	q.bgWG.Add(1)
+	q.mu.Unlock()
+	go func() {
+		defer q.bgWG.Done()
+		defer k.prefetching.Store(false)
+		ctx, cancel := context.WithTimeout(q.ctx, q.s.LoadTimeout)
+		defer cancel()
+		ids, left, err := q.pop(ctx, k.name, q.s.Batch)
+		if err != nil || len(ids) == 0 {
+			return
+		}
+		k.lock <- struct{}{}
+		k.buf = append(k.buf, ids...)
+		<-k.lock
+		if float64(left) < q.s.LowWater*float64(q.s.Step) {
+			q.refillAsync(k)
+		}
+	}()
 }
 
 // refillAsync refills k's list in the background unless a refill of k by

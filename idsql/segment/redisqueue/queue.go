@@ -81,8 +81,12 @@ type keyState struct {
 	buf  []int64       // popped, not yet handed out
 	// refilling is set while a background refill of this key runs.
 	refilling atomic.Bool
-	// prefetching is set while a background pop of this key runs.
+	// prefetching is set while a background pop of this key runs; it
+	// leaves its keys in pending (guarded by pmu, not lock, so that it
+	// never waits for a caller who holds lock), where fill takes them.
 	prefetching atomic.Bool
+	pmu         sync.Mutex
+	pending     []int64
 	lastErr   atomic.Pointer[error] // last refill error, nil after a success
 }
 
@@ -215,6 +219,14 @@ func (q *Queue) fill(ctx context.Context, k *keyState, count int) error {
 		if err := q.usable(); err != nil {
 			return err
 		}
+		k.pmu.Lock()
+		ids := k.pending
+		k.pending = nil
+		k.pmu.Unlock()
+		if len(ids) > 0 { // popped by the background pop
+			k.buf = append(k.buf, ids...)
+			return nil
+		}
 		ids, left, err := q.pop(ctx, k.name, count)
 		if err != nil {
 			return err
@@ -326,6 +338,13 @@ func (q *Queue) prefetch(k *keyState) {
 	if q.redisDown() || !k.prefetching.CompareAndSwap(false, true) {
 		return
 	}
+	k.pmu.Lock()
+	full := len(k.pending) > 0 // one batch ahead at most
+	k.pmu.Unlock()
+	if full {
+		k.prefetching.Store(false)
+		return
+	}
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -343,9 +362,9 @@ func (q *Queue) prefetch(k *keyState) {
 		if err != nil || len(ids) == 0 {
 			return
 		}
-		k.lock <- struct{}{}
-		k.buf = append(k.buf, ids...)
-		<-k.lock
+		k.pmu.Lock()
+		k.pending = append(k.pending, ids...)
+		k.pmu.Unlock()
 		if float64(left) < q.s.LowWater*float64(q.s.Step) {
 			q.refillAsync(k)
 		}

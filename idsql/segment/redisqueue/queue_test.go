@@ -148,10 +148,11 @@ func TestLockExpiredTwoRefillers(t *testing.T) {
 	if n := rdb.LLen(ctx, list).Val(); n != 2*s.Step {
 		t.Errorf("list holds %d keys, want the two ranges' %d", n, 2*s.Step)
 	}
-	checkKeys(t, store, take(t, a, int(2*s.Step)))
 	if r := a.Stats().Refills + b.Stats().Refills; r != 2 {
 		t.Errorf("%d refills, want 2", r)
 	}
+	// (Draining the list refills it again in the background.)
+	checkKeys(t, store, take(t, a, int(2*s.Step)))
 }
 
 // A chunk pushed twice (go-redis retrying after a lost reply) is applied
@@ -393,4 +394,27 @@ func TestKeysSurviveProcessRestart(t *testing.T) {
 		t.Errorf("second queue's first key %d, want %d (the first key after the closed queue's batch)", got[3], got[0]+10)
 	}
 	checkKeys(t, store, got)
+}
+
+// The background pop keeps at most one batch ahead of the local buffer:
+// a process holds (and would lose in a crash) about Batch to 2*Batch keys.
+func TestPrefetchBounded(t *testing.T) {
+	t.Parallel()
+	store := pgStore(t)
+	rdb := client(t)
+	s := Settings{Namespace: namespace(t, rdb), Step: 1000, Batch: 10}
+	q := newQueue(t, rdb, store, s)
+	for i := range 500 {
+		take(t, q, 1)
+		q.bgWG.Wait() // let every background pop land
+		k, _ := q.key(testKey)
+		k.lock <- struct{}{}
+		k.pmu.Lock()
+		held := len(k.buf) + len(k.pending)
+		k.pmu.Unlock()
+		<-k.lock
+		if held > 2*s.Batch {
+			t.Fatalf("after %d keys the process holds %d keys, more than 2 batches", i+1, held)
+		}
+	}
 }

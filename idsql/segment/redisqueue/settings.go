@@ -42,8 +42,8 @@ type Settings struct {
 
 	// Batch is how many keys one pop takes from Redis into the process's
 	// local buffer (default 100). Keys in the buffer of a process that dies
-	// are lost (skipped, never reissued): about 1.5 batches per key at
-	// most, with the background pop.
+	// are lost (skipped, never reissued): at most about two batches per
+	// key, the buffer and one batch popped ahead in the background.
 	Batch int
 
 	// LowWater is the fraction of Step below which the list is refilled

@@ -87,7 +87,7 @@ type keyState struct {
 	prefetching atomic.Bool
 	pmu         sync.Mutex
 	pending     []int64
-	lastErr   atomic.Pointer[error] // last refill error, nil after a success
+	lastErr     atomic.Pointer[error] // last refill error, nil after a success
 }
 
 // New returns a Queue over the Redis client rdb and the range allocator

@@ -194,7 +194,7 @@ func TestChaosRedisQueue(t *testing.T) {
 	}
 	t.Logf("faults: %v; %d Redis restarts reloaded a list of the earlier run, holding %d keys, %d of them handed out already (each a duplicate without the run_id check)",
 		faults, staleReloads, len(reloaded), danger)
-	t.Logf("%d keys handed out by %d processes, %d waiting in Redis, %d allocated in %d ranges (%d skipped: popped by killed processes, lists of earlier Redis runs, ranges cut short)",
+	t.Logf("%d keys handed out by %d processes, %d waiting in Redis, %d allocated in %d ranges (%d skipped: buffered by stopped processes, in their fallback segments, in lists of earlier Redis runs, or in ranges cut short)",
 		handed, len(procs), len(waiting), allocated, len(ranges), allocated-int64(len(all)))
 	checkChaosKeys(t, all, ranges)
 	if danger == 0 {

@@ -19,9 +19,9 @@ func TestSegmentBufferRedis(t *testing.T) {
 	_, _ = rand.Read(b[:])
 	ns := "srv" + hex.EncodeToString(b[:])
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
 	ctx := context.Background()
-	t.Cleanup(func() {
+	t.Cleanup(func() { // after the server's Close, registered later
+		defer rdb.Close()
 		iter := rdb.Scan(ctx, 0, "idsql:"+ns+":*", 1000).Iterator()
 		for iter.Next(ctx) {
 			rdb.Del(ctx, iter.Val())

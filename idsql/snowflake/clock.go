@@ -2,7 +2,6 @@ package snowflake
 
 import (
 	"context"
-	"runtime"
 	"time"
 )
 
@@ -17,35 +16,43 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// SystemClock is the real clock. Its Sleep spins for the last stretch of a
-// wait: on virtual machines time.Sleep can overshoot by a millisecond, a
-// whole tick of the leaf layout.
+// SystemClock is the real clock. Its Sleep burns no CPU: it waits on a
+// Go timer, or, for short waits on Linux, blocks its thread in nanosleep
+// (see Sleep).
 type SystemClock struct{}
 
 // Now implements Clock.
 func (SystemClock) Now() time.Time { return time.Now() }
 
-// spinBelow is how much of a wait SystemClock.Sleep spins instead of
-// sleeping.
-const spinBelow = 2 * time.Millisecond
+// preciseBelow is the longest wait SystemClock.Sleep makes with
+// preciseSleep instead of a Go timer.
+const preciseBelow = 2 * time.Millisecond
 
-// Sleep implements Clock.
+// Sleep implements Clock. A wait shorter than 2 ms (waiting for the next
+// tick of a millisecond layout, or for a clock that stepped back a little)
+// blocks the calling goroutine's thread in the kernel's high-resolution
+// sleep where the platform has one (Linux): a Go timer wakes about a
+// millisecond late for any wait under a millisecond, since the runtime's
+// poller sleeps in whole milliseconds, and that would cost a millisecond
+// layout a fifth of its ceiling. Such a wait is not interrupted by ctx; ctx
+// is checked before and after it. Longer waits use a Go timer and end early
+// when ctx is done.
 func (SystemClock) Sleep(ctx context.Context, d time.Duration) error {
-	deadline := time.Now().Add(d)
-	if d > spinBelow {
-		t := time.NewTimer(d - spinBelow)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	for i := 0; time.Now().Before(deadline); i++ {
-		if i%64 == 63 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		runtime.Gosched()
+	if d <= 0 {
+		return nil
 	}
-	return nil
+	if d < preciseBelow && preciseSleep(d) {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

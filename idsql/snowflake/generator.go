@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
@@ -107,14 +107,23 @@ type Generator struct {
 	lease       Lease
 	done        <-chan struct{}
 
-	_     [64]byte // keep the hot words on their own cache line
-	state atomic.Uint64
+	// mu serializes reserve: the checks of a clock reading against the
+	// state and the lease's limits and the update of state happen under
+	// it, so a contended generator queues its callers for a few
+	// nanoseconds instead of having them retry a compare-and-swap whose
+	// window holds a clock read. The clock is read before taking it.
+	_  [64]byte // keep the hot words on their own cache line
+	mu sync.Mutex
+	// state is tick<<seqBits | seq of the last sequence number issued or
+	// reserved, with stopBit once stopped. Guarded by mu.
+	state uint64
 	// deadline is the lease's deadline as an elapsed() value: no ID is
 	// stamped with a reading at or past it. math.MaxInt64 means none.
-	deadline atomic.Int64
-	// lastTick is the last tick the lease's horizon allows.
-	lastTick atomic.Int64
-	_        [40]byte
+	// Guarded by mu.
+	deadline int64
+	// lastTick is the last tick the lease's horizon allows. Guarded by mu.
+	lastTick int64
+	_        [32]byte
 }
 
 // stopBit marks a stopped state word. A state word holds tick<<seqBits|seq,
@@ -192,17 +201,20 @@ func New(ctx context.Context, lease Lease, s Settings) (*Generator, error) {
 	}
 	if !after.IsZero() {
 		// Start strictly after the horizon's tick: its sequences may be used.
-		g.state.Store(uint64(l.Tick(after))<<g.seqBits | g.seqMask)
+		g.state = uint64(l.Tick(after))<<g.seqBits | g.seqMask
 	}
-	if err := g.renew(); err != nil {
+	g.mu.Lock()
+	err := g.renewLocked()
+	g.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
-// renew reads the lease's deadline and horizon into the generator's limit
-// words.
-func (g *Generator) renew() error {
+// renewLocked reads the lease's deadline and horizon into the generator's
+// limit words.
+func (g *Generator) renewLocked() error {
 	deadline, horizon, err := g.lease.Validity()
 	if err != nil {
 		return fmt.Errorf("%w: worker %d: %w", ErrStopped, g.WorkerID(), err)
@@ -216,8 +228,8 @@ func (g *Generator) renew() error {
 		// A tick is allowed when it ends by the horizon.
 		t = g.layout.Tick(horizon) - 1
 	}
-	g.deadline.Store(d)
-	g.lastTick.Store(t)
+	g.deadline = d
+	g.lastTick = t
 	return nil
 }
 
@@ -225,12 +237,11 @@ func (g *Generator) renew() error {
 // start of the last tick issued or reserved (the cached ring's unissued IDs
 // included), the horizon to persist on Lease.Release.
 func (g *Generator) Stop() time.Time {
-	for {
-		old := g.state.Load()
-		if old&stopBit != 0 || g.state.CompareAndSwap(old, old|stopBit) {
-			return g.layout.TimeOf(int64(old &^ stopBit >> g.seqBits))
-		}
-	}
+	g.mu.Lock()
+	old := g.state
+	g.state |= stopBit
+	g.mu.Unlock()
+	return g.layout.TimeOf(int64(old &^ stopBit >> g.seqBits))
 }
 
 // Layout returns the generator's layout.
@@ -241,7 +252,10 @@ func (g *Generator) WorkerID() int64 { return int64(g.workerPart >> g.seqBits) }
 
 // HighWater returns the start of the latest tick issued or reserved.
 func (g *Generator) HighWater() time.Time {
-	return g.layout.TimeOf(int64(g.state.Load() &^ stopBit >> g.seqBits))
+	g.mu.Lock()
+	s := g.state
+	g.mu.Unlock()
+	return g.layout.TimeOf(int64(s &^ stopBit >> g.seqBits))
 }
 
 // NextID returns a new ID. It waits for the next tick when this one's
@@ -303,7 +317,8 @@ var errWouldWait = errors.New("snowflake: would wait")
 // returns the first as a state word (tick<<seqBits | seq) and the count. It
 // may claim ticks up to ahead ticks in the future (the cached generator
 // borrows them). When the clock must advance first it waits, or returns
-// errWouldWait when wait is false.
+// errWouldWait when wait is false. Waits sleep on the Clock outside the
+// generator's lock.
 func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait bool) (uint64, uint64, error) {
 	var horizonWait time.Duration
 	for {
@@ -312,70 +327,97 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 			return 0, 0, fmt.Errorf("%w: worker %d: %w", ErrStopped, g.WorkerID(), g.lease.Err())
 		default:
 		}
-		// Load the state before reading the clock: the tick in the state was
-		// read from the clock before it was stored, so a clock read after the
-		// load is never behind it unless the clock really stepped back.
-		old := g.state.Load()
-		if old&stopBit != 0 {
-			return 0, 0, fmt.Errorf("%w: worker %d: stopped", ErrStopped, g.WorkerID())
-		}
 		e := g.elapsed()
-		// The reading that stamps the ID is the one checked against the
-		// lease's deadline, so a process paused anywhere before this line
-		// issues nothing once it resumes past the deadline.
-		if int64(e) >= g.deadline.Load() {
-			if err := g.renew(); err != nil {
-				return 0, 0, err
-			}
-			if int64(e) >= g.deadline.Load() {
-				return 0, 0, fmt.Errorf("%w: worker %d: the lease's deadline passed without renewal", ErrStopped, g.WorkerID())
-			}
-		}
-		now := g.tickOf(e)
-		last := int64(old >> g.seqBits)
-		var first uint64
+		g.mu.Lock()
+		first, count, h, err := g.reserveLocked(e, want, ahead, wait, horizonWait)
+		g.mu.Unlock()
 		switch {
-		case now > last:
-			first = uint64(now)<<g.seqBits | g.startSeq()
-		case now < last-ahead:
-			behind := g.layout.TimeOf(last - ahead).Sub(g.layout.TimeOf(now))
-			if behind > g.maxBackward {
-				return 0, 0, &ClockBackwardError{Behind: behind, Max: g.maxBackward}
-			}
-			if !wait {
-				return 0, 0, errWouldWait
-			}
-			if err := g.clock.Sleep(ctx, behind); err != nil {
-				return 0, 0, err
-			}
+		case err != nil:
+			return 0, 0, err
+		case h.again:
 			continue
-		case old&g.seqMask < g.seqMask:
-			first = old + 1
-		case last < now+ahead:
-			first = uint64(last+1)<<g.seqBits | g.startSeq()
-		default: // this tick is used up: wait for the next one
-			if !wait {
-				return 0, 0, errWouldWait
-			}
-			if err := g.waitTick(ctx, last+1-ahead); err != nil {
-				return 0, 0, err
-			}
-			continue
-		}
-		if int64(first>>g.seqBits) > g.maxTick {
-			return 0, 0, fmt.Errorf("%w: layout %s ended at %s", ErrExhausted, g.layout, g.layout.Horizon().UTC().Format(time.RFC3339))
-		}
-		if t := int64(first >> g.seqBits); t > g.lastTick.Load() {
-			if err := g.beyondHorizon(ctx, t, now, wait, &horizonWait); err != nil {
-				return 0, 0, err
-			}
-			continue
-		}
-		count := min(want, g.seqMask-first&g.seqMask+1)
-		if g.state.CompareAndSwap(old, first+count-1) {
+		case h.d == 0:
 			return first, count, nil
+		case !wait:
+			return 0, 0, errWouldWait
+		}
+		if h.horizon {
+			horizonWait += h.d
+		}
+		if err := g.clock.Sleep(ctx, h.d); err != nil {
+			return 0, 0, err
 		}
 	}
+}
+
+// A hold says why reserveLocked reserved nothing without failing: try again
+// at once, or after sleeping d (for the next tick, a clock that stepped
+// back, or a late renewal of the horizon).
+type hold struct {
+	again   bool
+	horizon bool
+	d       time.Duration
+}
+
+// reserveLocked is one attempt of reserve, with g.mu held; e is a clock
+// reading (elapsed) taken just before the lock. horizonWait is how long
+// the call has already waited for the horizon.
+func (g *Generator) reserveLocked(e time.Duration, want uint64, ahead int64, wait bool, horizonWait time.Duration) (uint64, uint64, hold, error) {
+	old := g.state
+	if old&stopBit != 0 {
+		return 0, 0, hold{}, fmt.Errorf("%w: worker %d: stopped", ErrStopped, g.WorkerID())
+	}
+	last := int64(old >> g.seqBits)
+	if g.tickOf(e) < last-ahead {
+		// Another caller may have stamped a later reading while this one
+		// waited for the lock: read the clock again. The state is loaded
+		// first, and its tick was read from the clock before it was
+		// stored, so this reading is behind it only if the clock really
+		// stepped back.
+		e = g.elapsed()
+	}
+	// The reading that stamps the ID is the one checked against the lease's
+	// deadline, so a process paused anywhere before that reading issues
+	// nothing once it resumes past the deadline. (One paused after it
+	// stamps a tick that ended before the deadline.)
+	if int64(e) >= g.deadline {
+		if err := g.renewLocked(); err != nil {
+			return 0, 0, hold{}, err
+		}
+		if int64(e) >= g.deadline {
+			return 0, 0, hold{}, fmt.Errorf("%w: worker %d: the lease's deadline passed without renewal", ErrStopped, g.WorkerID())
+		}
+	}
+	now := g.tickOf(e)
+	var first uint64
+	switch {
+	case now > last:
+		first = uint64(now)<<g.seqBits | g.startSeq()
+	case now < last-ahead:
+		behind := g.layout.TimeOf(last - ahead).Sub(g.layout.TimeOf(now))
+		if behind > g.maxBackward {
+			return 0, 0, hold{}, &ClockBackwardError{Behind: behind, Max: g.maxBackward}
+		}
+		return 0, 0, hold{d: behind}, nil
+	case old&g.seqMask < g.seqMask:
+		first = old + 1
+	case last < now+ahead:
+		first = uint64(last+1)<<g.seqBits | g.startSeq()
+	default: // this tick is used up: wait for the next one
+		// A fresh reading: e may be as old as the wait for the lock.
+		d := time.Duration(last+1-ahead)*g.layout.Unit - g.elapsed()
+		return 0, 0, hold{again: d <= 0, d: d}, nil
+	}
+	if int64(first>>g.seqBits) > g.maxTick {
+		return 0, 0, hold{}, fmt.Errorf("%w: layout %s ended at %s", ErrExhausted, g.layout, g.layout.Horizon().UTC().Format(time.RFC3339))
+	}
+	if t := int64(first >> g.seqBits); t > g.lastTick {
+		h, err := g.beyondHorizonLocked(t, now, wait, horizonWait)
+		return 0, 0, h, err
+	}
+	count := min(want, g.seqMask-first&g.seqMask+1)
+	g.state = first + count - 1
+	return first, count, hold{}, nil
 }
 
 // MaxHorizonWait is how long a call waits for a late renewal to move the
@@ -383,38 +425,27 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 // should slow the generator down, not stop it.
 const MaxHorizonWait = 2 * time.Second
 
-// beyondHorizon handles a tick past the lease's horizon: it reads the
-// lease's limits again and returns nil when the tick is allowed now or after
-// a short wait (the caller then tries again). A borrowed tick (ahead of the
-// clock) waits for the horizon without blocking the caller; a current one
-// waits up to MaxHorizonWait in all for the holder to persist a new horizon.
-func (g *Generator) beyondHorizon(ctx context.Context, tick, now int64, wait bool, waited *time.Duration) error {
-	if err := g.renew(); err != nil {
-		return err
+// beyondHorizonLocked handles a tick past the lease's horizon: it reads
+// the lease's limits again and says to try again when the tick is allowed
+// now, or after a short wait. A borrowed tick (ahead of the clock) waits
+// for the horizon without blocking the caller; a current one waits up to
+// MaxHorizonWait in all for the holder to persist a new horizon.
+func (g *Generator) beyondHorizonLocked(tick, now int64, wait bool, waited time.Duration) (hold, error) {
+	if err := g.renewLocked(); err != nil {
+		return hold{}, err
 	}
-	if tick <= g.lastTick.Load() {
-		return nil
+	if tick <= g.lastTick {
+		return hold{again: true}, nil
 	}
 	if tick > now && !wait {
-		return errWouldWait
+		return hold{}, errWouldWait
 	}
-	if wait && *waited < MaxHorizonWait {
-		step := max(g.layout.Unit, time.Millisecond)
-		*waited += step
-		return g.clock.Sleep(ctx, step)
+	if wait && waited < MaxHorizonWait {
+		return hold{horizon: true, d: max(g.layout.Unit, time.Millisecond)}, nil
 	}
-	return fmt.Errorf("%w: worker %d: tick %s is past the lease's persisted horizon %s (no renewal moved it within %s)",
+	return hold{}, fmt.Errorf("%w: worker %d: tick %s is past the lease's persisted horizon %s (no renewal moved it within %s)",
 		ErrStopped, g.WorkerID(), g.layout.TimeOf(tick).UTC().Format(time.RFC3339Nano),
-		g.layout.TimeOf(g.lastTick.Load()+1).UTC().Format(time.RFC3339Nano), MaxHorizonWait)
-}
-
-// waitTick waits until the clock reaches tick.
-func (g *Generator) waitTick(ctx context.Context, tick int64) error {
-	d := time.Duration(tick)*g.layout.Unit - g.elapsed()
-	if d <= 0 {
-		return nil
-	}
-	return g.clock.Sleep(ctx, d)
+		g.layout.TimeOf(g.lastTick+1).UTC().Format(time.RFC3339Nano), MaxHorizonWait)
 }
 
 func (g *Generator) startSeq() uint64 {

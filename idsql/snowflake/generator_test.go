@@ -39,7 +39,7 @@ func checkUnique(t *testing.T, ids []int64) {
 
 // TestUniqueConcurrent takes IDs from 8 goroutines: every goroutine sees
 // strictly increasing IDs and no ID repeats. On the injected clock, which
-// moves only when a caller sleeps for the next tick, 2 million IDs are 489
+// moves only when a caller sleeps for the next tick, 1 million IDs are 245
 // ticks used up to the last sequence number; on the real clock 400,000 IDs
 // (about 100 ms at the leaf layout's ceiling) exercise the real waits.
 func TestUniqueConcurrent(t *testing.T) {
@@ -48,7 +48,7 @@ func TestUniqueConcurrent(t *testing.T) {
 		clock Clock
 		total int
 	}{
-		{"injected clock", clocktest.New(testNow), 2_000_000},
+		{"injected clock", clocktest.New(testNow), 1_000_000},
 		{"system clock", nil, 400_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

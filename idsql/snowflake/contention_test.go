@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/internal/clocktest"
 )
 
@@ -46,14 +45,7 @@ func TestStaleReadingIsReadAgain(t *testing.T) {
 // whose first reading was before the deadline but who got the lock after it
 // (a pause) issues nothing.
 func TestStaleReadingPastDeadlineRefused(t *testing.T) {
-	clock := clocktest.New(testNow)
-	lease := holder.NewStaticLease(5, time.Time{})
-	lease.SetClock(clock.Now)
-	lease.Renew(testNow.Add(100*time.Millisecond), time.Time{})
-	g, err := New(context.Background(), lease, Settings{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, clock, _ := newDeadlineGen(t)
 	stale := g.elapsed()
 	clock.Add(50 * time.Millisecond)
 	if _, err := g.NextID(context.Background()); err != nil { // another caller stamps a later tick

@@ -259,10 +259,10 @@ func TestStartWaitsForHorizon(t *testing.T) {
 	}
 }
 
-// A paused process cannot close anything, so the deadline is checked with
-// the clock reading that stamps each ID: past it the generator refuses even
-// though Done is still open.
-func TestDeadlineFencesWithoutDone(t *testing.T) {
+// newDeadlineGen returns a generator on the injected clock under a lease
+// on worker 5 whose deadline is 100 ms after testNow, with no horizon.
+func newDeadlineGen(t *testing.T) (*Generator, *clocktest.Fake, *holder.StaticLease) {
+	t.Helper()
 	clock := clocktest.New(testNow)
 	lease := holder.NewStaticLease(5, time.Time{})
 	lease.SetClock(clock.Now)
@@ -271,6 +271,14 @@ func TestDeadlineFencesWithoutDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g, clock, lease
+}
+
+// A paused process cannot close anything, so the deadline is checked with
+// the clock reading that stamps each ID: past it the generator refuses even
+// though Done is still open.
+func TestDeadlineFencesWithoutDone(t *testing.T) {
+	g, clock, lease := newDeadlineGen(t)
 	ctx := context.Background()
 	if _, err := g.NextID(ctx); err != nil {
 		t.Fatal(err)
@@ -293,14 +301,7 @@ func TestDeadlineFencesWithoutDone(t *testing.T) {
 
 // A renewed deadline lets the generator go on.
 func TestDeadlineRenewed(t *testing.T) {
-	clock := clocktest.New(testNow)
-	lease := holder.NewStaticLease(5, time.Time{})
-	lease.SetClock(clock.Now)
-	lease.Renew(testNow.Add(100*time.Millisecond), time.Time{})
-	g, err := New(context.Background(), lease, Settings{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, clock, lease := newDeadlineGen(t)
 	clock.Add(90 * time.Millisecond)
 	lease.Renew(testNow.Add(200*time.Millisecond), time.Time{})
 	clock.Add(50 * time.Millisecond)

@@ -3,6 +3,9 @@ package snowflake
 import (
 	"context"
 	"errors"
+	"runtime"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,5 +78,60 @@ func TestSystemClockSleep(t *testing.T) {
 		if err := (SystemClock{}).Sleep(ctx, d); !errors.Is(err, context.Canceled) {
 			t.Errorf("Sleep(%v) with a cancelled context = %v", d, err)
 		}
+	}
+}
+
+// sleepCounter is an injected clock that records how many callers are in
+// Sleep at once. A sleeper yields a while before the fake time moves, so
+// that other callers needing the next tick arrive meanwhile.
+type sleepCounter struct {
+	*clocktest.Fake
+	mu             sync.Mutex
+	sleeping, most int
+}
+
+func (c *sleepCounter) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	c.sleeping++
+	c.most = max(c.most, c.sleeping)
+	c.mu.Unlock()
+	for range 200 {
+		runtime.Gosched()
+	}
+	err := c.Fake.Sleep(ctx, d)
+	c.mu.Lock()
+	c.sleeping--
+	c.mu.Unlock()
+	return err
+}
+
+// Callers waiting for the next tick share one sleeper: the others wait for
+// it to wake (on Linux every sleeper holds a thread in nanosleep).
+func TestOneSleeperPerTick(t *testing.T) {
+	clock := &sleepCounter{Fake: clocktest.New(testNow)}
+	tiny := Layout{Name: "tiny", TimeBits: 41, WorkerBits: 20, SequenceBits: 2, Unit: time.Millisecond, Epoch: testNow.AddDate(-1, 0, 0)}
+	g := newTestGen(t, Settings{Layout: tiny, Clock: clock})
+	const goroutines, each = 8, 200
+	var wg sync.WaitGroup
+	per := make([][]int64, goroutines)
+	for w := range goroutines {
+		wg.Go(func() {
+			for range each {
+				id, err := g.NextID(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				per[w] = append(per[w], id)
+			}
+		})
+	}
+	wg.Wait()
+	checkUnique(t, slices.Concat(per...))
+	if calls, _ := clock.Slept(); calls == 0 {
+		t.Fatal("no caller waited for a tick: the test proves nothing")
+	}
+	if clock.most != 1 {
+		t.Fatalf("%d callers slept for the next tick at once, want 1", clock.most)
 	}
 }

@@ -123,7 +123,12 @@ type Generator struct {
 	deadline int64
 	// lastTick is the last tick the lease's horizon allows. Guarded by mu.
 	lastTick int64
-	_        [32]byte
+	// tickWake, when not nil, is closed when the caller sleeping for the
+	// next tick wakes: the other callers that need a later tick wait on it
+	// instead of each sleeping on its own (on Linux each sleeping caller
+	// would hold a thread). Guarded by mu.
+	tickWake chan struct{}
+	_        [24]byte
 }
 
 // stopBit marks a stopped state word. A state word holds tick<<seqBits|seq,
@@ -330,6 +335,13 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 		e := g.elapsed()
 		g.mu.Lock()
 		first, count, h, err := g.reserveLocked(e, want, ahead, wait, horizonWait)
+		var lead, follow chan struct{}
+		if err == nil && h.tick && !h.again && wait {
+			if follow = g.tickWake; follow == nil {
+				lead = make(chan struct{})
+				g.tickWake = lead
+			}
+		}
 		g.mu.Unlock()
 		switch {
 		case err != nil:
@@ -340,6 +352,23 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 			return first, count, nil
 		case !wait:
 			return 0, 0, errWouldWait
+		case follow != nil: // another caller sleeps for the next tick
+			select {
+			case <-follow:
+				continue
+			case <-ctx.Done():
+				return 0, 0, ctx.Err()
+			}
+		case lead != nil:
+			err := g.clock.Sleep(ctx, h.d)
+			g.mu.Lock()
+			g.tickWake = nil
+			g.mu.Unlock()
+			close(lead)
+			if err != nil {
+				return 0, 0, err
+			}
+			continue
 		}
 		if h.horizon {
 			horizonWait += h.d
@@ -355,6 +384,7 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 // back, or a late renewal of the horizon).
 type hold struct {
 	again   bool
+	tick    bool // waiting for the next tick
 	horizon bool
 	d       time.Duration
 }
@@ -406,7 +436,7 @@ func (g *Generator) reserveLocked(e time.Duration, want uint64, ahead int64, wai
 	default: // this tick is used up: wait for the next one
 		// A fresh reading: e may be as old as the wait for the lock.
 		d := time.Duration(last+1-ahead)*g.layout.Unit - g.elapsed()
-		return 0, 0, hold{again: d <= 0, d: d}, nil
+		return 0, 0, hold{again: d <= 0, tick: true, d: d}, nil
 	}
 	if int64(first>>g.seqBits) > g.maxTick {
 		return 0, 0, hold{}, fmt.Errorf("%w: layout %s ended at %s", ErrExhausted, g.layout, g.layout.Horizon().UTC().Format(time.RFC3339))

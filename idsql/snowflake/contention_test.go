@@ -12,54 +12,6 @@ import (
 	"github.com/idsql/idsql/internal/clocktest"
 )
 
-// reserveWith runs one locked attempt of reserve with a clock reading e
-// taken earlier, as a caller that waited for the lock does.
-func reserveWith(g *Generator, e time.Duration) (uint64, uint64, hold, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.reserveLocked(e, 1, 0, true, 0)
-}
-
-// A reading taken before the lock may be behind a tick another caller
-// stamped meanwhile: it is read again rather than taken for a clock that
-// stepped back (here further than MaxBackward, which would fail).
-func TestStaleReadingIsReadAgain(t *testing.T) {
-	clock := clocktest.New(testNow)
-	g := newTestGen(t, Settings{Clock: clock})
-	stale := g.elapsed()
-	clock.Add(20 * time.Millisecond) // 4x DefaultMaxBackward
-	before, err := g.NextID(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, count, h, err := reserveWith(g, stale)
-	if err != nil || count != 1 || h != (hold{}) {
-		t.Fatalf("reserve with a stale reading = %d, %d, %+v, %v; want one sequence number", first, count, h, err)
-	}
-	if id := g.id(first); id <= before {
-		t.Fatalf("ID %d after %d", id, before)
-	}
-	if got, want := Leaf.Decompose(g.id(first)).Time, Leaf.Decompose(before).Time; !got.Equal(want) {
-		t.Fatalf("stamped %s, want the tick of the fresh reading %s", got, want)
-	}
-}
-
-// The reading read again is the one checked against the deadline: a caller
-// whose first reading was before the deadline but who got the lock after it
-// (a pause) issues nothing.
-func TestStaleReadingPastDeadlineRefused(t *testing.T) {
-	g, clock, _ := newDeadlineGen(t)
-	stale := g.elapsed()
-	clock.Add(50 * time.Millisecond)
-	if _, err := g.NextID(context.Background()); err != nil { // another caller stamps a later tick
-		t.Fatal(err)
-	}
-	clock.Add(60 * time.Millisecond) // past the deadline
-	if first, count, _, err := reserveWith(g, stale); !errors.Is(err, ErrStopped) {
-		t.Fatalf("reserve with a stale reading after the deadline = %d, %d, %v; want ErrStopped", first, count, err)
-	}
-}
-
 // SystemClock.Sleep never returns early, on either of its paths, and a
 // cancelled context ends it at once.
 func TestSystemClockSleep(t *testing.T) {

@@ -107,11 +107,12 @@ type Generator struct {
 	lease       Lease
 	done        <-chan struct{}
 
-	// mu serializes reserve: the checks of a clock reading against the
-	// state and the lease's limits and the update of state happen under
-	// it, so a contended generator queues its callers for a few
-	// nanoseconds instead of having them retry a compare-and-swap whose
-	// window holds a clock read. The clock is read before taking it.
+	// mu serializes reserve: the clock reading, its checks against the
+	// state and the lease's limits, and the update of state happen under
+	// it. Contended, it makes one caller wait (spinning briefly, then
+	// parked) while the other goes on with the cache line to itself,
+	// where a compare-and-swap loop had both retry with the line bouncing
+	// between the cores.
 	_  [64]byte // keep the hot words on their own cache line
 	mu sync.Mutex
 	// state is tick<<seqBits | seq of the last sequence number issued or
@@ -332,9 +333,8 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 			return 0, 0, fmt.Errorf("%w: worker %d: %w", ErrStopped, g.WorkerID(), g.lease.Err())
 		default:
 		}
-		e := g.elapsed()
 		g.mu.Lock()
-		first, count, h, err := g.reserveLocked(e, want, ahead, wait, horizonWait)
+		first, count, h, err := g.reserveLocked(want, ahead, wait, horizonWait)
 		var lead, follow chan struct{}
 		if err == nil && h.tick && !h.again && wait {
 			if follow = g.tickWake; follow == nil {
@@ -389,27 +389,20 @@ type hold struct {
 	d       time.Duration
 }
 
-// reserveLocked is one attempt of reserve, with g.mu held; e is a clock
-// reading (elapsed) taken just before the lock. horizonWait is how long
-// the call has already waited for the horizon.
-func (g *Generator) reserveLocked(e time.Duration, want uint64, ahead int64, wait bool, horizonWait time.Duration) (uint64, uint64, hold, error) {
+// reserveLocked is one attempt of reserve, with g.mu held. horizonWait is
+// how long the call has already waited for the horizon.
+func (g *Generator) reserveLocked(want uint64, ahead int64, wait bool, horizonWait time.Duration) (uint64, uint64, hold, error) {
+	// The state is read before the clock: the tick in the state was read
+	// from the clock before it was stored, so a clock read after it is
+	// never behind it unless the clock really stepped back.
 	old := g.state
 	if old&stopBit != 0 {
 		return 0, 0, hold{}, fmt.Errorf("%w: worker %d: stopped", ErrStopped, g.WorkerID())
 	}
-	last := int64(old >> g.seqBits)
-	if g.tickOf(e) < last-ahead {
-		// Another caller may have stamped a later reading while this one
-		// waited for the lock: read the clock again. The state is loaded
-		// first, and its tick was read from the clock before it was
-		// stored, so this reading is behind it only if the clock really
-		// stepped back.
-		e = g.elapsed()
-	}
+	e := g.elapsed()
 	// The reading that stamps the ID is the one checked against the lease's
-	// deadline, so a process paused anywhere before that reading issues
-	// nothing once it resumes past the deadline. (One paused after it
-	// stamps a tick that ended before the deadline.)
+	// deadline, so a process paused anywhere before this line issues
+	// nothing once it resumes past the deadline.
 	if int64(e) >= g.deadline {
 		if err := g.renewLocked(); err != nil {
 			return 0, 0, hold{}, err
@@ -419,6 +412,7 @@ func (g *Generator) reserveLocked(e time.Duration, want uint64, ahead int64, wai
 		}
 	}
 	now := g.tickOf(e)
+	last := int64(old >> g.seqBits)
 	var first uint64
 	switch {
 	case now > last:
@@ -434,8 +428,7 @@ func (g *Generator) reserveLocked(e time.Duration, want uint64, ahead int64, wai
 	case last < now+ahead:
 		first = uint64(last+1)<<g.seqBits | g.startSeq()
 	default: // this tick is used up: wait for the next one
-		// A fresh reading: e may be as old as the wait for the lock.
-		d := time.Duration(last+1-ahead)*g.layout.Unit - g.elapsed()
+		d := time.Duration(last+1-ahead)*g.layout.Unit - e
 		return 0, 0, hold{again: d <= 0, tick: true, d: d}, nil
 	}
 	if int64(first>>g.seqBits) > g.maxTick {

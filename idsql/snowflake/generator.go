@@ -335,6 +335,10 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 		}
 		g.mu.Lock()
 		first, count, h, err := g.reserveLocked(want, ahead, wait, horizonWait)
+		if err == nil && h.d == 0 && !h.again {
+			g.mu.Unlock()
+			return first, count, nil
+		}
 		var lead, follow chan struct{}
 		if err == nil && h.tick && !h.again && wait {
 			if follow = g.tickWake; follow == nil {

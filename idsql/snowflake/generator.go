@@ -352,8 +352,6 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 			return 0, 0, err
 		case h.again:
 			continue
-		case h.d == 0:
-			return first, count, nil
 		case !wait:
 			return 0, 0, errWouldWait
 		case follow != nil: // another caller sleeps for the next tick

@@ -333,9 +333,10 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 			return 0, 0, fmt.Errorf("%w: worker %d: %w", ErrStopped, g.WorkerID(), g.lease.Err())
 		default:
 		}
+		var h hold
 		g.mu.Lock()
-		first, count, h, err := g.reserveLocked(want, ahead, wait, horizonWait)
-		if err == nil && h.d == 0 && !h.again {
+		first, count, err := g.reserveLocked(want, ahead, wait, horizonWait, &h)
+		if count > 0 {
 			g.mu.Unlock()
 			return first, count, nil
 		}
@@ -391,15 +392,16 @@ type hold struct {
 	d       time.Duration
 }
 
-// reserveLocked is one attempt of reserve, with g.mu held. horizonWait is
-// how long the call has already waited for the horizon.
-func (g *Generator) reserveLocked(want uint64, ahead int64, wait bool, horizonWait time.Duration) (uint64, uint64, hold, error) {
+// reserveLocked is one attempt of reserve, with g.mu held. It returns a
+// count of at least 1 when it reserved, else an error or, in *h, why not.
+// horizonWait is how long the call has already waited for the horizon.
+func (g *Generator) reserveLocked(want uint64, ahead int64, wait bool, horizonWait time.Duration, h *hold) (uint64, uint64, error) {
 	// The state is read before the clock: the tick in the state was read
 	// from the clock before it was stored, so a clock read after it is
 	// never behind it unless the clock really stepped back.
 	old := g.state
 	if old&stopBit != 0 {
-		return 0, 0, hold{}, fmt.Errorf("%w: worker %d: stopped", ErrStopped, g.WorkerID())
+		return 0, 0, fmt.Errorf("%w: worker %d: stopped", ErrStopped, g.WorkerID())
 	}
 	e := g.elapsed()
 	// The reading that stamps the ID is the one checked against the lease's
@@ -407,10 +409,10 @@ func (g *Generator) reserveLocked(want uint64, ahead int64, wait bool, horizonWa
 	// nothing once it resumes past the deadline.
 	if int64(e) >= g.deadline {
 		if err := g.renewLocked(); err != nil {
-			return 0, 0, hold{}, err
+			return 0, 0, err
 		}
 		if int64(e) >= g.deadline {
-			return 0, 0, hold{}, fmt.Errorf("%w: worker %d: the lease's deadline passed without renewal", ErrStopped, g.WorkerID())
+			return 0, 0, fmt.Errorf("%w: worker %d: the lease's deadline passed without renewal", ErrStopped, g.WorkerID())
 		}
 	}
 	now := g.tickOf(e)
@@ -422,27 +424,30 @@ func (g *Generator) reserveLocked(want uint64, ahead int64, wait bool, horizonWa
 	case now < last-ahead:
 		behind := g.layout.TimeOf(last - ahead).Sub(g.layout.TimeOf(now))
 		if behind > g.maxBackward {
-			return 0, 0, hold{}, &ClockBackwardError{Behind: behind, Max: g.maxBackward}
+			return 0, 0, &ClockBackwardError{Behind: behind, Max: g.maxBackward}
 		}
-		return 0, 0, hold{d: behind}, nil
+		*h = hold{d: behind}
+		return 0, 0, nil
 	case old&g.seqMask < g.seqMask:
 		first = old + 1
 	case last < now+ahead:
 		first = uint64(last+1)<<g.seqBits | g.startSeq()
 	default: // this tick is used up: wait for the next one
 		d := time.Duration(last+1-ahead)*g.layout.Unit - e
-		return 0, 0, hold{again: d <= 0, tick: true, d: d}, nil
+		*h = hold{again: d <= 0, tick: true, d: d}
+		return 0, 0, nil
 	}
 	if int64(first>>g.seqBits) > g.maxTick {
-		return 0, 0, hold{}, fmt.Errorf("%w: layout %s ended at %s", ErrExhausted, g.layout, g.layout.Horizon().UTC().Format(time.RFC3339))
+		return 0, 0, fmt.Errorf("%w: layout %s ended at %s", ErrExhausted, g.layout, g.layout.Horizon().UTC().Format(time.RFC3339))
 	}
 	if t := int64(first >> g.seqBits); t > g.lastTick {
-		h, err := g.beyondHorizonLocked(t, now, wait, horizonWait)
-		return 0, 0, h, err
+		var err error
+		*h, err = g.beyondHorizonLocked(t, now, wait, horizonWait)
+		return 0, 0, err
 	}
 	count := min(want, g.seqMask-first&g.seqMask+1)
 	g.state = first + count - 1
-	return first, count, hold{}, nil
+	return first, count, nil
 }
 
 // MaxHorizonWait is how long a call waits for a late renewal to move the

@@ -237,7 +237,7 @@ func main() {
 
 	// A configuration changed without regenerating is refused.
 	changed := *cfg
-	changed.Layout = idsql.LayoutConfig{Preset: "sonyflake"}
+	changed.Layout = idsql.LayoutConfig{Preset: "sony"}
 	if err := CheckConfig(&changed); err == nil {
 		fail("CheckConfig accepted another layout")
 	} else if _, lerr := LookupTable(ctx, raw, &changed, int64(oid)); lerr == nil {

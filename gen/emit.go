@@ -21,6 +21,10 @@ type layoutSpec struct{ snowflake.Layout }
 
 // String describes the layout for comments.
 func (l layoutSpec) String() string {
+	if l.WorkerLow {
+		return fmt.Sprintf("%d time bits of %v since %s, %d sequence bits, %d worker bits",
+			l.TimeBits, l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano), l.SequenceBits, l.WorkerBits)
+	}
 	return fmt.Sprintf("%d time bits of %v since %s, %d worker bits, %d sequence bits",
 		l.TimeBits, l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano), l.WorkerBits, l.SequenceBits)
 }
@@ -295,15 +299,19 @@ func renderFile(f *jen.File, opts Options, tables []Table, layout *layoutSpec) {
 	if layout != nil {
 		f.Line()
 		f.Comment("idsqlLayout returns the snowflake layout this file was generated for.")
+		values := []jen.Code{
+			field("Name", jen.Lit(layout.Name)),
+			field("TimeBits", jen.Lit(layout.TimeBits)),
+			field("WorkerBits", jen.Lit(layout.WorkerBits)),
+			field("SequenceBits", jen.Lit(layout.SequenceBits)),
+			field("Unit", layout.unit()),
+			field("Epoch", layout.epoch()),
+		}
+		if layout.WorkerLow {
+			values = append(values, field("WorkerLow", jen.True()))
+		}
 		f.Func().Id("idsqlLayout").Params().Qual(pkgSnowflake, "Layout").Block(
-			jen.Return(jen.Qual(pkgSnowflake, "Layout").Values(
-				field("Name", jen.Lit(layout.Name)),
-				field("TimeBits", jen.Lit(layout.TimeBits)),
-				field("WorkerBits", jen.Lit(layout.WorkerBits)),
-				field("SequenceBits", jen.Lit(layout.SequenceBits)),
-				field("Unit", layout.unit()),
-				field("Epoch", layout.epoch()),
-			)),
+			jen.Return(jen.Qual(pkgSnowflake, "Layout").Values(values...)),
 		)
 	}
 

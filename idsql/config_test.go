@@ -163,6 +163,11 @@ func TestFieldErrorUnwraps(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Field != "layout" || fe.Line != 2 || !errors.Is(err, snowflake.ErrLayout) {
 		t.Fatalf("error %v: want a *FieldError for layout on line 2 wrapping ErrLayout", err)
 	}
+	// The retired sonyflake preset: refused at load, naming both successors.
+	_, err = Parse("x.yaml", []byte("namespace: n\nlayout: sonyflake\ntables: {t: {strategy: snowflake}}\n"), now)
+	if !errors.As(err, &fe) || fe.Line != 2 || !strings.Contains(err.Error(), `"sony-widths"`) {
+		t.Fatalf("layout: sonyflake: %v, want a *FieldError on line 2 naming sony-widths", err)
+	}
 }
 
 func TestLoad(t *testing.T) {

@@ -103,9 +103,14 @@ func TestDecode(t *testing.T) {
 		got[0].Time.UnixMilli() != 1288834974657+1000 {
 		t.Errorf("decoded %+v", got)
 	}
-	code, out, _ = runCmd(t, "decode", "--layout", "sonyflake", itoa(int64(3)<<24|2<<8|1))
-	if code != 0 || !strings.Contains(out, "worker    2\n") || !strings.Contains(out, "sequence  1\n") {
-		t.Errorf("sonyflake decode: exit %d\n%s", code, out)
+	// sony: Sonyflake's order, time | sequence | machine ID.
+	code, out, _ = runCmd(t, "decode", "--layout", "sony", itoa(int64(3)<<24|2<<16|1))
+	if code != 0 || !strings.Contains(out, "worker    1\n") || !strings.Contains(out, "sequence  2\n") {
+		t.Errorf("sony decode: exit %d\n%s", code, out)
+	}
+	code, _, stderr = runCmd(t, "decode", "--layout", "sonyflake", "1")
+	if code != 2 || !strings.Contains(stderr, "retired") {
+		t.Errorf("decode --layout sonyflake: exit %d, %s; want 2 and the preset's retirement", code, stderr)
 	}
 	// Every small number decodes to a time right after the epoch: said so.
 	code, out, _ = runCmd(t, "decode", "42")

@@ -84,7 +84,7 @@ func (f *File) checkLayout(cfg *idsql.Config) error {
 	}
 	want := f.Layout
 	if got.TimeBits != want.TimeBits || got.WorkerBits != want.WorkerBits || got.SequenceBits != want.SequenceBits ||
-		got.Unit != want.Unit || !got.Epoch.Equal(want.Epoch) {
+		got.Unit != want.Unit || !got.Epoch.Equal(want.Epoch) || got.WorkerLow != want.WorkerLow {
 		return fmt.Errorf("layout is %s, generated for %s", describe(got), describe(want))
 	}
 	return nil
@@ -92,7 +92,11 @@ func (f *File) checkLayout(cfg *idsql.Config) error {
 
 // describe describes a layout for CheckConfig's errors.
 func describe(l snowflake.Layout) string {
-	return fmt.Sprintf("%d/%d/%d bits of %v since %s", l.TimeBits, l.WorkerBits, l.SequenceBits, l.Unit,
+	order := ""
+	if l.WorkerLow {
+		order = " (worker below sequence)"
+	}
+	return fmt.Sprintf("%d/%d/%d bits%s of %v since %s", l.TimeBits, l.WorkerBits, l.SequenceBits, order, l.Unit,
 		l.Epoch.UTC().Format(time.RFC3339Nano))
 }
 

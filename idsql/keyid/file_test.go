@@ -78,7 +78,7 @@ func TestCheck(t *testing.T) {
 // does not care about the configuration's.
 func TestCheckSegmentOnly(t *testing.T) {
 	f := &keyid.File{Package: "m", Name: "idsql_gen.go", Tables: []keyid.Table{{Name: "users", Type: "UserID", Strategy: "segment"}}}
-	cfg := &idsql.Config{Namespace: "m", Layout: idsql.LayoutConfig{Preset: "sonyflake"},
+	cfg := &idsql.Config{Namespace: "m", Layout: idsql.LayoutConfig{Preset: "sony"},
 		Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment}}}
 	if err := f.Check(cfg); err != nil {
 		t.Errorf("Check: %v", err)

@@ -10,10 +10,13 @@
 //	0 | time (TimeBits) | worker (WorkerBits) | sequence (SequenceBits)
 //
 // The sign bit is always 0 and the three widths sum to 63. Time counts
-// ticks of Unit (1ms to 1s) since Epoch. The presets are Leaf (Twitter's
-// and Meituan Leaf's 41/10/12 bits of milliseconds, the default), UID32
-// (Baidu uid-generator's shape with 32 time bits of seconds, good until
-// 2152) and Sonyflake (its widths, in idsql's field order). Compose and
+// ticks of Unit (1ms to 1s) since Epoch. Layout.WorkerLow swaps worker and
+// sequence, as Sonyflake orders them. The presets are Leaf (Twitter's and
+// Meituan Leaf's 41/10/12 bits of milliseconds, the default), UID32 (Baidu
+// uid-generator's shape with 32 time bits of seconds, good until 2152),
+// Sony (sony/sonyflake's layout and bit order: its IDs decode) and
+// SonyWidths (Sonyflake's widths in idsql's order, what the retired
+// "sonyflake" preset made). Compose and
 // Decompose convert between IDs and Parts; Decode also checks that the
 // layout could have produced an ID by now.
 //

@@ -98,8 +98,10 @@ type Generator struct {
 	startOffset time.Duration
 	seqBits     uint
 	seqMask     uint64
-	workerPart  uint64 // worker << SequenceBits
-	timeShift   uint   // WorkerBits + SequenceBits
+	workerPart  uint64 // the worker's bits: worker << SequenceBits, or worker (WorkerLow)
+	seqShift    uint   // where the sequence goes: 0, or WorkerBits (WorkerLow)
+	worker      int64
+	timeShift   uint // WorkerBits + SequenceBits
 	maxTick     int64
 	maxBackward time.Duration
 	randomStart uint64
@@ -197,6 +199,7 @@ func New(ctx context.Context, lease Lease, s Settings) (*Generator, error) {
 		seqBits:     uint(l.SequenceBits),
 		seqMask:     uint64(l.MaxSequence()),
 		workerPart:  uint64(w) << l.SequenceBits,
+		worker:      w,
 		timeShift:   uint(l.WorkerBits + l.SequenceBits),
 		maxTick:     l.MaxTick(),
 		maxBackward: s.MaxBackward,
@@ -204,6 +207,9 @@ func New(ctx context.Context, lease Lease, s Settings) (*Generator, error) {
 		rand:        s.Rand,
 		lease:       lease,
 		done:        lease.Done(),
+	}
+	if l.WorkerLow {
+		g.workerPart, g.seqShift = uint64(w), uint(l.WorkerBits)
 	}
 	if !after.IsZero() {
 		// Start strictly after the horizon's tick: its sequences may be used.
@@ -254,7 +260,7 @@ func (g *Generator) Stop() time.Time {
 func (g *Generator) Layout() Layout { return g.layout }
 
 // WorkerID returns the worker ID the generator issues under.
-func (g *Generator) WorkerID() int64 { return int64(g.workerPart >> g.seqBits) }
+func (g *Generator) WorkerID() int64 { return g.worker }
 
 // HighWater returns the start of the latest tick issued or reserved.
 func (g *Generator) HighWater() time.Time {
@@ -297,7 +303,7 @@ func (g *Generator) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64,
 }
 
 func (g *Generator) id(state uint64) int64 {
-	return int64((state>>g.seqBits)<<g.timeShift | g.workerPart | state&g.seqMask)
+	return int64((state>>g.seqBits)<<g.timeShift | g.workerPart | (state&g.seqMask)<<g.seqShift)
 }
 
 // elapsed returns the time since the epoch by the generator's clock.

@@ -22,7 +22,10 @@ var ErrDecode = errors.New("snowflake: not an ID of this layout")
 //
 //	0 | time (TimeBits) | worker (WorkerBits) | sequence (SequenceBits)
 //
-// where time counts Units since Epoch.
+// where time counts Units since Epoch; with WorkerLow (Sonyflake's order)
+// the worker and the sequence change places:
+//
+//	0 | time (TimeBits) | sequence (SequenceBits) | worker (WorkerBits)
 type Layout struct {
 	// Name is informational: the preset's name, or "custom".
 	Name         string
@@ -33,6 +36,10 @@ type Layout struct {
 	Unit time.Duration
 	// Epoch is time zero.
 	Epoch time.Time
+	// WorkerLow puts the worker ID in the lowest bits, under the sequence,
+	// as Sonyflake does. Two layouts that differ only in it give different
+	// IDs for the same parts: a namespace must not mix them.
+	WorkerLow bool
 }
 
 // Parts is an ID taken apart.
@@ -57,11 +64,18 @@ var (
 	UID32 = Layout{Name: "uid32", TimeBits: 32, WorkerBits: 18, SequenceBits: 13,
 		Unit: time.Second, Epoch: time.Date(2016, 5, 20, 0, 0, 0, 0, time.UTC)}
 
-	// Sonyflake has Sonyflake's widths: 39 bits of 10 ms since 2014-09-01,
-	// 16 worker bits, 8 sequence bits. The fields are in idsql's order
-	// (worker above sequence), which is not Sonyflake's bit order, so
-	// Sonyflake's own IDs do not decode with it.
-	Sonyflake = Layout{Name: "sonyflake", TimeBits: 39, WorkerBits: 16, SequenceBits: 8,
+	// Sony is sony/sonyflake's layout, bit order included: 39 bits of 10 ms
+	// since 2014-09-01, then 8 sequence bits, then 16 worker (machine ID)
+	// bits (WorkerLow). IDs made by sony/sonyflake with its default start
+	// time decode exactly with it.
+	Sony = Layout{Name: "sony", TimeBits: 39, WorkerBits: 16, SequenceBits: 8,
+		Unit: 10 * time.Millisecond, Epoch: time.Date(2014, 9, 1, 0, 0, 0, 0, time.UTC), WorkerLow: true}
+
+	// SonyWidths has Sonyflake's widths in idsql's order (worker above
+	// sequence). It is what the preset called "sonyflake" generated before
+	// that name was retired; keep it for a namespace that issued keys with
+	// that preset. Sonyflake's own IDs do not decode with it: use Sony.
+	SonyWidths = Layout{Name: "sony-widths", TimeBits: 39, WorkerBits: 16, SequenceBits: 8,
 		Unit: 10 * time.Millisecond, Epoch: time.Date(2014, 9, 1, 0, 0, 0, 0, time.UTC)}
 
 	// uidDefault is Baidu uid-generator's default layout, kept only to
@@ -70,22 +84,33 @@ var (
 		Unit: time.Second, Epoch: time.Date(2016, 5, 20, 0, 0, 0, 0, time.UTC)}
 )
 
-// Preset returns the layout with the given name: "leaf", "uid32" or
-// "sonyflake". "uid" (uid-generator's 28-bit default) is refused: its time
-// bits ran out in November 2024.
+// Preset returns the layout with the given name: "leaf", "uid32", "sony"
+// or "sony-widths". "uid" (uid-generator's 28-bit default) is refused: its
+// time bits ran out in November 2024. "sonyflake" is refused too: it named
+// Sonyflake's widths in idsql's order, which do not decode Sonyflake's IDs,
+// and it is now "sony-widths"; "sony" is Sonyflake's own order. Choosing
+// for the user could give a namespace keys of both orders, which may
+// collide.
 func Preset(name string) (Layout, error) {
 	switch strings.ToLower(name) {
 	case "leaf":
 		return Leaf, nil
 	case "uid32":
 		return UID32, nil
+	case "sony":
+		return Sony, nil
+	case "sony-widths":
+		return SonyWidths, nil
 	case "sonyflake":
-		return Sonyflake, nil
+		return Layout{}, fmt.Errorf("%w: preset %q is retired: it had Sonyflake's widths in idsql's bit order (time|worker|sequence), "+
+			"so Sonyflake's own IDs did not decode with it. A namespace that issued keys with it must keep that order: say \"sony-widths\". "+
+			"For Sonyflake's order (time|sequence|machine), as sony/sonyflake makes and decodes IDs, say \"sony\" "+
+			"(only in a namespace that has issued no keys under \"sonyflake\": the two orders can give the same ID)", ErrLayout, name)
 	case "uid":
 		return Layout{}, fmt.Errorf("%w: preset %q (28 time bits of seconds from 2016-05-20) ran out on %s; use \"uid32\" (32 bits, good until %s)",
 			ErrLayout, name, uidDefault.Horizon().Format(time.DateOnly), UID32.Horizon().Format(time.DateOnly))
 	}
-	return Layout{}, fmt.Errorf("%w: unknown preset %q (want leaf, uid32 or sonyflake)", ErrLayout, name)
+	return Layout{}, fmt.Errorf("%w: unknown preset %q (want leaf, uid32, sony or sony-widths)", ErrLayout, name)
 }
 
 // MaxTick is the largest tick the time bits hold.
@@ -186,16 +211,21 @@ func (l Layout) Compose(p Parts) (int64, error) {
 }
 
 func (l Layout) compose(tick, worker, seq int64) int64 {
+	if l.WorkerLow {
+		return tick<<(l.WorkerBits+l.SequenceBits) | seq<<l.WorkerBits | worker
+	}
 	return tick<<(l.WorkerBits+l.SequenceBits) | worker<<l.SequenceBits | seq
 }
 
 // Decompose takes id apart without checking it; see Decode.
 func (l Layout) Decompose(id int64) Parts {
-	return Parts{
-		Time:     l.TimeOf(id >> (l.WorkerBits + l.SequenceBits)),
-		Worker:   (id >> l.SequenceBits) & l.MaxWorker(),
-		Sequence: id & l.MaxSequence(),
+	p := Parts{Time: l.TimeOf(id >> (l.WorkerBits + l.SequenceBits))}
+	if l.WorkerLow {
+		p.Worker, p.Sequence = id&l.MaxWorker(), (id>>l.WorkerBits)&l.MaxSequence()
+	} else {
+		p.Worker, p.Sequence = (id>>l.SequenceBits)&l.MaxWorker(), id&l.MaxSequence()
 	}
+	return p
 }
 
 // Decode takes id apart and checks that this layout could have produced it
@@ -218,6 +248,10 @@ func (l Layout) String() string {
 	name := l.Name
 	if name == "" {
 		name = "custom"
+	}
+	if l.WorkerLow {
+		return fmt.Sprintf("%s (%d/%d/%d bits time/sequence/worker, %s since %s)", name, l.TimeBits, l.SequenceBits, l.WorkerBits,
+			l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
 	}
 	return fmt.Sprintf("%s (%d/%d/%d bits, %s since %s)", name, l.TimeBits, l.WorkerBits, l.SequenceBits,
 		l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))

@@ -1,17 +1,21 @@
 package snowflake
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/internal/clocktest"
 )
 
 var testNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func TestPresets(t *testing.T) {
-	for _, name := range []string{"leaf", "uid32", "sonyflake", "LEAF"} {
+	for _, name := range []string{"leaf", "uid32", "sony", "sony-widths", "LEAF"} {
 		l, err := Preset(name)
 		if err != nil {
 			t.Fatalf("Preset(%q): %v", name, err)
@@ -22,6 +26,48 @@ func TestPresets(t *testing.T) {
 	}
 	if got := Leaf.Ceiling(); got != 4_096_000 {
 		t.Errorf("leaf ceiling = %v, want 4096000", got)
+	}
+}
+
+// The retired "sonyflake" preset is refused, naming both successors, so a
+// namespace never switches bit order without its operator choosing to.
+func TestPresetSonyflakeRetired(t *testing.T) {
+	_, err := Preset("sonyflake")
+	if !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), `"sony-widths"`) || !strings.Contains(err.Error(), `"sony"`) {
+		t.Fatalf("Preset(sonyflake) = %v, want ErrLayout naming sony and sony-widths", err)
+	}
+}
+
+// With WorkerLow the sequence sits above the worker: Compose, Decompose and
+// the generator agree on it, and the two orders give different IDs.
+func TestWorkerLow(t *testing.T) {
+	p := Parts{Time: Sony.TimeOf(1000), Worker: 0x1234, Sequence: 0x56}
+	id, err := Sony.Compose(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(1000)<<24 | 0x56<<16 | 0x1234; id != want {
+		t.Fatalf("Sony.Compose = %#x, want %#x", id, want)
+	}
+	if got := Sony.Decompose(id); got != p {
+		t.Fatalf("Sony.Decompose = %+v, want %+v", got, p)
+	}
+	if other, _ := SonyWidths.Compose(p); other == id || SonyWidths.Decompose(other) != p {
+		t.Fatalf("SonyWidths.Compose = %#x (Sony's %#x): want another ID that decomposes back", other, id)
+	}
+	g, err := New(context.Background(), holder.NewStaticLease(0x1234, time.Time{}), Settings{Layout: Sony, Clock: clocktest.New(testNow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := g.AppendIDs(context.Background(), nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		got := Sony.Decompose(id)
+		if got.Worker != 0x1234 || got.Sequence != int64(i) || g.WorkerID() != 0x1234 {
+			t.Fatalf("ID %d = %#x decomposes to %+v (generator worker %d), want worker 0x1234, sequence %d", i, id, got, g.WorkerID(), i)
+		}
 	}
 }
 
@@ -96,7 +142,7 @@ func TestHorizon(t *testing.T) {
 
 func TestComposeDecomposeRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, l := range []Layout{Leaf, UID32, Sonyflake} {
+	for _, l := range []Layout{Leaf, UID32, Sony, SonyWidths} {
 		for range 100_000 {
 			tick := r.Int64N(l.Tick(testNow) + 1)
 			p := Parts{Time: l.TimeOf(tick), Worker: r.Int64N(l.MaxWorker() + 1), Sequence: r.Int64N(l.MaxSequence() + 1)}
@@ -175,7 +221,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, id int64) {
-		for _, l := range []Layout{Leaf, UID32, Sonyflake} {
+		for _, l := range []Layout{Leaf, UID32, Sony, SonyWidths} {
 			p, err := l.Decode(id, testNow, time.Minute)
 			if err != nil {
 				if !errors.Is(err, ErrDecode) {

@@ -181,7 +181,7 @@ func BenchmarkVsBwmarrin(b *testing.B) {
 	}
 }
 
-// BenchmarkVsSonyflake pits idsql's generator on its Sonyflake layout (8
+// BenchmarkVsSonyflake pits idsql's generator on the Sony layout (8
 // sequence bits of 10 ms ticks: 25,600 IDs a second) against
 // sony/sonyflake v1.2.0. Both run at that ceiling, so this compares what
 // waiting for the next tick costs.
@@ -196,7 +196,7 @@ func BenchmarkVsSonyflake(b *testing.B) {
 				id, err := sf.NextID()
 				return int64(id), err
 			}}
-			interleave(b, [2]side{idsqlSide(b, snowflake.Sonyflake), peer}, g, 200*time.Millisecond)
+			interleave(b, [2]side{idsqlSide(b, snowflake.Sony), peer}, g, 200*time.Millisecond)
 		})
 	}
 }

@@ -8,32 +8,56 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/mysqltest"
+	"github.com/idsql/idsql/internal/pgtest"
 )
 
 const idAllocSchema = `CREATE TABLE id_alloc (app_id INT NOT NULL, shard_id INT NOT NULL, max_id BIGINT NOT NULL, step INT NOT NULL,
 	max_limit_id BIGINT, PRIMARY KEY (app_id, shard_id))`
 
-// openIDAlloc creates an id_alloc table (and runs more) in a fresh MariaDB
-// database and returns a migrated store on it mapping apps.
-func openIDAlloc(t *testing.T, apps map[string]int64, more ...string) (dsn string, raw *sql.DB, store *mysqlstore.IDAllocStore) {
+// idAllocDB is a database the id_alloc store is tested on.
+type idAllocDB struct {
+	driver  string
+	open    func(t *testing.T) (dsn string, raw *sql.DB)
+	dialect segment.Dialect
+	bind    int // sqlx's bind type of the driver
+}
+
+var (
+	idAllocMySQL = idAllocDB{driver: "mysql", dialect: mysqlstore.Dialect(), bind: sqlx.QUESTION, open: func(t *testing.T) (string, *sql.DB) {
+		dsn := mysqltest.Database(t)
+		raw, err := sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { raw.Close() })
+		return dsn, raw
+	}}
+	idAllocPostgres = idAllocDB{driver: "postgres", dialect: segment.PostgreSQL(), bind: sqlx.DOLLAR, open: func(t *testing.T) (string, *sql.DB) {
+		raw, dsn := pgtest.Open(t)
+		return dsn, raw
+	}}
+)
+
+// openIDAlloc creates an id_alloc table (and runs more, written with ?
+// placeholders) in a fresh database and returns a migrated store on it
+// mapping apps.
+func (d idAllocDB) openIDAlloc(t *testing.T, apps map[string]int64, more ...string) (dsn string, raw *sql.DB, store *segment.IDAllocStore) {
 	t.Helper()
-	dsn = mysqltest.Database(t)
-	raw, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
+	dsn, raw = d.open(t)
 	ctx := context.Background()
 	for _, q := range append([]string{idAllocSchema}, more...) {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if store, err = mysqlstore.NewIDAlloc(raw, mysqlstore.IDAllocSettings{Apps: apps}); err != nil {
+	store, err := segment.NewIDAllocStore(raw, d.dialect, segment.IDAllocSettings{Apps: apps})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Migrate(ctx); err != nil {
@@ -42,11 +66,17 @@ func openIDAlloc(t *testing.T, apps map[string]int64, more ...string) (dsn strin
 	return dsn, raw, store
 }
 
+// q rewrites a statement written with ? placeholders for the driver.
+func (d idAllocDB) q(query string) string { return sqlx.Rebind(d.bind, query) }
+
 // The ID service's own id_alloc table, adopted as the store of a sharded
 // table: shard n of app 3 draws from row (3, n), above its max_id and never
 // past its max_limit_id; lookup explains the keys from the ranges logged.
-func TestIDAllocStoreMySQL(t *testing.T) {
-	dsn, raw, store := openIDAlloc(t, map[string]int64{"orders": 3}, `CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL)`)
+func TestIDAllocStoreMySQL(t *testing.T)    { testIDAllocStore(t, idAllocMySQL) }
+func TestIDAllocStorePostgres(t *testing.T) { testIDAllocStore(t, idAllocPostgres) }
+
+func testIDAllocStore(t *testing.T, d idAllocDB) {
+	dsn, raw, store := d.openIDAlloc(t, map[string]int64{"orders": 3}, `CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL)`)
 	ctx := context.Background()
 	// App 3, shards 0..3: max_id 100, step 10, room up to 160 (shard 2:
 	// up to 120). App 4's rows belong to someone else.
@@ -55,14 +85,14 @@ func TestIDAllocStoreMySQL(t *testing.T) {
 		if s == 2 {
 			limit = 120
 		}
-		if _, err := raw.ExecContext(ctx, "INSERT INTO id_alloc VALUES (3, ?, 100, 10, ?), (4, ?, 5000, 10, NULL)", s, limit, s); err != nil {
+		if _, err := raw.ExecContext(ctx, d.q("INSERT INTO id_alloc VALUES (3, ?, 100, 10, ?), (4, ?, 5000, 10, NULL)"), s, limit, s); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cfg := &idsql.Config{Namespace: "idalloc", Tables: map[string]idsql.TableConfig{
 		"orders": {Strategy: idsql.Segment, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 2}, App: &idsql.AppConfig{ID: 3, Bits: 8}},
 	}}
-	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store, Segment: segment.Settings{MaxStep: 10}}})
+	db, err := idsql.Open(d.driver, dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store, Segment: segment.Settings{MaxStep: 10}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +101,7 @@ func TestIDAllocStoreMySQL(t *testing.T) {
 	// Users 2, 6, 10, ... are in shard 2: 20 indexes (101..120) fit.
 	var exhausted error
 	for i := 0; i < 30 && exhausted == nil; i++ {
-		_, exhausted = db.ExecContext(ctx, "INSERT INTO orders (user_id) VALUES (?), (?)", 4*i+2, 4*i+1)
+		_, exhausted = db.ExecContext(ctx, d.q("INSERT INTO orders (user_id) VALUES (?), (?)"), 4*i+2, 4*i+1)
 	}
 	if !errors.Is(exhausted, segment.ErrExhausted) || !strings.Contains(exhausted.Error(), "max_limit_id 120") {
 		t.Fatalf("shard 2 past max_limit_id: %v", exhausted)
@@ -83,7 +113,7 @@ func TestIDAllocStoreMySQL(t *testing.T) {
 	defer rows.Close()
 	g := cfg.Tables["orders"].Gene()
 	seen := map[int64]bool{}
-	stores := idsql.Stores{Segments: mysqlstore.New(raw)}
+	stores := idsql.Stores{Segments: segment.NewSQLStore(raw, d.dialect)}
 	for rows.Next() {
 		var id, user int64
 		rows.Scan(&id, &user)
@@ -114,8 +144,11 @@ func TestIDAllocStoreMySQL(t *testing.T) {
 }
 
 // Concurrent allocations from one id_alloc row never overlap.
-func TestIDAllocConcurrent(t *testing.T) {
-	_, raw, store := openIDAlloc(t, map[string]int64{"t": 1}, `INSERT INTO id_alloc VALUES (1, 0, 0, 7, 0)`)
+func TestIDAllocConcurrentMySQL(t *testing.T)    { testIDAllocConcurrent(t, idAllocMySQL) }
+func TestIDAllocConcurrentPostgres(t *testing.T) { testIDAllocConcurrent(t, idAllocPostgres) }
+
+func testIDAllocConcurrent(t *testing.T, d idAllocDB) {
+	_, raw, store := d.openIDAlloc(t, map[string]int64{"t": 1}, `INSERT INTO id_alloc VALUES (1, 0, 0, 7, 0)`)
 	ctx := context.Background()
 	const workers, each = 4, 50
 	ranges := make(chan segment.Range, workers*each)

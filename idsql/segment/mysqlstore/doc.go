@@ -76,5 +76,6 @@
 // keys carry their shard: segment key k#n of a key k mapped to an app_id
 // draws from row (app_id, n), refusing to pass its max_limit_id. Each
 // allocation is a transaction of three statements (UPDATE, SELECT, INSERT
-// into idsql_alloc_log), not the one-round-trip procedure.
+// into idsql_alloc_log), not the one-round-trip procedure. The store is
+// segment.IDAllocStore, which also runs on PostgreSQL.
 package mysqlstore

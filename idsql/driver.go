@@ -388,6 +388,10 @@ type conn struct {
 // plans): the table's key column was checked, and its key source, once
 // found, is at hand without a lookup by name.
 type planState struct {
+	table string // the plan's table as configured (Table.String, once)
+	// checked: plan checked the table's key column (and stored this state
+	// on the plan); a fresh state (see state) has not.
+	checked bool
 	// narrow: the key column is narrower than 64 bits and the statement
 	// lists the key, so only an execution that generates one is refused.
 	narrow bool
@@ -466,7 +470,7 @@ func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
 		return nil, err
 	}
 	if p.Aux.Load() == nil {
-		st := &planState{}
+		st := &planState{table: p.Table.String(), checked: true}
 		if err := c.c.checkKey(ctx, c, p.Table); err != nil {
 			if !p.Listed() || !errors.Is(err, ErrNarrowKey) {
 				return nil, err
@@ -474,7 +478,7 @@ func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
 			// The rows give their keys: refused only by an execution
 			// that would generate one (fill).
 			st.narrow = true
-		} else if _, ok := c.c.keyChecked.Load(p.Table.String()); !ok {
+		} else if _, ok := c.c.keyChecked.Load(st.table); !ok {
 			return p, nil // a table the catalog does not know yet: checked again next time
 		}
 		p.Aux.Store(st)
@@ -490,7 +494,7 @@ func state(p *rewrite.Plan) *planState {
 	if st, ok := p.Aux.Load().(*planState); ok {
 		return st
 	}
-	return &planState{}
+	return &planState{table: p.Table.String()}
 }
 
 // fill generates the keys the plan's rows take in this execution (or takes
@@ -507,10 +511,10 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 	if reuse {
 		idBuf, argBuf = c.ids[:0], c.args[:0]
 	}
-	table := p.Table.String()
 	need := p.Need(args)
 	st := state(p)
-	if need > 0 && p.Listed() && (st.narrow || p.Aux.Load() == nil) {
+	table := st.table
+	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
 		if err := c.c.checkKey(ctx, c, p.Table); err != nil {
 			return nil, nil, err // a narrow key column (see plan)
 		}

@@ -5,11 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -446,85 +444,6 @@ func TestUnknownTableKey(t *testing.T) {
 	_, err := db.NextID(context.Background(), "nope")
 	if !errors.Is(err, idsql.ErrUnknownTable) || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("NextID(nope) = %v", err)
-	}
-}
-
-// 8 connections x N inserts with random rollbacks: every committed row is
-// there once, no rolled-back row is, no key repeats.
-func TestConcurrentInsertsWithRollbacks(t *testing.T) {
-	db, raw := openTest(t)
-	per := 10_000
-	if testing.Short() {
-		per = 500
-	}
-	const conns = 8
-	db.SetMaxOpenConns(conns)
-	ctx := context.Background()
-	var mu sync.Mutex
-	committed := map[int]bool{}
-	var wg sync.WaitGroup
-	for c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(c), 1))
-			for i := 0; i < per; {
-				batch := 1 + r.IntN(5)
-				tx, err := db.BeginTxx(ctx, nil)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				var tags []int
-				for j := 0; j < batch && i < per; j++ {
-					tag := c*per + i
-					table := "orders"
-					if tag%2 == 1 {
-						table = "users"
-					}
-					q := "INSERT INTO orders (user_id) VALUES ($1)"
-					if table == "users" {
-						q = "INSERT INTO users (name) VALUES ($1::int::text)"
-					}
-					if _, err := tx.ExecContext(ctx, q, tag); err != nil {
-						t.Error(err)
-						tx.Rollback()
-						return
-					}
-					tags = append(tags, tag)
-					i++
-				}
-				if r.IntN(4) == 0 {
-					tx.Rollback()
-					continue
-				}
-				if err := tx.Commit(); err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				for _, tag := range tags {
-					committed[tag] = true
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	got := queryInts(t, raw, "SELECT user_id FROM orders UNION ALL SELECT name::int FROM users")
-	if len(got) != len(committed) {
-		t.Fatalf("%d rows in the tables, %d committed", len(got), len(committed))
-	}
-	for _, tag := range got {
-		if !committed[int(tag)] {
-			t.Fatalf("row %d was rolled back but is there", tag)
-		}
-	}
-	for _, table := range []string{"orders", "users"} {
-		n := queryInts(t, raw, "SELECT count(*) - count(DISTINCT id) FROM "+table)
-		if n[0] != 0 {
-			t.Fatalf("%s has %d repeated keys", table, n[0])
-		}
 	}
 }
 

@@ -46,20 +46,7 @@ func (f *wfix) rq(query string) string { return sqlx.Rebind(sqlx.BindType(f.db.D
 // ints runs a query on the raw handle.
 func (f *wfix) ints(t *testing.T, query string, args ...any) []int64 {
 	t.Helper()
-	rows, err := f.raw.Query(f.rq(query), args...)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, v)
-	}
-	return out
+	return queryInts(t, f.raw, f.rq(query), args...)
 }
 
 func (f *wfix) str(t *testing.T, query string, args ...any) string {

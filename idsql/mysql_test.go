@@ -161,7 +161,7 @@ func TestMySQLIntKeyRefused(t *testing.T) {
 		if _, err := m.db.PrepareContext(ctx, q); !errors.Is(err, idsql.ErrNarrowKey) {
 			t.Errorf("%s: Prepare: %v, want ErrNarrowKey", c.table, err)
 		}
-		if n := mysqlInts(t, m.raw, "SELECT count(*) FROM "+c.table); n[0] != 0 {
+		if n := queryInts(t, m.raw, "SELECT count(*) FROM "+c.table); n[0] != 0 {
 			t.Errorf("%s: %d rows written", c.table, n[0])
 		}
 	}
@@ -190,7 +190,7 @@ func TestMySQLAutoIncrementKeyFilled(t *testing.T) {
 	}
 	id, _ := res.LastInsertId()
 	m.isKey(t, "autoinc", id)
-	if got := mysqlInts(t, m.raw, "SELECT id FROM autoinc WHERE n = 1"); len(got) != 1 || got[0] != id {
+	if got := queryInts(t, m.raw, "SELECT id FROM autoinc WHERE n = 1"); len(got) != 1 || got[0] != id {
 		t.Fatalf("row key %v, LastInsertId %d", got, id)
 	}
 	// Multi-row: the first row's key, as MySQL reports a generated
@@ -200,7 +200,7 @@ func TestMySQLAutoIncrementKeyFilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ = res.LastInsertId()
-	if got := mysqlInts(t, m.raw, "SELECT id FROM autoinc WHERE n IN (2, 3) ORDER BY n"); len(got) != 2 || got[0] != id || got[0] == got[1] {
+	if got := queryInts(t, m.raw, "SELECT id FROM autoinc WHERE n IN (2, 3) ORDER BY n"); len(got) != 2 || got[0] != id || got[0] == got[1] {
 		t.Fatalf("rows %v, LastInsertId %d", got, id)
 	}
 	// INSERT IGNORE of a duplicate inserts nothing: 0, as MySQL says.
@@ -218,7 +218,7 @@ func TestMySQLAutoIncrementKeyFilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ = res.LastInsertId()
-	if got := mysqlInts(t, m.raw, "SELECT id FROM autoinc WHERE n = 9"); len(got) != 1 || got[0] != id {
+	if got := queryInts(t, m.raw, "SELECT id FROM autoinc WHERE n = 9"); len(got) != 1 || got[0] != id {
 		t.Errorf("INSERT ... SELECT: LastInsertId %d, row %v", id, got)
 	}
 }
@@ -240,7 +240,7 @@ func TestMySQLLastInsertId(t *testing.T) {
 	}
 	// Filled, the key column without AUTO_INCREMENT: idsql's first key.
 	id := last("INSERT INTO users (name) VALUES (?), (?)", "a", "b")
-	if got := mysqlInts(t, m.raw, "SELECT id FROM users ORDER BY name"); len(got) != 2 || got[0] != id || !inRange(t, m.raw, "users", id) {
+	if got := queryInts(t, m.raw, "SELECT id FROM users ORDER BY name"); len(got) != 2 || got[0] != id || !inRange(t, m.raw, "users", id) {
 		t.Fatalf("users %v, LastInsertId %d", got, id)
 	}
 	// Nothing inserted: the server's 0.
@@ -272,7 +272,7 @@ func TestMySQLLastInsertId(t *testing.T) {
 			t.Fatal(err)
 		}
 		id, _ := res.LastInsertId()
-		if got := mysqlInts(t, m.raw, fmt.Sprintf("SELECT id FROM orders WHERE user_id = %d", i)); len(got) != 1 || got[0] != id {
+		if got := queryInts(t, m.raw, fmt.Sprintf("SELECT id FROM orders WHERE user_id = %d", i)); len(got) != 1 || got[0] != id {
 			t.Errorf("prepared run %d: LastInsertId %d, row %v", i, id, got)
 		}
 	}
@@ -293,7 +293,7 @@ func TestMySQLSQLMode(t *testing.T) {
 		if !slices.Equal(got, []string{`C:\`, `?\`}) {
 			t.Fatalf("notes %q", got)
 		}
-		for _, id := range mysqlInts(t, m.raw, "SELECT id FROM orders") {
+		for _, id := range queryInts(t, m.raw, "SELECT id FROM orders") {
 			m.isKey(t, "orders", id)
 		}
 	})
@@ -305,7 +305,7 @@ func TestMySQLSQLMode(t *testing.T) {
 		if _, err := m.db.ExecContext(ctx, `INSERT INTO "users" ("name") VALUES (?)`, "q"); err != nil {
 			t.Fatal(err)
 		}
-		for _, id := range mysqlInts(t, m.raw, "SELECT id FROM orders") {
+		for _, id := range queryInts(t, m.raw, "SELECT id FROM orders") {
 			m.isKey(t, "orders", id)
 		}
 	})
@@ -435,7 +435,7 @@ func TestMySQLDialectChoice(t *testing.T) {
 	if _, err := db2.ExecContext(ctx, "INSERT INTO orders (user_id) VALUES (?)", 2); err != nil {
 		t.Fatal(err)
 	}
-	if n := mysqlInts(t, raw, "SELECT count(DISTINCT id) FROM orders"); n[0] != 2 {
+	if n := queryInts(t, raw, "SELECT count(DISTINCT id) FROM orders"); n[0] != 2 {
 		t.Fatalf("%d keys", n[0])
 	}
 	// A bad setting is a configuration error.
@@ -463,7 +463,7 @@ func TestMySQLDialectChoice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := mysqlInts(t, raw, "SELECT id FROM users ORDER BY id"); !slices.Equal(got, []int64{1, 2}) {
+	if got := queryInts(t, raw, "SELECT id FROM users ORDER BY id"); !slices.Equal(got, []int64{1, 2}) {
 		t.Errorf("segment keys %v, want 1 and 2", got)
 	}
 }
@@ -505,24 +505,6 @@ func TestMySQLPassThrough(t *testing.T) {
 	if _, err := tx.ExecContext(ctx, "INSERT INTO orders (user_id) VALUES (1)"); err == nil || !strings.Contains(err.Error(), "READ ONLY") {
 		t.Errorf("insert in a read-only transaction: %v", err)
 	}
-}
-
-func mysqlInts(t *testing.T, db *sql.DB, q string) []int64 {
-	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, v)
-	}
-	return out
 }
 
 func mysqlStrings(t *testing.T, db *sql.DB, q string) []string {

@@ -447,11 +447,12 @@ func TestUnknownTableKey(t *testing.T) {
 	}
 }
 
-func queryInts(t *testing.T, db *sql.DB, q string) []int64 {
+// queryInts returns the first column of q's rows as integers.
+func queryInts(t *testing.T, db *sql.DB, q string, args ...any) []int64 {
 	t.Helper()
-	rows, err := db.Query(q)
+	rows, err := db.Query(q, args...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
 	var out []int64

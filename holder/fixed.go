@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -81,6 +82,7 @@ type StaticLease struct {
 	horizon  time.Time
 	done     chan struct{}
 	err      error
+	ended    atomic.Bool // set by End before it closes done
 }
 
 // NewStaticLease returns a live lease on workerID, without deadline or
@@ -150,6 +152,10 @@ func (l *StaticLease) Horizon() time.Time {
 // Done implements Lease.
 func (l *StaticLease) Done() <-chan struct{} { return l.done }
 
+// EndFlag implements snowflake.EndFlagger: the flag is set, for good, just
+// before Done is closed, so a generator reads it with one atomic load.
+func (l *StaticLease) EndFlag() *atomic.Bool { return &l.ended }
+
 // Err implements Lease.
 func (l *StaticLease) Err() error {
 	l.mu.Lock()
@@ -166,6 +172,7 @@ func (l *StaticLease) End(err error) bool {
 		return false
 	}
 	l.err = err
+	l.ended.Store(true)
 	close(l.done)
 	return true
 }

@@ -87,3 +87,56 @@ func TestOneSleeperPerTick(t *testing.T) {
 		t.Fatalf("%d callers slept for the next tick at once, want 1", clock.most)
 	}
 }
+
+// overtakingClock is an injected clock on which, once armed, a caller's
+// reading is overtaken: after taking it, and before the caller can lock the
+// generator, the clock moves a tick on and another ID is issued in that
+// later tick.
+type overtakingClock struct {
+	*clocktest.Fake
+	g     *Generator
+	armed bool
+	inner int64 // the ID issued in between
+	err   error
+}
+
+func (c *overtakingClock) Now() time.Time {
+	now := c.Fake.Now()
+	if c.armed {
+		c.armed = false
+		c.Add(Leaf.Unit)
+		c.inner, c.err = c.g.NextID(context.Background())
+	}
+	return now
+}
+
+// NextID reads the clock before it locks the generator. A reading that
+// another caller's later one overtook meanwhile is not taken for a clock
+// that stepped back (with MaxBackward negative that would fail): the ID
+// comes after the other caller's, in its tick.
+func TestOvertakenReadingIsNotABackwardClock(t *testing.T) {
+	clock := &overtakingClock{Fake: clocktest.New(testNow)}
+	g := newTestGen(t, Settings{Clock: clock, MaxBackward: -1})
+	clock.g = g
+	ctx := context.Background()
+	if _, err := g.NextID(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clock.armed = true
+	outer, err := g.NextID(ctx)
+	if err != nil {
+		t.Fatalf("NextID with its reading overtaken = %v", err)
+	}
+	if clock.err != nil || clock.inner == 0 {
+		t.Fatalf("the ID issued in between: %d, %v", clock.inner, clock.err)
+	}
+	if outer <= clock.inner {
+		t.Fatalf("ID %d is not above the one issued in between, %d", outer, clock.inner)
+	}
+	if got, want := Leaf.Decompose(outer).Time, Leaf.Decompose(clock.inner).Time; !got.Equal(want) {
+		t.Errorf("ID stamped %s, want the overtaking tick %s", got, want)
+	}
+	if calls, _ := clock.Slept(); calls != 0 {
+		t.Errorf("the generator slept %d times", calls)
+	}
+}

@@ -3,6 +3,7 @@ package snowflake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -312,44 +313,56 @@ func TestDeadlineRenewed(t *testing.T) {
 
 // The generator never stamps an ID in a tick ending after the persisted
 // horizon, whatever the deadline says.
+// No ID is stamped in a tick that ends after the lease's horizon, whether
+// the generator reaches that tick by waiting for it (a clock that stands
+// still until the generator sleeps) or by finding the clock there (a clock
+// that moves on its own, read on NextID's fast path).
 func TestHorizonBoundsTicks(t *testing.T) {
-	clock := clocktest.New(testNow)
-	lease := holder.NewStaticLease(6, time.Time{})
-	horizon := testNow.Add(10 * time.Millisecond)
-	lease.Renew(time.Time{}, horizon)
-	g, err := New(context.Background(), lease, Settings{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	var last int64
-	for {
-		id, err := g.NextID(ctx)
-		if err != nil {
-			if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "horizon") {
-				t.Fatalf("NextID = %v, want ErrStopped naming the horizon", err)
+	for _, step := range []time.Duration{0, 100 * time.Microsecond} {
+		t.Run(fmt.Sprintf("step=%s", step), func(t *testing.T) {
+			clock := clocktest.New(testNow)
+			lease := holder.NewStaticLease(6, time.Time{})
+			horizon := testNow.Add(10 * time.Millisecond)
+			lease.Renew(time.Time{}, horizon)
+			g, err := New(context.Background(), lease, Settings{Clock: clock})
+			if err != nil {
+				t.Fatal(err)
 			}
-			break
-		}
-		last = id
-	}
-	if end := Leaf.Decompose(last).Time.Add(Leaf.Unit); end.After(horizon) {
-		t.Fatalf("last ID's tick ends at %s, after the horizon %s", end, horizon)
-	}
-	if got, want := Leaf.Decompose(last).Time, horizon.Add(-Leaf.Unit); !got.Equal(want) {
-		t.Errorf("last ID's tick %s, want the last tick before the horizon %s", got, want)
-	}
-	// A successor starting after this horizon issues only later ticks.
-	g2, err := New(ctx, holder.NewStaticLease(6, horizon), Settings{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := g2.NextID(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id <= last {
-		t.Fatalf("successor's first ID %d is not above the predecessor's last %d", id, last)
+			ctx := context.Background()
+			var last int64
+			for i := 0; ; i++ {
+				if i == 100_000 { // the ten ticks hold 40,960 IDs
+					t.Fatalf("still issuing after %d IDs: the last at %s, the horizon %s", i, Leaf.Decompose(last).Time, horizon)
+				}
+				clock.Add(step)
+				id, err := g.NextID(ctx)
+				if err != nil {
+					if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "horizon") {
+						t.Fatalf("NextID = %v, want ErrStopped naming the horizon", err)
+					}
+					break
+				}
+				last = id
+			}
+			if end := Leaf.Decompose(last).Time.Add(Leaf.Unit); end.After(horizon) {
+				t.Fatalf("last ID's tick ends at %s, after the horizon %s", end, horizon)
+			}
+			if got, want := Leaf.Decompose(last).Time, horizon.Add(-Leaf.Unit); !got.Equal(want) {
+				t.Errorf("last ID's tick %s, want the last tick before the horizon %s", got, want)
+			}
+			// A successor starting after this horizon issues only later ticks.
+			g2, err := New(ctx, holder.NewStaticLease(6, horizon), Settings{Clock: clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := g2.NextID(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id <= last {
+				t.Fatalf("successor's first ID %d is not above the predecessor's last %d", id, last)
+			}
+		})
 	}
 }
 
@@ -399,22 +412,41 @@ func TestStartAfterPersistedTick(t *testing.T) {
 	}
 }
 
+// channelOnlyLease hides its lease's EndFlag: the generator must watch
+// Done instead.
+type channelOnlyLease struct{ Lease }
+
+// The generator stops at once when its lease ends, whether it reads the
+// lease's end flag or receives from its Done channel.
 func TestLeaseLostStops(t *testing.T) {
-	lease := holder.NewStaticLease(4, time.Time{})
-	g, err := New(context.Background(), lease, Settings{Clock: clocktest.New(testNow)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.NextID(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	lease.End(holder.ErrLeaseLost)
-	_, err = g.NextID(context.Background())
-	if !errors.Is(err, ErrStopped) || !errors.Is(err, holder.ErrLeaseLost) || !strings.Contains(err.Error(), "worker 4") {
-		t.Fatalf("NextID after lease loss = %v", err)
-	}
-	if _, err := g.NextIDs(context.Background(), 3); !errors.Is(err, ErrStopped) {
-		t.Fatalf("NextIDs after lease loss = %v", err)
+	for _, flagged := range []bool{true, false} {
+		t.Run(fmt.Sprintf("flag=%v", flagged), func(t *testing.T) {
+			lease := holder.NewStaticLease(4, time.Time{})
+			var l Lease = lease
+			if !flagged {
+				l = channelOnlyLease{lease}
+			}
+			if _, ok := l.(EndFlagger); ok != flagged {
+				t.Fatalf("lease implements EndFlagger: %v, want %v", ok, flagged)
+			}
+			g, err := New(context.Background(), l, Settings{Clock: clocktest.New(testNow)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 { // the first ID opens a tick; the next ones take the fast path
+				if _, err := g.NextID(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lease.End(holder.ErrLeaseLost)
+			_, err = g.NextID(context.Background())
+			if !errors.Is(err, ErrStopped) || !errors.Is(err, holder.ErrLeaseLost) || !strings.Contains(err.Error(), "worker 4") {
+				t.Fatalf("NextID after lease loss = %v", err)
+			}
+			if _, err := g.NextIDs(context.Background(), 3); !errors.Is(err, ErrStopped) {
+				t.Fatalf("NextIDs after lease loss = %v", err)
+			}
+		})
 	}
 }
 

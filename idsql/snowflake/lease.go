@@ -1,6 +1,9 @@
 package snowflake
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // A Lease is the worker ID a Generator issues under, as the service that
 // granted it (a holder: see package holder) vouches for it. The generator
@@ -23,4 +26,12 @@ type Lease interface {
 	Done() <-chan struct{}
 	// Err says why the lease ended; nil while it holds.
 	Err() error
+}
+
+// An EndFlagger is a Lease that also publishes its end in an atomic flag,
+// set for good just before Done is closed. A generator on such a lease
+// checks the flag, one atomic load, where it would otherwise receive from
+// Done on every ID. The leases of package holder's holders implement it.
+type EndFlagger interface {
+	EndFlag() *atomic.Bool
 }

@@ -277,6 +277,38 @@ var wrapperCases = []struct {
 			}
 		}
 	}},
+	{"kept results", func(t *testing.T, f *wfix) {
+		// Results kept while later statements run on the same connection
+		// (more of them than a connection allocates results at once) each
+		// still answer their own statement's key.
+		ctx := context.Background()
+		c, err := f.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		q := f.q("INSERT INTO orders (user_id) VALUES (?)")
+		var kept []sql.Result
+		for i := range 150 {
+			res, err := c.ExecContext(ctx, q, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept = append(kept, res)
+		}
+		for i, res := range kept {
+			id, err := res.LastInsertId()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				t.Fatalf("statement %d: RowsAffected %d, %v", i, n, err)
+			}
+			if got := f.ints(t, "SELECT id FROM orders WHERE user_id = ?", i); len(got) != 1 || got[0] != id {
+				t.Fatalf("statement %d: LastInsertId %d, row %v", i, id, got)
+			}
+		}
+	}},
 	{"prepared", func(t *testing.T, f *wfix) {
 		ctx := context.Background()
 		st, err := f.db.PrepareContext(ctx, f.q("INSERT INTO orders (user_id) VALUES (?)"))

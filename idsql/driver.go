@@ -42,7 +42,7 @@ var (
 	_ driver.StmtQueryContext  = (*fillStmt)(nil)
 	_ driver.NamedValueChecker = (*fillStmt)(nil)
 
-	_ driver.Result = result{}
+	_ driver.Result = (*result)(nil)
 )
 
 // Options tune a wrapped driver. The zero value means the defaults.
@@ -231,6 +231,10 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, err
 	}
 	cn := &conn{inner: ic, c: c, rw: c.rws[0].Load()}
+	cn.execer, _ = ic.(driver.ExecerContext)
+	cn.queryer, _ = ic.(driver.QueryerContext)
+	cn.checker, _ = ic.(driver.NamedValueChecker)
+	cn.validator, _ = ic.(driver.Validator)
 	if c.dialect == dialect.MySQL {
 		if err := cn.readSQLMode(ctx); err != nil {
 			ic.Close()
@@ -359,8 +363,14 @@ func lookupDriver(name string) (driver.Driver, error) {
 // conn is one wrapped connection.
 type conn struct {
 	inner driver.Conn
-	c     *Connector
-	rw    *rewrite.Rewriter // reads statements as the session's sql_mode says (MySQL)
+	// The inner connection as the optional interfaces every statement
+	// asks for, asserted once (nil where it lacks one).
+	execer    driver.ExecerContext
+	queryer   driver.QueryerContext
+	checker   driver.NamedValueChecker
+	validator driver.Validator
+	c         *Connector
+	rw        *rewrite.Rewriter // reads statements as the session's sql_mode says (MySQL)
 	// broken is set when an INSERT may have reached the server and the
 	// connection then failed: the pool must drop the connection, and the
 	// caller must not have the statement retried.
@@ -374,6 +384,9 @@ type conn struct {
 	// the duration of the call.
 	ids  []int64
 	args []driver.NamedValue
+	// results are the unused slots of the block the next filled Exec
+	// results are taken from (see result).
+	results []result
 	// last is the plan of the last statement planned on rw, so a
 	// connection that runs one INSERT over and over skips the plan cache.
 	last struct {
@@ -629,7 +642,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if err != nil {
 		return nil, err
 	}
-	ex, ok := c.inner.(driver.ExecerContext)
+	ex, ok := c.execer, c.execer != nil
 	if p == nil {
 		if !ok {
 			return nil, driver.ErrSkip
@@ -654,11 +667,11 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	var res driver.Result
 	err = driver.ErrSkip
 	if _, skip := c.skip[p]; ok && !skip {
-		if res, err = ex.ExecContext(ctx, p.Query, full); errors.Is(err, driver.ErrSkip) {
+		if res, err = ex.ExecContext(ctx, p.Query, full); err != nil && errors.Is(err, driver.ErrSkip) {
 			c.skipped(p)
 		}
 	}
-	if errors.Is(err, driver.ErrSkip) {
+	if err != nil && errors.Is(err, driver.ErrSkip) {
 		st, err := c.prepare(ctx, p.Query)
 		if err != nil {
 			return nil, err // nothing was executed
@@ -685,7 +698,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, err
 	}
-	q, ok := c.inner.(driver.QueryerContext)
+	q, ok := c.queryer, c.queryer != nil
 	if p == nil {
 		if !ok {
 			return nil, driver.ErrSkip
@@ -703,11 +716,11 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	var rows driver.Rows
 	err = driver.ErrSkip
 	if _, skip := c.skip[p]; ok && !skip {
-		if rows, err = q.QueryContext(ctx, p.Query, full); errors.Is(err, driver.ErrSkip) {
+		if rows, err = q.QueryContext(ctx, p.Query, full); err != nil && errors.Is(err, driver.ErrSkip) {
 			c.skipped(p)
 		}
 	}
-	if errors.Is(err, driver.ErrSkip) {
+	if err != nil && errors.Is(err, driver.ErrSkip) {
 		st, err := c.prepare(ctx, p.Query)
 		if err != nil {
 			return nil, err // nothing was executed
@@ -782,15 +795,15 @@ func (c *conn) IsValid() bool {
 	if c.broken {
 		return false
 	}
-	if v, ok := c.inner.(driver.Validator); ok {
-		return v.IsValid()
+	if c.validator != nil {
+		return c.validator.IsValid()
 	}
 	return true
 }
 
 func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
-	if ch, ok := c.inner.(driver.NamedValueChecker); ok {
-		return ch.CheckNamedValue(nv)
+	if c.checker != nil {
+		return c.checker.CheckNamedValue(nv)
 	}
 	return driver.ErrSkip
 }
@@ -872,9 +885,22 @@ type result struct {
 	mysql bool
 }
 
+// resultBlock is how many results a connection allocates at once.
+const resultBlock = 64
+
 // result wraps the inner result of a filled INSERT whose rows took keys.
-func (c *conn) result(res driver.Result, keys []int64) result {
-	r := result{inner: res, mysql: c.c.dialect == dialect.MySQL}
+// The results come in blocks of resultBlock, one allocation per block, not
+// one per statement: each slot is written once, by the statement it
+// answers for, and never again (the connection moves past it), so a result
+// the caller keeps is not touched by later statements. A kept result keeps
+// its block alive, at most resultBlock-1 other inner results with it.
+func (c *conn) result(res driver.Result, keys []int64) *result {
+	if len(c.results) == 0 {
+		c.results = make([]result, resultBlock)
+	}
+	r := &c.results[0]
+	c.results = c.results[1:]
+	r.inner, r.mysql = res, c.c.dialect == dialect.MySQL
 	if len(keys) > 0 {
 		r.id, r.gen = keys[0], true
 	}
@@ -890,7 +916,7 @@ func (c *conn) result(res driver.Result, keys []int64) result {
 // what the inner driver answers. A statement that inserted some rows but
 // not the first still answers the first row's key, which is then not in
 // the table: check RowsAffected, or use RETURNING.
-func (r result) LastInsertId() (int64, error) {
+func (r *result) LastInsertId() (int64, error) {
 	if n, err := r.inner.RowsAffected(); err == nil && n == 0 {
 		if r.mysql {
 			return r.inner.LastInsertId()
@@ -903,4 +929,4 @@ func (r result) LastInsertId() (int64, error) {
 	return r.id, nil
 }
 
-func (r result) RowsAffected() (int64, error) { return r.inner.RowsAffected() }
+func (r *result) RowsAffected() (int64, error) { return r.inner.RowsAffected() }

@@ -235,6 +235,7 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	cn.queryer, _ = ic.(driver.QueryerContext)
 	cn.checker, _ = ic.(driver.NamedValueChecker)
 	cn.validator, _ = ic.(driver.Validator)
+	cn.resetter, _ = ic.(driver.SessionResetter)
 	if c.dialect == dialect.MySQL {
 		if err := cn.readSQLMode(ctx); err != nil {
 			ic.Close()
@@ -363,12 +364,14 @@ func lookupDriver(name string) (driver.Driver, error) {
 // conn is one wrapped connection.
 type conn struct {
 	inner driver.Conn
-	// The inner connection as the optional interfaces every statement
-	// asks for, asserted once (nil where it lacks one).
+	// The inner connection as the optional interfaces that database/sql
+	// and the statement path ask for at every statement, asserted once
+	// (nil where it lacks one).
 	execer    driver.ExecerContext
 	queryer   driver.QueryerContext
 	checker   driver.NamedValueChecker
 	validator driver.Validator
+	resetter  driver.SessionResetter
 	c         *Connector
 	rw        *rewrite.Rewriter // reads statements as the session's sql_mode says (MySQL)
 	// broken is set when an INSERT may have reached the server and the
@@ -785,8 +788,8 @@ func (c *conn) ResetSession(ctx context.Context) error {
 	if c.broken {
 		return driver.ErrBadConn
 	}
-	if r, ok := c.inner.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
+	if c.resetter != nil {
+		return c.resetter.ResetSession(ctx)
 	}
 	return nil
 }

@@ -347,22 +347,42 @@ func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedVa
 	}
 	dst = dst[:0]
 	if !p.positional || len(args) != p.Params {
-		dst = append(dst, args...)
+		for _, a := range args {
+			dst = putArg(dst, a.Name, a.Value)
+		}
 		for _, id := range ids {
-			dst = append(dst, driver.NamedValue{Value: id})
+			dst = putArg(dst, "", id)
 		}
+		return dst
+	}
+	k := 0
+	for i, id := range ids {
+		for _, a := range args[k:p.at[i]] {
+			dst = putArg(dst, a.Name, a.Value)
+		}
+		k = p.at[i]
+		dst = putArg(dst, "", id)
+	}
+	for _, a := range args[k:] {
+		dst = putArg(dst, a.Name, a.Value)
+	}
+	return dst
+}
+
+// putArg appends an argument numbered after those in dst. It stores the
+// fields one by one: while the garbage collector marks, copying whole
+// NamedValues (append of a value or a slice) goes through the runtime's
+// bulk write barrier, which costs more than the barriers of the few
+// single stores.
+func putArg(dst []driver.NamedValue, name string, v any) []driver.NamedValue {
+	n := len(dst)
+	if n < cap(dst) {
+		dst = dst[:n+1]
 	} else {
-		k := 0
-		for i, id := range ids {
-			dst = append(dst, args[k:p.at[i]]...)
-			k = p.at[i]
-			dst = append(dst, driver.NamedValue{Value: id})
-		}
-		dst = append(dst, args[k:]...)
+		dst = append(dst, driver.NamedValue{})
 	}
-	for i := range dst {
-		dst[i].Ordinal = i + 1
-	}
+	a := &dst[n]
+	a.Name, a.Ordinal, a.Value = name, n+1, v
 	return dst
 }
 

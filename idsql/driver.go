@@ -387,9 +387,10 @@ type conn struct {
 	// the duration of the call.
 	ids  []int64
 	args []driver.NamedValue
-	// results are the unused slots of the block the next filled Exec
-	// results are taken from (see result).
-	results []result
+	// results is the block the results of filled Execs are taken from
+	// (see result), the first nResults of them used.
+	results  *[resultBlock]result
+	nResults int
 	// last is the plan of the last statement planned on rw, so a
 	// connection that runs one INSERT over and over skips the plan cache.
 	last struct {
@@ -898,11 +899,11 @@ const resultBlock = 64
 // the caller keeps is not touched by later statements. A kept result keeps
 // its block alive, at most resultBlock-1 other inner results with it.
 func (c *conn) result(res driver.Result, keys []int64) *result {
-	if len(c.results) == 0 {
-		c.results = make([]result, resultBlock)
+	if c.results == nil || c.nResults == resultBlock {
+		c.results, c.nResults = new([resultBlock]result), 0
 	}
-	r := &c.results[0]
-	c.results = c.results[1:]
+	r := &c.results[c.nResults]
+	c.nResults++
 	r.inner, r.mysql = res, c.c.dialect == dialect.MySQL
 	if len(keys) > 0 {
 		r.id, r.gen = keys[0], true

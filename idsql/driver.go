@@ -43,6 +43,7 @@ var (
 	_ driver.NamedValueChecker = (*fillStmt)(nil)
 
 	_ driver.Result = (*result)(nil)
+	_ driver.Result = (*countResult)(nil)
 )
 
 // Options tune a wrapped driver. The zero value means the defaults.
@@ -387,10 +388,10 @@ type conn struct {
 	// the duration of the call.
 	ids  []int64
 	args []driver.NamedValue
-	// results is the block the results of filled Execs are taken from
-	// (see result), the first nResults of them used.
-	results  *[resultBlock]result
-	nResults int
+	// results and counts are where the results of filled Execs are
+	// taken from (see result).
+	results slots[result]
+	counts  slots[countResult]
 	// last is the plan of the last statement planned on rw, so a
 	// connection that runs one INSERT over and over skips the plan cache.
 	last struct {
@@ -892,24 +893,64 @@ type result struct {
 // resultBlock is how many results a connection allocates at once.
 const resultBlock = 64
 
-// result wraps the inner result of a filled INSERT whose rows took keys.
-// The results come in blocks of resultBlock, one allocation per block, not
-// one per statement: each slot is written once, by the statement it
-// answers for, and never again (the connection moves past it), so a result
-// the caller keeps is not touched by later statements. A kept result keeps
-// its block alive, at most resultBlock-1 other inner results with it.
-func (c *conn) result(res driver.Result, keys []int64) *result {
-	if c.results == nil || c.nResults == resultBlock {
-		c.results, c.nResults = new([resultBlock]result), 0
+// slots hands out values of T from arrays of resultBlock, one allocation
+// per array. Each slot is handed out once and never again (the count only
+// grows until a new array replaces the full one), so a value the caller
+// keeps is not touched by later statements. A kept value keeps its array
+// alive, at most resultBlock-1 other values with it.
+type slots[T any] struct {
+	a *[resultBlock]T
+	n int // slots of a handed out
+}
+
+// next returns an unused slot.
+func (s *slots[T]) next() *T {
+	if s.a == nil || s.n == resultBlock {
+		s.a, s.n = new([resultBlock]T), 0
 	}
-	r := &c.results[c.nResults]
-	c.nResults++
-	r.inner, r.mysql = res, c.c.dialect == dialect.MySQL
+	p := &s.a[s.n]
+	s.n++
+	return p
+}
+
+// result wraps the inner result of a filled INSERT whose rows took keys.
+// The results of a connection come from its slots, not one allocation per
+// statement. An inner result that is a plain row count (lib/pq's and
+// pgx's stdlib's driver.RowsAffected) is not kept: the count is, in a
+// result without pointers.
+func (c *conn) result(res driver.Result, keys []int64) driver.Result {
+	mysql := c.c.dialect == dialect.MySQL
+	if n, ok := res.(driver.RowsAffected); ok && len(keys) > 0 && !mysql {
+		r := c.counts.next()
+		r.id, r.n = keys[0], int64(n)
+		return r
+	}
+	r := c.results.next()
+	r.inner, r.mysql = res, mysql
 	if len(keys) > 0 {
 		r.id, r.gen = keys[0], true
 	}
 	return r
 }
+
+// countResult is a result whose inner result was driver.RowsAffected and
+// whose rows took keys (not on MySQL): it answers as a result over that
+// inner result would.
+type countResult struct {
+	id int64 // the first key idsql generated
+	n  int64 // the inner result's row count
+}
+
+// LastInsertId answers as result.LastInsertId: 0 when no row was written,
+// otherwise the first key idsql generated.
+func (r *countResult) LastInsertId() (int64, error) {
+	if r.n == 0 {
+		return 0, nil
+	}
+	return r.id, nil
+}
+
+func (r *countResult) RowsAffected() (int64, error) { return r.n, nil }
 
 // LastInsertId answers the first key idsql generated for the statement, as
 // MySQL answers the first AUTO_INCREMENT value of a multi-row INSERT. It

@@ -169,6 +169,9 @@ func testStop(t *testing.T, newHolder Factory) {
 	default:
 		t.Fatal("Done still open after Release returned")
 	}
+	if f, ok := l.(snowflake.EndFlagger); ok && !f.EndFlag().Load() {
+		t.Error("Done is closed but the lease's end flag is not set: a generator would go on issuing")
+	}
 	if !errors.Is(l.Err(), holder.ErrReleased) {
 		t.Errorf("Err after Release = %v, want ErrReleased", l.Err())
 	}

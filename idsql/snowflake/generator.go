@@ -353,6 +353,13 @@ func (g *Generator) NextIDs(ctx context.Context, n int) ([]int64, error) {
 // AppendIDs appends n new IDs to dst in increasing order. On error dst is
 // returned with the IDs appended so far (they are valid and unused).
 func (g *Generator) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	if n == 1 { // one row's key, the commonest call: NextID's fast path
+		id, err := g.NextID(ctx)
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, id), nil
+	}
 	for n > 0 {
 		first, count, err := g.reserve(ctx, uint64(n), 0, true)
 		if err != nil {

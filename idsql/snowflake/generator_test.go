@@ -443,8 +443,10 @@ func TestLeaseLostStops(t *testing.T) {
 			if !errors.Is(err, ErrStopped) || !errors.Is(err, holder.ErrLeaseLost) || !strings.Contains(err.Error(), "worker 4") {
 				t.Fatalf("NextID after lease loss = %v", err)
 			}
-			if _, err := g.NextIDs(context.Background(), 3); !errors.Is(err, ErrStopped) {
-				t.Fatalf("NextIDs after lease loss = %v", err)
+			for _, n := range []int{1, 3} {
+				if _, err := g.NextIDs(context.Background(), n); !errors.Is(err, ErrStopped) {
+					t.Fatalf("NextIDs(%d) after lease loss = %v", n, err)
+				}
 			}
 		})
 	}

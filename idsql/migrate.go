@@ -5,16 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
 // Migrate creates idsql's tables in stores, and a segment key for every
-// segment table of cfg that has none. A key for a table of db that already
-// holds rows starts above MAX(key column), so a table that used BIGSERIAL
-// adopts idsql without collisions. It is idempotent.
+// segment table of cfg that has none. db is the application's database: a
+// key for a table of db that already holds rows starts above MAX(key
+// column), read there, so a table that used BIGSERIAL adopts idsql without
+// collisions, whether the segment store is in the same database or (as on
+// SQLite) in a file of its own. It is idempotent.
 func Migrate(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error {
 	if stores.Workers != nil {
 		if err := stores.Workers.Migrate(ctx); err != nil {
@@ -50,11 +51,9 @@ func Migrate(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error 
 		}
 		spec := segment.KeySpec{Key: key, Step: tc.StepOrDefault(), Description: "table " + table}
 		if tableExists(ctx, db, table) {
-			adopt, err := adoptName(table, tc)
-			if err != nil {
-				return fmt.Errorf("idsql: migrate: %w", err)
+			if spec.Start, err = adoptStart(ctx, db, table, tc.KeyColumn(), 0); err != nil {
+				return fmt.Errorf("idsql: migrate: table %s: %w", table, err)
 			}
-			spec.AdoptTable, spec.AdoptColumn = adopt, tc.KeyColumn()
 		}
 		if err := store.CreateKey(ctx, spec); err != nil {
 			return fmt.Errorf("idsql: migrate: table %s: %w", table, err)
@@ -82,14 +81,17 @@ func tableExists(ctx context.Context, db *sql.DB, table string) bool {
 // one it holds, whatever the shard.
 func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have map[string]bool, table string, tc TableConfig, key string) error {
 	g := tc.Gene()
-	adopt := tableExists(ctx, db, table)
-	adoptTable, err := adoptName(table, tc)
-	if adopt && err != nil {
-		return err
+	// A table that holds rows: every shard starts above the index of its
+	// largest key.
+	var start int64
+	if tableExists(ctx, db, table) {
+		var err error
+		if start, err = adoptStart(ctx, db, table, tc.KeyColumn(), g.ShardBits+g.AppBits); err != nil {
+			return err
+		}
 	}
 	// A table that used a plain key before: its shards start above every
 	// key that one could have issued.
-	var start int64
 	if have[key] && g.ShardBits > 0 {
 		infos, err := store.ListKeys(ctx)
 		if err != nil {
@@ -97,7 +99,7 @@ func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have 
 		}
 		for _, ki := range infos {
 			if ki.Key == key {
-				start = ki.MaxID>>(g.ShardBits+g.AppBits) + 1
+				start = max(start, ki.MaxID>>(g.ShardBits+g.AppBits)+1)
 			}
 		}
 	}
@@ -111,9 +113,6 @@ func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have 
 			desc = fmt.Sprintf("table %s, shard %d of %d", table, s, g.Shards())
 		}
 		spec := segment.KeySpec{Key: name, Step: tc.StepOrDefault(), Description: desc, Start: start}
-		if adopt {
-			spec.AdoptTable, spec.AdoptColumn, spec.AdoptShift = adoptTable, tc.KeyColumn(), g.ShardBits+g.AppBits
-		}
 		if err := store.CreateKey(ctx, spec); err != nil {
 			return err
 		}
@@ -121,16 +120,27 @@ func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have 
 	return nil
 }
 
-// adoptName is a configured table name as segment stores read AdoptTable:
-// "schema.table" unquoted, split at the dot.
-func adoptName(table string, tc TableConfig) (string, error) {
-	schema, name, _ := SplitTableName(table)
-	if strings.Contains(schema, ".") || strings.Contains(name, ".") {
-		return "", fmt.Errorf("table %s: a name with a dot inside its quotes cannot be adopted (start its segment key above MAX(%s) by hand)",
-			table, tc.KeyColumn())
+// adoptStart returns the first number a segment key of table may hand out
+// so that none of its keys, number << shift | low bits, collides with one
+// the table holds: above MAX(column) >> shift, or 1 for an empty table.
+// The table is read through db, the application's database, with the
+// quoting of PostgreSQL and SQLite, then of MySQL (as tableExists).
+func adoptStart(ctx context.Context, db *sql.DB, table, column string, shift int) (int64, error) {
+	var err error
+	for _, d := range []dialect.Dialect{dialect.PostgreSQL, dialect.MySQL} {
+		var cur sql.NullInt64
+		q := "SELECT MAX(" + d.Quote(column) + ") FROM " + d.QuoteQualified(table)
+		if err = db.QueryRowContext(ctx, q).Scan(&cur); err != nil {
+			continue
+		}
+		n := cur.Int64 >> shift
+		switch {
+		case !cur.Valid || n < 1:
+			return 1, nil
+		case n >= segment.MaxID:
+			return 0, fmt.Errorf("adopt MAX(%s): %w: MAX is %d", column, segment.ErrExhausted, cur.Int64)
+		}
+		return n + 1, nil
 	}
-	if schema != "" {
-		return schema + "." + name, nil
-	}
-	return name, nil
+	return 0, fmt.Errorf("adopt MAX(%s): %w", column, err)
 }

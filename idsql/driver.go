@@ -65,7 +65,8 @@ type Options struct {
 	// Registry means the worker table (idsql_workers), and a nil
 	// SegmentStore the segment tables (idsql_alloc, idsql_alloc_log), in
 	// the inner connector's database, where Migrate creates them. On SQLite
-	// segment tables need KeysOptions.SegmentStore (sqlitestore.Open).
+	// segment tables need KeysOptions.SegmentStore (sqlitestore.Open) on
+	// a file of its own, not the application's (ErrSharedSQLiteFile).
 	KeysOptions KeysOptions
 	// CacheSize bounds the rewrite plan cache; 0 means the default.
 	CacheSize int
@@ -102,9 +103,12 @@ type Connector struct {
 	keys       *Keys
 	ownKeys    bool
 	keysDB     *sql.DB // the unwrapped pool behind owned keys
-	name       string  // the driver name sqlx gets
-	closeMu    sync.Once
-	closeErr   error
+	// sqliteChecked is set once a connection showed that the segment
+	// store is not in the application's SQLite file (checkSQLiteStore).
+	sqliteChecked atomic.Bool
+	name          string // the driver name sqlx gets
+	closeMu       sync.Once
+	closeErr      error
 }
 
 // NewConnector wraps inner for cfg. The SQL dialect is chosen here, once
@@ -144,7 +148,7 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 		if ko.SegmentStore == nil && d == dialect.SQLite {
 			for _, t := range cfg.TableNames() {
 				if cfg.Tables[t].Strategy == Segment {
-					return nil, fmt.Errorf("idsql: table %s: segment tables on sqlite need a segment store (KeysOptions.SegmentStore: sqlitestore.Open)", t)
+					return nil, fmt.Errorf("idsql: table %s: segment tables on sqlite need a segment store in a file of its own (KeysOptions.SegmentStore: sqlitestore.Open)", t)
 				}
 			}
 		}
@@ -243,22 +247,21 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, err
 		}
 	}
+	if err := c.checkSQLiteStore(ctx, cn); err != nil {
+		ic.Close()
+		return nil, err
+	}
 	return cn, nil
 }
 
 // readSQLMode reads the session's sql_mode and takes the rewriter that
 // reads statements as it says.
 func (c *conn) readSQLMode(ctx context.Context) error {
-	rows, err := c.query(ctx, dialect.SQLModeQuery, nil)
+	mode, err := c.queryString(ctx, dialect.SQLModeQuery)
 	if err != nil {
 		return fmt.Errorf("idsql: read the session's sql_mode: %w", err)
 	}
-	defer rows.Close()
-	v := make([]driver.Value, 1)
-	if err := rows.Next(v); err != nil {
-		return fmt.Errorf("idsql: read the session's sql_mode: %w", err)
-	}
-	m := dialect.ParseSQLMode(asString(v[0]))
+	m := dialect.ParseSQLMode(mode)
 	rw, err := c.c.rewriter(m)
 	if err != nil {
 		return err

@@ -38,8 +38,9 @@ CREATE TABLE users (id BIGINT NOT NULL PRIMARY KEY, name TEXT NOT NULL);
 `
 
 // exampleSetup does what ExampleOpen does step by step: it parses
-// exampleConfig and makes a temporary SQLite file holding the application's
-// tables and idsql's, with the segment store on it. cleanup removes it all.
+// exampleConfig, opens the segment store on a temporary SQLite file of its
+// own and makes the application's tables in another, at path. cleanup
+// removes it all.
 func exampleSetup(ctx context.Context) (cfg *idsql.Config, store *segment.SQLStore, path string, cleanup func()) {
 	dir, err := os.MkdirTemp("", "idsql-example")
 	if err != nil {
@@ -49,13 +50,18 @@ func exampleSetup(ctx context.Context) (cfg *idsql.Config, store *segment.SQLSto
 	if cfg, err = idsql.Parse("idsql.yaml", []byte(exampleConfig), time.Now()); err != nil {
 		log.Fatal(err)
 	}
-	if store, err = sqlitestore.Open(ctx, path); err != nil {
+	if store, err = sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db")); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := store.DB().ExecContext(ctx, exampleSchema); err != nil {
+	raw, err := sql.Open("sqlite", sqlitestore.DSN(path))
+	if err != nil {
 		log.Fatal(err)
 	}
-	if err := idsql.Migrate(ctx, store.DB(), cfg, idsql.Stores{Segments: store}); err != nil {
+	defer raw.Close()
+	if _, err := raw.ExecContext(ctx, exampleSchema); err != nil {
+		log.Fatal(err)
+	}
+	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Segments: store}); err != nil {
 		log.Fatal(err)
 	}
 	return cfg, store, path, func() {
@@ -66,9 +72,11 @@ func exampleSetup(ctx context.Context) (cfg *idsql.Config, store *segment.SQLSto
 
 // Open returns an *idsql.DB (it embeds *sqlx.DB) whose INSERTs into
 // configured tables get their keys from idsql. On the embedded SQLite
-// default, segment ranges are allocated in a sqlitestore file; snowflake
-// worker IDs come here from a static map (in production: ZooKeeper or the
-// database).
+// default, segment ranges are allocated in a sqlitestore file of its own
+// (SQLite lets one connection write to a file at a time, and the store must
+// be able to allocate while a transaction of the application holds its
+// file); snowflake worker IDs come here from a static map (in production:
+// ZooKeeper or the database).
 func ExampleOpen() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "idsql-example")
@@ -76,28 +84,19 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "shop.db")
 
 	cfg, err := idsql.Parse("idsql.yaml", []byte(exampleConfig), time.Now())
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := sqlitestore.Open(ctx, path) // idsql_alloc and idsql_alloc_log
+	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db")) // idsql_alloc and idsql_alloc_log
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer store.DB().Close()
-	if _, err := store.DB().ExecContext(ctx, exampleSchema); err != nil {
-		log.Fatal(err)
-	}
-	if err := idsql.Migrate(ctx, store.DB(), cfg, idsql.Stores{Segments: store}); err != nil {
-		log.Fatal(err)
-	}
 
-	// The application's own pool on the same file; the store set WAL
-	// journaling, and a busy timeout lets the two pools take turns writing.
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)"
-	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{
+	// The application's database, through idsql.
+	db, err := idsql.Open("sqlite", sqlitestore.DSN(filepath.Join(dir, "shop.db")), cfg, idsql.Options{KeysOptions: idsql.KeysOptions{
 		SegmentStore: store,
 		Holder:       holder.Static(map[string]int64{"orders": 7}),
 	}})
@@ -105,6 +104,13 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	defer db.Close()
+	if _, err := db.ExecContext(ctx, exampleSchema); err != nil { // DDL passes unchanged
+		log.Fatal(err)
+	}
+	// A segment key per segment table, above the rows a table already has.
+	if err := idsql.Migrate(ctx, db.DB.DB, cfg, idsql.Stores{Segments: store}); err != nil {
+		log.Fatal(err)
+	}
 
 	// The INSERTs do not name the key column: idsql adds it and binds a key.
 	var ids []int64
@@ -151,7 +157,7 @@ func ExampleNewConnector() {
 	cfg, store, path, cleanup := exampleSetup(ctx) // as in ExampleOpen
 	defer cleanup()
 
-	inner, err := sqlite.NewConnector("file:" + path + "?_pragma=busy_timeout(10000)")
+	inner, err := sqlite.NewConnector(sqlitestore.DSN(path))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package idsql_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -23,12 +24,14 @@ CREATE TABLE plain (id INTEGER PRIMARY KEY, n INTEGER, s TEXT);
 `
 
 // openSQLite returns an idsql.DB over modernc.org/sqlite in a temporary
-// file, a raw handle on the same file, and the segment store.
+// file, a raw handle on the same file, and a function listing the ranges
+// the segment store (in a file of its own) allocated for users.
 func openSQLite(t *testing.T) (*idsql.DB, *sql.DB, func() [][2]int64) {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "app.db")
-	store, err := sqlitestore.Open(ctx, path)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.db")
+	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +63,7 @@ func openSQLite(t *testing.T) (*idsql.DB, *sql.DB, func() [][2]int64) {
 	t.Cleanup(func() { db.Close() })
 	ranges := func() [][2]int64 {
 		t.Helper()
-		rows, err := raw.Query("SELECT first_id, last_id FROM idsql_alloc_log WHERE biz_tag = 'users'")
+		rows, err := store.DB().Query("SELECT first_id, last_id FROM idsql_alloc_log WHERE biz_tag = 'users'")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,5 +324,76 @@ func TestSQLiteFillZero(t *testing.T) {
 	}
 	if id, err := res.LastInsertId(); id != 0 || err != nil {
 		t.Errorf("LastInsertId after an ignored row: %d, %v; want 0, nil", id, err)
+	}
+}
+
+// A transaction on SQLite inserts more rows into a segment table than one
+// range holds, after reading the table, and commits: the segment store
+// allocates in its own file, so its writes neither wait for the
+// transaction's hold on the application's file nor make the transaction's
+// read snapshot stale. (With the store in the application's file the
+// first INSERT failed with "database is locked (517)".)
+func TestSQLiteSegmentRangesInTransaction(t *testing.T) {
+	db, raw, ranges := openSQLite(t)
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	const rows = 100 // five ranges of the table's step, 20
+	for i := range rows {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO users (n) VALUES (?)", i); err != nil {
+			t.Fatalf("row %d: %v", i, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got := liteRows(t, raw, "users")
+	if len(got) != before+rows {
+		t.Fatalf("%d rows after the commit, want %d", len(got), before+rows)
+	}
+	seen := map[int64]bool{}
+	for _, r := range got {
+		if r.ID <= 0 || seen[r.ID] {
+			t.Fatalf("key %d repeated or not positive", r.ID)
+		}
+		seen[r.ID] = true
+	}
+	if n := len(ranges()); n < 2 {
+		t.Errorf("%d ranges allocated for %d rows of step 20: the transaction never waited for a new one", n, rows)
+	}
+}
+
+// A segment store on the application's own SQLite file is refused at the
+// first connection, with an error naming the file and the fix, before any
+// statement runs.
+func TestSQLiteSharedStoreFileRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "app.db")
+	store, err := sqlitestore.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.DB().Close() })
+	if _, err := store.DB().ExecContext(ctx, sqliteSchema); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &idsql.Config{Namespace: "lite", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment}}}
+	db, err := idsql.Open("sqlite", sqlitestore.DSN(path), cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	_, err = db.ExecContext(ctx, "INSERT INTO users (n) VALUES (1)")
+	if !errors.Is(err, idsql.ErrSharedSQLiteFile) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "sqlitestore.Open") {
+		t.Fatalf("INSERT with the store in the application's file = %v, want ErrSharedSQLiteFile naming %s and the fix", err, path)
+	}
+	if got := liteRows(t, store.DB(), "users"); len(got) != 0 {
+		t.Fatalf("rows written: %+v", got)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -84,12 +85,21 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 	if dsn == "" {
 		say("idsql demo: distributed primary keys for plain SQL, on an SQLite file (no server needed)\n")
 		say("working directory: %s\n", dir)
-		path := filepath.Join(dir, "demo.db")
-		store, err := sqlitestore.Open(ctx, path)
+		// The segment store gets a file of its own: SQLite lets one
+		// connection write to a file at a time, and the store must be able
+		// to allocate while a transaction of the application holds its file.
+		store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
 		if err != nil {
 			return err
 		}
-		d = &database{db: store.DB(), driver: "sqlite", dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}
+		defer store.DB().Close()
+		path := filepath.Join(dir, "demo.db")
+		app, err := sql.Open("sqlite", sqlitestore.DSN(path))
+		if err != nil {
+			return err
+		}
+		say("files: %s (the application's tables), %s (idsql's segment store)\n", filepath.Base(path), "idsql.db")
+		d = &database{db: app, driver: "sqlite", dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}
 	} else {
 		if d, err = openDatabase(ctx, dsn); err != nil {
 			return err

@@ -48,7 +48,8 @@ func New(db *sql.DB) *segment.SQLStore {
 // DSN returns the modernc.org/sqlite DSN Open uses for the file at path:
 // WAL journaling, a 10 s busy timeout, synchronous FULL and immediate
 // transactions. Open other pools on the same file with it, so that every
-// writer waits for the lock instead of failing, and every commit is synced.
+// writer waits for the lock instead of failing, and every commit is synced;
+// it suits the application's own file too (a file other than the store's).
 func DSN(path string) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")

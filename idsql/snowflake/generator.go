@@ -111,12 +111,12 @@ type Generator struct {
 	done        <-chan struct{}
 	ended       *atomic.Bool // the lease's EndFlag, or nil
 
-	// mu serializes reserve: the clock reading, its checks against the
-	// state and the lease's limits, and the update of state happen under
-	// it. Contended, it makes one caller wait (spinning briefly, then
-	// parked) while the other goes on with the cache line to itself,
-	// where a compare-and-swap loop had both retry with the line bouncing
-	// between the cores.
+	// mu guards the words below. NextID's fast path holds it only to
+	// check a clock reading taken before it against the state and the
+	// lease's limits and to store the state; reserve reads the clock
+	// under it, then does the same. A compare-and-swap loop on the state
+	// word, with the clock read inside its window, had two callers on two
+	// cores retry with the cache line bouncing between them.
 	_  [64]byte // keep the hot words on their own cache line
 	mu sync.Mutex
 	// state is tick<<seqBits | seq of the last sequence number issued or

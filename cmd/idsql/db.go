@@ -21,7 +21,7 @@ import (
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 )
 
-const dsnHelp = "database: postgres://... (or any lib/pq DSN), mysql://user:pass@host:port/db or user:pass@tcp(host:port)/db (MySQL, MariaDB), or sqlite:PATH for an SQLite file; default $IDSQL_DSN"
+const dsnHelp = "database: postgres://... (or any lib/pq DSN), mysql://user:pass@host:port/db or user:pass@tcp(host:port)/db (MySQL, MariaDB), or sqlite:PATH for idsql's own SQLite file (the segment store); default $IDSQL_DSN"
 
 // database is an opened --dsn: the pool and idsql's stores on it.
 type database struct {

@@ -15,8 +15,9 @@
 //
 // A --dsn is a PostgreSQL URL or key=value DSN (lib/pq), a MySQL or
 // MariaDB DSN (go-sql-driver/mysql), either mysql://user:pass@host:port/db
-// or the driver's own user:pass@tcp(host:port)/db, or sqlite:PATH for an
-// SQLite file; $IDSQL_DSN is the default. Parameters of a MySQL DSN go to
+// or the driver's own user:pass@tcp(host:port)/db, or sqlite:PATH for
+// idsql's SQLite file (the segment store; an application keeps its own
+// tables in another file, as the demo does); $IDSQL_DSN is the default. Parameters of a MySQL DSN go to
 // the driver (parseTime is on unless given), except accept_lazy_commits=true,
 // which lets the worker table record leases on a server that does not make
 // every commit durable. The worker registry (idsql_workers) is on

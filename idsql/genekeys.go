@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/segment/redisqueue"
 )
 
 // ErrSharded is wrapped by the errors of a request for keys of a sharded
@@ -23,6 +24,9 @@ type GeneTable struct {
 	gene  Gene
 	col   string    // the shard column, "" without shard bits
 	lim   *keyLimit // max_id, or nil
+	// queue, for a table with `buffer: redis`, hands out the numbers of
+	// every shard's key instead of the segment generator.
+	queue *redisqueue.Queue
 
 	shards []atomic.Pointer[segment.Key] // started on first use
 	outs   []atomic.Bool                 // per shard: a key above max_id was drawn
@@ -37,6 +41,12 @@ func (k *Keys) startGene(ctx context.Context, table string, tc TableConfig) (Key
 		shards: make([]atomic.Pointer[segment.Key], g.Shards()), outs: make([]atomic.Bool, g.Shards())}
 	if tc.Shard != nil {
 		t.col = tc.Shard.Column
+	}
+	if tc.Buffer == BufferRedis {
+		var err error
+		if t.queue, err = k.redisQueue(ctx, tc); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }
@@ -107,16 +117,11 @@ func (t *GeneTable) appendShard(ctx context.Context, dst []int64, s, n int) ([]i
 	if t.lim != nil && out.Load() {
 		return dst, t.lim.check(nil, out)
 	}
-	key := t.shards[s].Load()
-	if key == nil {
-		var err error
-		if key, err = t.k.seg.Key(ctx, t.gene.ShardKey(t.key, s)); err != nil {
-			return dst, fmt.Errorf("idsql: table %s, shard %d: %w (run idsql migrate to create the key of every shard)", t.table, s, err)
-		}
-		t.shards[s].Store(key)
+	key, err := t.shardKey(ctx, s)
+	if err != nil {
+		return dst, err
 	}
 	start := len(dst)
-	var err error
 	if n == 1 {
 		var id int64
 		if id, err = key.Next(ctx); err == nil {
@@ -139,6 +144,24 @@ func (t *GeneTable) appendShard(ctx context.Context, dst []int64, s, n int) ([]i
 		return dst[:start], err
 	}
 	return dst, nil
+}
+
+// shardKey returns what shard s's numbers come from: its key in the
+// table's Redis queue, or its segment key, started on first use.
+func (t *GeneTable) shardKey(ctx context.Context, s int) (segmentKey, error) {
+	name := t.gene.ShardKey(t.key, s)
+	if t.queue != nil {
+		return queueKey{q: t.queue, key: name}, nil
+	}
+	if key := t.shards[s].Load(); key != nil {
+		return key, nil
+	}
+	key, err := t.k.seg.Key(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("idsql: table %s, shard %d: %w (run idsql migrate to create the key of every shard)", t.table, s, err)
+	}
+	t.shards[s].Store(key)
+	return key, nil
 }
 
 // AppendShardIDs appends one new key of table per element of shards, each

@@ -231,12 +231,13 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 	case Snowflake:
 		src, err = k.startSnowflake(ctx, table, tc)
 	case Segment:
-		if tc.Buffer == BufferRedis {
-			src, err = k.startRedisQueue(ctx, table, tc)
-		} else if tc.Gene().Plain() {
-			src, err = k.startSegment(ctx, table, tc)
-		} else {
+		switch {
+		case !tc.Gene().Plain():
 			src, err = k.startGene(ctx, table, tc)
+		case tc.Buffer == BufferRedis:
+			src, err = k.startRedisQueue(ctx, table, tc)
+		default:
+			src, err = k.startSegment(ctx, table, tc)
 		}
 	}
 	if err != nil {

@@ -43,8 +43,6 @@ func (c *Config) validateBuffer(name string, t TableConfig) error {
 	switch {
 	case t.Strategy != Segment:
 		return fail("redis applies to segment tables only")
-	case !t.Gene().Plain():
-		return fail("redis is not supported with shard or app bits yet")
 	case c.Redis.Addr == "":
 		return &FieldError{Field: "redis.addr", Err: fmt.Errorf("is required: table %s has buffer: redis", name)}
 	case c.Redis.Batch < 0:
@@ -54,9 +52,21 @@ func (c *Config) validateBuffer(name string, t TableConfig) error {
 }
 
 // startRedisQueue starts the key source of a segment table with
-// `buffer: redis`: a redisqueue.Queue of its own (its step is the table's)
-// over the segment store, sharing the Keys' Redis client. k.mu is held.
+// `buffer: redis` and a plain key (a table with shard or app bits is a
+// GeneTable drawing from the queue). k.mu is held.
 func (k *Keys) startRedisQueue(ctx context.Context, table string, tc TableConfig) (KeySource, error) {
+	q, err := k.redisQueue(ctx, tc)
+	if err != nil {
+		return nil, err
+	}
+	return &segmentSource{key: queueKey{q: q, key: k.cfg.SegmentKey(table)}, lim: k.limits[table]}, nil
+}
+
+// redisQueue starts a table's redisqueue.Queue (its step is the table's)
+// over the segment store, sharing the Keys' Redis client. The queue serves
+// every segment key of the table: the table's own, or one per shard.
+// k.mu is held.
+func (k *Keys) redisQueue(ctx context.Context, tc TableConfig) (*redisqueue.Queue, error) {
 	store, err := k.segmentStore()
 	if err != nil {
 		return nil, err
@@ -80,7 +90,7 @@ func (k *Keys) startRedisQueue(ctx context.Context, table string, tc TableConfig
 		return nil, err
 	}
 	k.closers = append(k.closers, func(context.Context) error { return q.Close() })
-	return &segmentSource{key: queueKey{q: q, key: k.cfg.SegmentKey(table)}, lim: k.limits[table]}, nil
+	return q, nil
 }
 
 // queueKey is one key of a redisqueue.Queue, as a segmentSource draws

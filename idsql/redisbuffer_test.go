@@ -23,7 +23,6 @@ func TestBufferConfigRejected(t *testing.T) {
 		{"namespace: a\nredis: {addr: 'x:1'}\ntables: {t: {strategy: snowflake, buffer: redis}}", "tables.t.buffer"},
 		{"namespace: a\nredis: {addr: 'x:1'}\ntables: {t: {strategy: segment, buffer: disk}}", "tables.t.buffer"},
 		{"namespace: a\ntables: {t: {strategy: segment, buffer: redis}}", "redis.addr"},
-		{"namespace: a\nredis: {addr: 'x:1'}\ntables: {t: {strategy: segment, buffer: redis, shard: {column: u, bits: 4}}}", "tables.t.buffer"},
 	} {
 		_, err := idsql.Parse("idsql.yaml", []byte(c.yaml), time.Now())
 		var fe *idsql.FieldError
@@ -31,8 +30,13 @@ func TestBufferConfigRejected(t *testing.T) {
 			t.Errorf("%s:\ngot %v, want an error on %s", c.yaml, err, c.field)
 		}
 	}
-	if _, err := idsql.Parse("idsql.yaml", []byte("namespace: a\nredis: {addr: 'x:1'}\ntables: {t: {strategy: segment, buffer: redis}, u: {strategy: segment, buffer: memory}}"), time.Now()); err != nil {
-		t.Errorf("valid configuration refused: %v", err)
+	for _, yaml := range []string{
+		"namespace: a\nredis: {addr: 'x:1'}\ntables: {t: {strategy: segment, buffer: redis}, u: {strategy: segment, buffer: memory}}",
+		"namespace: a\nredis: {addr: 'x:1'}\ntables: {t: {strategy: segment, buffer: redis, shard: {column: u, bits: 4}, app: {id: 1, bits: 2}}}",
+	} {
+		if _, err := idsql.Parse("idsql.yaml", []byte(yaml), time.Now()); err != nil {
+			t.Errorf("valid configuration refused: %v\n%s", err, yaml)
+		}
 	}
 }
 
@@ -105,4 +109,28 @@ func TestBufferRedisMaxID(t *testing.T) {
 	logs := &logBuffer{}
 	db, raw, _ := openSegmentsPG(t, []string{cappedSchema}, cfg, idsql.KeysOptions{Logger: logs.logger()})
 	runOutCapped(t, db, raw, logs, func(n int) string { return fmt.Sprint("$", n) })
+}
+
+// Sharded and app-bit tables with `buffer: redis` take each shard's numbers
+// from the Redis queue, one list per shard key, and fill rows as the
+// in-memory buffer does (insertGene's checks: each key carries its row's
+// shard and the app bits, none repeats, lookup finds its range).
+func TestGeneKeysRedisPostgres(t *testing.T) {
+	ns, addr := redisNamespace(t)
+	cfg := geneConfig()
+	cfg.Namespace = ns
+	cfg.Redis = idsql.RedisConfig{Addr: addr, Batch: 3}
+	for name, tc := range cfg.Tables {
+		tc.Buffer = idsql.BufferRedis
+		cfg.Tables[name] = tc
+	}
+	db, raw, stores := openSegmentsPG(t, geneSchema, cfg, idsql.KeysOptions{})
+	insertGene(t, db, raw, stores, func(n int) string { return fmt.Sprint("$", n) }, false)
+
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	lists, err := rdb.Keys(context.Background(), "idsql:"+ns+":q:orders#*").Result()
+	if err != nil || len(lists) < 4 {
+		t.Fatalf("Redis lists of orders' shards: %v, %v; want one per shard drawn from", lists, err)
+	}
 }

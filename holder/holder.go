@@ -137,7 +137,9 @@ type Lease interface {
 	// err is non-nil, wrapping ErrLeaseLost or ErrReleased, once the lease
 	// has ended, including when its deadline has passed.
 	Validity() (deadline, horizon time.Time, err error)
-	// Done is closed when the lease ends, lost or released.
+	// Done is closed when the lease ends, lost or released. A lease built
+	// on StaticLease also sets its EndFlag just before, which a generator
+	// reads on every ID instead of receiving from Done.
 	Done() <-chan struct{}
 	// Err is nil while the lease holds, then ErrReleased or an error wrapping
 	// ErrLeaseLost.

@@ -27,7 +27,8 @@ import (
 )
 
 // TestChaosRedisQueue runs a fleet of internal/redisqproc processes taking
-// keys of one segment key through the Redis queue (idsql/segment/redisqueue)
+// keys of two segment keys (the keys of two shards of one table, whose
+// lists share the queue and the Redis server) through the Redis queue (idsql/segment/redisqueue)
 // from a private Redis and a private PostgreSQL, while it kills processes
 // (SIGKILL) and starts new ones, restarts PostgreSQL, and kills Redis
 // (SIGKILL) after a SAVE taken a moment earlier, so that the restarted
@@ -59,12 +60,29 @@ func TestChaosRedisQueue(t *testing.T) {
 	if err := store.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	const key, ns = "orders", "chaos"
-	if err := store.CreateKey(ctx, segment.KeySpec{Key: key, Step: 10}); err != nil {
-		t.Fatal(err)
-	}
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), MaxRetries: -1})
 	defer rdb.Close()
+	// The second shard's numbers start far above the first's, so that
+	// the keys of both are checked as one set.
+	const ns = "chaos"
+	shards := []segment.KeySpec{{Key: "orders#0", Step: 10}, {Key: "orders#1", Step: 10, Start: 1 << 40}}
+	for _, spec := range shards {
+		if err := store.CreateKey(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// lists returns the keys waiting in the lists of Redis run rid.
+	lists := func(rid string) ([]string, error) {
+		var out []string
+		for _, spec := range shards {
+			v, err := rdb.LRange(ctx, ns+":q:"+spec.Key+":"+rid, 0, -1).Result()
+			if err != nil {
+				return out, fmt.Errorf("LRANGE %s: %w", spec.Key, err)
+			}
+			out = append(out, v...)
+		}
+		return out, nil
+	}
 
 	var procs []*rqProc
 	t.Cleanup(func() {
@@ -121,7 +139,7 @@ func TestChaosRedisQueue(t *testing.T) {
 			time.Sleep(time.Duration(r.IntN(1000)) * time.Millisecond) // down: processes fall back
 			rs.Start()
 			// The processes delete it at their first refill: look now.
-			if old := rdb.LRange(ctx, ns+":q:"+key+":"+oldRID, 0, -1).Val(); len(old) > 0 {
+			if old, _ := lists(oldRID); len(old) > 0 {
 				staleReloads++
 				reloaded = append(reloaded, old...)
 			}
@@ -173,7 +191,7 @@ func TestChaosRedisQueue(t *testing.T) {
 		}
 	}
 	rid := runID(ctx, rdb)
-	waiting, err := rdb.LRange(ctx, ns+":q:"+key+":"+rid, 0, -1).Result()
+	waiting, err := lists(rid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,9 +202,16 @@ func TestChaosRedisQueue(t *testing.T) {
 		}
 		all = append(all, id)
 	}
-	ranges, err := store.Ranges(ctx, key)
-	if err != nil {
-		t.Fatal(err)
+	var ranges []segment.Range
+	for _, spec := range shards {
+		rs, err := store.Ranges(ctx, spec.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) == 0 {
+			t.Errorf("no range of %s was allocated: the fleet did not take its keys", spec.Key)
+		}
+		ranges = append(ranges, rs...)
 	}
 	var allocated int64
 	for _, rg := range ranges {
@@ -277,7 +302,7 @@ func startRQProc(bin, dir, name, dsn, addr string) (*rqProc, error) {
 	defer stderr.Close()
 	// Steps of 1000 keys popped 20 at a time: the list is long when Redis
 	// saves, so a reloaded snapshot holds keys popped since.
-	p.cmd = exec.Command(bin, "-dsn", dsn, "-redis", addr, "-name", name, "-step", "1000", "-batch", "20")
+	p.cmd = exec.Command(bin, "-dsn", dsn, "-redis", addr, "-name", name, "-step", "1000", "-batch", "20", "-key", "orders#0,orders#1")
 	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {

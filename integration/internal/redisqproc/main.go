@@ -1,6 +1,7 @@
 // Command redisqproc is the process TestChaosRedisQueue (package
-// integration) runs many copies of. It takes keys of one segment key
-// through a redisqueue.Queue over a PostgreSQL store and a Redis server,
+// integration) runs many copies of. It takes keys of one or more segment
+// keys (as a table with shard bits has one per shard) through a
+// redisqueue.Queue over a PostgreSQL store and a Redis server,
 // and prints every key it was handed, one per line, as soon as it has it
 // (one write per call, unbuffered, so a kill loses no printed key):
 //
@@ -23,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -39,7 +41,7 @@ func main() {
 		dsn     = flag.String("dsn", "", "PostgreSQL DSN of the store (required)")
 		addr    = flag.String("redis", "", "Redis address host:port (required)")
 		name    = flag.String("name", "", "this process's label (required)")
-		key     = flag.String("key", "orders", "segment key")
+		key     = flag.String("key", "orders", "segment keys, comma-separated: each call takes keys of one, chosen at random")
 		ns      = flag.String("namespace", "chaos", "Redis namespace")
 		step    = flag.Int64("step", 200, "keys per refill")
 		batch   = flag.Int("batch", 20, "keys per pop")
@@ -73,7 +75,8 @@ func main() {
 		log.Error("new queue", "err", err)
 		os.Exit(1)
 	}
-	log.Info("started", "pid", os.Getpid())
+	keys := strings.Split(*key, ",")
+	log.Info("started", "pid", os.Getpid(), "keys", keys)
 	var out sync.Mutex
 	var errs errLog
 	var wg sync.WaitGroup
@@ -84,7 +87,7 @@ func main() {
 			r := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(i)))
 			var line []byte
 			for ctx.Err() == nil {
-				ids, err := q.NextN(ctx, *key, 1+r.IntN(*most))
+				ids, err := q.NextN(ctx, keys[r.IntN(len(keys))], 1+r.IntN(*most))
 				if err != nil {
 					if ctx.Err() == nil {
 						errs.note(log, err)

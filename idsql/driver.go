@@ -416,14 +416,14 @@ type planState struct {
 	// narrow: the key column is narrower than 64 bits and the statement
 	// lists the key, so only an execution that generates one is refused.
 	narrow bool
-	src    atomic.Pointer[batchSource]
+	src    atomic.Pointer[KeySource]
 }
 
 // appendIDs appends n keys for the plan's table, from the cached source
 // when it has one.
 func (st *planState) appendIDs(ctx context.Context, k *Keys, dst []int64, table string, n int) ([]int64, error) {
-	if n > MaxBatch {
-		return k.AppendIDs(ctx, dst, table, n) // refused there, naming the limit
+	if err := checkBatch(table, n); err != nil {
+		return dst, err
 	}
 	if src := st.src.Load(); src != nil {
 		return (*src).AppendIDs(ctx, dst, n)
@@ -432,12 +432,8 @@ func (st *planState) appendIDs(ctx context.Context, k *Keys, dst []int64, table 
 	if err != nil {
 		return dst, err
 	}
-	b, ok := src.(batchSource)
-	if !ok {
-		return k.AppendIDs(ctx, dst, table, n)
-	}
-	st.src.Store(&b)
-	return b.AppendIDs(ctx, dst, n)
+	st.src.Store(&src)
+	return src.AppendIDs(ctx, dst, n)
 }
 
 // maxSkip bounds conn.skip; past it the set starts again.

@@ -31,14 +31,13 @@ var ErrClosed = errors.New("idsql: keys closed")
 // server's default batch limit.
 const MaxBatch = 10_000
 
-// A KeySource issues the keys of one table.
+// A KeySource issues the keys of one table. Keys makes them (Source); a
+// caller that issues keys of one table often keeps its source, saving the
+// lookup by name.
 type KeySource interface {
 	NextID(ctx context.Context) (int64, error)
-}
-
-// batchSource is a KeySource that issues many keys at once (the snowflake
-// generator reserves a tick's sequences with one compare-and-swap).
-type batchSource interface {
+	// AppendIDs appends n keys to dst, 0 <= n <= MaxBatch (a snowflake
+	// table reserves a tick's sequences at once).
 	AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error)
 }
 
@@ -183,22 +182,7 @@ func (k *Keys) AppendIDs(ctx context.Context, dst []int64, table string, n int) 
 	if err != nil {
 		return dst, err
 	}
-	return appendFrom(ctx, src, dst, n)
-}
-
-// appendFrom appends n keys from src to dst.
-func appendFrom(ctx context.Context, src KeySource, dst []int64, n int) ([]int64, error) {
-	if b, ok := src.(batchSource); ok {
-		return b.AppendIDs(ctx, dst, n)
-	}
-	for range n {
-		id, err := src.NextID(ctx)
-		if err != nil {
-			return dst, err
-		}
-		dst = append(dst, id)
-	}
-	return dst, nil
+	return src.AppendIDs(ctx, dst, n)
 }
 
 // Source returns table's key source, starting it on first use: a

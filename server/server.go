@@ -145,7 +145,7 @@ type snowEntry struct {
 // renews after a lease ends).
 type snowSource struct {
 	src   idsql.KeySource
-	table *idsql.SnowflakeTable // nil for a source of another kind
+	table *idsql.SnowflakeTable // for the monitor and metrics; nil for a source of another kind
 }
 
 // New returns a Server for s. The Server owns s.Keys and s.Segments from
@@ -334,17 +334,7 @@ func (srv *Server) snowflakeSource(ctx context.Context, e *snowEntry) (*snowSour
 
 // appendIDs appends n IDs of the source to dst.
 func (src *snowSource) appendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
-	if src.table != nil {
-		return src.table.AppendIDs(ctx, dst, n)
-	}
-	for range n {
-		id, err := src.src.NextID(ctx)
-		if err != nil {
-			return dst, err
-		}
-		dst = append(dst, id)
-	}
-	return dst, nil
+	return src.src.AppendIDs(ctx, dst, n)
 }
 
 func (src *snowSource) next(ctx context.Context) (int64, error) { return src.src.NextID(ctx) }

@@ -394,8 +394,7 @@ func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.P
 		if err != nil {
 			return nil, fmt.Errorf("pgxid: insert into %s: %w", table, err)
 		}
-		st := &planState{table: table}
-		st.src, _ = src.(batchSource)
+		st := &planState{table: table, src: src}
 		if sc := s.keys.Config().Tables[table].Shard; sc != nil {
 			vals, err := s.rw.ColumnValues(sql, p, sc.Column)
 			if err != nil {
@@ -413,13 +412,8 @@ func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.P
 // table up.
 type planState struct {
 	table string
-	src   batchSource // nil: through Keys.AppendIDs
-	shard *shardPlan  // a sharded table's rows' shard values; nil for others
-}
-
-// batchSource is a key source that appends keys (both of idsql's do).
-type batchSource interface {
-	AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error)
+	src   idsql.KeySource
+	shard *shardPlan // a sharded table's rows' shard values; nil for others
 }
 
 // fill returns args followed by the plan's fresh keys, as the plan's
@@ -435,10 +429,10 @@ func (s *shared) fill(ctx context.Context, p *rewrite.Plan, args []any) ([]any, 
 			return nil, err
 		}
 		ids, err = s.keys.AppendShardIDs(ctx, make([]int64, 0, p.Rows), st.table, shards)
-	case st.src != nil && p.Rows <= idsql.MaxBatch:
+	case p.Rows <= idsql.MaxBatch:
 		ids, err = st.src.AppendIDs(ctx, make([]int64, 0, p.Rows), p.Rows)
 	default:
-		ids, err = s.keys.AppendIDs(ctx, make([]int64, 0, p.Rows), st.table, p.Rows)
+		ids, err = s.keys.AppendIDs(ctx, nil, st.table, p.Rows) // refused there, naming the limit
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pgxid: insert into %s: %w", st.table, err)

@@ -549,7 +549,7 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 			}
 		}
 		if zeros > 0 {
-			gen, err := c.c.keys.AppendIDs(ctx, nil, table, zeros)
+			gen, err := st.appendIDs(ctx, c.c.keys, nil, table, zeros)
 			if err != nil {
 				return nil, nil, err
 			}

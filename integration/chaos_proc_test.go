@@ -46,20 +46,76 @@ func buildChaosProc(t *testing.T, dir string) string {
 	return bin
 }
 
-// chaosProc is one run of the helper binary. A restart is a new chaosProc
-// (with a new name) on the same identity.
+// helperProc is one run of a helper binary the integration tests build
+// (internal/chaosproc, internal/redisqproc): its stdout and stderr go to
+// files named after it, and it dies with the test binary.
+type helperProc struct {
+	name     string // label in reports (and in a chaos helper's rows)
+	keysPath string // its stdout: the keys it was handed
+	logPath  string // its stderr
+	cmd      *exec.Cmd
+	exited   chan struct{} // closed when the process has exited
+	waitErr  error         // valid after exited is closed
+}
+
+// launch starts bin with args, its output in files named after p.name in
+// dir.
+func (p *helperProc) launch(bin, dir string, args ...string) error {
+	p.keysPath, p.logPath = filepath.Join(dir, p.name+".keys"), filepath.Join(dir, p.name+".log")
+	p.exited = make(chan struct{})
+	stdout, err := os.Create(p.keysPath)
+	if err != nil {
+		return err
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(p.logPath)
+	if err != nil {
+		return err
+	}
+	defer stderr.Close()
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
+	// Killed with the test binary, whatever happens to it.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", p.name, err)
+	}
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		close(p.exited)
+	}()
+	return nil
+}
+
+// alive reports whether the process has not exited.
+func (p *helperProc) alive() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// log returns what the process wrote to stderr.
+func (p *helperProc) log() string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	return string(b)
+}
+
+// chaosProc is one run of the chaos helper: its name (p3, p3.2, s1, t1,
+// c1 ...) labels its rows, and its stdout has "<table> <key>" per
+// committed key. A restart is a new chaosProc (with a new name) on the
+// same identity.
 type chaosProc struct {
-	name     string    // label in the rows and in reports: p3, p3.2, s1, t1, c1 ...
+	helperProc
 	identity string    // holder.instance; "" for none
 	host     string    // "" for the usual host; see chaos.startOn
 	clockAt  time.Time // its snowflake clock's first reading; zero: the true time
-	keysPath string    // its stdout: "<table> <key>" per committed key
-	logPath  string    // its stderr
-
-	cmd      *exec.Cmd
 	launched time.Time
-	exited   chan struct{} // closed when the process has exited
-	waitErr  error         // valid after exited is closed
 
 	mu      sync.Mutex
 	stopped bool      // SIGSTOPped and not yet continued
@@ -70,47 +126,17 @@ type chaosProc struct {
 
 // startProc launches the helper with the given config file.
 func startProc(bin, dir, dsn, cfg, name, identity string, clockAt time.Time, extra []string) (*chaosProc, error) {
-	p := &chaosProc{name: name, identity: identity, clockAt: clockAt,
-		keysPath: filepath.Join(dir, name+".keys"), logPath: filepath.Join(dir, name+".log"),
-		exited: make(chan struct{})}
-	stdout, err := os.Create(p.keysPath)
-	if err != nil {
-		return nil, err
-	}
-	defer stdout.Close()
-	stderr, err := os.Create(p.logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer stderr.Close()
+	p := &chaosProc{helperProc: helperProc{name: name}, identity: identity, clockAt: clockAt}
 	args := []string{"-config", cfg, "-dsn", dsn, "-name", name}
 	if !clockAt.IsZero() {
 		args = append(args, "-clock-start", clockAt.UTC().Format(time.RFC3339Nano))
 	}
 	args = append(args, extra...)
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
-	// Killed with the test binary, whatever happens to it.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+	if err := p.launch(bin, dir, args...); err != nil {
+		return nil, err
 	}
 	p.launched = time.Now()
-	go func() {
-		p.waitErr = p.cmd.Wait()
-		close(p.exited)
-	}()
 	return p, nil
-}
-
-// alive reports whether the process has not exited.
-func (p *chaosProc) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
 }
 
 // pause sends SIGSTOP.
@@ -213,15 +239,6 @@ func (p *chaosProc) lastWorker() int64 {
 		return -1
 	}
 	return chaosLayout.Decompose(p.sf[len(p.sf)-1]).Worker
-}
-
-// log returns what the process wrote to stderr.
-func (p *chaosProc) log() string {
-	b, err := os.ReadFile(p.logPath)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	return string(b)
 }
 
 // errorLines returns the error lines of the log (not the start-up line,

@@ -106,7 +106,7 @@ func TestChaosRedisQueue(t *testing.T) {
 	// Every process hands out keys before the faults start.
 	for _, p := range procs {
 		if !waitFor(chaosReady, func() bool { return p.count() > 0 }) {
-			t.Fatalf("%s handed out no key within %v\n%s", p.name, chaosReady, p.logTail())
+			t.Fatalf("%s handed out no key within %v\n%s", p.name, chaosReady, p.log())
 		}
 	}
 
@@ -278,50 +278,18 @@ func waitFor(within time.Duration, cond func() bool) bool {
 	return true
 }
 
-// rqProc is one run of internal/redisqproc.
-type rqProc struct {
-	name     string
-	keysPath string
-	logPath  string
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	waitErr  error
-}
+// rqProc is one run of internal/redisqproc: its stdout has one key per
+// line.
+type rqProc struct{ helperProc }
 
 func startRQProc(bin, dir, name, dsn, addr string) (*rqProc, error) {
-	p := &rqProc{name: name, keysPath: filepath.Join(dir, name+".keys"), logPath: filepath.Join(dir, name+".log"), exited: make(chan struct{})}
-	stdout, err := os.Create(p.keysPath)
-	if err != nil {
-		return nil, err
-	}
-	defer stdout.Close()
-	stderr, err := os.Create(p.logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer stderr.Close()
+	p := &rqProc{helperProc{name: name}}
 	// Steps of 1000 keys popped 20 at a time: the list is long when Redis
 	// saves, so a reloaded snapshot holds keys popped since.
-	p.cmd = exec.Command(bin, "-dsn", dsn, "-redis", addr, "-name", name, "-step", "1000", "-batch", "20", "-key", "orders#0,orders#1")
-	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+	if err := p.launch(bin, dir, "-dsn", dsn, "-redis", addr, "-name", name, "-step", "1000", "-batch", "20", "-key", "orders#0,orders#1"); err != nil {
+		return nil, err
 	}
-	go func() {
-		p.waitErr = p.cmd.Wait()
-		close(p.exited)
-	}()
 	return p, nil
-}
-
-func (p *rqProc) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
 }
 
 // stop sends sig and waits for the exit (SIGKILL after 30s).
@@ -375,12 +343,6 @@ func (p *rqProc) keys() ([]int64, error) {
 
 // outcome says how the process ended and quotes its last log line.
 func (p *rqProc) outcome() string {
-	b, _ := os.ReadFile(p.logPath)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines := strings.Split(strings.TrimSpace(p.log()), "\n")
 	return fmt.Sprintf("exit %v; last log line: %s", p.waitErr, lines[len(lines)-1])
-}
-
-func (p *rqProc) logTail() string {
-	b, _ := os.ReadFile(p.logPath)
-	return string(b)
 }

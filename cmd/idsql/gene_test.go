@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -18,13 +16,10 @@ import (
 func TestGeneDecodeLookup(t *testing.T) {
 	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()
-	cfgPath := filepath.Join(t.TempDir(), "idsql.yaml")
-	if err := os.WriteFile(cfgPath, []byte(`namespace: genecmd
+	cfgPath := writeConfig(t, `namespace: genecmd
 tables:
   orders: {strategy: segment, step: 10, shard: {column: user_id, bits: 6}, app: {id: 3, bits: 8}}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	if code, out, stderr := runCmd(t, "migrate", "--dsn", dsn, "--config", cfgPath); code != 0 {
 		t.Fatalf("migrate: exit %d\n%s%s", code, out, stderr)
 	}

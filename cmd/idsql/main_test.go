@@ -7,12 +7,25 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
+
+// writeConfig writes yaml to an idsql.yaml in a temporary directory and
+// returns its path.
+func writeConfig(t *testing.T, yaml string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "idsql.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -105,15 +103,12 @@ func TestMySQLCommands(t *testing.T) {
 	if !strings.Contains(dsn, "?") {
 		lazyDSN = dsn + "?" + lazyParam + "=true"
 	}
-	cfgPath := filepath.Join(t.TempDir(), "idsql.yaml")
-	if err := os.WriteFile(cfgPath, []byte(`namespace: cmdtest
+	cfgPath := writeConfig(t, `namespace: cmdtest
 holder: {kind: postgres, instance: test-1}
 tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 50}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	code, out, stderr := runCmd(t, "migrate", "--dsn", mysqlURL(t, dsn)+"?"+lazyParam+"=true", "--config", cfgPath)
 	if code != 0 || !regexp.MustCompile(`(?m)^migrated mysql database`).MatchString(out) || !regexp.MustCompile(`(?m)^users\s+0\s+50\s`).MatchString(out) {
 		t.Fatalf("migrate: exit %d\n%s%s", code, out, stderr)
@@ -200,15 +195,12 @@ tables:
 // kinds.
 func TestMySQLServe(t *testing.T) {
 	_, dsn := mysqltest.Open(t)
-	cfgPath := filepath.Join(t.TempDir(), "idsql.yaml")
-	if err := os.WriteFile(cfgPath, []byte(`namespace: servetest
+	cfgPath := writeConfig(t, `namespace: servetest
 holder: {kind: postgres, instance: serve-1}
 tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 20}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()

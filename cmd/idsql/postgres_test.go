@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -17,15 +15,12 @@ import (
 func TestPostgresCommands(t *testing.T) {
 	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()
-	cfgPath := filepath.Join(t.TempDir(), "idsql.yaml")
-	if err := os.WriteFile(cfgPath, []byte(`namespace: cmdtest
+	cfgPath := writeConfig(t, `namespace: cmdtest
 holder: {kind: postgres, instance: test-1}
 tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 50}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	if _, err := raw.Exec("CREATE TABLE users (id BIGINT PRIMARY KEY); INSERT INTO users VALUES (41), (977)"); err != nil {
 		t.Fatal(err)
 	}

@@ -114,36 +114,21 @@ func (t *GeneTable) AppendShardIDs(ctx context.Context, dst []int64, shards []in
 // appendShard appends n keys of shard s.
 func (t *GeneTable) appendShard(ctx context.Context, dst []int64, s, n int) ([]int64, error) {
 	out := &t.outs[s]
-	if t.lim != nil && out.Load() {
-		return dst, t.lim.check(nil, out)
+	if err := t.lim.refused(out); err != nil {
+		return dst, err
 	}
 	key, err := t.shardKey(ctx, s)
 	if err != nil {
 		return dst, err
 	}
 	start := len(dst)
-	if n == 1 {
-		var id int64
-		if id, err = key.Next(ctx); err == nil {
-			dst = append(dst, id)
-		}
-	} else {
-		var ids []int64
-		ids, err = key.NextIDs(ctx, n)
-		dst = append(dst, ids...)
-	}
+	dst, err = appendKeys(ctx, key, dst, n)
 	for i := start; i < len(dst) && err == nil; i++ {
 		if dst[i], err = t.gene.Compose(dst[i], s); err != nil {
 			err = fmt.Errorf("idsql: table %s, shard %d: %w", t.table, s, err)
 		}
 	}
-	if err == nil {
-		err = t.lim.check(dst[start:], out)
-	}
-	if err != nil {
-		return dst[:start], err
-	}
-	return dst, nil
+	return t.lim.admit(dst, start, out, err)
 }
 
 // shardKey returns what shard s's numbers come from: its key in the

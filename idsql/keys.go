@@ -319,18 +319,12 @@ func (t *SnowflakeTable) AppendIDs(ctx context.Context, dst []int64, n int) ([]i
 	if t.lim == nil {
 		return t.appendIDs(ctx, dst, n)
 	}
-	if t.out.Load() {
-		return dst, t.lim.check(nil, &t.out)
+	if err := t.lim.refused(&t.out); err != nil {
+		return dst, err
 	}
 	start := len(dst)
 	dst, err := t.appendIDs(ctx, dst, n)
-	if err == nil {
-		err = t.lim.check(dst[start:], &t.out)
-	}
-	if err != nil {
-		return dst[:start], err
-	}
-	return dst, nil
+	return t.lim.admit(dst, start, &t.out, err)
 }
 
 func (t *SnowflakeTable) appendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
@@ -513,28 +507,26 @@ type segmentKey interface {
 
 // AppendIDs appends n keys to dst; with a max_id, all n or none.
 func (s *segmentSource) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
-	if s.lim != nil && s.out.Load() {
-		return dst, s.lim.check(nil, &s.out)
+	if err := s.lim.refused(&s.out); err != nil {
+		return dst, err
 	}
 	start := len(dst)
-	var err error
+	dst, err := appendKeys(ctx, s.key, dst, n)
+	return s.lim.admit(dst, start, &s.out, err)
+}
+
+// appendKeys appends n keys of key to dst: with Next for one (no slice),
+// with NextIDs for more.
+func appendKeys(ctx context.Context, key segmentKey, dst []int64, n int) ([]int64, error) {
 	if n == 1 {
-		var id int64
-		if id, err = s.key.Next(ctx); err == nil {
-			dst = append(dst, id)
+		id, err := key.Next(ctx)
+		if err != nil {
+			return dst, err
 		}
-	} else {
-		var ids []int64
-		ids, err = s.key.NextIDs(ctx, n)
-		dst = append(dst, ids...)
+		return append(dst, id), nil
 	}
-	if err == nil {
-		err = s.lim.check(dst[start:], &s.out)
-	}
-	if err != nil {
-		return dst[:start], err
-	}
-	return dst, nil
+	ids, err := key.NextIDs(ctx, n)
+	return append(dst, ids...), err
 }
 
 // Close stops every generator and releases the worker leases. Keys issued

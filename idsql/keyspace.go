@@ -92,6 +92,29 @@ func (l *keyLimit) check(ids []int64, out *atomic.Bool) error {
 	return nil
 }
 
+// refused is the error of a source that drew a key above the limit (out
+// set): it refuses at once, without drawing keys it could not use. nil
+// while the source may draw, and without a limit.
+func (l *keyLimit) refused(out *atomic.Bool) error {
+	if l == nil || !out.Load() {
+		return nil
+	}
+	return l.exhausted(0)
+}
+
+// admit takes the keys a source appended to dst after start, all or none:
+// after err, or when one is above the limit, it returns dst[:start] and the
+// error (the keys drawn are gaps).
+func (l *keyLimit) admit(dst []int64, start int, out *atomic.Bool, err error) ([]int64, error) {
+	if err == nil {
+		err = l.check(dst[start:], out)
+	}
+	if err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
+}
+
 // exhausted returns the error for a refused key (0: one not drawn).
 func (l *keyLimit) exhausted(key int64) error {
 	if key == 0 {

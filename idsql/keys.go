@@ -166,9 +166,14 @@ func (k *Keys) NextIDs(ctx context.Context, table string, n int) ([]int64, error
 // checkBatch refuses a batch size outside 0..MaxBatch.
 func checkBatch(table string, n int) error {
 	if n < 0 || n > MaxBatch {
-		return fmt.Errorf("idsql: %d keys asked for table %s: want 0..%d per call", n, table, MaxBatch)
+		return batchError(table, n)
 	}
 	return nil
+}
+
+// batchError is checkBatch's error, out of line so that checkBatch inlines.
+func batchError(table string, n int) error {
+	return fmt.Errorf("idsql: %d keys asked for table %s: want 0..%d per call", n, table, MaxBatch)
 }
 
 // AppendIDs appends n new keys for table to dst, 0 <= n <= MaxBatch. When

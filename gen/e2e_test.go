@@ -105,7 +105,7 @@ func main() {
 		CREATE TABLE order_items (id bigint PRIMARY KEY, order_id bigint NOT NULL, user_id bigint);
 		CREATE TABLE carts (id bigint PRIMARY KEY, user_id bigint NOT NULL)` + "`" + `)
 	must(err, "create tables")
-	must(idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)), "migrate")
+	must(idsql.Migrate(ctx, raw, cfg), "migrate")
 	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Static(map[string]int64{"orders": worker, "order_items": worker + 1})}})
 	must(err, "open idsql")
 	defer db.Close()

@@ -47,7 +47,7 @@ func openBench(b *testing.B) (*idsql.DB, *sql.DB) {
 	cfg := &idsql.Config{Namespace: "bench", Tables: map[string]idsql.TableConfig{
 		"b_idsql": {Strategy: idsql.Snowflake},
 	}}
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		b.Fatal(err)
 	}
 	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 3)}})

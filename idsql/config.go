@@ -14,9 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/idsql/idsql/holder/postgres"
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/holder/zookeeper"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -40,24 +38,6 @@ const (
 	HolderPostgres  HolderKind = "postgres" // PostgreSQL or MySQL, the database of the worker table
 	HolderZooKeeper HolderKind = "zookeeper"
 )
-
-// holderModes lists each holder kind's modes, the default (sticky) first.
-// The holder packages define them; this is the one list configuration
-// checks against.
-var holderModes = map[HolderKind][]string{
-	HolderLocal:     {"sticky"},
-	HolderPostgres:  modeNames(postgres.Modes),
-	HolderZooKeeper: modeNames(zookeeper.Modes),
-}
-
-// modeNames returns a holder package's modes as strings.
-func modeNames[M ~string](modes []M) []string {
-	names := make([]string, len(modes))
-	for i, m := range modes {
-		names[i] = string(m)
-	}
-	return names
-}
 
 // DefaultStep is a segment table's step when the configuration gives none.
 const DefaultStep = 1000
@@ -433,10 +413,11 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 	if kind == "" {
 		kind = HolderLocal
 	}
-	allowed, ok := holderModes[kind]
-	if !ok {
-		return fail("kind", "unknown holder %q (want %s, %s or %s)", h.Kind, HolderLocal, HolderPostgres, HolderZooKeeper)
+	hk, err := holderKind(kind)
+	if err != nil {
+		return &FieldError{Field: "holder.kind", Err: err}
 	}
+	allowed := hk.Modes
 	if h.Mode != "" && !contains(allowed, h.Mode) {
 		return fail("mode", "%q is not a mode of the %s holder (want %s)", h.Mode, kind, strings.Join(allowed, ", "))
 	}
@@ -480,7 +461,7 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 		}
 		st, stFrom := h.SessionTimeout, ""
 		if st == 0 {
-			st, stFrom = zookeeper.DefaultSessionTimeout, "the default "
+			st, stFrom = hk.DefaultSessionTimeout, "the default "
 		}
 		if lo, hi := 2*tick, 20*tick; st < lo || st > hi {
 			return fail("session_timeout", "%s%s is outside [%s, %s], the session timeouts ZooKeeper negotiates with %s %s (2 to 20 ticks)",

@@ -396,7 +396,7 @@ func TestDifferentialCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := diffConfig()
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(dsn)

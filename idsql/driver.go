@@ -13,7 +13,6 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
-	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
@@ -156,8 +155,14 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 			c.keysDB = sql.OpenDB(innerOnly{inner})
 			ko.DB = c.keysDB
 		}
-		if ko.SegmentStore == nil && d == dialect.MySQL {
-			ko.SegmentStore = mysqlstore.New(ko.DB) // idsql_alloc in the application's database, as Migrate creates it
+		if ko.SegmentStore == nil && d != dialect.SQLite && hasSegmentTables(cfg) {
+			// idsql_alloc in the application's database, as Migrate creates it.
+			if ko.SegmentStore, err = segmentStore(ko.DB, d); err != nil {
+				if c.keysDB != nil {
+					c.keysDB.Close()
+				}
+				return nil, err
+			}
 		}
 		if ko.Registry == nil && (d == dialect.PostgreSQL || d == dialect.MySQL) {
 			// The worker table lives in the application's database, as

@@ -61,7 +61,7 @@ func exampleSetup(ctx context.Context) (cfg *idsql.Config, store *segment.SQLSto
 	if _, err := raw.ExecContext(ctx, exampleSchema); err != nil {
 		log.Fatal(err)
 	}
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Segments: store}); err != nil {
+	if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Segments: store}); err != nil {
 		log.Fatal(err)
 	}
 	return cfg, store, path, func() {
@@ -108,7 +108,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	// A segment key per segment table, above the rows a table already has.
-	if err := idsql.Migrate(ctx, db.DB.DB, cfg, idsql.Stores{Segments: store}); err != nil {
+	if err := idsql.MigrateIn(ctx, db.DB.DB, cfg, idsql.Stores{Segments: store}); err != nil {
 		log.Fatal(err)
 	}
 

@@ -223,7 +223,7 @@ func TestGeneMigrateAdopts(t *testing.T) {
 			}
 			cfg := geneConfig()
 			for range 2 { // idempotent
-				if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+				if err := idsql.MigrateIn(ctx, raw, cfg, stores); err != nil {
 					t.Fatal(err)
 				}
 			}

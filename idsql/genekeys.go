@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/idsql/idsql/idsql/kinds"
 	"github.com/idsql/idsql/idsql/segment"
-	"github.com/idsql/idsql/idsql/segment/redisqueue"
 )
 
 // ErrSharded is wrapped by the errors of a request for keys of a sharded
@@ -26,7 +26,7 @@ type GeneTable struct {
 	lim   *keyLimit // max_id, or nil
 	// queue, for a table with `buffer: redis`, hands out the numbers of
 	// every shard's key instead of the segment generator.
-	queue *redisqueue.Queue
+	queue kinds.Buffer
 
 	shards []atomic.Pointer[segment.Key] // started on first use
 	outs   []atomic.Bool                 // per shard: a key above max_id was drawn

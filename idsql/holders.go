@@ -2,22 +2,31 @@ package idsql
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/holder/local"
-	"github.com/idsql/idsql/holder/postgres"
+	_ "github.com/idsql/idsql/holder/local" // the default holder kind: no dependency beyond the standard library
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/holder/zookeeper"
+	"github.com/idsql/idsql/idsql/kinds"
 )
+
+// holderKind returns the holder kind the configuration names (local when
+// it names none), as registered in package kinds; a kind whose package the
+// program does not link is an error naming the import to add.
+func holderKind(kind HolderKind) (kinds.Holder, error) {
+	if kind == "" {
+		kind = HolderLocal
+	}
+	return kinds.LookupHolder(string(kind))
+}
 
 // holder returns the holder for snowflake tables: KeysOptions.Holder or the
 // one the configuration describes. Leases are recorded in the worker
-// registry, when there is one, before any ID is issued under them; the
-// postgres holder keeps its leases there itself.
+// registry, when there is one, before any ID is issued under them; a kind
+// that keeps its leases there itself (postgres) is not wrapped.
 func (k *Keys) holder() (holder.Holder, error) {
 	if h := k.opts.Holder; h != nil {
 		if k.opts.Registry == nil {
@@ -26,43 +35,41 @@ func (k *Keys) holder() (holder.Holder, error) {
 		return registry.Recorded(h, k.opts.Registry, "custom"), nil
 	}
 	hc := k.cfg.Holder
-	switch hc.Kind {
-	case HolderPostgres:
-		if k.opts.Registry == nil {
-			return nil, errors.New("holder: postgres: needs the worker registry on a PostgreSQL or MySQL database (KeysOptions.Registry)")
-		}
-		return postgres.New(k.opts.Registry, postgres.Settings{Mode: postgres.Mode(hc.Mode), TTL: hc.SessionTimeout})
-	case HolderZooKeeper:
-		dir, err := k.cacheDir()
-		if err != nil {
-			return nil, err
-		}
-		h, err := zookeeper.New(zookeeper.Settings{Servers: hc.Servers, Mode: zookeeper.Mode(hc.Mode),
-			SessionTimeout: hc.SessionTimeout, CacheDir: dir, Now: k.opts.now()})
-		if err != nil {
-			return nil, err
-		}
-		k.closers = append(k.closers, func(_ context.Context) error { return h.Close() })
-		return k.recorded(h, "zookeeper/"+hc.Mode), nil
-	default: // local
-		dir, err := k.cacheDir()
-		if err != nil {
-			return nil, err
-		}
-		h, err := local.New(local.Settings{Workers: hc.Workers, Dir: dir, Now: k.opts.now()})
-		if err != nil {
-			return nil, err
-		}
-		return k.recorded(h, string(HolderLocal)), nil
+	kind, err := holderKind(hc.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("holder: %w", err)
 	}
-}
-
-// recorded wraps h for the worker registry when there is one.
-func (k *Keys) recorded(h holder.Holder, kind string) holder.Holder {
-	if k.opts.Registry == nil {
-		return h
+	var dir string
+	if kind.CacheDir {
+		if dir, err = k.cacheDir(); err != nil {
+			return nil, err
+		}
 	}
-	return registry.Recorded(h, k.opts.Registry, kind)
+	h, err := kind.New(kinds.HolderSettings{Mode: hc.Mode, Servers: hc.Servers, Workers: hc.Workers,
+		SessionTimeout: hc.SessionTimeout, CacheDir: dir, Now: k.opts.now(), Registry: k.opts.Registry})
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := h.(io.Closer); ok {
+		k.closers = append(k.closers, func(context.Context) error { return c.Close() })
+	}
+	if kind.Records || k.opts.Registry == nil {
+		return h, nil
+	}
+	// The kind recorded: "local", or "zookeeper/sticky" for a kind with
+	// several modes.
+	label := string(hc.Kind)
+	if label == "" {
+		label = string(HolderLocal)
+	}
+	if len(kind.Modes) > 1 {
+		mode := hc.Mode
+		if mode == "" {
+			mode = kind.Modes[0]
+		}
+		label += "/" + mode
+	}
+	return registry.Recorded(h, k.opts.Registry, label), nil
 }
 
 // cacheDir is where holders keep their cache files: holder.cache_dir, or

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/segment"
@@ -54,14 +52,11 @@ type KeysOptions struct {
 	// Registry records every worker lease before it is used, for Lookup.
 	// Nil means leases are not recorded (Connector sets it for PostgreSQL).
 	Registry *registry.Registry
-	// SegmentStore allocates segment ranges; nil means a PostgreSQL store on
-	// DB.
+	// SegmentStore allocates segment ranges; nil means the store
+	// registered for DB's dialect (see StoresFor), on DB.
 	SegmentStore segment.Store
 	// Segment tunes the segment generator.
 	Segment segment.Settings
-	// Redis is the client of the tables with `buffer: redis`; nil means
-	// one dialled to Config.Redis.Addr.
-	Redis *redis.Client
 	// Instance identifies this process to holders; the zero value means
 	// holder.LocalInstance(Config.Holder.Port).
 	Instance holder.Instance
@@ -97,7 +92,6 @@ type Keys struct {
 	sources sync.Map      // table name -> KeySource
 	leases  holder.Holder // grants snowflake worker leases; see Keys.holder
 	seg     *segment.Generator
-	rdb     *redis.Client // of the `buffer: redis` tables (redisbuffer.go)
 	closers []func(context.Context) error
 	closed  bool
 
@@ -474,7 +468,11 @@ func (k *Keys) segmentStore() (segment.Store, error) {
 	if k.opts.DB == nil {
 		return nil, errors.New("segment tables need a database: set KeysOptions.DB or SegmentStore")
 	}
-	return segment.NewPostgresStore(k.opts.DB), nil
+	d, err := dialectOf(k.opts.DB)
+	if err != nil {
+		return nil, err
+	}
+	return segmentStore(k.opts.DB, d)
 }
 
 // Segments returns the segment generator, or nil before any segment table

@@ -130,7 +130,7 @@ func openSegments(t testing.TB, driver, dsn string, raw *sql.DB, stores idsql.St
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+	if err := idsql.MigrateIn(ctx, raw, cfg, stores); err != nil {
 		t.Fatal(err)
 	}
 	db, err := idsql.Open(driver, dsn, cfg, idsql.Options{KeysOptions: ko})

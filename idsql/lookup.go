@@ -41,22 +41,15 @@ func (o Origin) Instance() string {
 	return o.Lease.Instance
 }
 
-// Stores are where idsql keeps its records: the worker table and the
-// segment allocations. A nil field skips that kind.
-type Stores struct {
-	Workers  *registry.Registry // idsql_workers: snowflake leases
-	Segments *segment.SQLStore  // idsql_alloc and idsql_alloc_log: segment ranges
-}
-
-// PostgresStores returns both stores on a PostgreSQL database.
-func PostgresStores(db *sql.DB) Stores {
-	return Stores{Workers: registry.New(db, registry.Settings{}), Segments: segment.NewPostgresStore(db)}
-}
-
-// Lookup traces id back to its table from the records in db (PostgreSQL).
-// See LookupIn.
+// Lookup traces id back to its table from the records in db, the
+// application's database, wrapped by idsql or not: the stores are those
+// of its dialect (StoresFor). See LookupIn.
 func Lookup(ctx context.Context, db *sql.DB, cfg *Config, id int64) ([]Origin, error) {
-	return LookupIn(ctx, cfg, PostgresStores(db), id)
+	stores, err := StoresFor(db, cfg.Holder)
+	if err != nil {
+		return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
+	}
+	return LookupIn(ctx, cfg, stores, id)
 }
 
 // LookupIn traces id back to its table. As a snowflake ID it is decoded

@@ -10,13 +10,25 @@ import (
 	"github.com/idsql/idsql/internal/dialect"
 )
 
-// Migrate creates idsql's tables in stores, and a segment key for every
+// Migrate creates idsql's tables in db, the application's database
+// (wrapped by idsql or not), in the stores of its dialect (StoresFor), and
+// a segment key for every segment table of cfg that has none. See
+// MigrateIn.
+func Migrate(ctx context.Context, db *sql.DB, cfg *Config) error {
+	stores, err := StoresFor(db, cfg.Holder)
+	if err != nil {
+		return fmt.Errorf("idsql: migrate: %w", err)
+	}
+	return MigrateIn(ctx, db, cfg, stores)
+}
+
+// MigrateIn creates idsql's tables in stores, and a segment key for every
 // segment table of cfg that has none. db is the application's database: a
 // key for a table of db that already holds rows starts above MAX(key
 // column), read there, so a table that used BIGSERIAL adopts idsql without
 // collisions, whether the segment store is in the same database or (as on
 // SQLite) in a file of its own. It is idempotent.
-func Migrate(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error {
+func MigrateIn(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error {
 	if stores.Workers != nil {
 		if err := stores.Workers.Migrate(ctx); err != nil {
 			return fmt.Errorf("idsql: migrate: %w", err)

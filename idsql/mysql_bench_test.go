@@ -58,7 +58,7 @@ func openMySQLBench(b *testing.B, params map[string]string) (*idsql.DB, *sql.DB)
 	}
 	cfg := &idsql.Config{Namespace: "bench", Tables: map[string]idsql.TableConfig{"b_idsql": {Strategy: idsql.Snowflake}}}
 	reg := registry.New(raw, registry.Settings{AcceptLazyCommits: true})
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Workers: reg}); err != nil {
+	if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: reg}); err != nil {
 		b.Fatal(err)
 	}
 	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 3), Registry: reg}})

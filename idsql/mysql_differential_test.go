@@ -357,7 +357,7 @@ func runDifferential(t *testing.T, corpus []mcase, params map[string]string, bas
 	}
 	cfg := diffMySQLConfig()
 	reg := registry.New(a.raw, registry.Settings{AcceptLazyCommits: true})
-	if err := idsql.Migrate(ctx, a.raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(a.raw)}); err != nil {
+	if err := idsql.MigrateIn(ctx, a.raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(a.raw)}); err != nil {
 		t.Fatal(err)
 	}
 	mc, err := mysql.ParseDSN(a.dsn)

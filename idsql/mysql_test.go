@@ -56,7 +56,7 @@ func openMySQL(t *testing.T, schema []string, cfg *idsql.Config, params map[stri
 	// defaults; the test server does not flush every commit, which the
 	// registry must be told.
 	reg := registry.New(raw, registry.Settings{AcceptLazyCommits: true})
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(raw)}); err != nil {
+	if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(raw)}); err != nil {
 		t.Fatal(err)
 	}
 	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 7), Registry: reg}})
@@ -449,7 +449,7 @@ func TestMySQLDialectChoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg3 := &idsql.Config{Namespace: "choice", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment, Step: 5}}}
-	if err := idsql.Migrate(ctx, raw, cfg3, idsql.Stores{Segments: mysqlstore.New(raw)}); err != nil {
+	if err := idsql.MigrateIn(ctx, raw, cfg3, idsql.Stores{Segments: mysqlstore.New(raw)}); err != nil {
 		t.Fatal(err)
 	}
 	c, err = idsql.NewConnector(inner, cfg3, idsql.Options{})
@@ -549,7 +549,7 @@ func TestMySQLConfigAcceptLazyCommits(t *testing.T) {
 	open := func(accept bool) *idsql.DB {
 		cfg := &idsql.Config{Namespace: "lazy", Tables: map[string]idsql.TableConfig{"orders": {Strategy: idsql.Snowflake}}}
 		cfg.Holder.AcceptLazyCommits = accept
-		if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Workers: registry.New(raw, registry.Settings{Dialect: registry.MySQL})}); err != nil {
+		if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: registry.New(raw, registry.Settings{Dialect: registry.MySQL})}); err != nil {
 			t.Fatal(err)
 		}
 		db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 5)}})

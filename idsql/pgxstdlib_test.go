@@ -26,7 +26,7 @@ func TestPgxStdlibNamedArgsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &idsql.Config{Namespace: "stdlib", Tables: map[string]idsql.TableConfig{"refs": {Strategy: idsql.Snowflake}}}
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
 	cc, err := pgx.ParseConfig(dsn)

@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/idsql/idsql/idsql/segment/redisqueue"
+	"github.com/idsql/idsql/idsql/kinds"
 )
 
 // BufferRedis is TableConfig.Buffer for a segment table whose pre-allocated
 // keys wait in a Redis list shared by every process (package
-// idsql/segment/redisqueue) instead of in each process's memory.
+// idsql/segment/redisqueue, which a program using it imports:
+// import _ "github.com/idsql/idsql/idsql/segment/redisqueue") instead of in
+// each process's memory.
 const BufferRedis = "redis"
 
 // RedisConfig is the Redis server of the tables with `buffer: redis`.
@@ -21,7 +21,7 @@ const BufferRedis = "redis"
 //	  users: {strategy: segment, step: 10000, buffer: redis}
 type RedisConfig struct {
 	// Addr is the server's host:port. Required when a table has
-	// `buffer: redis` (unless KeysOptions.Redis is set, it is dialled).
+	// `buffer: redis`.
 	Addr string `yaml:"addr"`
 	// Batch is how many keys one pop takes into a process's local buffer;
 	// zero means redisqueue.DefaultBatch (100).
@@ -37,6 +37,9 @@ func (c *Config) validateBuffer(name string, t TableConfig) error {
 	case "", "memory":
 		return nil
 	case BufferRedis:
+		if _, err := kinds.LookupBuffer(t.Buffer); err != nil {
+			return fail("%w", err)
+		}
 	default:
 		return fail("unknown buffer %q (want memory or redis)", t.Buffer)
 	}
@@ -62,26 +65,24 @@ func (k *Keys) startRedisQueue(ctx context.Context, table string, tc TableConfig
 	return &segmentSource{key: queueKey{q: q, key: k.cfg.SegmentKey(table)}, lim: k.limits[table]}, nil
 }
 
-// redisQueue starts a table's redisqueue.Queue (its step is the table's)
-// over the segment store, sharing the Keys' Redis client. The queue serves
-// every segment key of the table: the table's own, or one per shard.
-// k.mu is held.
-func (k *Keys) redisQueue(ctx context.Context, tc TableConfig) (*redisqueue.Queue, error) {
+// redisQueue starts a table's Redis queue (its step is the table's)
+// over the segment store. The queue serves every segment key of the
+// table: the table's own, or one per shard. k.mu is held.
+func (k *Keys) redisQueue(ctx context.Context, tc TableConfig) (kinds.Buffer, error) {
 	store, err := k.segmentStore()
 	if err != nil {
 		return nil, err
 	}
-	if k.rdb == nil {
-		if k.rdb = k.opts.Redis; k.rdb == nil {
-			rdb := redis.NewClient(&redis.Options{Addr: k.cfg.Redis.Addr})
-			k.rdb = rdb
-			k.closers = append(k.closers, func(context.Context) error { return rdb.Close() })
-		}
+	open, err := kinds.LookupBuffer(tc.Buffer)
+	if err != nil {
+		return nil, err
 	}
-	q, err := redisqueue.New(ctx, k.rdb, store, redisqueue.Settings{
+	q, err := open(ctx, kinds.BufferSettings{
+		Addr:      k.cfg.Redis.Addr,
 		Namespace: "idsql:" + k.cfg.Namespace,
 		Step:      tc.StepOrDefault(),
 		Batch:     k.cfg.Redis.Batch,
+		Store:     store,
 		Fallback:  k.opts.Segment,
 		Instance:  k.opts.Segment.Instance,
 		Logger:    k.opts.Logger,
@@ -93,10 +94,9 @@ func (k *Keys) redisQueue(ctx context.Context, tc TableConfig) (*redisqueue.Queu
 	return q, nil
 }
 
-// queueKey is one key of a redisqueue.Queue, as a segmentSource draws
-// from it.
+// queueKey is one key of a Redis queue, as a segmentSource draws from it.
 type queueKey struct {
-	q   *redisqueue.Queue
+	q   kinds.Buffer
 	key string
 }
 

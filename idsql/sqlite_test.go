@@ -53,7 +53,7 @@ func openSQLite(t *testing.T) (*idsql.DB, *sql.DB, func() [][2]int64) {
 		"users":  {Strategy: idsql.Segment, Step: 20},
 		"events": {Strategy: idsql.Snowflake},
 	}}
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Segments: store}); err != nil {
+	if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Segments: store}); err != nil {
 		t.Fatal(err)
 	}
 	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store, Holder: tableWorkers(cfg, 1)}})

@@ -50,7 +50,7 @@ func openTest(t *testing.T) (*idsql.DB, *sql.DB) {
 		t.Fatal(err)
 	}
 	cfg := testConfig()
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
 	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 5)}})

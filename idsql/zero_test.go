@@ -67,7 +67,7 @@ func openZero(t *testing.T) (*idsql.DB, *sql.DB, *idsql.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
 	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 3)}})

@@ -202,7 +202,7 @@ func newChaos(t *testing.T, m chaosMode, seed uint64) *chaos {
 		sfTable:  {Strategy: idsql.Snowflake},
 		segTable: {Strategy: idsql.Segment, Step: 50},
 	}}
-	if err := idsql.Migrate(ctx, db, cfg, idsql.PostgresStores(db)); err != nil {
+	if err := idsql.Migrate(ctx, db, cfg); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	// Registered after the servers' cleanups, so it runs before them.

@@ -206,7 +206,7 @@ func pgxPool(t *testing.T) (*pgxpool.Pool, *pgxid.DB) {
 		t.Fatal(err)
 	}
 	cfg := pgxConfig()
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
 	pool, err := pgxpool.New(ctx, dsn)

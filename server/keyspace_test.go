@@ -32,7 +32,7 @@ func newKeySpaceServer(t *testing.T, cfgText string) *server.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.DB().Close() })
-	if err := idsql.Migrate(ctx, store.DB(), cfg, idsql.Stores{Segments: store}); err != nil {
+	if err := idsql.MigrateIn(ctx, store.DB(), cfg, idsql.Stores{Segments: store}); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: store.DB(), Holder: holder.Fixed(1), SegmentStore: store,

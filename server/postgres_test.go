@@ -35,7 +35,7 @@ tables:
 		t.Fatal(err)
 	}
 	stores := idsql.PostgresStores(raw)
-	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+	if err := idsql.MigrateIn(ctx, raw, cfg, stores); err != nil {
 		t.Fatal(err)
 	}
 	if cfg, err = server.WithSnowflakeTable(cfg, ""); err != nil {
@@ -136,7 +136,7 @@ tables:
 		t.Fatal(err)
 	}
 	stores := idsql.PostgresStores(raw)
-	if err := idsql.Migrate(ctx, raw, cfg, stores); err != nil {
+	if err := idsql.MigrateIn(ctx, raw, cfg, stores); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, SegmentStore: stores.Segments, Holder: holder.Fixed(1)})

@@ -125,7 +125,7 @@ func newFixtureWith(t testing.TB, o fixtureOptions) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.DB().Close() })
-	if err := idsql.Migrate(ctx, store.DB(), cfg, idsql.Stores{Segments: store}); err != nil {
+	if err := idsql.MigrateIn(ctx, store.DB(), cfg, idsql.Stores{Segments: store}); err != nil {
 		t.Fatal(err)
 	}
 	// A key that is no configured table, as Leaf's biz_tags are.

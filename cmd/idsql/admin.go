@@ -130,7 +130,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer d.db.Close()
-	if err := idsql.Migrate(ctx, d.db, cfg, d.stores); err != nil {
+	if err := idsql.MigrateIn(ctx, d.db, cfg, d.stores); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "migrated %s database for namespace %s\n", d.driver, cfg.Namespace)

@@ -17,7 +17,6 @@ import (
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment"
-	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 )
 
@@ -151,17 +150,12 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s: %w", shown, err)
 	}
-	d := &database{db: db, driver: driverName, dsn: dsn, lazy: lazy}
-	switch driverName {
-	case "mysql":
-		d.stores = idsql.Stores{
-			Workers:  registry.New(db, registry.Settings{Dialect: registry.MySQL, AcceptLazyCommits: lazy}),
-			Segments: mysqlstore.New(db),
-		}
-	default:
-		d.stores = idsql.PostgresStores(db)
+	stores, err := idsql.StoresFor(db, idsql.HolderConfig{AcceptLazyCommits: lazy})
+	if err != nil {
+		db.Close()
+		return nil, err
 	}
-	return d, nil
+	return &database{db: db, driver: driverName, dsn: dsn, lazy: lazy, stores: stores}, nil
 }
 
 // redactMySQL hides the password of a go-sql-driver DSN.

@@ -154,7 +154,7 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 	}
 
 	heading("idsql migrate: create idsql's own tables and a segment key for " + customers + ".")
-	if err := idsql.Migrate(ctx, raw, cfg, d.stores); err != nil {
+	if err := idsql.MigrateIn(ctx, raw, cfg, d.stores); err != nil {
 		return err
 	}
 	keys, err := d.segmentStore().ListKeys(ctx)

@@ -11,6 +11,14 @@ import (
 	"syscall"
 
 	"github.com/idsql/idsql/holder/registry"
+
+	// Every holder, segment store and key buffer, so that any
+	// configuration works.
+	_ "github.com/idsql/idsql/holder/postgres"
+	_ "github.com/idsql/idsql/holder/zookeeper"
+	_ "github.com/idsql/idsql/idsql/segment/mysqlstore"
+	_ "github.com/idsql/idsql/idsql/segment/redisqueue"
+	_ "github.com/idsql/idsql/idsql/segment/sqlitestore"
 )
 
 func main() {

@@ -140,7 +140,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if d != nil && *migrate {
-		if err := idsql.Migrate(ctx, d.db, cfg, d.stores); err != nil {
+		if err := idsql.MigrateIn(ctx, d.db, cfg, d.stores); err != nil {
 			return err
 		}
 	}

@@ -28,7 +28,7 @@ CREATE UNLOGGED TABLE b_raw (id bigint PRIMARY KEY, user_id int NOT NULL, note t
 		b.Fatal(err)
 	}
 	cfg := &idsql.Config{Namespace: "bench", Tables: map[string]idsql.TableConfig{"b_pgxid": {Strategy: idsql.Snowflake}}}
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		b.Fatal(err)
 	}
 	conn, err := pgx.Connect(ctx, dsn)

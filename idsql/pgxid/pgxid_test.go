@@ -60,7 +60,7 @@ func setup(t *testing.T) (*pgxpool.Pool, string) {
 	if _, err := raw.ExecContext(ctx, schemaSQL); err != nil {
 		t.Fatal(err)
 	}
-	if err := idsql.Migrate(ctx, raw, testConfig(), idsql.PostgresStores(raw)); err != nil {
+	if err := idsql.Migrate(ctx, raw, testConfig()); err != nil {
 		t.Fatal(err)
 	}
 	pool, err := pgxpool.New(ctx, dsn)

@@ -26,7 +26,7 @@ func TestPgxShardedTable(t *testing.T) {
 	cfg := &idsql.Config{Namespace: "sharded", Tables: map[string]idsql.TableConfig{
 		"accounts": {Strategy: idsql.Segment, Step: 20, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 4}},
 	}}
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
 	pool, err := pgxpool.New(ctx, dsn)

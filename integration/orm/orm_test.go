@@ -101,7 +101,7 @@ func openPG(t *testing.T) (wrapped, raw *sql.DB) {
 		t.Fatal(err)
 	}
 	cfg := config()
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.PostgresStores(raw)); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
 	inner, err := pq.NewConnector(dsn)
@@ -136,7 +136,7 @@ func openMySQL(t *testing.T) (wrapped, raw *sql.DB) {
 	// The test server does not flush every commit: the registry must be
 	// told so.
 	reg := registry.New(raw, registry.Settings{AcceptLazyCommits: true, Dialect: registry.MySQL})
-	if err := idsql.Migrate(ctx, raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(raw)}); err != nil {
+	if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(raw)}); err != nil {
 		t.Fatal(err)
 	}
 	mc, err := mysql.ParseDSN(dsn)

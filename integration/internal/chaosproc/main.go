@@ -37,7 +37,10 @@ import (
 
 	_ "github.com/lib/pq"
 
+	_ "github.com/idsql/idsql/holder/postgres"  // holder.kind: postgres
+	_ "github.com/idsql/idsql/holder/zookeeper" // holder.kind: zookeeper
 	"github.com/idsql/idsql/idsql"
+	_ "github.com/idsql/idsql/idsql/segment/redisqueue" // buffer: redis
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 

@@ -1,0 +1,83 @@
+package idsql
+
+import (
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/kinds"
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/internal/dialect"
+)
+
+// Stores are where idsql keeps its records: the worker table and the
+// segment allocations. A nil field skips that kind.
+type Stores struct {
+	Workers  *registry.Registry // idsql_workers: snowflake leases
+	Segments *segment.SQLStore  // idsql_alloc and idsql_alloc_log: segment ranges
+}
+
+// PostgresStores returns both stores on a PostgreSQL database. StoresFor
+// picks the stores of any database.
+func PostgresStores(db *sql.DB) Stores {
+	return Stores{Workers: registry.New(db, registry.Settings{}), Segments: segment.NewPostgresStore(db)}
+}
+
+// StoresFor returns the stores on db, the application's database, for its
+// dialect: the worker table on PostgreSQL and MySQL/MariaDB (tuned by hc's
+// heartbeat and accept_lazy_commits), none on SQLite, and the segment
+// store registered for the dialect (PostgreSQL's is built in; MySQL's and
+// SQLite's register when their packages, idsql/segment/mysqlstore and
+// idsql/segment/sqlitestore, are imported). db may be the one Open or
+// OpenDB returned, or the driver's own.
+func StoresFor(db *sql.DB, hc HolderConfig) (Stores, error) {
+	d, err := dialectOf(db)
+	if err != nil {
+		return Stores{}, err
+	}
+	store, err := segmentStore(db, d)
+	if err != nil {
+		return Stores{}, err
+	}
+	s := Stores{Segments: store}
+	if d != dialect.SQLite {
+		s.Workers = registry.New(db, registry.Settings{Heartbeat: hc.Heartbeat, Dialect: registry.Dialect(d.String()),
+			AcceptLazyCommits: hc.AcceptLazyCommits})
+	}
+	return s, nil
+}
+
+// segmentStore returns the segment store registered for dialect d, on db.
+func segmentStore(db *sql.DB, d dialect.Dialect) (*segment.SQLStore, error) {
+	newStore, err := kinds.LookupStore(d.String())
+	if err != nil {
+		return nil, fmt.Errorf("idsql: %w", err)
+	}
+	return newStore(db), nil
+}
+
+// hasSegmentTables reports whether cfg has a segment table.
+func hasSegmentTables(cfg *Config) bool {
+	for _, tc := range cfg.Tables {
+		if tc.Strategy == Segment {
+			return true
+		}
+	}
+	return false
+}
+
+// dialectOf tells the SQL dialect of db from its driver: the inner
+// driver's (or the configured dialect) when db is wrapped by idsql, else
+// the driver's own. It is the one place that asks.
+func dialectOf(db *sql.DB) (dialect.Dialect, error) {
+	drv := db.Driver()
+	if w, ok := drv.(*wrappedDriver); ok {
+		return chooseDialect(w.cfg, w.opts.DriverName, w.inner)
+	}
+	if d := dialect.ForDriver(drv); d != dialect.Unknown {
+		return d, nil
+	}
+	return dialect.Unknown, fmt.Errorf("idsql: cannot tell the SQL dialect of database driver %s (known: %s): pass the stores yourself (MigrateIn, LookupIn)",
+		dialect.DriverType(drv), strings.Join(dialect.Names(), ", "))
+}

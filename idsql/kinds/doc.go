@@ -1,0 +1,27 @@
+// Package kinds is where idsql's plug-ins register: worker-ID holders by
+// holder.kind, segment stores by SQL dialect, and key buffers by a segment
+// table's buffer setting. It works as database/sql's driver registry: each
+// implementation registers itself in an init function, so a program links
+// only the kinds it imports, and package idsql looks them up by name.
+//
+//	import (
+//		"github.com/idsql/idsql/idsql"
+//		_ "github.com/idsql/idsql/holder/zookeeper"       // holder.kind: zookeeper
+//		_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment tables on MySQL/MariaDB
+//	)
+//
+// What is registered where:
+//
+//	holder "local"       holder/local (idsql links it: it is the default)
+//	holder "postgres"    holder/postgres
+//	holder "zookeeper"   holder/zookeeper
+//	store "postgres"     built in (package segment has no driver dependency)
+//	store "mysql"        idsql/segment/mysqlstore
+//	store "sqlite"       idsql/segment/sqlitestore
+//	buffer "redis"       idsql/segment/redisqueue
+//
+// A name that is not registered is an error that says which import
+// registers it. The package imports holder, holder/registry and
+// idsql/segment, never idsql, so the implementations can import it
+// without a cycle.
+package kinds

@@ -29,19 +29,27 @@ func PostgresStores(db *sql.DB) Stores {
 // heartbeat and accept_lazy_commits), none on SQLite, and the segment
 // store registered for the dialect (PostgreSQL's is built in; MySQL's and
 // SQLite's register when their packages, idsql/segment/mysqlstore and
-// idsql/segment/sqlitestore, are imported). db may be the one Open or
-// OpenDB returned, or the driver's own.
+// idsql/segment/sqlitestore, are imported). db may be the driver's own or
+// the one Open or OpenDB returned; for the latter, the worker registry and
+// segment store given in its KeysOptions, where the keys were recorded,
+// come first (on SQLite the segment store is a file of its own, which
+// only they name).
 func StoresFor(db *sql.DB, hc HolderConfig) (Stores, error) {
 	d, err := dialectOf(db)
 	if err != nil {
 		return Stores{}, err
 	}
-	store, err := segmentStore(db, d)
-	if err != nil {
+	var given KeysOptions
+	if w, ok := db.Driver().(*wrappedDriver); ok {
+		given = w.opts.KeysOptions
+	}
+	s := Stores{Workers: given.Registry}
+	if st, ok := given.SegmentStore.(*segment.SQLStore); ok {
+		s.Segments = st
+	} else if s.Segments, err = segmentStore(db, d); err != nil {
 		return Stores{}, err
 	}
-	s := Stores{Segments: store}
-	if d != dialect.SQLite {
+	if s.Workers == nil && d != dialect.SQLite {
 		s.Workers = registry.New(db, registry.Settings{Heartbeat: hc.Heartbeat, Dialect: registry.Dialect(d.String()),
 			AcceptLazyCommits: hc.AcceptLazyCommits})
 	}

@@ -3,9 +3,11 @@ package idsql_test
 import (
 	"context"
 	"database/sql"
+	"path/filepath"
 	"testing"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -87,6 +89,45 @@ func TestStoresFollowTheDatabase(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// On SQLite the segment store is a file of its own: Migrate and Lookup
+// given the wrapped handle use the store it was opened with, and Lookup
+// given the store's own handle (as the idsql command does) finds the same.
+func TestStoresFollowTheDatabaseSQLite(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.DB().Close() })
+	cfg := &idsql.Config{Namespace: "lite", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment, Step: 10}}}
+	db, err := idsql.Open("sqlite", sqlitestore.DSN(filepath.Join(dir, "app.db")), cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.ExecContext(ctx, "CREATE TABLE users (id BIGINT NOT NULL PRIMARY KEY, name TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := idsql.Migrate(ctx, db.DB.DB, cfg); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	res, err := db.ExecContext(ctx, "INSERT INTO users (name) VALUES ('a')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, given := range map[string]*sql.DB{"wrapped": db.DB.DB, "store": store.DB()} {
+		got, err := idsql.Lookup(ctx, given, cfg, id)
+		if err != nil || len(got) != 1 || got[0].Table != "users" || !got[0].Range.Contains(id) {
+			t.Errorf("Lookup(%d) given the %s handle = %+v, %v; want the users range", id, name, got, err)
 		}
 	}
 }

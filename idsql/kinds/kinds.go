@@ -161,7 +161,11 @@ func lookup[T any](m map[string]T, what, name string) (T, error) {
 		}
 	}
 	sort.Strings(names)
-	return v, fmt.Errorf("unknown %s %q (want %s)", what, name, strings.Join(names, ", "))
+	want := names[len(names)-1]
+	if len(names) > 1 {
+		want = strings.Join(names[:len(names)-1], ", ") + " or " + want
+	}
+	return v, fmt.Errorf("unknown %s %q (want %s)", what, name, want)
 }
 
 // Names returns a holder package's modes as strings, for Holder.Modes.

@@ -11,4 +11,20 @@
 //
 // The same file drives the database/sql wrapper, the code generator
 // (cmd/idsqlgen), the idsql command and its HTTP ID server.
+//
+// Holders, segment stores and the Redis buffer plug in by name, as
+// database/sql drivers do (package idsql/kinds): a program imports the
+// ones its configuration names, and a configuration naming one that is
+// not linked in fails with the import to add. The local holder and
+// PostgreSQL's segment store need no import:
+//
+//	import (
+//		_ "github.com/go-sql-driver/mysql"
+//		"github.com/idsql/idsql/idsql"
+//		_ "github.com/idsql/idsql/holder/zookeeper"       // holder.kind: zookeeper
+//		_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment tables on MySQL
+//	)
+//
+// Migrate and Lookup find the stores of the database they are given
+// (StoresFor), wrapped by idsql or not.
 package idsql

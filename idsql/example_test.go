@@ -107,8 +107,9 @@ func ExampleOpen() {
 	if _, err := db.ExecContext(ctx, exampleSchema); err != nil { // DDL passes unchanged
 		log.Fatal(err)
 	}
-	// A segment key per segment table, above the rows a table already has.
-	if err := idsql.MigrateIn(ctx, db.DB.DB, cfg, idsql.Stores{Segments: store}); err != nil {
+	// A segment key per segment table, above the rows a table already has,
+	// in the store db was opened with.
+	if err := idsql.Migrate(ctx, db.DB.DB, cfg); err != nil {
 		log.Fatal(err)
 	}
 

@@ -1,6 +1,7 @@
 package idsql
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -17,11 +18,11 @@ import (
 // it names none), as registered in package kinds; a kind whose package the
 // program does not link is an error naming the import to add.
 func holderKind(kind HolderKind) (kinds.Holder, error) {
-	if kind == "" {
-		kind = HolderLocal
-	}
-	return kinds.LookupHolder(string(kind))
+	return kinds.LookupHolder(holderName(kind))
 }
+
+// holderName is the name of a configured holder kind: local when empty.
+func holderName(kind HolderKind) string { return string(cmp.Or(kind, HolderLocal)) }
 
 // holder returns the holder for snowflake tables: KeysOptions.Holder or the
 // one the configuration describes. Leases are recorded in the worker
@@ -58,10 +59,7 @@ func (k *Keys) holder() (holder.Holder, error) {
 	}
 	// The kind recorded: "local", or "zookeeper/sticky" for a kind with
 	// several modes.
-	label := string(hc.Kind)
-	if label == "" {
-		label = string(HolderLocal)
-	}
+	label := holderName(hc.Kind)
 	if len(kind.Modes) > 1 {
 		mode := hc.Mode
 		if mode == "" {

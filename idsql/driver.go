@@ -163,7 +163,7 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 			// The worker table lives in the application's database, as
 			// Migrate creates it there.
 			ko.Registry = registry.New(ko.DB, registry.Settings{Now: ko.now(), Heartbeat: cfg.Holder.Heartbeat,
-				Dialect: registry.Dialect(d.String()), AcceptLazyCommits: cfg.Holder.AcceptLazyCommits})
+				Dialect: d.String(), AcceptLazyCommits: cfg.Holder.AcceptLazyCommits})
 		}
 		if c.keys, err = NewKeys(cfg, ko); err != nil {
 			if c.keysDB != nil {

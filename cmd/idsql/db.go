@@ -155,7 +155,7 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 	switch driverName {
 	case "mysql":
 		d.stores = idsql.Stores{
-			Workers:  registry.New(db, registry.Settings{Dialect: registry.MySQL, AcceptLazyCommits: lazy}),
+			Workers:  registry.New(db, registry.Settings{Dialect: "mysql", AcceptLazyCommits: lazy}),
 			Segments: mysqlstore.New(db),
 		}
 	default:

@@ -55,11 +55,12 @@ type Settings struct {
 	// off by d), and it must be the clock of the generators that use the
 	// leases.
 	Now func() time.Time
-	// Dialect is the database's SQL dialect: PostgreSQL or MySQL (which
+	// Dialect names the database's SQL dialect: postgres or mysql (which
 	// covers MariaDB), or an alias the `dialect:` setting takes
-	// (postgresql, pgx, mariadb). Empty means DialectOf the database.
-	// Settings() reports the canonical name.
-	Dialect Dialect
+	// (postgresql, pgx, mariadb). Empty means the dialect of the database's
+	// driver (a known one, raw or wrapped by idsql.Open). Settings()
+	// reports the canonical name.
+	Dialect string
 	// AcceptLazyCommits lets the registry record leases on a MySQL server
 	// that does not flush every commit to disk (see ErrNotDurable), where
 	// a crash of the database can hand a worker ID out twice. PostgreSQL
@@ -92,16 +93,14 @@ type Registry struct {
 }
 
 // New returns a registry on db, a PostgreSQL or MySQL/MariaDB database.
-// The dialect is Settings.Dialect or, when that is empty, DialectOf(db);
-// when neither names one, every method of the registry returns the error
-// saying so (see Registry.Dialect).
+// The dialect is Settings.Dialect or, when that is empty, the dialect of
+// db's driver; when neither names one, every method of the registry
+// returns the error saying so (see Registry.Dialect).
 func New(db *sql.DB, s Settings) *Registry {
 	r := &Registry{db: db, s: s.withDefaults()}
-	if r.s.Dialect == "" {
-		r.s.Dialect, r.err = DialectOf(db)
-	}
+	r.d, r.err = chooseDialect(db, r.s.Dialect)
 	if r.err == nil {
-		r.s.Dialect, r.d, r.err = parseDialect(r.s.Dialect)
+		r.s.Dialect = r.d.String()
 	}
 	return r
 }
@@ -114,7 +113,7 @@ func (r *Registry) Settings() Settings { return r.s }
 
 // Dialect returns the database's dialect, or the error that keeps the
 // registry from working because it has none.
-func (r *Registry) Dialect() (Dialect, error) { return r.s.Dialect, r.err }
+func (r *Registry) Dialect() (dialect.Dialect, error) { return r.d, r.err }
 
 // Now reads the registry's clock.
 func (r *Registry) Now() time.Time { return r.s.Now() }
@@ -124,10 +123,11 @@ func (r *Registry) Now() time.Time { return r.s.Now() }
 // hand a worker ID out twice. On MySQL the server's settings decide; StartTx
 // checks them (see durable).
 func (r *Registry) syncCommit(ctx context.Context, tx *sql.Tx) error {
-	if r.mysql() {
+	stmt := r.d.DurableCommit()
+	if stmt == "" {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = on`)
+	_, err := tx.ExecContext(ctx, stmt)
 	return err
 }
 
@@ -180,7 +180,7 @@ func (r *Registry) Migrate(ctx context.Context) error {
 	defer tx.Rollback()
 	// Concurrent CREATE TABLE IF NOT EXISTS can still collide in the
 	// catalog; serialize migrations.
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7306153849311529984)`); err != nil {
+	if _, err := tx.ExecContext(ctx, r.d.XactLock("7306153849311529984")); err != nil {
 		return fmt.Errorf("registry: migrate: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
@@ -318,7 +318,7 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 		INSERT INTO idsql_workers (namespace, worker_id, table_name, instance, host, port, pid,
 			holder_kind, started, ids_after, last_heartbeat, expires, last_timestamp)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS DATETIME(6)), CAST(? AS DATETIME(6)), CAST(? AS DATETIME(6)),
-			`+mysqlNow+` + INTERVAL ? MICROSECOND, CAST(? AS DATETIME(6)))`,
+			`+r.d.Clock()+` + INTERVAL ? MICROSECOND, CAST(? AS DATETIME(6)))`,
 			rec.Namespace, rec.WorkerID, rec.Table, rec.Instance, rec.Host, rec.Port, rec.PID,
 			rec.Kind, r.arg(rec.Started), r.arg(rec.IDsAfter), r.arg(rec.Started), expires, r.arg(s.Horizon))
 		if err == nil {
@@ -427,8 +427,8 @@ func (r *Registry) heartbeatMySQL(ctx context.Context, leaseID int64, horizon, e
 		UPDATE idsql_workers SET
 			last_heartbeat = GREATEST(CAST(? AS DATETIME(6)), last_heartbeat + INTERVAL 1 MICROSECOND),
 			last_timestamp = COALESCE(GREATEST(last_timestamp, CAST(? AS DATETIME(6))), CAST(? AS DATETIME(6)), last_timestamp),
-			expires = COALESCE(`+mysqlNow+` + INTERVAL ? MICROSECOND, expires)
-		WHERE lease_id = ? AND released IS NULL AND (expires IS NULL OR expires > `+mysqlNow+`)`,
+			expires = COALESCE(`+r.d.Clock()+` + INTERVAL ? MICROSECOND, expires)
+		WHERE lease_id = ? AND released IS NULL AND (expires IS NULL OR expires > `+r.d.Clock()+`)`,
 		r.arg(r.s.Now()), horizon, horizon, exp, leaseID)
 	if err != nil {
 		return false, err

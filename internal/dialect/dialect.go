@@ -58,7 +58,21 @@ type spec struct {
 	intBits map[string]int
 	// widen is a format (table, column) of the statement that makes a key
 	// column 64-bit.
-	widen         string
+	widen string
+	// durable is the statement that makes the running transaction's commit
+	// durable whatever the server's and the session's settings; lazyCheck
+	// says the server's settings decide instead (see LazyCommits).
+	durable   string
+	lazyCheck bool
+	// xactLock is a format (a bigint expression) of the statement that
+	// takes an advisory lock held until the transaction ends.
+	xactLock string
+	// clock is the database clock, read when the expression is evaluated.
+	clock string
+	// updateReturning: UPDATE ... RETURNING works.
+	updateReturning bool
+	// onConflict: INSERT ... ON CONFLICT (target) DO NOTHING works.
+	onConflict    bool
 	unique        func(error) bool
 	serialization func(error) bool
 	lost          func(error) bool
@@ -80,7 +94,14 @@ WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum`,
 		intBits: map[string]int{"smallint": 16, "integer": 32, "bigint": 64},
 		widen:   "ALTER TABLE %s ALTER COLUMN %s TYPE bigint",
-		unique:  func(err error) bool { return sqlState(err) == "23505" },
+		// synchronous_commit = off (server, role or session) would
+		// acknowledge a commit before its WAL is written.
+		durable:         "SET LOCAL synchronous_commit = on",
+		xactLock:        "SELECT pg_advisory_xact_lock(%s)",
+		clock:           "clock_timestamp()",
+		updateReturning: true,
+		onConflict:      true,
+		unique:          func(err error) bool { return sqlState(err) == "23505" },
 		serialization: func(err error) bool {
 			s := sqlState(err)
 			return s == "40001" || s == "40P01"
@@ -108,6 +129,17 @@ WHERE table_schema = coalesce(?, database()) AND table_name = ?
 ORDER BY ordinal_position`,
 		intBits: map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "integer": 32, "bigint": 64},
 		widen:   "ALTER TABLE %s MODIFY %s BIGINT NOT NULL, keeping the column's other attributes (AUTO_INCREMENT, ...)",
+		// InnoDB's per-commit flush is a global setting that no session
+		// can raise: LazyCommits reads it.
+		lazyCheck: true,
+		// UTC_TIMESTAMP and NOW are the time the statement began, stale
+		// after a lock wait; SYSDATE reads the clock at evaluation but in
+		// the session's time zone, which may observe daylight saving time.
+		// Adding the time elapsed since the statement began (SYSDATE - NOW,
+		// both in the session's zone) to UTC_TIMESTAMP gives UTC read at
+		// evaluation. On a server started with --sysdate-is-now it is the
+		// statement's start.
+		clock: "(UTC_TIMESTAMP(6) + INTERVAL TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)) MICROSECOND)",
 		unique: func(err error) bool {
 			switch mysqlNumber(err) {
 			case 1062, 1586, 1022, 1169: // ER_DUP_ENTRY, ER_DUP_ENTRY_WITH_KEY_NAME, ER_DUP_KEY, ER_DUP_UNIQUE
@@ -140,7 +172,9 @@ ORDER BY ordinal_position`,
 		columns: `SELECT name, dflt_value IS NOT NULL OR (pk = 1 AND upper(type) = 'INTEGER'), type
 FROM pragma_table_info(?) ORDER BY cid`,
 		// Every SQLite integer is 64-bit, whatever the declared type.
-		intBits: map[string]int{},
+		intBits:         map[string]int{},
+		updateReturning: true, // since SQLite 3.35
+		onConflict:      true,
 		unique: func(err error) bool {
 			c, ok := sqliteCode(err)
 			return ok && (c == 2067 || c == 1555) // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
@@ -208,12 +242,17 @@ var drivers = []struct {
 	{"github.com/mattn/go-sqlite3", "SQLiteDriver", SQLite},
 }
 
-// ForDriver returns the dialect of a known driver, or Unknown. It never
-// guesses from names: a driver wrapped by another package (tracing, pooling)
-// is Unknown, and the caller must be told the dialect.
+// ForDriver returns the dialect of a known driver, or Unknown: the one a
+// driver that wraps another tells (Teller, as idsql's wrapped driver does),
+// else the one of a driver this package knows by its type. It never guesses
+// from names: a driver wrapped by another package (tracing, pooling) is
+// Unknown, and the caller must be told the dialect.
 func ForDriver(drv driver.Driver) Dialect {
 	if drv == nil {
 		return Unknown
+	}
+	if t, ok := drv.(Teller); ok {
+		return t.Dialect()
 	}
 	t := reflect.TypeOf(drv)
 	for t.Kind() == reflect.Pointer {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/internal/dialect"
 	"github.com/idsql/idsql/internal/clocktest"
+	"github.com/idsql/idsql/internal/dialect"
 	"github.com/idsql/idsql/internal/mysqltest"
 )
 

@@ -164,14 +164,15 @@ func checkName(what, s string) error {
 	return nil
 }
 
-// durable makes tx commit durably, or refuses a database that would not.
+// durable makes tx commit durably, or refuses a database that would not:
+// a lease row or horizon lost in a crash could hand a worker ID out twice.
 // PostgreSQL: the dialect's DurableCommit statement (SET LOCAL
 // synchronous_commit = on), whatever the server runs with. MySQL: InnoDB's
 // per-commit flush is a global server setting a session cannot raise, so
 // the server's settings are checked instead (dialect.LazyCommits); a lazy
 // server fails with ErrNotDurable unless Settings.AcceptLazyCommits.
 func (r *Registry) durable(ctx context.Context, tx *sql.Tx) error {
-	if err := r.syncCommit(ctx, tx); err != nil || r.s.AcceptLazyCommits {
+	if err := r.d.CommitDurably(ctx, tx); err != nil || r.s.AcceptLazyCommits {
 		return err
 	}
 	lazy, err := r.d.LazyCommits(ctx, tx)

@@ -118,19 +118,6 @@ func (r *Registry) Dialect() (dialect.Dialect, error) { return r.d, r.err }
 // Now reads the registry's clock.
 func (r *Registry) Now() time.Time { return r.s.Now() }
 
-// syncCommit makes tx commit durably on PostgreSQL even on a server running
-// with synchronous_commit off: a lease row or horizon lost in a crash could
-// hand a worker ID out twice. On MySQL the server's settings decide; StartTx
-// checks them (see durable).
-func (r *Registry) syncCommit(ctx context.Context, tx *sql.Tx) error {
-	stmt := r.d.DurableCommit()
-	if stmt == "" {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, stmt)
-	return err
-}
-
 // schema is idempotent. expires is only used by holder/postgres's lease
 // mode (database clock); other holders leave it NULL.
 const schema = `
@@ -465,7 +452,7 @@ func (r *Registry) Release(ctx context.Context, leaseID int64, last time.Time) e
 		_, err = r.db.ExecContext(ctx, release, r.arg(r.s.Now()), r.arg(lt), leaseID)
 	} else {
 		err = r.InTx(ctx, func(tx *sql.Tx) error {
-			if err := r.syncCommit(ctx, tx); err != nil {
+			if err := r.d.CommitDurably(ctx, tx); err != nil {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, release, r.arg(r.s.Now()), r.arg(lt), leaseID)

@@ -133,3 +133,19 @@ func (d Dialect) Rebind(query string) string {
 	}
 	return b.String()
 }
+
+// Execer runs a statement: *sql.DB, *sql.Conn and *sql.Tx.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// CommitDurably runs the dialect's DurableCommit statement in tx, when it
+// has one, so that tx's commit is durable before it returns.
+func (d Dialect) CommitDurably(ctx context.Context, tx Execer) error {
+	stmt := d.DurableCommit()
+	if stmt == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, stmt)
+	return err
+}

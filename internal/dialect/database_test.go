@@ -134,3 +134,30 @@ func TestDurabilityMySQL(t *testing.T) {
 		t.Errorf("Clock %s: %v, %v", s.d.Clock(), ok, err)
 	}
 }
+
+// QuoteTable and QuoteIdent quote configured names and refuse malformed
+// ones.
+func TestQuoteTable(t *testing.T) {
+	for _, c := range []struct {
+		d          dialect.Dialect
+		name, want string // want "" means refused
+	}{
+		{dialect.PostgreSQL, "leafdb.leaf_alloc", `"leafdb"."leaf_alloc"`},
+		{dialect.MySQL, "leafdb.leaf_alloc", "`leafdb`.`leaf_alloc`"},
+		{dialect.MySQL, `"Mixed Case"`, "`Mixed Case`"},
+		{dialect.PostgreSQL, "a`b", "\"a`b\""},
+		{dialect.MySQL, "a`b", "`a``b`"},
+		{dialect.PostgreSQL, "a.b.c", ""},
+		{dialect.PostgreSQL, "a..b", ""},
+		{dialect.PostgreSQL, "", ""},
+		{dialect.SQLite, "a\x00b", ""},
+	} {
+		got, err := c.d.QuoteTable(c.name)
+		if c.want == "" && err == nil || c.want != "" && (err != nil || got != c.want) {
+			t.Errorf("%s: QuoteTable(%q) = %s, %v; want %q", c.d, c.name, got, err, c.want)
+		}
+	}
+	if _, err := dialect.MySQL.QuoteIdent(""); err == nil {
+		t.Error("QuoteIdent accepted an empty name")
+	}
+}

@@ -298,14 +298,47 @@ func (d Dialect) Quote(ident string) string {
 // shop.orders, "Mixed Case", shop."Order Items"; see SplitQualified). A
 // name that is not of that form is split at its dots.
 func (d Dialect) QuoteQualified(name string) string {
-	parts, ok := SplitQualified(name)
-	if !ok {
-		parts = strings.Split(name, ".")
-	}
+	parts := nameParts(name)
 	for i, p := range parts {
 		parts[i] = d.Quote(p)
 	}
 	return strings.Join(parts, ".")
+}
+
+// nameParts splits a configured name as SplitQualified does, or at its
+// dots when it is not of that form.
+func nameParts(name string) []string {
+	if parts, ok := SplitQualified(name); ok {
+		return parts
+	}
+	return strings.Split(name, ".")
+}
+
+// QuoteIdent is Quote for a name read from configuration: an empty name,
+// or one holding a NUL byte, is an error.
+func (d Dialect) QuoteIdent(ident string) (string, error) {
+	if ident == "" || strings.ContainsRune(ident, 0) {
+		return "", fmt.Errorf("dialect: invalid identifier %q", ident)
+	}
+	return d.Quote(ident), nil
+}
+
+// QuoteTable is QuoteQualified for a table name read from configuration,
+// [schema.]table: a name of more than two parts, or with a part QuoteIdent
+// refuses, is an error.
+func (d Dialect) QuoteTable(name string) (string, error) {
+	parts := nameParts(name)
+	if len(parts) > 2 {
+		return "", fmt.Errorf("dialect: invalid table name %q", name)
+	}
+	for i, p := range parts {
+		q, err := d.QuoteIdent(p)
+		if err != nil {
+			return "", fmt.Errorf("dialect: invalid table name %q", name)
+		}
+		parts[i] = q
+	}
+	return strings.Join(parts, "."), nil
 }
 
 // Columns returns the catalog query that lists a table's columns in table

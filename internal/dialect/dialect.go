@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // Dialect is one database family. The zero value is Unknown; the others
@@ -158,7 +156,7 @@ ORDER BY ordinal_position`,
 			case 1053, 1927, 2006, 2013, 4031: // server shutdown, connection killed, gone away, lost, idle timeout
 				return true
 			}
-			return errors.Is(err, mysql.ErrInvalidConn) || transportLost(err)
+			return mysqlInvalidConn(err) || transportLost(err)
 		},
 	},
 	SQLite: {
@@ -237,7 +235,7 @@ var drivers = []struct {
 	{"github.com/lib/pq", "Driver", PostgreSQL},
 	{"github.com/jackc/pgx/v5/stdlib", "Driver", PostgreSQL},
 	{"github.com/jackc/pgx/v4/stdlib", "Driver", PostgreSQL},
-	{"github.com/go-sql-driver/mysql", "MySQLDriver", MySQL},
+	{mysqlPkg, "MySQLDriver", MySQL},
 	{"modernc.org/sqlite", "Driver", SQLite},
 	{"github.com/mattn/go-sqlite3", "SQLiteDriver", SQLite},
 }
@@ -437,13 +435,65 @@ func sqlState(err error) string {
 	return ""
 }
 
-// mysqlNumber returns the error number of a MySQL server error, or 0.
+// mysqlPkg is go-sql-driver/mysql's package path. Its errors are
+// recognised by reflection, as its driver is (see drivers), so that this
+// package, which every part of idsql imports, links no MySQL driver.
+const mysqlPkg = "github.com/go-sql-driver/mysql"
+
+// mysqlNumber returns the error number of a MySQL server error, or 0:
+// the Number of a *mysql.MySQLError in err's chain.
 func mysqlNumber(err error) uint16 {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number
+	var n uint16
+	inChain(err, func(e error) bool {
+		v := reflect.ValueOf(e)
+		if v.Kind() != reflect.Pointer || v.IsNil() {
+			return false
+		}
+		t := v.Type().Elem()
+		if t.Kind() != reflect.Struct || t.PkgPath() != mysqlPkg || t.Name() != "MySQLError" {
+			return false
+		}
+		f := v.Elem().FieldByName("Number")
+		if !f.IsValid() || !f.CanUint() {
+			return false
+		}
+		n = uint16(f.Uint())
+		return true
+	})
+	return n
+}
+
+// mysqlInvalidConn reports whether err's chain holds go-sql-driver/mysql's
+// ErrInvalidConn, a plain errors.New value: it is recognised by its type
+// and its message, "invalid connection".
+func mysqlInvalidConn(err error) bool {
+	return inChain(err, func(e error) bool {
+		return reflect.TypeOf(e).String() == "*errors.errorString" && e.Error() == "invalid connection"
+	})
+}
+
+// inChain reports whether f holds for err or an error it wraps (Unwrap()
+// error, Unwrap() []error), visited depth first as errors.As does.
+func inChain(err error, f func(error) bool) bool {
+	for err != nil {
+		if f(err) {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if inChain(e, f) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
 	}
-	return 0
+	return false
 }
 
 // sqliteCode returns the extended result code of a modernc.org/sqlite

@@ -26,6 +26,7 @@ var (
 
 	_ driver.Driver        = (*wrappedDriver)(nil)
 	_ driver.DriverContext = (*wrappedDriver)(nil)
+	_ dialect.Teller       = (*wrappedDriver)(nil)
 
 	_ driver.Conn               = (*conn)(nil)
 	_ driver.ConnBeginTx        = (*conn)(nil)
@@ -322,6 +323,14 @@ func (d *wrappedDriver) OpenConnector(dsn string) (driver.Connector, error) {
 		inner = dsnConnector{dsn: dsn, d: d.inner}
 	}
 	return NewConnector(inner, d.cfg, d.opts)
+}
+
+// Dialect tells dialect.Of, and so Migrate, Lookup and the worker
+// registry given the wrapped *sql.DB, the dialect of the database behind
+// it. NewConnector has chosen it already, so it cannot fail here.
+func (d *wrappedDriver) Dialect() dialect.Dialect {
+	dd, _ := chooseDialect(d.cfg, d.opts.DriverName, d.inner)
+	return dd
 }
 
 // dsnConnector is database/sql's fallback connector for drivers without

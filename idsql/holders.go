@@ -2,7 +2,6 @@ package idsql
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,9 +26,9 @@ func (k *Keys) holder() (holder.Holder, error) {
 	}
 	hc := k.cfg.Holder
 	switch hc.Kind {
-	case HolderPostgres:
+	case HolderPostgres, HolderMySQL:
 		if k.opts.Registry == nil {
-			return nil, errors.New("holder: postgres: needs the worker registry on a PostgreSQL or MySQL database (KeysOptions.Registry)")
+			return nil, fmt.Errorf("holder: %s: needs the worker registry on a PostgreSQL or MySQL database (KeysOptions.Registry)", hc.Kind)
 		}
 		return postgres.New(k.opts.Registry, postgres.Settings{Mode: postgres.Mode(hc.Mode), TTL: hc.SessionTimeout})
 	case HolderZooKeeper:

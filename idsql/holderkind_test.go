@@ -2,7 +2,6 @@ package idsql_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 	"testing"
@@ -26,12 +25,7 @@ func kindConfig(kind idsql.HolderKind) *idsql.Config {
 // PostgreSQL, are refused with an error naming the kind and the database.
 func TestMySQLHolderKind(t *testing.T) {
 	ctx := context.Background()
-	dsn := mysqltest.Database(t)
-	raw, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
+	raw, dsn := mysqltest.Open(t)
 	if _, err := raw.ExecContext(ctx, "CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, note VARCHAR(20))"); err != nil {
 		t.Fatal(err)
 	}

@@ -524,14 +524,9 @@ func (r *Registry) Leases(ctx context.Context, namespace string, liveOnly bool) 
 	if r.err != nil {
 		return nil, r.err
 	}
-	query := `SELECT ` + columns + ` FROM idsql_workers
-		WHERE namespace = $1 AND (NOT $2 OR released IS NULL)
-		ORDER BY lease_id DESC`
-	if r.mysql() {
-		query = `SELECT ` + columns + ` FROM idsql_workers
+	query := r.d.Rebind(`SELECT ` + columns + ` FROM idsql_workers
 		WHERE namespace = ? AND (NOT ? OR released IS NULL)
-		ORDER BY lease_id DESC`
-	}
+		ORDER BY lease_id DESC`)
 	rows, err := r.db.QueryContext(ctx, query, namespace, liveOnly)
 	if err != nil {
 		return nil, fmt.Errorf("registry: list leases of %q: %w", namespace, err)

@@ -373,7 +373,7 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Ti
 	idle := max(r.s.Heartbeat, time.Second).Milliseconds()
 	var live bool
 	err := r.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `SELECT set_config('synchronous_commit', 'on', true),
+		if _, err := tx.ExecContext(ctx, `SELECT `+r.d.DurableCommitExpr()+`,
 			set_config('idle_in_transaction_session_timeout', $1, true)`, fmt.Sprint(idle)); err != nil {
 			return err
 		}

@@ -45,9 +45,8 @@ type StoreSQL struct {
 	//
 	// The statement runs in a transaction of its own and must make that
 	// transaction's commit durable itself, as the dialect's DurableCommit
-	// statement does for the two-statement form (PostgreSQL:
-	// set_config('synchronous_commit', 'on', true) in the statement, which
-	// costs no round trip).
+	// statement does for the two-statement form (PostgreSQL: its
+	// DurableCommitExpr in the statement, which costs no round trip).
 	Allocate func(t Table) string
 
 	// AllocateSetup, when set with Allocate, returns more idempotent DDL
@@ -137,7 +136,7 @@ func postgresAllocate(t Table) string {
 	if t.Leaf {
 		touch = ""
 	}
-	return fmt.Sprintf(`WITH p AS (SELECT CAST($1 AS BIGINT) AS step, set_config('synchronous_commit', 'on', true) AS sync),
+	return fmt.Sprintf(`WITH p AS (SELECT CAST($1 AS BIGINT) AS step, %[4]s AS sync),
 u AS (
 	UPDATE %[1]s a
 	SET max_id = a.max_id + CASE WHEN p.step > 0 THEN p.step ELSE a.step END%[2]s
@@ -149,7 +148,7 @@ l AS (
 	INSERT INTO idsql_alloc_log (biz_tag, first_id, last_id, instance, created)
 	SELECT $3, u.max_id - u.used + 1 - %[3]d, u.max_id - %[3]d, $5, CAST($2 AS TIMESTAMPTZ) FROM u
 )
-SELECT max_id, step FROM u`, t.Quoted, touch, t.LastOffset())
+SELECT max_id, step FROM u`, t.Quoted, touch, t.LastOffset(), dialect.PostgreSQL.DurableCommitExpr())
 }
 
 // StoreSettings configures an SQLStore. The zero value means idsql's own

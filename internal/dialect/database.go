@@ -42,6 +42,13 @@ func Of(db *sql.DB) (Dialect, error) {
 // connection's synchronous pragma, set where the database is opened.
 func (d Dialect) DurableCommit() string { return d.spec().durable }
 
+// DurableCommitExpr returns an SQL expression that, evaluated in a
+// statement, does what DurableCommit does for the rest of the statement's
+// transaction, saving its round trip (PostgreSQL:
+// set_config('synchronous_commit', 'on', true)). It is "" where
+// DurableCommit is.
+func (d Dialect) DurableCommitExpr() string { return d.spec().durableExpr }
+
 // RowQueryer runs a query expected to return at most one row: *sql.DB,
 // *sql.Conn and *sql.Tx.
 type RowQueryer interface {

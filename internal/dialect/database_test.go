@@ -91,6 +91,12 @@ func TestDurabilityPostgreSQL(t *testing.T) {
 	if err := tx.QueryRowContext(ctx, "SHOW synchronous_commit").Scan(&sync); err != nil || sync != "on" {
 		t.Errorf("after DurableCommit: synchronous_commit = %q, %v; want on", sync, err)
 	}
+	if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT "+s.d.DurableCommitExpr()+", current_setting('synchronous_commit')").Scan(new(string), &sync); err != nil || sync != "on" {
+		t.Errorf("after DurableCommitExpr: synchronous_commit = %q, %v; want on", sync, err)
+	}
 	if _, err := tx.ExecContext(ctx, s.d.XactLock("hashtext("+s.d.Placeholder(1)+")"), "k"); err != nil {
 		t.Errorf("XactLock: %v", err)
 	}
@@ -110,7 +116,7 @@ func TestDurabilityPostgreSQL(t *testing.T) {
 func TestDurabilityMySQL(t *testing.T) {
 	s := openMySQL(t)
 	ctx := context.Background()
-	if s.d.DurableCommit() != "" || s.d.XactLock("1") != "" {
+	if s.d.DurableCommit() != "" || s.d.DurableCommitExpr() != "" || s.d.XactLock("1") != "" {
 		t.Errorf("MySQL has a durable commit statement %q or a transaction lock %q", s.d.DurableCommit(), s.d.XactLock("1"))
 	}
 	var flush, logBin, syncBinlog int64

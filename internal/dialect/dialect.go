@@ -60,8 +60,9 @@ type spec struct {
 	// durable is the statement that makes the running transaction's commit
 	// durable whatever the server's and the session's settings; lazyCheck
 	// says the server's settings decide instead (see LazyCommits).
-	durable   string
-	lazyCheck bool
+	durable     string
+	durableExpr string
+	lazyCheck   bool
 	// xactLock is a format (a bigint expression) of the statement that
 	// takes an advisory lock held until the transaction ends.
 	xactLock string
@@ -95,6 +96,7 @@ ORDER BY a.attnum`,
 		// synchronous_commit = off (server, role or session) would
 		// acknowledge a commit before its WAL is written.
 		durable:         "SET LOCAL synchronous_commit = on",
+		durableExpr:     "set_config('synchronous_commit', 'on', true)",
 		xactLock:        "SELECT pg_advisory_xact_lock(%s)",
 		clock:           "clock_timestamp()",
 		updateReturning: true,

@@ -29,15 +29,32 @@ const (
 )
 
 // A HolderKind names where snowflake worker IDs come from: HolderLocal,
-// HolderPostgres or HolderZooKeeper.
+// HolderPostgres, HolderMySQL or HolderZooKeeper.
 type HolderKind string
 
 // Holder kinds.
 const (
 	HolderLocal     HolderKind = "local"
-	HolderPostgres  HolderKind = "postgres" // PostgreSQL or MySQL, the database of the worker table
+	HolderPostgres  HolderKind = "postgres" // the worker table in PostgreSQL
+	HolderMySQL     HolderKind = "mysql"    // the worker table in MySQL or MariaDB
 	HolderZooKeeper HolderKind = "zookeeper"
 )
+
+// checkWorkerTable refuses a database holder kind (postgres, mysql) that
+// does not name the dialect of the worker table's database reg: MySQL's
+// table chosen with kind postgres, or PostgreSQL's with kind mysql. Other
+// kinds, no registry, and a registry without a dialect (the holder says
+// why) pass.
+func (k HolderKind) checkWorkerTable(reg *registry.Registry) error {
+	if reg == nil || k != HolderPostgres && k != HolderMySQL {
+		return nil
+	}
+	want, _ := dialect.ByName(string(k)) // the kinds are dialect names
+	if got, err := reg.Dialect(); err == nil && got != want {
+		return &FieldError{Field: "holder.kind", Err: fmt.Errorf("%s names a %s worker table, but the database is %s: set holder.kind: %s", k, want, got, got)}
+	}
+	return nil
+}
 
 // DefaultStep is a segment table's step when the configuration gives none.
 const DefaultStep = 1000
@@ -95,12 +112,14 @@ type LayoutConfig struct {
 
 // HolderConfig configures the worker-ID holder.
 type HolderConfig struct {
-	// Kind is local (the default), postgres or zookeeper.
+	// Kind is local (the default), postgres, mysql (MySQL or MariaDB) or
+	// zookeeper. postgres and mysql keep the leases in the worker table of
+	// the application's database, which must be of that kind.
 	Kind HolderKind `yaml:"kind"`
 	// Servers are ZooKeeper addresses (zookeeper kind).
 	Servers []string `yaml:"servers"`
 	// Mode: sticky or recycle for zookeeper; sticky, disposable or lease
-	// for postgres; empty means sticky.
+	// for postgres and mysql; empty means sticky.
 	Mode string `yaml:"mode"`
 	// Instance is this process's identity for sticky modes; empty means
 	// host:port, "hostname" means the host name alone (Kubernetes
@@ -448,11 +467,11 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 		return fail("heartbeat", "%s is negative", h.Heartbeat)
 	}
 	switch kind {
-	case HolderPostgres:
+	case HolderPostgres, HolderMySQL:
 		hb := h.HeartbeatOrDefault()
 		if minTTL := 2 * hb; h.SessionTimeout != 0 && h.SessionTimeout < minTTL {
-			return fail("session_timeout", "%s is shorter than two heartbeats of the worker registry: the postgres holder's lease TTL must be at least %s (2 x holder.heartbeat %s)",
-				h.SessionTimeout, minTTL, hb)
+			return fail("session_timeout", "%s is shorter than two heartbeats of the worker registry: the %s holder's lease TTL must be at least %s (2 x holder.heartbeat %s)",
+				h.SessionTimeout, kind, minTTL, hb)
 		}
 	case HolderZooKeeper:
 		tick, tickFrom := h.TickTime, "holder.tick_time"

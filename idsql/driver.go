@@ -25,6 +25,7 @@ var (
 
 	_ driver.Driver        = (*wrappedDriver)(nil)
 	_ driver.DriverContext = (*wrappedDriver)(nil)
+	_ dialect.Teller       = (*wrappedDriver)(nil)
 
 	_ driver.Conn               = (*conn)(nil)
 	_ driver.ConnBeginTx        = (*conn)(nil)
@@ -168,7 +169,7 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 			// The worker table lives in the application's database, as
 			// Migrate creates it there.
 			ko.Registry = registry.New(ko.DB, registry.Settings{Now: ko.now(), Heartbeat: cfg.Holder.Heartbeat,
-				Dialect: registry.Dialect(d.String()), AcceptLazyCommits: cfg.Holder.AcceptLazyCommits})
+				Dialect: d.String(), AcceptLazyCommits: cfg.Holder.AcceptLazyCommits})
 		}
 		if c.keys, err = NewKeys(cfg, ko); err != nil {
 			if c.keysDB != nil {
@@ -327,6 +328,14 @@ func (d *wrappedDriver) OpenConnector(dsn string) (driver.Connector, error) {
 		inner = dsnConnector{dsn: dsn, d: d.inner}
 	}
 	return NewConnector(inner, d.cfg, d.opts)
+}
+
+// Dialect tells dialect.Of, and so Migrate, Lookup and the worker
+// registry given the wrapped *sql.DB, the dialect of the database behind
+// it. NewConnector has chosen it already, so it cannot fail here.
+func (d *wrappedDriver) Dialect() dialect.Dialect {
+	dd, _ := chooseDialect(d.cfg, d.opts.DriverName, d.inner)
+	return dd
 }
 
 // dsnConnector is database/sql's fallback connector for drivers without

@@ -24,12 +24,12 @@ const idAllocSchema = `CREATE TABLE id_alloc (app_id INT NOT NULL, shard_id INT 
 type idAllocDB struct {
 	driver  string
 	open    func(t *testing.T) (dsn string, raw *sql.DB)
-	dialect segment.Dialect
+	dialect segment.StoreSQL
 	bind    int // sqlx's bind type of the driver
 }
 
 var (
-	idAllocMySQL = idAllocDB{driver: "mysql", dialect: mysqlstore.Dialect(), bind: sqlx.QUESTION, open: func(t *testing.T) (string, *sql.DB) {
+	idAllocMySQL = idAllocDB{driver: "mysql", dialect: mysqlstore.SQL(), bind: sqlx.QUESTION, open: func(t *testing.T) (string, *sql.DB) {
 		dsn := mysqltest.Database(t)
 		raw, err := sql.Open("mysql", dsn)
 		if err != nil {
@@ -38,7 +38,7 @@ var (
 		t.Cleanup(func() { raw.Close() })
 		return dsn, raw
 	}}
-	idAllocPostgres = idAllocDB{driver: "postgres", dialect: segment.PostgreSQL(), bind: sqlx.DOLLAR, open: func(t *testing.T) (string, *sql.DB) {
+	idAllocPostgres = idAllocDB{driver: "postgres", dialect: segment.PostgresSQL(), bind: sqlx.DOLLAR, open: func(t *testing.T) (string, *sql.DB) {
 		raw, dsn := pgtest.Open(t)
 		return dsn, raw
 	}}

@@ -123,6 +123,9 @@ func NewKeys(cfg *Config, opts KeysOptions) (*Keys, error) {
 		if err := checkLocalWorkers(cfg, opts.Instance); err != nil {
 			return nil, err
 		}
+		if err := cfg.Holder.Kind.checkWorkerTable(opts.Registry); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -60,6 +60,6 @@ func checkLocalWorkers(cfg *Config, inst holder.Instance) error {
 		"the local holder (holder.kind: local, the default) %s, so %s would get no worker ID: "+
 			"give each table of each process its own worker ID in idsql.yaml, for this process (identity %q; set holder.instance to choose it):\n"+
 			"  holder:\n    kind: local\n    workers: {%s}\n"+
-			"or let PostgreSQL or ZooKeeper hand worker IDs out (holder.kind: postgres or zookeeper)",
+			"or let the database's worker table or ZooKeeper hand worker IDs out (holder.kind: postgres, mysql or zookeeper)",
 		what, tables, id, strings.Join(entries, ", "))}
 }

@@ -74,10 +74,20 @@ func MigrateIn(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) erro
 	return nil
 }
 
+// quotings returns the dialects whose identifier quoting reads db's
+// tables: db's own (dialect.Of, raw or wrapped), or, for a driver it does
+// not know, PostgreSQL's (SQLite's too) and then MySQL's.
+func quotings(db *sql.DB) []dialect.Dialect {
+	if d, err := dialect.Of(db); err == nil {
+		return []dialect.Dialect{d}
+	}
+	return []dialect.Dialect{dialect.PostgreSQL, dialect.MySQL}
+}
+
 // tableExists probes a configured (hence well-formed) table name, quoted
-// as PostgreSQL and SQLite quote identifiers, then as MySQL does.
+// as db's dialect quotes identifiers (see quotings).
 func tableExists(ctx context.Context, db *sql.DB, table string) bool {
-	for _, d := range []dialect.Dialect{dialect.PostgreSQL, dialect.MySQL} {
+	for _, d := range quotings(db) {
 		rows, err := db.QueryContext(ctx, "SELECT 1 FROM "+d.QuoteQualified(table)+" WHERE 1 = 0")
 		if err == nil && errors.Join(rows.Close(), rows.Err()) == nil {
 			return true
@@ -135,11 +145,11 @@ func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have 
 // adoptStart returns the first number a segment key of table may hand out
 // so that none of its keys, number << shift | low bits, collides with one
 // the table holds: above MAX(column) >> shift, or 1 for an empty table.
-// The table is read through db, the application's database, with the
-// quoting of PostgreSQL and SQLite, then of MySQL (as tableExists).
+// The table is read through db, the application's database, with its
+// dialect's quoting (see quotings).
 func adoptStart(ctx context.Context, db *sql.DB, table, column string, shift int) (int64, error) {
 	var err error
-	for _, d := range []dialect.Dialect{dialect.PostgreSQL, dialect.MySQL} {
+	for _, d := range quotings(db) {
 		var cur sql.NullInt64
 		q := "SELECT MAX(" + d.Quote(column) + ") FROM " + d.QuoteQualified(table)
 		if err = db.QueryRowContext(ctx, q).Scan(&cur); err != nil {

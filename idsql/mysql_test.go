@@ -549,7 +549,7 @@ func TestMySQLConfigAcceptLazyCommits(t *testing.T) {
 	open := func(accept bool) *idsql.DB {
 		cfg := &idsql.Config{Namespace: "lazy", Tables: map[string]idsql.TableConfig{"orders": {Strategy: idsql.Snowflake}}}
 		cfg.Holder.AcceptLazyCommits = accept
-		if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: registry.New(raw, registry.Settings{Dialect: registry.MySQL})}); err != nil {
+		if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: registry.New(raw, registry.Settings{Dialect: "mysql"})}); err != nil {
 			t.Fatal(err)
 		}
 		db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 5)}})

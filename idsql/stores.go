@@ -50,7 +50,7 @@ func StoresFor(db *sql.DB, hc HolderConfig) (Stores, error) {
 		return Stores{}, err
 	}
 	if s.Workers == nil && d != dialect.SQLite {
-		s.Workers = registry.New(db, registry.Settings{Heartbeat: hc.Heartbeat, Dialect: registry.Dialect(d.String()),
+		s.Workers = registry.New(db, registry.Settings{Heartbeat: hc.Heartbeat, Dialect: d.String(),
 			AcceptLazyCommits: hc.AcceptLazyCommits})
 	}
 	return s, nil
@@ -75,17 +75,14 @@ func hasSegmentTables(cfg *Config) bool {
 	return false
 }
 
-// dialectOf tells the SQL dialect of db from its driver: the inner
-// driver's (or the configured dialect) when db is wrapped by idsql, else
-// the driver's own. It is the one place that asks.
+// dialectOf tells the SQL dialect of db from its driver (dialect.Of: the
+// inner driver's, or the configured dialect, when db is wrapped by idsql;
+// else the driver's own). It is the one place in package idsql that asks.
 func dialectOf(db *sql.DB) (dialect.Dialect, error) {
-	drv := db.Driver()
-	if w, ok := drv.(*wrappedDriver); ok {
-		return chooseDialect(w.cfg, w.opts.DriverName, w.inner)
+	d, err := dialect.Of(db)
+	if err != nil {
+		return dialect.Unknown, fmt.Errorf("idsql: %w (known: %s): pass the stores yourself (MigrateIn, LookupIn)",
+			err, strings.Join(dialect.Names(), ", "))
 	}
-	if d := dialect.ForDriver(drv); d != dialect.Unknown {
-		return d, nil
-	}
-	return dialect.Unknown, fmt.Errorf("idsql: cannot tell the SQL dialect of database driver %s (known: %s): pass the stores yourself (MigrateIn, LookupIn)",
-		dialect.DriverType(drv), strings.Join(dialect.Names(), ", "))
+	return d, nil
 }

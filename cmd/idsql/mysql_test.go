@@ -104,7 +104,7 @@ func TestMySQLCommands(t *testing.T) {
 		lazyDSN = dsn + "?" + lazyParam + "=true"
 	}
 	cfgPath := writeConfig(t, `namespace: cmdtest
-holder: {kind: postgres, instance: test-1}
+holder: {kind: mysql, instance: test-1}
 tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 50}
@@ -196,7 +196,7 @@ tables:
 func TestMySQLServe(t *testing.T) {
 	_, dsn := mysqltest.Open(t)
 	cfgPath := writeConfig(t, `namespace: servetest
-holder: {kind: postgres, instance: serve-1}
+holder: {kind: mysql, instance: serve-1}
 tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 20}

@@ -169,8 +169,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // needsDatabase says why cfg cannot run without a database, or "".
 func needsDatabase(cfg *idsql.Config) string {
-	if cfg.Holder.Kind == idsql.HolderPostgres {
-		return "the postgres holder keeps worker leases in the database"
+	if k := cfg.Holder.Kind; k == idsql.HolderPostgres || k == idsql.HolderMySQL {
+		return "the " + string(k) + " holder keeps worker leases in the database"
 	}
 	for _, t := range cfg.TableNames() {
 		if cfg.Tables[t].Strategy == idsql.Segment {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // Mode selects how worker IDs are assigned.
@@ -52,10 +53,10 @@ type Settings struct {
 // Holder hands out worker IDs from idsql_workers. Its clock, heartbeat
 // interval and SQL dialect are the registry's.
 type Holder struct {
-	reg     *registry.Registry
-	s       Settings
-	dialect registry.Dialect
-	q       *queries
+	reg *registry.Registry
+	s   Settings
+	d   dialect.Dialect
+	q   *queries
 }
 
 // New validates s and returns a Holder on reg, speaking reg's dialect; it
@@ -86,15 +87,15 @@ func New(reg *registry.Registry, s Settings) (*Holder, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	q := &pgQueries
-	if d == registry.MySQL {
+	if d == dialect.MySQL {
 		q = &mysqlQueries
 	}
-	return &Holder{reg: reg, s: s, dialect: d, q: q}, nil
+	return &Holder{reg: reg, s: s, d: d, q: q}, nil
 }
 
 // Kind is the holder_kind the holder writes: "<dialect>/<mode>", that is
 // "postgres/sticky" on PostgreSQL or "mysql/lease" on MySQL.
-func (h *Holder) Kind() string { return string(h.dialect) + "/" + string(h.s.Mode) }
+func (h *Holder) Kind() string { return h.d.String() + "/" + string(h.s.Mode) }
 
 // Acquire implements holder.Holder. In sticky mode it refuses an identity
 // that cannot be unique, and while another process's lease on the same
@@ -252,28 +253,25 @@ var pgQueries = queries{
 	disposableNext: `SELECT coalesce(max(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = $1`,
 }
 
-// mysqlNow is the database clock on MySQL in UTC, read at evaluation (not
-// at the statement's start, as UTC_TIMESTAMP is); holder/registry explains
-// it and writes expires with it.
-const mysqlNow = `(UTC_TIMESTAMP(6) + INTERVAL TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)) MICROSECOND)`
-
+// mysqlQueries read the database clock with dialect.Clock: UTC read at
+// evaluation, not at the statement's start (a lock wait may separate them).
 var mysqlQueries = queries{
 	busy: `SELECT worker_id FROM idsql_workers
-		WHERE namespace = ? AND released IS NULL AND (expires IS NULL OR expires > ` + mysqlNow + `)`,
+		WHERE namespace = ? AND released IS NULL AND (expires IS NULL OR expires > ` + dialect.MySQL.Clock() + `)`,
 	stickyLatest: `SELECT worker_id FROM idsql_workers
 		WHERE namespace = ? AND instance = ? AND table_name = ? AND holder_kind = ?
 		ORDER BY lease_id DESC LIMIT 1`,
 	stickyLive: `SELECT lease_id, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', last_heartbeat), host, pid,
-			TIMESTAMPDIFF(MICROSECOND, ` + mysqlNow + `, expires)
+			TIMESTAMPDIFF(MICROSECOND, ` + dialect.MySQL.Clock() + `, expires)
 		FROM idsql_workers
 		WHERE namespace = ? AND worker_id = ? AND instance = ? AND table_name = ?
-		AND released IS NULL AND expires > ` + mysqlNow + `
+		AND released IS NULL AND expires > ` + dialect.MySQL.Clock() + `
 		ORDER BY lease_id DESC LIMIT 1`,
 	stickyOther: `SELECT CONCAT(table_name, '@', instance) FROM idsql_workers
-		WHERE namespace = ? AND worker_id = ? AND released IS NULL AND (expires IS NULL OR expires > ` + mysqlNow + `)
+		WHERE namespace = ? AND worker_id = ? AND released IS NULL AND (expires IS NULL OR expires > ` + dialect.MySQL.Clock() + `)
 		AND NOT (instance = ? AND table_name = ?) LIMIT 1`,
 	stickyTaken: `SELECT worker_id FROM idsql_workers
-		WHERE namespace = ? AND (holder_kind = ? OR (released IS NULL AND (expires IS NULL OR expires > ` + mysqlNow + `)))`,
+		WHERE namespace = ? AND (holder_kind = ? OR (released IS NULL AND (expires IS NULL OR expires > ` + dialect.MySQL.Clock() + `)))`,
 	disposableNext: `SELECT COALESCE(MAX(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = ?`,
 }
 

@@ -11,53 +11,29 @@ import (
 	"github.com/idsql/idsql/internal/dialect"
 )
 
-// Dialect names the SQL dialect of the registry's database, as the
-// `dialect:` setting does.
-type Dialect string
-
-// The dialects the registry speaks.
-const (
-	// PostgreSQL, through lib/pq or pgx's database/sql driver.
-	PostgreSQL Dialect = "postgres"
-	// MySQL and MariaDB, through go-sql-driver/mysql.
-	MySQL Dialect = "mysql"
-)
-
-// DialectOf tells the dialect of db from its driver: lib/pq and pgx's stdlib
-// are PostgreSQL, go-sql-driver/mysql is MySQL. Any other driver (one
-// wrapped by a tracing package, say) is an error that says to set
-// Settings.Dialect; it never guesses.
-func DialectOf(db *sql.DB) (Dialect, error) {
-	if db == nil {
-		return "", errors.New("registry: no database")
+// chooseDialect returns the dialect Settings.Dialect names or, when it is
+// empty, the dialect of db (dialect.Of: a known driver, raw or wrapped by
+// idsql). It never guesses: another driver is an error that says to set
+// Settings.Dialect.
+func chooseDialect(db *sql.DB, name string) (dialect.Dialect, error) {
+	if name != "" {
+		d, err := dialect.ByName(name)
+		switch {
+		case err != nil:
+			return dialect.Unknown, fmt.Errorf("registry: Settings.Dialect: %w", err)
+		case d != dialect.PostgreSQL && d != dialect.MySQL:
+			return dialect.Unknown, fmt.Errorf("registry: Settings.Dialect %q: the worker table needs %s or %s", name, dialect.PostgreSQL, dialect.MySQL)
+		}
+		return d, nil
 	}
-	drv := db.Driver()
-	switch d := dialect.ForDriver(drv); d {
-	case dialect.PostgreSQL:
-		return PostgreSQL, nil
-	case dialect.MySQL:
-		return MySQL, nil
-	case dialect.Unknown:
-		return "", fmt.Errorf("registry: cannot tell the SQL dialect of database driver %s; set Settings.Dialect to %q or %q",
-			dialect.DriverType(drv), PostgreSQL, MySQL)
-	default:
-		return "", fmt.Errorf("registry: the worker table needs PostgreSQL or MySQL/MariaDB, not %s (driver %s)", d, dialect.DriverType(drv))
-	}
-}
-
-// parseDialect reads Settings.Dialect: a dialect's name or alias (postgres,
-// postgresql, pgx, mysql, mariadb).
-func parseDialect(name Dialect) (Dialect, dialect.Dialect, error) {
-	d, err := dialect.ByName(string(name))
+	d, err := dialect.Of(db)
 	switch {
 	case err != nil:
-		return "", d, fmt.Errorf("registry: Settings.Dialect: %w", err)
-	case d == dialect.PostgreSQL:
-		return PostgreSQL, d, nil
-	case d == dialect.MySQL:
-		return MySQL, d, nil
+		return dialect.Unknown, fmt.Errorf("registry: %w; set Settings.Dialect to %q or %q", err, dialect.PostgreSQL, dialect.MySQL)
+	case d != dialect.PostgreSQL && d != dialect.MySQL:
+		return dialect.Unknown, fmt.Errorf("registry: the worker table needs PostgreSQL or MySQL/MariaDB, not %s (driver %s)", d, dialect.DriverType(db.Driver()))
 	}
-	return "", d, fmt.Errorf("registry: Settings.Dialect %q: the worker table needs %q or %q", name, PostgreSQL, MySQL)
+	return d, nil
 }
 
 // ErrNotDurable means the database may lose a committed lease row in a
@@ -73,17 +49,6 @@ const maxName = 191
 
 // mysqlTime is the layout of DATETIME(6) values sent to MySQL.
 const mysqlTime = "2006-01-02 15:04:05.000000"
-
-// mysqlNow is the database clock on MySQL, in UTC, read when the expression
-// is evaluated. UTC_TIMESTAMP and NOW return the time the statement began,
-// which is stale after a lock wait; SYSDATE reads the clock at evaluation
-// but in the session's time zone, which may observe daylight saving time.
-// Adding the time elapsed since the statement began (SYSDATE - NOW, both in
-// the session's zone) to UTC_TIMESTAMP gives UTC read at evaluation. On a
-// server started with --sysdate-is-now it is the statement's start, which
-// only makes a lock-waiting heartbeat more lenient and an expiry check by
-// an acquirer more conservative.
-const mysqlNow = `(UTC_TIMESTAMP(6) + INTERVAL TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)) MICROSECOND)`
 
 // MySQL schema. Every statement is idempotent and atomic on its own (no
 // separate CREATE INDEX, which MySQL cannot make conditional), so several
@@ -119,7 +84,7 @@ CREATE TABLE IF NOT EXISTS idsql_worker_locks (
 }
 
 // mysql reports whether the registry speaks MySQL.
-func (r *Registry) mysql() bool { return r.s.Dialect == MySQL }
+func (r *Registry) mysql() bool { return r.d == dialect.MySQL }
 
 // attempts bounds how often InTx runs a transaction that conflicts.
 const attempts = 5
@@ -179,8 +144,8 @@ func (r *Registry) LockNamespace(ctx context.Context, tx *sql.Tx, namespace stri
 	if r.err != nil {
 		return r.err
 	}
-	if !r.mysql() {
-		_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext('idsql_workers/' || $1))`, namespace)
+	if lock := r.d.XactLock("hashtext('idsql_workers/' || " + r.d.Placeholder(1) + ")"); lock != "" {
+		_, err := tx.ExecContext(ctx, lock, namespace)
 		return err
 	}
 	if err := checkName("namespace", namespace); err != nil {
@@ -199,38 +164,20 @@ func checkName(what, s string) error {
 	return nil
 }
 
-// durable makes tx commit durably, or refuses a database that would not.
-//
-// PostgreSQL: SET LOCAL synchronous_commit = on, whatever the server runs
-// with.
-//
-// MySQL: InnoDB's per-commit flush is a global server setting a session
-// cannot raise, so the server's settings are checked instead: every commit
-// must reach disk (innodb_flush_log_at_trx_commit 1, or MariaDB's 3) and,
-// with binary logging, the binary log too (sync_binlog = 1), since crash
-// recovery rolls back a transaction missing from the binary log. Otherwise
-// it fails with ErrNotDurable unless Settings.AcceptLazyCommits. Settings
-// it cannot see (fsync disabled underneath, innodb_doublewrite off, a
-// replica promoted before it applied the commit) remain the operator's.
+// durable makes tx commit durably, or refuses a database that would not:
+// a lease row or horizon lost in a crash could hand a worker ID out twice.
+// PostgreSQL: the dialect's DurableCommit statement (SET LOCAL
+// synchronous_commit = on), whatever the server runs with. MySQL: InnoDB's
+// per-commit flush is a global server setting a session cannot raise, so
+// the server's settings are checked instead (dialect.LazyCommits); a lazy
+// server fails with ErrNotDurable unless Settings.AcceptLazyCommits.
 func (r *Registry) durable(ctx context.Context, tx *sql.Tx) error {
-	if !r.mysql() {
-		_, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = on`)
+	if err := r.d.CommitDurably(ctx, tx); err != nil || r.s.AcceptLazyCommits {
 		return err
 	}
-	if r.s.AcceptLazyCommits {
-		return nil
-	}
-	var flush, logBin, syncBinlog int64
-	if err := tx.QueryRowContext(ctx, `SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog`).
-		Scan(&flush, &logBin, &syncBinlog); err != nil {
-		return fmt.Errorf("read the server's durability settings: %w", err)
-	}
-	var lazy []string
-	if flush != 1 && flush != 3 {
-		lazy = append(lazy, fmt.Sprintf("innodb_flush_log_at_trx_commit = %d", flush))
-	}
-	if logBin != 0 && syncBinlog != 1 {
-		lazy = append(lazy, fmt.Sprintf("sync_binlog = %d with binary logging on", syncBinlog))
+	lazy, err := r.d.LazyCommits(ctx, tx)
+	if err != nil {
+		return err
 	}
 	if lazy == nil {
 		return nil

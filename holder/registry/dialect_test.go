@@ -15,6 +15,7 @@ import (
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/internal/clocktest"
+	"github.com/idsql/idsql/internal/dialect"
 	"github.com/idsql/idsql/internal/mysqltest"
 )
 
@@ -45,10 +46,14 @@ func testMigrateConcurrently(t *testing.T, b backend) {
 
 // The dialect comes from the driver when the settings name none.
 func testDialectFromDriver(t *testing.T, b backend) {
-	want := map[string]registry.Dialect{"PostgreSQL": registry.PostgreSQL, "MySQL": registry.MySQL}[b.name]
-	d, err := registry.New(b.open(t), registry.Settings{}).Dialect()
+	want := map[string]dialect.Dialect{"PostgreSQL": dialect.PostgreSQL, "MySQL": dialect.MySQL}[b.name]
+	reg := registry.New(b.open(t), registry.Settings{})
+	d, err := reg.Dialect()
 	if err != nil || d != want {
-		t.Fatalf("Dialect() = %q, %v; want %q", d, err, want)
+		t.Fatalf("Dialect() = %v, %v; want %v", d, err, want)
+	}
+	if got := reg.Settings().Dialect; got != want.String() {
+		t.Errorf("Settings().Dialect = %q, want %q", got, want.String())
 	}
 }
 
@@ -81,22 +86,22 @@ func TestDialectChoice(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		want registry.Dialect // "" means refused
+		want dialect.Dialect // Unknown means refused
 	}{
-		{"postgres", registry.PostgreSQL},
-		{"postgresql", registry.PostgreSQL},
-		{"pgx", registry.PostgreSQL},
-		{"mysql", registry.MySQL},
-		{"MariaDB", registry.MySQL},
-		{"sqlite", ""},
-		{"oracle", ""},
+		{"postgres", dialect.PostgreSQL},
+		{"postgresql", dialect.PostgreSQL},
+		{"pgx", dialect.PostgreSQL},
+		{"mysql", dialect.MySQL},
+		{"MariaDB", dialect.MySQL},
+		{"sqlite", dialect.Unknown},
+		{"oracle", dialect.Unknown},
 	} {
-		d, err := registry.New(db, registry.Settings{Dialect: registry.Dialect(c.name)}).Dialect()
+		d, err := registry.New(db, registry.Settings{Dialect: c.name}).Dialect()
 		switch {
-		case c.want == "" && (err == nil || !strings.Contains(err.Error(), "Settings.Dialect")):
-			t.Errorf("Settings.Dialect %q: got %q, %v; want an error naming Settings.Dialect", c.name, d, err)
-		case c.want != "" && (err != nil || d != c.want):
-			t.Errorf("Settings.Dialect %q: got %q, %v; want %q", c.name, d, err, c.want)
+		case c.want == dialect.Unknown && (err == nil || !strings.Contains(err.Error(), "Settings.Dialect")):
+			t.Errorf("Settings.Dialect %q: got %v, %v; want an error naming Settings.Dialect", c.name, d, err)
+		case c.want != dialect.Unknown && (err != nil || d != c.want):
+			t.Errorf("Settings.Dialect %q: got %v, %v; want %v", c.name, d, err, c.want)
 		}
 	}
 	if _, err := registry.New(nil, registry.Settings{}).Dialect(); err == nil {

@@ -24,7 +24,10 @@
 //
 // The dialect is chosen once, in New: Settings.Dialect, or the driver of
 // the database (lib/pq and pgx are PostgreSQL, go-sql-driver/mysql is
-// MySQL). Another driver is an error naming Settings.Dialect. What differs:
+// MySQL, raw or wrapped by idsql.Open). Another driver is an error naming
+// Settings.Dialect. The statements that differ only by database (durable
+// commits, advisory lock, database clock) come from internal/dialect; the
+// tables' own SQL is written here. What differs:
 //
 //	                   PostgreSQL                    MySQL / MariaDB
 //	times              TIMESTAMPTZ                   DATETIME(6), UTC

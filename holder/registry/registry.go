@@ -55,11 +55,12 @@ type Settings struct {
 	// off by d), and it must be the clock of the generators that use the
 	// leases.
 	Now func() time.Time
-	// Dialect is the database's SQL dialect: PostgreSQL or MySQL (which
+	// Dialect names the database's SQL dialect: postgres or mysql (which
 	// covers MariaDB), or an alias the `dialect:` setting takes
-	// (postgresql, pgx, mariadb). Empty means DialectOf the database.
-	// Settings() reports the canonical name.
-	Dialect Dialect
+	// (postgresql, pgx, mariadb). Empty means the dialect of the database's
+	// driver (a known one, raw or wrapped by idsql.Open). Settings()
+	// reports the canonical name.
+	Dialect string
 	// AcceptLazyCommits lets the registry record leases on a MySQL server
 	// that does not flush every commit to disk (see ErrNotDurable), where
 	// a crash of the database can hand a worker ID out twice. PostgreSQL
@@ -92,16 +93,14 @@ type Registry struct {
 }
 
 // New returns a registry on db, a PostgreSQL or MySQL/MariaDB database.
-// The dialect is Settings.Dialect or, when that is empty, DialectOf(db);
-// when neither names one, every method of the registry returns the error
-// saying so (see Registry.Dialect).
+// The dialect is Settings.Dialect or, when that is empty, the dialect of
+// db's driver; when neither names one, every method of the registry
+// returns the error saying so (see Registry.Dialect).
 func New(db *sql.DB, s Settings) *Registry {
 	r := &Registry{db: db, s: s.withDefaults()}
-	if r.s.Dialect == "" {
-		r.s.Dialect, r.err = DialectOf(db)
-	}
+	r.d, r.err = chooseDialect(db, r.s.Dialect)
 	if r.err == nil {
-		r.s.Dialect, r.d, r.err = parseDialect(r.s.Dialect)
+		r.s.Dialect = r.d.String()
 	}
 	return r
 }
@@ -114,22 +113,10 @@ func (r *Registry) Settings() Settings { return r.s }
 
 // Dialect returns the database's dialect, or the error that keeps the
 // registry from working because it has none.
-func (r *Registry) Dialect() (Dialect, error) { return r.s.Dialect, r.err }
+func (r *Registry) Dialect() (dialect.Dialect, error) { return r.d, r.err }
 
 // Now reads the registry's clock.
 func (r *Registry) Now() time.Time { return r.s.Now() }
-
-// syncCommit makes tx commit durably on PostgreSQL even on a server running
-// with synchronous_commit off: a lease row or horizon lost in a crash could
-// hand a worker ID out twice. On MySQL the server's settings decide; StartTx
-// checks them (see durable).
-func (r *Registry) syncCommit(ctx context.Context, tx *sql.Tx) error {
-	if r.mysql() {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = on`)
-	return err
-}
 
 // schema is idempotent. expires is only used by holder/postgres's lease
 // mode (database clock); other holders leave it NULL.
@@ -180,7 +167,7 @@ func (r *Registry) Migrate(ctx context.Context) error {
 	defer tx.Rollback()
 	// Concurrent CREATE TABLE IF NOT EXISTS can still collide in the
 	// catalog; serialize migrations.
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7306153849311529984)`); err != nil {
+	if _, err := tx.ExecContext(ctx, r.d.XactLock("7306153849311529984")); err != nil {
 		return fmt.Errorf("registry: migrate: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
@@ -318,7 +305,7 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 		INSERT INTO idsql_workers (namespace, worker_id, table_name, instance, host, port, pid,
 			holder_kind, started, ids_after, last_heartbeat, expires, last_timestamp)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS DATETIME(6)), CAST(? AS DATETIME(6)), CAST(? AS DATETIME(6)),
-			`+mysqlNow+` + INTERVAL ? MICROSECOND, CAST(? AS DATETIME(6)))`,
+			`+r.d.Clock()+` + INTERVAL ? MICROSECOND, CAST(? AS DATETIME(6)))`,
 			rec.Namespace, rec.WorkerID, rec.Table, rec.Instance, rec.Host, rec.Port, rec.PID,
 			rec.Kind, r.arg(rec.Started), r.arg(rec.IDsAfter), r.arg(rec.Started), expires, r.arg(s.Horizon))
 		if err == nil {
@@ -386,7 +373,7 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Ti
 	idle := max(r.s.Heartbeat, time.Second).Milliseconds()
 	var live bool
 	err := r.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `SELECT set_config('synchronous_commit', 'on', true),
+		if _, err := tx.ExecContext(ctx, `SELECT `+r.d.DurableCommitExpr()+`,
 			set_config('idle_in_transaction_session_timeout', $1, true)`, fmt.Sprint(idle)); err != nil {
 			return err
 		}
@@ -427,8 +414,8 @@ func (r *Registry) heartbeatMySQL(ctx context.Context, leaseID int64, horizon, e
 		UPDATE idsql_workers SET
 			last_heartbeat = GREATEST(CAST(? AS DATETIME(6)), last_heartbeat + INTERVAL 1 MICROSECOND),
 			last_timestamp = COALESCE(GREATEST(last_timestamp, CAST(? AS DATETIME(6))), CAST(? AS DATETIME(6)), last_timestamp),
-			expires = COALESCE(`+mysqlNow+` + INTERVAL ? MICROSECOND, expires)
-		WHERE lease_id = ? AND released IS NULL AND (expires IS NULL OR expires > `+mysqlNow+`)`,
+			expires = COALESCE(`+r.d.Clock()+` + INTERVAL ? MICROSECOND, expires)
+		WHERE lease_id = ? AND released IS NULL AND (expires IS NULL OR expires > `+r.d.Clock()+`)`,
 		r.arg(r.s.Now()), horizon, horizon, exp, leaseID)
 	if err != nil {
 		return false, err
@@ -465,7 +452,7 @@ func (r *Registry) Release(ctx context.Context, leaseID int64, last time.Time) e
 		_, err = r.db.ExecContext(ctx, release, r.arg(r.s.Now()), r.arg(lt), leaseID)
 	} else {
 		err = r.InTx(ctx, func(tx *sql.Tx) error {
-			if err := r.syncCommit(ctx, tx); err != nil {
+			if err := r.d.CommitDurably(ctx, tx); err != nil {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, release, r.arg(r.s.Now()), r.arg(lt), leaseID)
@@ -537,14 +524,9 @@ func (r *Registry) Leases(ctx context.Context, namespace string, liveOnly bool) 
 	if r.err != nil {
 		return nil, r.err
 	}
-	query := `SELECT ` + columns + ` FROM idsql_workers
-		WHERE namespace = $1 AND (NOT $2 OR released IS NULL)
-		ORDER BY lease_id DESC`
-	if r.mysql() {
-		query = `SELECT ` + columns + ` FROM idsql_workers
+	query := r.d.Rebind(`SELECT ` + columns + ` FROM idsql_workers
 		WHERE namespace = ? AND (NOT ? OR released IS NULL)
-		ORDER BY lease_id DESC`
-	}
+		ORDER BY lease_id DESC`)
 	rows, err := r.db.QueryContext(ctx, query, namespace, liveOnly)
 	if err != nil {
 		return nil, fmt.Errorf("registry: list leases of %q: %w", namespace, err)

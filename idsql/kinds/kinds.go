@@ -84,6 +84,7 @@ var imports = map[string]map[string]string{
 	"holder": {
 		"local":     "github.com/idsql/idsql/holder/local",
 		"postgres":  "github.com/idsql/idsql/holder/postgres",
+		"mysql":     "github.com/idsql/idsql/holder/postgres",
 		"zookeeper": "github.com/idsql/idsql/holder/zookeeper",
 	},
 	"segment store": {

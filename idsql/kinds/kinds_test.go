@@ -34,7 +34,7 @@ func TestLinkedKinds(t *testing.T) {
 		{"redis buffer", func() error { _, err := kinds.LookupBuffer("redis"); return err },
 			`buffer "redis" is not linked in: add import _ "github.com/idsql/idsql/idsql/segment/redisqueue"`},
 		{"unknown holder", func() error { _, err := kinds.LookupHolder("etcd"); return err },
-			`unknown holder "etcd" (want local, postgres or zookeeper)`},
+			`unknown holder "etcd" (want local, mysql, postgres or zookeeper)`},
 	} {
 		if err := tc.lookup(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %s", tc.what, err, tc.want)

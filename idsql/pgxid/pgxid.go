@@ -147,7 +147,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 			if ko.Clock != nil {
 				now = ko.Clock.Now
 			}
-			ko.Registry = registry.New(ko.DB, registry.Settings{Now: now, Heartbeat: cfg.Holder.Heartbeat, Dialect: registry.PostgreSQL})
+			ko.Registry = registry.New(ko.DB, registry.Settings{Now: now, Heartbeat: cfg.Holder.Heartbeat, Dialect: "postgres"})
 		}
 		if db.s.keys, err = idsql.NewKeys(cfg, ko); err != nil {
 			if db.keysDB != nil {

@@ -118,7 +118,7 @@ func testMigrateConcurrently(t *testing.T, c dbCase) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		stores[i] = segment.NewSQLStore(db, c.dialect())
+		stores[i] = segment.NewSQLStore(db, c.storeSQL())
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -23,8 +23,8 @@ import (
 // name says which (TestPostgres..., TestMySQL...), so that
 // go test -run MySQL selects every MySQL variant.
 type dbCase struct {
-	name    string // "postgres" or "mysql", also the driver name
-	dialect func() segment.Dialect
+	name     string // "postgres" or "mysql", also the driver name
+	storeSQL func() segment.StoreSQL
 
 	// open returns a pool on a fresh schema (database) of the test's own
 	// and the DSN of that schema.
@@ -44,9 +44,9 @@ type dbCase struct {
 }
 
 var pg = dbCase{
-	name:    "postgres",
-	dialect: segment.PostgreSQL,
-	open:    pgtest.Open,
+	name:     "postgres",
+	storeSQL: segment.PostgresSQL,
+	open:     pgtest.Open,
 	countingDB: func(t testing.TB, dsn string) (*sql.DB, *roundTrips) {
 		t.Helper()
 		c, err := pq.NewConnector(dsn)
@@ -76,9 +76,9 @@ var pg = dbCase{
 }
 
 var my = dbCase{
-	name:    "mysql",
-	dialect: mysqlstore.Dialect,
-	open:    mysqltest.Open,
+	name:     "mysql",
+	storeSQL: mysqlstore.SQL,
+	open:     mysqltest.Open,
 	countingDB: func(t testing.TB, dsn string) (*sql.DB, *roundTrips) {
 		t.Helper()
 		cfg, err := mysql.ParseDSN(dsn)
@@ -120,15 +120,15 @@ const digits = "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL S
 // form is one way a dialect allocates.
 type form struct {
 	name string
-	d    segment.Dialect
+	d    segment.StoreSQL
 }
 
 // forms returns the dialect's one-statement allocation and the
 // transaction (UPDATE, INSERT) it falls back to without one.
 func (c dbCase) forms() []form {
-	tx := c.dialect()
+	tx := c.storeSQL()
 	tx.Allocate = nil
-	return []form{{"one statement", c.dialect()}, {"transaction", tx}}
+	return []form{{"one statement", c.storeSQL()}, {"transaction", tx}}
 }
 
 // store returns a migrated store (Migrate run twice: it is idempotent) on
@@ -136,11 +136,11 @@ func (c dbCase) forms() []form {
 func (c dbCase) store(t testing.TB) (*segment.SQLStore, *sql.DB, string) {
 	t.Helper()
 	db, dsn := c.open(t)
-	return c.migrated(t, db, c.dialect(), segment.StoreSettings{}), db, dsn
+	return c.migrated(t, db, c.storeSQL(), segment.StoreSettings{}), db, dsn
 }
 
 // migrated returns a store of d on db, migrated twice.
-func (c dbCase) migrated(t testing.TB, db *sql.DB, d segment.Dialect, st segment.StoreSettings) *segment.SQLStore {
+func (c dbCase) migrated(t testing.TB, db *sql.DB, d segment.StoreSQL, st segment.StoreSettings) *segment.SQLStore {
 	t.Helper()
 	s, err := segment.NewSQLStoreWith(db, d, st)
 	if err != nil {
@@ -156,12 +156,12 @@ func (c dbCase) migrated(t testing.TB, db *sql.DB, d segment.Dialect, st segment
 	return s
 }
 
-// dialectNamed is the dialect of a dbCase name, for helper processes.
-func dialectNamed(name string) segment.Dialect {
+// storeSQLNamed is the store SQL of a dbCase name, for helper processes.
+func storeSQLNamed(name string) segment.StoreSQL {
 	if name == my.name {
-		return mysqlstore.Dialect()
+		return mysqlstore.SQL()
 	}
-	return segment.PostgreSQL()
+	return segment.PostgresSQL()
 }
 
 // roundTrips counts the round trips of the connections it dials: every

@@ -36,12 +36,12 @@ func serverSyncCommit(t *testing.T, db *sql.DB) string {
 // allocating transaction: what it records is what the commit used.
 func TestPostgresAllocationCommitsSynchronouslyWhenServerDefaultIsOff(t *testing.T) {
 	t.Parallel()
-	txDialect := segment.PostgreSQL()
-	txDialect.Allocate = nil
+	txSQL := segment.PostgresSQL()
+	txSQL.Allocate = nil
 	for _, tc := range []struct {
 		name string
-		d    segment.Dialect
-	}{{"one statement", segment.PostgreSQL()}, {"transaction", txDialect}} {
+		d    segment.StoreSQL
+	}{{"one statement", segment.PostgresSQL()}, {"transaction", txSQL}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, db, _ := pg.store(t)
@@ -127,17 +127,17 @@ END $$`,
 // happened in every run with the default wal_writer_delay (200ms) too; the
 // WAL writer is slowed to 10s so that it cannot flush the record by luck.
 func TestPostgresAllocationSurvivesImmediateShutdown(t *testing.T) {
-	txDialect := segment.PostgreSQL()
-	txDialect.Allocate = nil
+	txSQL := segment.PostgresSQL()
+	txSQL.Allocate = nil
 	for _, tc := range []struct {
 		name string
-		d    segment.Dialect
-	}{{"one statement", segment.PostgreSQL()}, {"transaction", txDialect}} {
+		d    segment.StoreSQL
+	}{{"one statement", segment.PostgresSQL()}, {"transaction", txSQL}} {
 		t.Run(tc.name, func(t *testing.T) { testSurvivesImmediateShutdown(t, tc.d) })
 	}
 }
 
-func testSurvivesImmediateShutdown(t *testing.T, d segment.Dialect) {
+func testSurvivesImmediateShutdown(t *testing.T, d segment.StoreSQL) {
 	srv := pgtest.StartServer(t)
 	ctx := context.Background()
 	open := func() (*segment.SQLStore, *sql.DB) {

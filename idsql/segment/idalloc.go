@@ -54,7 +54,7 @@ type IDAllocSettings struct {
 // index would be skipped: a gap, never a repeat.)
 type IDAllocStore struct {
 	db     *sql.DB
-	d      Dialect
+	d      StoreSQL
 	name   string
 	quoted string
 	apps   map[string]int64
@@ -68,13 +68,13 @@ type IDAllocStore struct {
 
 var _ Store = (*IDAllocStore)(nil)
 
-// NewIDAllocStore returns a store on db's id_alloc table speaking dialect
-// d (PostgreSQL(), or mysqlstore.Dialect() through mysqlstore.NewIDAlloc).
-func NewIDAllocStore(db *sql.DB, d Dialect, st IDAllocSettings) (*IDAllocStore, error) {
+// NewIDAllocStore returns a store on db's id_alloc table speaking d
+// (PostgresSQL(), or mysqlstore.SQL() through mysqlstore.NewIDAlloc).
+func NewIDAllocStore(db *sql.DB, d StoreSQL, st IDAllocSettings) (*IDAllocStore, error) {
 	if st.Table == "" {
 		st.Table = "id_alloc"
 	}
-	quoted, err := quoteQualified(d.IdentQuote, st.Table)
+	quoted, err := d.Dialect.QuoteTable(st.Table)
 	if err != nil {
 		return nil, fmt.Errorf("segment: IDAllocSettings.Table: %w: %w", ErrInvalidSettings, err)
 	}
@@ -92,10 +92,10 @@ func NewIDAllocStore(db *sql.DB, d Dialect, st IDAllocSettings) (*IDAllocStore, 
 	s := &IDAllocStore{db: db, d: d, name: st.Table, quoted: quoted, apps: st.Apps, now: st.Now, log: NewSQLStore(db, d)}
 	// n: the size asked, or the row's step when 0.
 	n := "(CASE WHEN ? = 0 THEN step ELSE ? END)"
-	s.qUpd = rebind(d.Bind, "UPDATE "+quoted+" SET max_id = max_id + "+n+
-		" WHERE app_id = ? AND shard_id = ? AND (max_limit_id IS NULL OR max_limit_id <= 0 OR max_id + "+n+" <= max_limit_id)")
-	s.qSel = rebind(d.Bind, "SELECT max_id, step, COALESCE(max_limit_id, 0) FROM "+quoted+" WHERE app_id = ? AND shard_id = ?")
-	s.qLog = rebind(d.Bind, "INSERT INTO idsql_alloc_log (biz_tag, first_id, last_id, instance, created) VALUES (?, ?, ?, ?, ?)")
+	s.qUpd = d.Dialect.Rebind("UPDATE " + quoted + " SET max_id = max_id + " + n +
+		" WHERE app_id = ? AND shard_id = ? AND (max_limit_id IS NULL OR max_limit_id <= 0 OR max_id + " + n + " <= max_limit_id)")
+	s.qSel = d.Dialect.Rebind("SELECT max_id, step, COALESCE(max_limit_id, 0) FROM " + quoted + " WHERE app_id = ? AND shard_id = ?")
+	s.qLog = d.Dialect.Rebind("INSERT INTO idsql_alloc_log (biz_tag, first_id, last_id, instance, created) VALUES (?, ?, ?, ?, ?)")
 	s.qKeys = "SELECT app_id, shard_id FROM " + quoted
 	return s, nil
 }
@@ -182,10 +182,8 @@ func (s *IDAllocStore) Allocate(ctx context.Context, req Request) (Range, error)
 		return fail(err)
 	}
 	defer tx.Rollback()
-	if s.d.DurableCommit != "" {
-		if _, err := tx.ExecContext(ctx, s.d.DurableCommit); err != nil {
-			return fail(err)
-		}
+	if err := s.d.Dialect.CommitDurably(ctx, tx); err != nil {
+		return fail(err)
 	}
 	res, err := tx.ExecContext(ctx, s.qUpd, req.Step, req.Step, app, shard, req.Step, req.Step)
 	if err != nil {

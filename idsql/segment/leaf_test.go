@@ -35,7 +35,7 @@ func testLeafTable(t *testing.T, c dbCase) {
 	}
 }
 
-func testLeafForm(t *testing.T, c dbCase, d segment.Dialect) {
+func testLeafForm(t *testing.T, c dbCase, d segment.StoreSQL) {
 	ctx := context.Background()
 	db, dsn := c.open(t)
 	leaf := segment.StoreSettings{LeafTable: "leaf_alloc"}
@@ -179,7 +179,7 @@ func testLeafForm(t *testing.T, c dbCase, d segment.Dialect) {
 	}
 	defer tx.Rollback()
 	var x int64
-	if err := tx.QueryRow(bindFor(c, `SELECT max_id FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE`), "locked").Scan(&x); err != nil {
+	if err := tx.QueryRow(c.storeSQL().Dialect.Rebind(`SELECT max_id FROM leaf_alloc WHERE biz_tag = ? FOR UPDATE`), "locked").Scan(&x); err != nil {
 		t.Fatal(err)
 	}
 	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -201,15 +201,15 @@ func leafAllocate(ctx context.Context, c dbCase, db *sql.DB, key string, step in
 	}
 	defer tx.Rollback()
 	if step == 0 {
-		_, err = tx.ExecContext(ctx, bindFor(c, `UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = ?`), key)
+		_, err = tx.ExecContext(ctx, c.storeSQL().Dialect.Rebind(`UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = ?`), key)
 	} else {
-		_, err = tx.ExecContext(ctx, bindFor(c, `UPDATE leaf_alloc SET max_id = max_id + ? WHERE biz_tag = ?`), step, key)
+		_, err = tx.ExecContext(ctx, c.storeSQL().Dialect.Rebind(`UPDATE leaf_alloc SET max_id = max_id + ? WHERE biz_tag = ?`), step, key)
 	}
 	if err != nil {
 		return segment.Range{}, err
 	}
 	var maxID, stored int64
-	if err := tx.QueryRowContext(ctx, bindFor(c, `SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ?`), key).Scan(&maxID, &stored); err != nil {
+	if err := tx.QueryRowContext(ctx, c.storeSQL().Dialect.Rebind(`SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ?`), key).Scan(&maxID, &stored); err != nil {
 		return segment.Range{}, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -219,22 +219,4 @@ func leafAllocate(ctx context.Context, c dbCase, db *sql.DB, key string, step in
 		step = stored
 	}
 	return segment.Range{Key: key, First: maxID - step, Last: maxID - 1, Instance: "leaf"}, nil
-}
-
-// bindFor writes query's ? parameters as c's driver wants them.
-func bindFor(c dbCase, query string) string {
-	if c.dialect().Bind != segment.BindDollar {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

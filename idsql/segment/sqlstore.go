@@ -6,33 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
-// BindStyle is how a Dialect writes bind parameters.
-type BindStyle int
-
-// Bind styles.
-const (
-	BindDollar   BindStyle = iota // $1, $2, ... (PostgreSQL)
-	BindQuestion                  // ?, ?, ... (SQLite, MySQL)
-)
-
-// Dialect holds what differs between the databases an SQLStore runs on.
-// PostgreSQL returns the one for PostgreSQL; packages sqlitestore and
-// mysqlstore have the SQLite and MySQL/MariaDB ones. The other queries
-// are built by the store from standard SQL.
-type Dialect struct {
-	Name string    // for messages, e.g. "postgres"
-	Bind BindStyle // bind parameter style
-
-	// IdentQuote quotes identifiers (table and column names): '"' when
-	// zero (standard SQL, PostgreSQL, SQLite) or '`' (MySQL, whatever its
-	// sql_mode). An embedded quote character is doubled.
-	IdentQuote byte
+// StoreSQL is the SQL of an SQLStore on one database: its dialect, which
+// decides everything that differs only by database (bind parameters,
+// identifier quoting, the durable-commit statement, the migration lock,
+// UPDATE ... RETURNING, duplicate keys), and the store's tables and
+// statements as that database needs them written. PostgresSQL returns
+// PostgreSQL's; packages sqlitestore and mysqlstore have SQLite's and
+// MySQL/MariaDB's. The other queries are built by the store from
+// standard SQL.
+type StoreSQL struct {
+	// Dialect is the database's dialect.
+	Dialect dialect.Dialect
 
 	// AllocSchema is the idempotent DDL creating idsql_alloc. Migrate runs
 	// it only when the store allocates from idsql_alloc, not from a Leaf
@@ -42,11 +33,6 @@ type Dialect struct {
 	// LogSchema is the idempotent DDL Migrate runs, in order, to create
 	// idsql_alloc_log and its indexes.
 	LogSchema []string
-
-	// MigrateLock, when set, is run first in the Migrate transaction to
-	// serialize concurrent migrations (PostgreSQL's CREATE TABLE IF NOT
-	// EXISTS is not safe against a concurrent twin).
-	MigrateLock string
 
 	// Allocate, when set, returns one statement that both advances the
 	// key's row of t and logs the range, saving the round trips of a
@@ -58,9 +44,9 @@ type Dialect struct {
 	// runs the UPDATE and the INSERT in a transaction.
 	//
 	// The statement runs in a transaction of its own and must make that
-	// transaction's commit durable itself, as DurableCommit does for the
-	// two-statement form (PostgreSQL: set_config('synchronous_commit', 'on',
-	// true) in the statement, which costs no round trip).
+	// transaction's commit durable itself, as the dialect's DurableCommit
+	// statement does for the two-statement form (PostgreSQL: its
+	// DurableCommitExpr in the statement, which costs no round trip).
 	Allocate func(t Table) string
 
 	// AllocateSetup, when set with Allocate, returns more idempotent DDL
@@ -75,29 +61,9 @@ type Dialect struct {
 	// statement at every call with arguments (two round trips instead of
 	// one) unless the DSN sets interpolateParams.
 	PrepareAllocate bool
-
-	// DurableCommit, when set, is run first in every transaction that
-	// allocates a range with the UPDATE and the INSERT, so that the commit
-	// reaches durable storage before Allocate returns whatever the server's
-	// or the session's default (PostgreSQL: SET LOCAL synchronous_commit =
-	// on). Without it a database crash just after the commit could lose the
-	// allocation and hand the same range out again.
-	DurableCommit string
-
-	// NoReturning says the database has no UPDATE ... RETURNING (MySQL):
-	// the two-statement form then checks the UPDATE's affected rows and
-	// reads max_id and step back with a SELECT in the same transaction,
-	// which holds the row's lock.
-	NoReturning bool
-
-	// KeyExists, when set, reports whether err is the duplicate-key error
-	// of an INSERT: CreateKey then runs a plain INSERT and turns that error
-	// into ErrKeyExists. When nil, CreateKey uses INSERT ... ON CONFLICT
-	// (biz_tag) DO NOTHING and counts the rows inserted.
-	KeyExists func(err error) bool
 }
 
-// Table is the allocation table of a store, as a Dialect's statements
+// Table is the allocation table of a store, as a StoreSQL's statements
 // need it.
 type Table struct {
 	Name   string // as configured: "idsql_alloc", "leaf_alloc", "leafdb.leaf_alloc"
@@ -131,11 +97,10 @@ func (t Table) LastOffset() int {
 	return 0
 }
 
-// PostgreSQL returns the Dialect for PostgreSQL.
-func PostgreSQL() Dialect {
-	return Dialect{
-		Name: "postgres",
-		Bind: BindDollar,
+// PostgresSQL returns the StoreSQL for PostgreSQL.
+func PostgresSQL() StoreSQL {
+	return StoreSQL{
+		Dialect: dialect.PostgreSQL,
 		AllocSchema: `CREATE TABLE IF NOT EXISTS idsql_alloc (
 	biz_tag     TEXT PRIMARY KEY,
 	max_id      BIGINT NOT NULL DEFAULT 0 CHECK (max_id >= 0),
@@ -156,19 +121,14 @@ func PostgreSQL() Dialect {
 			`CREATE INDEX IF NOT EXISTS idsql_alloc_log_first ON idsql_alloc_log (first_id)`,
 			`CREATE INDEX IF NOT EXISTS idsql_alloc_log_key ON idsql_alloc_log (biz_tag, first_id)`,
 		},
-		MigrateLock: `SELECT pg_advisory_xact_lock(8315429661)`,
-		Allocate:    postgresAllocate,
-		// synchronous_commit = off (server, role or session) would
-		// acknowledge the commit before its WAL is written: a crash could
-		// then lose a range already handed out.
-		DurableCommit: `SET LOCAL synchronous_commit = on`,
+		Allocate: postgresAllocate,
 	}
 }
 
 // postgresAllocate is PostgreSQL's one-statement allocation.
 // set_config(..., true) lasts until the end of the statement's own
 // (implicit) transaction, commit included, so the session keeps its
-// setting (see DurableCommit). p is scanned by u, so it is evaluated before
+// setting (see dialect.DurableCommit). p is scanned by u, so it is evaluated before
 // any row is changed. On a Leaf table update_time is left alone, as Leaf
 // leaves it.
 func postgresAllocate(t Table) string {
@@ -176,7 +136,7 @@ func postgresAllocate(t Table) string {
 	if t.Leaf {
 		touch = ""
 	}
-	return fmt.Sprintf(`WITH p AS (SELECT CAST($1 AS BIGINT) AS step, set_config('synchronous_commit', 'on', true) AS sync),
+	return fmt.Sprintf(`WITH p AS (SELECT CAST($1 AS BIGINT) AS step, %[4]s AS sync),
 u AS (
 	UPDATE %[1]s a
 	SET max_id = a.max_id + CASE WHEN p.step > 0 THEN p.step ELSE a.step END%[2]s
@@ -188,7 +148,7 @@ l AS (
 	INSERT INTO idsql_alloc_log (biz_tag, first_id, last_id, instance, created)
 	SELECT $3, u.max_id - u.used + 1 - %[3]d, u.max_id - %[3]d, $5, CAST($2 AS TIMESTAMPTZ) FROM u
 )
-SELECT max_id, step FROM u`, t.Quoted, touch, t.LastOffset())
+SELECT max_id, step FROM u`, t.Quoted, touch, t.LastOffset(), dialect.PostgreSQL.DurableCommitExpr())
 }
 
 // StoreSettings configures an SQLStore. The zero value means idsql's own
@@ -223,25 +183,25 @@ type StoreSettings struct {
 // before it is handed out. (The commit flushes the WAL written before it, so
 // the key's creation is durable by then too.)
 type SQLStore struct {
-	db      *sql.DB
-	dialect Dialect
-	table   Table
-	now     func() time.Time
+	db    *sql.DB
+	sql   StoreSQL
+	table Table
+	now   func() time.Time
 
 	qAllocate, qAllocateRead, qAllocateSQL, qLog, qExists, qKeys, qList, qInsert, qDelete, qLookup, qRanges string
 
 	prepMu   sync.Mutex
-	prepared *sql.Stmt // the Allocate statement, with Dialect.PrepareAllocate
+	prepared *sql.Stmt // the Allocate statement, with StoreSQL.PrepareAllocate
 }
 
 var _ Store = (*SQLStore)(nil)
 
 // NewPostgresStore returns an SQLStore on a PostgreSQL database.
-func NewPostgresStore(db *sql.DB) *SQLStore { return NewSQLStore(db, PostgreSQL()) }
+func NewPostgresStore(db *sql.DB) *SQLStore { return NewSQLStore(db, PostgresSQL()) }
 
-// NewSQLStore returns an SQLStore speaking dialect d on db, with idsql's
-// own tables.
-func NewSQLStore(db *sql.DB, d Dialect) *SQLStore {
+// NewSQLStore returns an SQLStore speaking d on db, with idsql's own
+// tables.
+func NewSQLStore(db *sql.DB, d StoreSQL) *SQLStore {
 	s, err := NewSQLStoreWith(db, d, StoreSettings{})
 	if err != nil {
 		panic(err) // the zero StoreSettings are valid
@@ -249,28 +209,28 @@ func NewSQLStore(db *sql.DB, d Dialect) *SQLStore {
 	return s
 }
 
-// NewSQLStoreWith returns an SQLStore speaking dialect d on db, configured
-// by st. An invalid setting yields an error wrapping ErrInvalidSettings
-// that names the field.
-func NewSQLStoreWith(db *sql.DB, d Dialect, st StoreSettings) (*SQLStore, error) {
+// NewSQLStoreWith returns an SQLStore speaking d on db, configured by st.
+// An invalid setting yields an error wrapping ErrInvalidSettings that names
+// the field.
+func NewSQLStoreWith(db *sql.DB, d StoreSQL, st StoreSettings) (*SQLStore, error) {
 	t := Table{Name: "idsql_alloc"}
 	if st.LeafTable != "" {
 		t = Table{Name: st.LeafTable, Leaf: true}
 	}
-	quoted, err := quoteQualified(d.IdentQuote, t.Name)
+	quoted, err := d.Dialect.QuoteTable(t.Name)
 	if err != nil {
 		return nil, fmt.Errorf("segment: StoreSettings.LeafTable: %w: %w", ErrInvalidSettings, err)
 	}
 	t.Quoted = quoted
-	s := &SQLStore{db: db, dialect: d, table: t, now: time.Now}
+	s := &SQLStore{db: db, sql: d, table: t, now: time.Now}
 	q := func(query string) string {
-		return rebind(d.Bind, strings.ReplaceAll(query, "{table}", t.Quoted))
+		return d.Dialect.Rebind(strings.ReplaceAll(query, "{table}", t.Quoted))
 	}
 	touch := ", update_time = ?"
 	if t.Leaf {
 		touch = ""
 	}
-	if d.NoReturning {
+	if !d.Dialect.UpdateReturning() {
 		// The database binds int64 arguments as BIGINT: no casts needed.
 		s.qAllocate = q(`UPDATE {table}
 	SET max_id = max_id + CASE WHEN ? > 0 THEN ? ELSE step END` + touch + `
@@ -293,11 +253,7 @@ func NewSQLStoreWith(db *sql.DB, d Dialect, st StoreSettings) (*SQLStore, error)
 	if t.Leaf {
 		cols, vals = `biz_tag, max_id, step, description`, `?, ?, ?, ?`
 	}
-	s.qInsert = `INSERT INTO {table} (` + cols + `) VALUES (` + vals + `)`
-	if d.KeyExists == nil {
-		s.qInsert += ` ON CONFLICT (biz_tag) DO NOTHING`
-	}
-	s.qInsert = q(s.qInsert)
+	s.qInsert = q(`INSERT INTO {table} (` + cols + `) VALUES (` + vals + `)` + d.Dialect.OnConflictDoNothing("biz_tag"))
 	s.qDelete = q(`DELETE FROM {table} WHERE biz_tag = ?`)
 	s.qLookup = q(`SELECT biz_tag, first_id, last_id, instance, created FROM idsql_alloc_log WHERE first_id <= ? AND last_id >= ? ORDER BY biz_tag, first_id`)
 	s.qRanges = q(`SELECT biz_tag, first_id, last_id, instance, created FROM idsql_alloc_log WHERE biz_tag = ? ORDER BY first_id`)
@@ -310,44 +266,29 @@ func (s *SQLStore) Table() Table { return s.table }
 // DB returns the database the store uses.
 func (s *SQLStore) DB() *sql.DB { return s.db }
 
-func rebind(style BindStyle, query string) string {
-	if style != BindDollar {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // Migrate creates idsql_alloc and idsql_alloc_log if they do not exist,
 // and whatever else the dialect's one-statement allocation needs (on MySQL
 // a stored procedure). With StoreSettings.LeafTable it checks that the Leaf
 // table exists with Leaf's columns instead of creating idsql_alloc. It is
 // idempotent and safe to run from several processes at once.
 func (s *SQLStore) Migrate(ctx context.Context) error {
-	fail := func(err error) error { return fmt.Errorf("segment: migrate (%s): %w", s.dialect.Name, err) }
+	fail := func(err error) error { return fmt.Errorf("segment: migrate (%s): %w", s.sql.Dialect, err) }
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(err)
 	}
 	defer tx.Rollback()
 	var stmts []string
-	if s.dialect.MigrateLock != "" {
-		stmts = append(stmts, s.dialect.MigrateLock)
+	// PostgreSQL's CREATE TABLE IF NOT EXISTS is not safe against a
+	// concurrent twin: a transaction lock serializes migrations. MySQL's
+	// metadata lock does, and SQLite has one writer.
+	if lock := s.sql.Dialect.XactLock("8315429661"); lock != "" {
+		stmts = append(stmts, lock)
 	}
 	if !s.table.Leaf {
-		stmts = append(stmts, s.dialect.AllocSchema)
+		stmts = append(stmts, s.sql.AllocSchema)
 	}
-	stmts = append(stmts, s.dialect.LogSchema...)
+	stmts = append(stmts, s.sql.LogSchema...)
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fail(err)
@@ -362,8 +303,8 @@ func (s *SQLStore) Migrate(ctx context.Context) error {
 		}
 		rows.Close()
 	}
-	if s.dialect.Allocate != nil && s.dialect.AllocateSetup != nil {
-		setup, err := s.dialect.AllocateSetup(ctx, tx, s.table)
+	if s.sql.Allocate != nil && s.sql.AllocateSetup != nil {
+		setup, err := s.sql.AllocateSetup(ctx, tx, s.table)
 		if err != nil {
 			return fail(err)
 		}
@@ -394,10 +335,8 @@ func (s *SQLStore) Allocate(ctx context.Context, req Request) (Range, error) {
 		return Range{}, keyErr(req.Key, "allocate", err)
 	}
 	defer tx.Rollback()
-	if s.dialect.DurableCommit != "" {
-		if _, err := tx.ExecContext(ctx, s.dialect.DurableCommit); err != nil {
-			return Range{}, keyErr(req.Key, "allocate", err)
-		}
+	if err := s.sql.Dialect.CommitDurably(ctx, tx); err != nil {
+		return Range{}, keyErr(req.Key, "allocate", err)
 	}
 	args := []any{req.Step, req.Step}
 	if !s.table.Leaf {
@@ -405,7 +344,7 @@ func (s *SQLStore) Allocate(ctx context.Context, req Request) (Range, error) {
 	}
 	args = append(args, req.Key, int64(MaxID), req.Step, req.Step)
 	var maxID, stored int64
-	if s.dialect.NoReturning {
+	if !s.sql.Dialect.UpdateReturning() {
 		err = s.updateThenRead(ctx, tx, req.Key, args, &maxID, &stored)
 	} else {
 		err = tx.QueryRowContext(ctx, s.qAllocate, args...).Scan(&maxID, &stored)
@@ -455,7 +394,7 @@ func (s *SQLStore) rangeOf(req Request, maxID, stored int64, now time.Time) Rang
 func (s *SQLStore) allocateOne(ctx context.Context, req Request, now time.Time) (Range, error) {
 	args := []any{req.Step, now, req.Key, int64(MaxID), req.Instance}
 	var row *sql.Row
-	if s.dialect.PrepareAllocate {
+	if s.sql.PrepareAllocate {
 		stmt, err := s.allocateStmt(ctx)
 		if err != nil {
 			return Range{}, keyErr(req.Key, "allocate", err)
@@ -621,11 +560,11 @@ func (s *SQLStore) CreateKey(ctx context.Context, spec KeySpec) error {
 		if col == "" {
 			col = "id"
 		}
-		table, err := quoteQualified(s.dialect.IdentQuote, spec.AdoptTable)
+		table, err := s.sql.Dialect.QuoteTable(spec.AdoptTable)
 		if err != nil {
 			return fail(err)
 		}
-		column, err := quoteIdent(s.dialect.IdentQuote, col)
+		column, err := s.sql.Dialect.QuoteIdent(col)
 		if err != nil {
 			return fail(err)
 		}
@@ -653,7 +592,7 @@ func (s *SQLStore) CreateKey(ctx context.Context, spec KeySpec) error {
 	}
 	res, err := tx.ExecContext(ctx, s.qInsert, args...)
 	if err != nil {
-		if s.dialect.KeyExists != nil && s.dialect.KeyExists(err) {
+		if s.sql.Dialect.UniqueViolation(err) {
 			err = ErrKeyExists
 		}
 		return fail(err)
@@ -779,34 +718,4 @@ func (t *timeValue) parse(s string) error {
 		}
 	}
 	return fmt.Errorf("segment: cannot parse time %q", s)
-}
-
-// quoteIdent quotes one SQL identifier with q (double quotes when 0),
-// doubling embedded quotes.
-func quoteIdent(q byte, name string) (string, error) {
-	if q == 0 {
-		q = '"'
-	}
-	if name == "" || strings.ContainsRune(name, 0) {
-		return "", fmt.Errorf("invalid identifier %q", name)
-	}
-	qs := string(q)
-	return qs + strings.ReplaceAll(name, qs, qs+qs) + qs, nil
-}
-
-// quoteQualified quotes "schema.table" or "table". A dot always separates
-// parts; a table whose name contains a dot cannot be named.
-func quoteQualified(q byte, name string) (string, error) {
-	parts := strings.Split(name, ".")
-	if len(parts) > 2 {
-		return "", fmt.Errorf("invalid table name %q", name)
-	}
-	for i, p := range parts {
-		quoted, err := quoteIdent(q, p)
-		if err != nil {
-			return "", fmt.Errorf("invalid table name %q", name)
-		}
-		parts[i] = quoted
-	}
-	return strings.Join(parts, "."), nil
 }

@@ -267,7 +267,7 @@ func helperProcess() error {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	g, err := segment.New(ctx, segment.NewSQLStore(db, dialectNamed(name)), segment.Settings{WaitTimeout: 30 * time.Second})
+	g, err := segment.New(ctx, segment.NewSQLStore(db, storeSQLNamed(name)), segment.Settings{WaitTimeout: 30 * time.Second})
 	if err != nil {
 		return err
 	}
@@ -432,7 +432,7 @@ func testDatabaseDown(t *testing.T, c dbCase, dsn string, stop, start func()) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s := c.migrated(t, db, c.dialect(), segment.StoreSettings{})
+	s := c.migrated(t, db, c.storeSQL(), segment.StoreSettings{})
 	ctx := context.Background()
 	createKey(t, s, segment.KeySpec{Key: "k", Step: 1000})
 	g := newGen(t, s, segment.Settings{

@@ -135,7 +135,7 @@ func openMySQL(t *testing.T) (wrapped, raw *sql.DB) {
 	cfg := config()
 	// The test server does not flush every commit: the registry must be
 	// told so.
-	reg := registry.New(raw, registry.Settings{AcceptLazyCommits: true, Dialect: registry.MySQL})
+	reg := registry.New(raw, registry.Settings{AcceptLazyCommits: true, Dialect: "mysql"})
 	if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(raw)}); err != nil {
 		t.Fatal(err)
 	}

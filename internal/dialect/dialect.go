@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // Dialect is one database family. The zero value is Unknown; the others
@@ -58,7 +56,22 @@ type spec struct {
 	intBits map[string]int
 	// widen is a format (table, column) of the statement that makes a key
 	// column 64-bit.
-	widen         string
+	widen string
+	// durable is the statement that makes the running transaction's commit
+	// durable whatever the server's and the session's settings; lazyCheck
+	// says the server's settings decide instead (see LazyCommits).
+	durable     string
+	durableExpr string
+	lazyCheck   bool
+	// xactLock is a format (a bigint expression) of the statement that
+	// takes an advisory lock held until the transaction ends.
+	xactLock string
+	// clock is the database clock, read when the expression is evaluated.
+	clock string
+	// updateReturning: UPDATE ... RETURNING works.
+	updateReturning bool
+	// onConflict: INSERT ... ON CONFLICT (target) DO NOTHING works.
+	onConflict    bool
 	unique        func(error) bool
 	serialization func(error) bool
 	lost          func(error) bool
@@ -80,7 +93,15 @@ WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum`,
 		intBits: map[string]int{"smallint": 16, "integer": 32, "bigint": 64},
 		widen:   "ALTER TABLE %s ALTER COLUMN %s TYPE bigint",
-		unique:  func(err error) bool { return sqlState(err) == "23505" },
+		// synchronous_commit = off (server, role or session) would
+		// acknowledge a commit before its WAL is written.
+		durable:         "SET LOCAL synchronous_commit = on",
+		durableExpr:     "set_config('synchronous_commit', 'on', true)",
+		xactLock:        "SELECT pg_advisory_xact_lock(%s)",
+		clock:           "clock_timestamp()",
+		updateReturning: true,
+		onConflict:      true,
+		unique:          func(err error) bool { return sqlState(err) == "23505" },
 		serialization: func(err error) bool {
 			s := sqlState(err)
 			return s == "40001" || s == "40P01"
@@ -108,6 +129,17 @@ WHERE table_schema = coalesce(?, database()) AND table_name = ?
 ORDER BY ordinal_position`,
 		intBits: map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "integer": 32, "bigint": 64},
 		widen:   "ALTER TABLE %s MODIFY %s BIGINT NOT NULL, keeping the column's other attributes (AUTO_INCREMENT, ...)",
+		// InnoDB's per-commit flush is a global setting that no session
+		// can raise: LazyCommits reads it.
+		lazyCheck: true,
+		// UTC_TIMESTAMP and NOW are the time the statement began, stale
+		// after a lock wait; SYSDATE reads the clock at evaluation but in
+		// the session's time zone, which may observe daylight saving time.
+		// Adding the time elapsed since the statement began (SYSDATE - NOW,
+		// both in the session's zone) to UTC_TIMESTAMP gives UTC read at
+		// evaluation. On a server started with --sysdate-is-now it is the
+		// statement's start.
+		clock: "(UTC_TIMESTAMP(6) + INTERVAL TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)) MICROSECOND)",
 		unique: func(err error) bool {
 			switch mysqlNumber(err) {
 			case 1062, 1586, 1022, 1169: // ER_DUP_ENTRY, ER_DUP_ENTRY_WITH_KEY_NAME, ER_DUP_KEY, ER_DUP_UNIQUE
@@ -126,7 +158,7 @@ ORDER BY ordinal_position`,
 			case 1053, 1927, 2006, 2013, 4031: // server shutdown, connection killed, gone away, lost, idle timeout
 				return true
 			}
-			return errors.Is(err, mysql.ErrInvalidConn) || transportLost(err)
+			return mysqlInvalidConn(err) || transportLost(err)
 		},
 	},
 	SQLite: {
@@ -140,7 +172,9 @@ ORDER BY ordinal_position`,
 		columns: `SELECT name, dflt_value IS NOT NULL OR (pk = 1 AND upper(type) = 'INTEGER'), type
 FROM pragma_table_info(?) ORDER BY cid`,
 		// Every SQLite integer is 64-bit, whatever the declared type.
-		intBits: map[string]int{},
+		intBits:         map[string]int{},
+		updateReturning: true, // since SQLite 3.35
+		onConflict:      true,
 		unique: func(err error) bool {
 			c, ok := sqliteCode(err)
 			return ok && (c == 2067 || c == 1555) // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
@@ -203,17 +237,22 @@ var drivers = []struct {
 	{"github.com/lib/pq", "Driver", PostgreSQL},
 	{"github.com/jackc/pgx/v5/stdlib", "Driver", PostgreSQL},
 	{"github.com/jackc/pgx/v4/stdlib", "Driver", PostgreSQL},
-	{"github.com/go-sql-driver/mysql", "MySQLDriver", MySQL},
+	{mysqlPkg, "MySQLDriver", MySQL},
 	{"modernc.org/sqlite", "Driver", SQLite},
 	{"github.com/mattn/go-sqlite3", "SQLiteDriver", SQLite},
 }
 
-// ForDriver returns the dialect of a known driver, or Unknown. It never
-// guesses from names: a driver wrapped by another package (tracing, pooling)
-// is Unknown, and the caller must be told the dialect.
+// ForDriver returns the dialect of a known driver, or Unknown: the one a
+// driver that wraps another tells (Teller, as idsql's wrapped driver does),
+// else the one of a driver this package knows by its type. It never guesses
+// from names: a driver wrapped by another package (tracing, pooling) is
+// Unknown, and the caller must be told the dialect.
 func ForDriver(drv driver.Driver) Dialect {
 	if drv == nil {
 		return Unknown
+	}
+	if t, ok := drv.(Teller); ok {
+		return t.Dialect()
 	}
 	t := reflect.TypeOf(drv)
 	for t.Kind() == reflect.Pointer {
@@ -259,14 +298,47 @@ func (d Dialect) Quote(ident string) string {
 // shop.orders, "Mixed Case", shop."Order Items"; see SplitQualified). A
 // name that is not of that form is split at its dots.
 func (d Dialect) QuoteQualified(name string) string {
-	parts, ok := SplitQualified(name)
-	if !ok {
-		parts = strings.Split(name, ".")
-	}
+	parts := nameParts(name)
 	for i, p := range parts {
 		parts[i] = d.Quote(p)
 	}
 	return strings.Join(parts, ".")
+}
+
+// nameParts splits a configured name as SplitQualified does, or at its
+// dots when it is not of that form.
+func nameParts(name string) []string {
+	if parts, ok := SplitQualified(name); ok {
+		return parts
+	}
+	return strings.Split(name, ".")
+}
+
+// QuoteIdent is Quote for a name read from configuration: an empty name,
+// or one holding a NUL byte, is an error.
+func (d Dialect) QuoteIdent(ident string) (string, error) {
+	if ident == "" || strings.ContainsRune(ident, 0) {
+		return "", fmt.Errorf("dialect: invalid identifier %q", ident)
+	}
+	return d.Quote(ident), nil
+}
+
+// QuoteTable is QuoteQualified for a table name read from configuration,
+// [schema.]table: a name of more than two parts, or with a part QuoteIdent
+// refuses, is an error.
+func (d Dialect) QuoteTable(name string) (string, error) {
+	parts := nameParts(name)
+	if len(parts) > 2 {
+		return "", fmt.Errorf("dialect: invalid table name %q", name)
+	}
+	for i, p := range parts {
+		q, err := d.QuoteIdent(p)
+		if err != nil {
+			return "", fmt.Errorf("dialect: invalid table name %q", name)
+		}
+		parts[i] = q
+	}
+	return strings.Join(parts, "."), nil
 }
 
 // Columns returns the catalog query that lists a table's columns in table
@@ -365,13 +437,65 @@ func sqlState(err error) string {
 	return ""
 }
 
-// mysqlNumber returns the error number of a MySQL server error, or 0.
+// mysqlPkg is go-sql-driver/mysql's package path. Its errors are
+// recognised by reflection, as its driver is (see drivers), so that this
+// package, which every part of idsql imports, links no MySQL driver.
+const mysqlPkg = "github.com/go-sql-driver/mysql"
+
+// mysqlNumber returns the error number of a MySQL server error, or 0:
+// the Number of a *mysql.MySQLError in err's chain.
 func mysqlNumber(err error) uint16 {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number
+	var n uint16
+	inChain(err, func(e error) bool {
+		v := reflect.ValueOf(e)
+		if v.Kind() != reflect.Pointer || v.IsNil() {
+			return false
+		}
+		t := v.Type().Elem()
+		if t.Kind() != reflect.Struct || t.PkgPath() != mysqlPkg || t.Name() != "MySQLError" {
+			return false
+		}
+		f := v.Elem().FieldByName("Number")
+		if !f.IsValid() || !f.CanUint() {
+			return false
+		}
+		n = uint16(f.Uint())
+		return true
+	})
+	return n
+}
+
+// mysqlInvalidConn reports whether err's chain holds go-sql-driver/mysql's
+// ErrInvalidConn, a plain errors.New value: it is recognised by its type
+// and its message, "invalid connection".
+func mysqlInvalidConn(err error) bool {
+	return inChain(err, func(e error) bool {
+		return reflect.TypeOf(e).String() == "*errors.errorString" && e.Error() == "invalid connection"
+	})
+}
+
+// inChain reports whether f holds for err or an error it wraps (Unwrap()
+// error, Unwrap() []error), visited depth first as errors.As does.
+func inChain(err error, f func(error) bool) bool {
+	for err != nil {
+		if f(err) {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if inChain(e, f) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
 	}
-	return 0
+	return false
 }
 
 // sqliteCode returns the extended result code of a modernc.org/sqlite

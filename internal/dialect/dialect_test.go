@@ -140,22 +140,7 @@ type server struct {
 	killFmt string // statement killing session %s
 }
 
-func (s server) q(query string) string {
-	if s.d != dialect.PostgreSQL {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString(s.d.Placeholder(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func (s server) q(query string) string { return s.d.Rebind(query) }
 
 func openPostgres(t *testing.T) server {
 	db, _ := pgtest.Open(t)

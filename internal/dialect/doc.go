@@ -1,6 +1,8 @@
 // Package dialect describes, once per database, what idsql's SQL depends
 // on: PostgreSQL, MySQL (MariaDB included) and SQLite. Everything that
-// differs between them lives in one Dialect value:
+// differs between them lives in one Dialect value, and the rest of idsql
+// (the rewriter, the segment stores, the worker registry, the catalog
+// checks, Migrate) asks it rather than decide by database itself:
 //
 //	             PostgreSQL            MySQL / MariaDB              SQLite
 //	name         postgres              mysql                        sqlite
@@ -10,29 +12,40 @@
 //	                                   NO_BACKSLASH_ESCAPES
 //	catalog      pg_attribute          information_schema.columns   pragma_table_info
 //	key back     RETURNING             LastInsertId                 LastInsertId (or RETURNING)
+//	UPDATE       RETURNING             no RETURNING                 RETURNING
+//	skip a       ON CONFLICT           plain INSERT, its unique     ON CONFLICT
+//	duplicate    DO NOTHING            violation classified         DO NOTHING
 //	unique       SQLSTATE 23505        1062, 1586, 1022, 1169       2067, 1555
 //	serialize    40001, 40P01          1213 (deadlock), 1020        SQLITE_BUSY (5, 517, ...)
 //	conn lost    class 08, 57P0x       invalid connection, 1053,    -
 //	                                   1927, 2006, 2013, 4031
+//	durable      SET LOCAL             server settings checked      synchronous pragma,
+//	commit       synchronous_commit    (LazyCommits)                set at open
+//	xact lock    pg_advisory_xact_lock -                            -
+//	clock        clock_timestamp()     UTC_TIMESTAMP(6) + elapsed   -
 //
-// A Dialect is chosen once, from the database/sql driver in use (ForDriver
-// knows lib/pq, pgx's stdlib, go-sql-driver/mysql, modernc.org/sqlite and
-// mattn/go-sqlite3 by their types), or by name (ByName, for a `dialect:`
-// setting). A driver it does not know gets no guess: ForDriver returns nil
-// and the caller asks for the setting.
+// A Dialect is chosen once: from the *sql.DB in use (Of), from its
+// database/sql driver (ForDriver knows lib/pq, pgx's stdlib,
+// go-sql-driver/mysql, modernc.org/sqlite and mattn/go-sqlite3 by their
+// types, and a wrapping driver that tells its dialect, as idsql's does,
+// through Teller), or by name (ByName, for a `dialect:` setting). A driver
+// it does not know gets no guess: Of returns an error wrapping
+// ErrUnknownDriver and the caller asks for the setting.
 //
-//	d := dialect.ForDriver(db.Driver())
-//	if d == nil {
-//		return errors.New("set dialect: postgres, mysql or sqlite")
+//	d, err := dialect.Of(db)
+//	if err != nil {
+//		return fmt.Errorf("%w; set dialect: postgres, mysql or sqlite", err)
 //	}
-//	q := "SELECT 1 FROM " + d.QuoteQualified("shop.orders") + " WHERE id = " + d.Placeholder(1)
+//	q := d.Rebind("SELECT 1 FROM " + d.QuoteQualified("shop.orders") + " WHERE id = ?")
 //	...
 //	if d.UniqueViolation(err) { ... }
 //
-// The error classifiers look through wrapped errors (errors.As). They know
-// lib/pq's and pgx's errors (anything with an SQLState method),
-// go-sql-driver/mysql's *MySQLError and modernc.org/sqlite's errors
-// (anything with a Code method); a connection lost is also recognised from
+// The error classifiers look through wrapped errors (as errors.As does).
+// They know lib/pq's and pgx's errors (anything with an SQLState method),
+// go-sql-driver/mysql's *MySQLError and ErrInvalidConn (recognised by
+// reflection, so that this package, which every part of idsql imports,
+// links no MySQL driver) and modernc.org/sqlite's errors (anything with a
+// Code method); a connection lost is also recognised from
 // database/sql/driver.ErrBadConn, io.EOF and network errors.
 //
 // MySQL's lexical rules depend on the session's sql_mode: SQLModeQuery

@@ -35,13 +35,13 @@
 // plus EXECUTE; Migrate needs CREATE ROUTINE.
 //
 // Where stored procedures are not available (TiDB, Vitess), clear the
-// dialect's Allocate: the store then runs START TRANSACTION, the UPDATE, a
+// store SQL's Allocate: the store then runs START TRANSACTION, the UPDATE, a
 // SELECT of the row, the INSERT and COMMIT, with the same guarantees, in
 // eight round trips with go-sql-driver's defaults (it prepares, executes
 // and closes every statement that has arguments, unless the DSN sets
 // interpolateParams=true).
 //
-//	d := mysqlstore.Dialect()
+//	d := mysqlstore.SQL()
 //	d.Allocate = nil
 //	store := segment.NewSQLStore(db, d)
 //

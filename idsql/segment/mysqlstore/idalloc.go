@@ -15,7 +15,7 @@ type IDAllocSettings = segment.IDAllocSettings
 type IDAllocStore = segment.IDAllocStore
 
 // NewIDAlloc returns a store on db's id_alloc table, a MySQL or MariaDB
-// database (segment.NewIDAllocStore with this package's Dialect).
+// database (segment.NewIDAllocStore with this package's SQL).
 func NewIDAlloc(db *sql.DB, st IDAllocSettings) (*IDAllocStore, error) {
-	return segment.NewIDAllocStore(db, Dialect(), st)
+	return segment.NewIDAllocStore(db, SQL(), st)
 }

@@ -8,17 +8,16 @@ import (
 	"hash/fnv"
 	"strings"
 
-	"github.com/go-sql-driver/mysql" // also registers the "mysql" driver
+	_ "github.com/go-sql-driver/mysql" // registers the "mysql" driver
 
 	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
-// Dialect returns the segment.Dialect for MySQL and MariaDB.
-func Dialect() segment.Dialect {
-	return segment.Dialect{
-		Name:       "mysql",
-		Bind:       segment.BindQuestion,
-		IdentQuote: '`',
+// SQL returns the segment.StoreSQL for MySQL and MariaDB.
+func SQL() segment.StoreSQL {
+	return segment.StoreSQL{
+		Dialect: dialect.MySQL,
 		AllocSchema: `CREATE TABLE IF NOT EXISTS idsql_alloc (
 	biz_tag     VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
 	max_id      BIGINT NOT NULL DEFAULT 0,
@@ -43,15 +42,14 @@ func Dialect() segment.Dialect {
 ) ENGINE=InnoDB`},
 		// CREATE TABLE and CREATE PROCEDURE ... IF NOT EXISTS are safe
 		// against a concurrent twin (the metadata lock serializes them), and
-		// DDL commits by itself anyway: no MigrateLock.
+		// DDL commits by itself anyway: the dialect has no migration lock.
+		// Nor has it a durable-commit statement: InnoDB has nothing a
+		// transaction or a session can set to make its own commit durable.
+		// innodb_flush_log_at_trx_commit and sync_binlog are global;
+		// CheckDurable reports them.
 		Allocate:        allocateCall,
 		AllocateSetup:   allocateProcedure,
 		PrepareAllocate: true,
-		// No DurableCommit: InnoDB has nothing a transaction or a session
-		// can set to make its own commit durable. innodb_flush_log_at_trx_commit
-		// and sync_binlog are global; CheckDurable reports them.
-		NoReturning: true,
-		KeyExists:   isDuplicateKey,
 	}
 }
 
@@ -59,12 +57,12 @@ func Dialect() segment.Dialect {
 // "mysql" driver, using idsql's own tables. Run its Migrate before the
 // first allocation: the allocation calls the stored procedure Migrate
 // creates.
-func New(db *sql.DB) *segment.SQLStore { return segment.NewSQLStore(db, Dialect()) }
+func New(db *sql.DB) *segment.SQLStore { return segment.NewSQLStore(db, SQL()) }
 
 // NewWith is New configured by st; set st.LeafTable to allocate from
 // Meituan Leaf's table.
 func NewWith(db *sql.DB, st segment.StoreSettings) (*segment.SQLStore, error) {
-	return segment.NewSQLStoreWith(db, Dialect(), st)
+	return segment.NewSQLStoreWith(db, SQL(), st)
 }
 
 // routineName is the stored procedure allocating from t. The version in
@@ -199,14 +197,6 @@ func isName(s string) bool {
 	return true
 }
 
-// erDupEntry is MySQL's ER_DUP_ENTRY.
-const erDupEntry = 1062
-
-func isDuplicateKey(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == erDupEntry
-}
-
 // ErrNotDurable is wrapped by CheckDurable's error.
 var ErrNotDurable = errors.New("mysqlstore: the server does not commit durably")
 
@@ -218,17 +208,13 @@ var ErrNotDurable = errors.New("mysqlstore: the server does not commit durably")
 // documentation). A server that does not commit durably yields an error
 // wrapping ErrNotDurable that names the setting and its value.
 func CheckDurable(ctx context.Context, db *sql.DB) error {
-	var flush, syncBinlog int64
-	var logBin string
-	err := db.QueryRowContext(ctx, `SELECT @@GLOBAL.innodb_flush_log_at_trx_commit, @@GLOBAL.log_bin, @@GLOBAL.sync_binlog`).Scan(&flush, &logBin, &syncBinlog)
-	if err != nil {
+	lazy, err := dialect.MySQL.LazyCommits(ctx, db)
+	switch {
+	case err != nil:
 		return fmt.Errorf("mysqlstore: check durability: %w", err)
-	}
-	if flush != 1 && flush != 3 {
-		return fmt.Errorf("%w: innodb_flush_log_at_trx_commit is %d, want 1 (a crash of the operating system, or with 0 of the server, may lose the last second of allocations and hand their ranges out again)", ErrNotDurable, flush)
-	}
-	if on := logBin == "1" || strings.EqualFold(logBin, "ON"); on && syncBinlog != 1 {
-		return fmt.Errorf("%w: the binary log is on and sync_binlog is %d, want 1 (recovery rolls back a commit whose binlog record was not synced)", ErrNotDurable, syncBinlog)
+	case lazy != nil:
+		return fmt.Errorf("%w: the server runs with %s, so a crash may lose the last allocations and hand their ranges out again; "+
+			"set innodb_flush_log_at_trx_commit = 1 (and sync_binlog = 1 with binary logging)", ErrNotDurable, strings.Join(lazy, " and "))
 	}
 	return nil
 }

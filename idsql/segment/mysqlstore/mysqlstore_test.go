@@ -90,7 +90,7 @@ func TestMySQLLeafTableInAnotherDatabase(t *testing.T) {
 // TestRoutineNames: each allocation table has a procedure of its own,
 // named after it, within MySQL's 64 characters.
 func TestRoutineNames(t *testing.T) {
-	d := mysqlstore.Dialect()
+	d := mysqlstore.SQL()
 	for _, tc := range []struct {
 		table segment.Table
 		want  string

@@ -7,15 +7,15 @@ import (
 	"net/url"
 
 	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/internal/dialect"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// Dialect returns the segment.Dialect for SQLite.
-func Dialect() segment.Dialect {
-	return segment.Dialect{
-		Name: "sqlite",
-		Bind: segment.BindQuestion,
+// SQL returns the segment.StoreSQL for SQLite.
+func SQL() segment.StoreSQL {
+	return segment.StoreSQL{
+		Dialect: dialect.SQLite,
 		AllocSchema: `CREATE TABLE IF NOT EXISTS idsql_alloc (
 	biz_tag     TEXT PRIMARY KEY,
 	max_id      INTEGER NOT NULL DEFAULT 0 CHECK (max_id >= 0),
@@ -42,7 +42,7 @@ func Dialect() segment.Dialect {
 // New returns a store on db, an SQLite database opened with the "sqlite"
 // driver. Prefer Open, which sets the pragmas concurrent allocators need.
 func New(db *sql.DB) *segment.SQLStore {
-	return segment.NewSQLStore(db, Dialect())
+	return segment.NewSQLStore(db, SQL())
 }
 
 // DSN returns the modernc.org/sqlite DSN Open uses for the file at path:

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/internal/fill"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/dialect"
@@ -103,6 +105,10 @@ type Connector struct {
 	keys       *Keys
 	ownKeys    bool
 	keysDB     *sql.DB // the unwrapped pool behind owned keys
+	// countsUpdates: MySQL or MariaDB counting a row an upsert updated
+	// twice, and one it left unchanged not at all (not CLIENT_FOUND_ROWS):
+	// a one-row upsert then tells an insert from an update (fill.Known).
+	countsUpdates bool
 	// sqliteChecked is set once a connection showed that the segment
 	// store is not in the application's SQLite file (checkSQLiteStore).
 	sqliteChecked atomic.Bool
@@ -124,17 +130,14 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 	if err != nil {
 		return nil, err
 	}
-	tables := make([]rewrite.Table, 0, len(cfg.Tables))
-	for _, name := range cfg.TableNames() {
-		tables = append(tables, rewriteTable(name, cfg.Tables[name]))
-	}
 	c := &Connector{inner: inner, keys: opts.Keys, dialect: d, name: sqlxName(opts.DriverName, d),
-		rwConfig: rewrite.Config{Tables: tables, Dialect: rewriteDialect(d), CacheSize: opts.CacheSize}}
+		rwConfig: rewrite.Config{Tables: fill.Tables(cfg.TableNames(), cfg.Tables), Dialect: rewriteDialect(d), CacheSize: opts.CacheSize}}
 	rw, err := rewrite.New(c.rwConfig)
 	if err != nil {
 		return nil, fmt.Errorf("idsql: %w", err)
 	}
 	c.rws[0].Store(rw)
+	c.countsUpdates = d == dialect.MySQL && !foundRows(inner)
 	if len(cfg.Tables) == 0 {
 		log := opts.KeysOptions.Logger
 		if log == nil {
@@ -208,14 +211,49 @@ func (c *Connector) namedRewriter() *rewrite.Rewriter {
 	return c.rws[0].Load()
 }
 
-// rewriteTable names a configured table for the rewriter.
-func rewriteTable(name string, tc TableConfig) rewrite.Table {
-	// A sharded table's key needs its row's shard, which the rewriter reads
-	// only from statements that leave the key out: fill_zero does not
-	// apply to it.
-	t := rewrite.TableNamed(name, tc.KeyColumn())
-	t.KeepZero = !tc.FillsZero() || tc.Shard != nil
-	return t
+// foundRows reports whether a MySQL connector asks the server for found
+// rows (go-sql-driver/mysql's clientFoundRows): the affected-rows count of
+// an upsert then counts a row it left unchanged as 1, like one it
+// inserted. It reads the setting from go-sql-driver/mysql's connector
+// (its cfg, a *mysql.Config), found in inner or in a connector that inner
+// wraps (a few levels down). A connector it cannot find is taken to have
+// the driver's default, off.
+func foundRows(inner driver.Connector) bool {
+	found, _ := clientFoundRows(reflect.ValueOf(inner), 3)
+	return found
+}
+
+// clientFoundRows looks for go-sql-driver/mysql's connector in v, and in
+// the values v holds down to depth levels.
+func clientFoundRows(v reflect.Value, depth int) (found, ok bool) {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return false, false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return false, false
+	}
+	if v.Type().PkgPath() == "github.com/go-sql-driver/mysql" {
+		cfg := v.FieldByName("cfg")
+		if cfg.Kind() == reflect.Pointer && !cfg.IsNil() && cfg.Elem().Kind() == reflect.Struct {
+			if f := cfg.Elem().FieldByName("ClientFoundRows"); f.Kind() == reflect.Bool {
+				return f.Bool(), true
+			}
+		}
+	}
+	if depth == 0 {
+		return false, false
+	}
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Interface || f.Kind() == reflect.Pointer {
+			if found, ok := clientFoundRows(f, depth-1); ok {
+				return found, true
+			}
+		}
+	}
+	return false, false
 }
 
 // innerOnly hides the Connector's optional interfaces so the pool that
@@ -560,7 +598,7 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 			}
 		}
 	case rs != nil:
-		// Sharded tables keep zero keys (rewriteTable): every row takes one.
+		// Sharded tables keep zero keys (TableConfig.FillsZero): every row takes one.
 		if ids, err = rs.appendIDs(ctx, c.c.keys, idBuf, args); err != nil {
 			return nil, nil, err
 		}
@@ -582,11 +620,19 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 	return full, ids, nil
 }
 
-// filled tells NamedExec, once a filled statement has succeeded, which keys
-// its rows were given.
-func filled(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue, ids []int64) {
+// filled tells NamedExec, once a filled statement has succeeded with res,
+// which keys its rows were given: none when the keys are not known to be
+// written (fill.Known).
+func (c *conn) filled(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue, ids []int64, res driver.Result) {
 	nm := namedFor(ctx, p)
 	if nm == nil {
+		return
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		n = -1
+	}
+	if !fill.Known(p, n, c.c.countsUpdates) {
 		return
 	}
 	if nm.keys != nil && len(ids) == len(nm.keys) {
@@ -685,14 +731,14 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		if err != nil {
 			return nil, c.sent(p, err)
 		}
-		filled(ctx, p, args, ids)
-		return c.result(res, ids), nil
+		c.filled(ctx, p, args, ids, res)
+		return c.result(res, p, ids), nil
 	}
 	if err != nil {
 		return nil, c.sent(p, err)
 	}
-	filled(ctx, p, args, ids)
-	return c.result(res, ids), nil
+	c.filled(ctx, p, args, ids, res)
+	return c.result(res, p, ids), nil
 }
 
 // QueryContext fills INSERT ... RETURNING into configured tables and
@@ -843,8 +889,8 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 	if err != nil {
 		return nil, s.conn.sent(s.plan, err)
 	}
-	filled(ctx, s.plan, args, ids)
-	return s.conn.result(res, ids), nil
+	s.conn.filled(ctx, s.plan, args, ids, res)
+	return s.conn.result(res, s.plan, ids), nil
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
@@ -882,11 +928,15 @@ func values(args []driver.NamedValue) []driver.Value {
 // result is the result of a filled INSERT.
 type result struct {
 	inner driver.Result
+	plan  *rewrite.Plan
 	id    int64 // the first key idsql generated, when generated
 	gen   bool  // a key was generated
-	// mysql: a statement that changed no row answers the server's
-	// LastInsertId, as it would without idsql.
+	// mysql: a statement whose keys are not known to be written answers
+	// the server's LastInsertId, as it would without idsql.
 	mysql bool
+	// countsUpdates: the database tells an upsert's insert from its update
+	// (Connector.countsUpdates).
+	countsUpdates bool
 }
 
 // resultBlock is how many results a connection allocates at once.
@@ -912,20 +962,23 @@ func (s *slots[T]) next() *T {
 	return p
 }
 
-// result wraps the inner result of a filled INSERT whose rows took keys.
-// The results of a connection come from its slots, not one allocation per
-// statement. An inner result that is a plain row count (lib/pq's and
-// pgx's stdlib's driver.RowsAffected) is not kept: the count is, in a
-// result without pointers.
-func (c *conn) result(res driver.Result, keys []int64) driver.Result {
+// result wraps the inner result of a filled INSERT of plan p whose rows
+// took keys. The results of a connection come from its slots, not one
+// allocation per statement. An inner result that is a plain row count
+// (lib/pq's and pgx's stdlib's driver.RowsAffected) is not kept: the count
+// is, in a result without pointers.
+func (c *conn) result(res driver.Result, p *rewrite.Plan, keys []int64) driver.Result {
 	mysql := c.c.dialect == dialect.MySQL
 	if n, ok := res.(driver.RowsAffected); ok && len(keys) > 0 && !mysql {
 		r := c.counts.next()
 		r.id, r.n = keys[0], int64(n)
+		if !fill.Known(p, r.n, false) {
+			r.id = 0
+		}
 		return r
 	}
 	r := c.results.next()
-	r.inner, r.mysql = res, mysql
+	r.inner, r.plan, r.mysql, r.countsUpdates = res, p, mysql, c.c.countsUpdates
 	if len(keys) > 0 {
 		r.id, r.gen = keys[0], true
 	}
@@ -936,41 +989,44 @@ func (c *conn) result(res driver.Result, keys []int64) driver.Result {
 // whose rows took keys (not on MySQL): it answers as a result over that
 // inner result would.
 type countResult struct {
-	id int64 // the first key idsql generated
+	id int64 // the first key idsql generated; 0 when it is not known to be written
 	n  int64 // the inner result's row count
 }
 
-// LastInsertId answers as result.LastInsertId: 0 when no row was written,
-// otherwise the first key idsql generated.
-func (r *countResult) LastInsertId() (int64, error) {
-	if r.n == 0 {
-		return 0, nil
-	}
-	return r.id, nil
-}
+// LastInsertId answers as result.LastInsertId: the first key idsql
+// generated, or 0 when it is not known to be written.
+func (r *countResult) LastInsertId() (int64, error) { return r.id, nil }
 
 func (r *countResult) RowsAffected() (int64, error) { return r.n, nil }
 
 // LastInsertId answers the first key idsql generated for the statement, as
 // MySQL answers the first AUTO_INCREMENT value of a multi-row INSERT. It
-// never names a row that was not written: a statement that inserted no row
-// (ON CONFLICT DO NOTHING, INSERT IGNORE or INSERT OR IGNORE of a
-// duplicate) answers 0 (MySQL: the server's value, 0 for INSERT IGNORE,
-// as without idsql), and one whose rows all kept the caller's keys answers
-// what the inner driver answers. A statement that inserted some rows but
-// not the first still answers the first row's key, which is then not in
-// the table: check RowsAffected, or use RETURNING.
+// never names a key that is not known to be written (fill.Known): a
+// statement that inserted no row (ON CONFLICT DO NOTHING, INSERT IGNORE or
+// INSERT OR IGNORE of a duplicate), and an upsert (ON CONFLICT ... DO
+// UPDATE, ON DUPLICATE KEY UPDATE) that may have updated a row which keeps
+// its own key, answer 0 (MySQL: the server's value, as without idsql: 0,
+// or the AUTO_INCREMENT key of the row an upsert updated). On MySQL and
+// MariaDB a one-row upsert that inserted answers its key; on PostgreSQL
+// and SQLite an upsert always answers 0: use RETURNING. One whose rows
+// all kept the caller's keys answers what the inner driver answers. A
+// statement that inserted some rows but not the first still answers the
+// first row's key, which is then not in the table: check RowsAffected,
+// or use RETURNING.
 func (r *result) LastInsertId() (int64, error) {
-	if n, err := r.inner.RowsAffected(); err == nil && n == 0 {
-		if r.mysql {
-			return r.inner.LastInsertId()
-		}
-		return 0, nil
+	n, err := r.inner.RowsAffected()
+	if err != nil {
+		n = -1
 	}
-	if !r.gen {
+	switch {
+	case !r.gen && n != 0:
+		return r.inner.LastInsertId()
+	case fill.Known(r.plan, n, r.countsUpdates):
+		return r.id, nil
+	case r.mysql:
 		return r.inner.LastInsertId()
 	}
-	return r.id, nil
+	return 0, nil
 }
 
 func (r *result) RowsAffected() (int64, error) { return r.inner.RowsAffected() }

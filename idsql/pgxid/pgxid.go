@@ -3,6 +3,7 @@ package pgxid
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/internal/fill"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -117,11 +119,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("pgxid: New: the configuration says dialect: %s, and pgx speaks PostgreSQL: remove the setting or set it to postgres", cfg.Dialect)
 		}
 	}
-	tables := make([]rewrite.Table, 0, len(cfg.Tables))
-	for _, name := range cfg.TableNames() {
-		tables = append(tables, rewrite.TableNamed(name, cfg.Tables[name].KeyColumn()))
-	}
-	rw, err := rewrite.New(rewrite.Config{Tables: tables, Dialect: rewrite.PostgreSQL, CacheSize: opts.CacheSize})
+	rw, err := rewrite.New(rewrite.Config{Tables: fill.Tables(cfg.TableNames(), cfg.Tables), Dialect: rewrite.PostgreSQL, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, fmt.Errorf("pgxid: %w", err)
 	}
@@ -386,15 +384,21 @@ func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.P
 		return nil, nil
 	}
 	if p.Aux.Load() == nil {
-		if err := s.checkKey(ctx, cat, p.Table); err != nil {
-			return nil, err
-		}
 		table := p.Table.String()
+		st := &planState{table: table}
+		if err := s.checkKey(ctx, cat, p.Table); err != nil {
+			if !p.Listed() || !errors.Is(err, idsql.ErrNarrowKey) {
+				return nil, err
+			}
+			// The rows give their keys: refused only by an execution
+			// that would generate one (fill).
+			st.narrow = err
+		}
 		src, err := s.keys.Source(ctx, table)
 		if err != nil {
 			return nil, fmt.Errorf("pgxid: insert into %s: %w", table, err)
 		}
-		st := &planState{table: table, src: src}
+		st.src = src
 		if sc := s.keys.Config().Tables[table].Shard; sc != nil {
 			vals, err := s.rw.ColumnValues(sql, p, sc.Column)
 			if err != nil {
@@ -414,28 +418,56 @@ type planState struct {
 	table string
 	src   idsql.KeySource
 	shard *shardPlan // a sharded table's rows' shard values; nil for others
+	// narrow: the key column is narrower than 64 bits and the statement
+	// lists the key; an execution that generates a key is refused with it.
+	narrow error
 }
 
-// fill returns args followed by the plan's fresh keys, as the plan's
-// query numbers them ($Params+1, ...). p came from plan.
+// fill returns the arguments for the plan's query: args with the plan's
+// fresh keys where the query takes them. A statement that does not list
+// the key takes one per row, numbered after the caller's ($Params+1,
+// ...); one that lists it takes one for each row whose key is DEFAULT, or
+// a bind value that is 0 or NULL (Plan.Need), as the database/sql wrapper
+// fills it. p came from plan.
 func (s *shared) fill(ctx context.Context, p *rewrite.Plan, args []any) ([]any, error) {
 	st := p.Aux.Load().(*planState)
+	own := ownArgs(args)
+	need := p.Rows
+	var named []driver.NamedValue
+	if p.Listed() {
+		named = fill.Named(nil, own)
+		if need = p.Need(named); need > 0 && st.narrow != nil {
+			return nil, st.narrow
+		}
+	}
 	var ids []int64
 	var err error
 	switch {
+	case need == 0:
 	case st.shard != nil:
 		var shards []int
-		if shards, err = st.shard.shards(st.table, ownArgs(args)); err != nil {
+		if shards, err = st.shard.shards(st.table, own); err != nil {
 			return nil, err
 		}
-		ids, err = s.keys.AppendShardIDs(ctx, make([]int64, 0, p.Rows), st.table, shards)
-	case p.Rows <= idsql.MaxBatch:
-		ids, err = st.src.AppendIDs(ctx, make([]int64, 0, p.Rows), p.Rows)
+		ids, err = s.keys.AppendShardIDs(ctx, make([]int64, 0, need), st.table, shards)
+	case need <= idsql.MaxBatch:
+		ids, err = st.src.AppendIDs(ctx, make([]int64, 0, need), need)
 	default:
-		ids, err = s.keys.AppendIDs(ctx, nil, st.table, p.Rows) // refused there, naming the limit
+		ids, err = s.keys.AppendIDs(ctx, nil, st.table, need) // refused there, naming the limit
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pgxid: insert into %s: %w", st.table, err)
+	}
+	if named != nil {
+		// The keys go where the plan says, some in place of the caller's.
+		named = p.Args(nil, named, ids)
+		lead := len(args) - len(own)
+		full := make([]any, lead, lead+len(named))
+		copy(full, args[:lead])
+		for _, a := range named {
+			full = append(full, a.Value)
+		}
+		return full, nil
 	}
 	full := make([]any, len(args), len(args)+len(ids))
 	copy(full, args)

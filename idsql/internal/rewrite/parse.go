@@ -117,6 +117,9 @@ type occurrence struct {
 	aliasEnd     int  // MySQL row alias: offset after its last column alias; 0 when none
 	primary      bool // the top-level statement of a single-statement query
 	inMultiQuery bool
+	// upsert: ON CONFLICT ... DO UPDATE or ON DUPLICATE KEY UPDATE, so a
+	// row may update an existing one instead of being inserted.
+	upsert bool
 }
 
 func (o *occurrence) fail(p *parser, i int, reason string) *occurrence {
@@ -407,7 +410,20 @@ func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 		}
 		return o.fail(p, j, "unexpected "+strconv.Quote(p.text(j))+" after "+after)
 	}
+	o.upsert = p.kw(j, "on") && p.mayUpdate(j, end)
 	return o
+}
+
+// mayUpdate reports whether the ON clauses at tokens j..end of an INSERT
+// may update an existing row instead of inserting one: ON CONFLICT ... DO
+// UPDATE (PostgreSQL, SQLite) or ON DUPLICATE KEY UPDATE (MySQL).
+func (p *parser) mayUpdate(j, end int) bool {
+	for k := j; k+1 < end; k++ {
+		if p.kw(k, "do") && p.kw(k+1, "update") || p.kw(k, "duplicate") && p.kw(k+1, "key") {
+			return true
+		}
+	}
+	return false
 }
 
 // names reads a parenthesised list of names opening at token j, calling
@@ -791,7 +807,7 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 		ins = append(ins, splice{o.aliasEnd, 0, ", " + key, false})
 	}
 
-	plan := &Plan{Table: *o.tbl, Params: params, positional: positional}
+	plan := &Plan{Table: *o.tbl, Params: params, positional: positional, Upsert: o.upsert}
 	plan.Query = plan.splice(q, ins, qmarks, len(colList))
 	plan.Rows, plan.addedN = plan.addedN, 0
 	return plan, nil, true
@@ -996,7 +1012,7 @@ func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, error
 		}
 		k++
 	}
-	plan := &Plan{Table: *o.tbl, Params: params, positional: positional, Rows: len(slots), slots: slots}
+	plan := &Plan{Table: *o.tbl, Params: params, positional: positional, Rows: len(slots), slots: slots, Upsert: o.upsert}
 	plan.Query = plan.splice(q, ins, qmarks, 0)
 	plan.addedN = 0
 	return plan, nil, true

@@ -227,6 +227,11 @@ type Plan struct {
 	// Params is the number of arguments the caller's statement takes: the
 	// highest $n for PostgreSQL, the number of ? for SQLite and MySQL.
 	Params int
+	// Upsert: the statement may update an existing row instead of
+	// inserting one (ON CONFLICT ... DO UPDATE, ON DUPLICATE KEY UPDATE),
+	// which then keeps its key: a generated key is written only if the
+	// row was inserted.
+	Upsert bool
 
 	positional bool  // ? placeholders
 	at         []int // positional: for each added placeholder, how many caller args precede it

@@ -436,3 +436,33 @@ func TestKeyListed(t *testing.T) {
 func passes(p *Plan, in string) bool {
 	return p == nil || p.Query == in && p.added() == 0
 }
+
+// TestPlanUpsert: a plan says whether its statement may update an existing
+// row instead of inserting (the row then keeps its key).
+func TestPlanUpsert(t *testing.T) {
+	for _, tc := range []struct {
+		d      Dialect
+		in     string
+		upsert bool
+	}{
+		{PostgreSQL, `INSERT INTO orders (user_id) VALUES ($1)`, false},
+		{PostgreSQL, `INSERT INTO orders (user_id) VALUES ($1) ON CONFLICT DO NOTHING`, false},
+		{PostgreSQL, `INSERT INTO orders (user_id) VALUES ($1) ON CONFLICT (user_id) DO UPDATE SET user_id = excluded.user_id`, true},
+		{PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $2) ON CONFLICT ON CONSTRAINT c DO UPDATE SET user_id = 1`, true},
+		{PostgreSQL, `INSERT INTO orders (user_id) VALUES ($1) RETURNING id`, false},
+		{SQLite, `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (user_id) DO UPDATE SET user_id = 2`, true},
+		{SQLite, `INSERT OR REPLACE INTO orders (user_id) VALUES (?)`, false},
+		{MySQL, `INSERT INTO orders (user_id) VALUES (?) ON DUPLICATE KEY UPDATE user_id = VALUES(user_id)`, true},
+		{MySQL, `INSERT INTO orders SET user_id = ? ON DUPLICATE KEY UPDATE user_id = 1`, true},
+		{MySQL, `INSERT IGNORE INTO orders (user_id) VALUES (?)`, false},
+		{MySQL, `REPLACE INTO orders (user_id) VALUES (?)`, false},
+	} {
+		p, err := newTest(t, tc.d).Plan(context.Background(), tc.in, nil)
+		if err != nil || p == nil {
+			t.Fatalf("%s: %v, %v", tc.in, p, err)
+		}
+		if p.Upsert != tc.upsert {
+			t.Errorf("%s: Upsert %v, want %v", tc.in, p.Upsert, tc.upsert)
+		}
+	}
+}

@@ -131,7 +131,7 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 		return nil, err
 	}
 	c := &Connector{inner: inner, keys: opts.Keys, dialect: d, name: sqlxName(opts.DriverName, d),
-		rwConfig: rewrite.Config{Tables: fill.Tables(cfg.TableNames(), cfg.Tables), Dialect: rewriteDialect(d), CacheSize: opts.CacheSize}}
+		rwConfig: rewrite.Config{Tables: fill.Tables(cfg.TableNames(), cfg.Tables), Dialect: d, CacheSize: opts.CacheSize}}
 	rw, err := rewrite.New(c.rwConfig)
 	if err != nil {
 		return nil, fmt.Errorf("idsql: %w", err)

@@ -119,7 +119,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("pgxid: New: the configuration says dialect: %s, and pgx speaks PostgreSQL: remove the setting or set it to postgres", cfg.Dialect)
 		}
 	}
-	rw, err := rewrite.New(rewrite.Config{Tables: fill.Tables(cfg.TableNames(), cfg.Tables), Dialect: rewrite.PostgreSQL, CacheSize: opts.CacheSize})
+	rw, err := rewrite.New(rewrite.Config{Tables: fill.Tables(cfg.TableNames(), cfg.Tables), Dialect: dialect.PostgreSQL, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, fmt.Errorf("pgxid: %w", err)
 	}

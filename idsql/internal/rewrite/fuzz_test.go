@@ -5,16 +5,18 @@ import (
 	"database/sql/driver"
 	"strconv"
 	"testing"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // fuzzConfigs are the configurations FuzzRewrite runs, chosen by its second
 // argument.
 var fuzzConfigs = []Config{
-	{Tables: testTables, Dialect: PostgreSQL},
-	{Tables: testTables, Dialect: SQLite},
-	{Tables: testTables, Dialect: MySQL},
-	{Tables: testTables, Dialect: MySQL, NoBackslashEscapes: true},
-	{Tables: testTables, Dialect: MySQL, ANSIQuotes: true},
+	{Tables: testTables, Dialect: dialect.PostgreSQL},
+	{Tables: testTables, Dialect: dialect.SQLite},
+	{Tables: testTables, Dialect: dialect.MySQL},
+	{Tables: testTables, Dialect: dialect.MySQL, NoBackslashEscapes: true},
+	{Tables: testTables, Dialect: dialect.MySQL, ANSIQuotes: true},
 }
 
 // fuzzConfig returns the index in fuzzConfigs of a table-test case's Config.
@@ -38,8 +40,8 @@ func FuzzRewrite(f *testing.F) {
 	for _, cases := range [][]rwCase{rwCases, mysqlCases} {
 		for _, tc := range cases {
 			f.Add(tc.in, fuzzConfig(tc))
-			if tc.dialect != MySQL {
-				f.Add(tc.in, fuzzConfig(rwCase{dialect: MySQL})) // the same text read as MySQL
+			if tc.dialect != dialect.MySQL {
+				f.Add(tc.in, fuzzConfig(rwCase{dialect: dialect.MySQL})) // the same text read as MySQL
 			}
 		}
 	}
@@ -80,7 +82,7 @@ func FuzzRewrite(f *testing.F) {
 				t.Fatalf("%q -> %q: %d arguments, want %d", q, p.Query, got, p.Params+p.added())
 			}
 		}
-		if r.syn.dialect == PostgreSQL {
+		if r.syn.dialect == dialect.PostgreSQL {
 			hi := 0
 			for _, tk := range lex(p.Query, r.syn).toks {
 				if tk.kind == tParam {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"strings"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // parser reads the tokens of one query.
@@ -35,7 +37,7 @@ func (p *parser) ident(i int) (string, bool) {
 	s := p.q[t.start:t.end]
 	switch t.kind {
 	case tIdent:
-		if p.r.syn.dialect == PostgreSQL {
+		if p.r.syn.dialect == dialect.PostgreSQL {
 			return asciiLower(s), true // as PostgreSQL folds in multi-byte encodings
 		}
 		return s, true
@@ -56,7 +58,7 @@ func (p *parser) ident(i int) (string, bool) {
 
 // sameIdent compares a name read from the statement with a configured one.
 func (r *Rewriter) sameIdent(stmt, cfg string) bool {
-	if r.syn.dialect.positional() {
+	if positional(r.syn.dialect) {
 		return strings.EqualFold(stmt, cfg)
 	}
 	return stmt == cfg
@@ -186,15 +188,15 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 // table keeps zero keys.
 func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 	d := p.r.syn.dialect
-	mysql := d == MySQL
+	mysql := d == dialect.MySQL
 	j := i + 1
-	if d.positional() {
+	if positional(d) {
 		for {
 			switch {
 			case p.kw(j, "low_priority"), p.kw(j, "delayed"), p.kw(j, "high_priority"), p.kw(j, "ignore"):
 				j++
 				continue
-			case d == SQLite && p.kw(i, "insert") && p.kw(j, "or") && j+1 < end && p.toks[j+1].kind == tIdent:
+			case d == dialect.SQLite && p.kw(i, "insert") && p.kw(j, "or") && j+1 < end && p.toks[j+1].kind == tIdent:
 				j += 2
 				continue
 			}
@@ -203,7 +205,7 @@ func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 	}
 	if p.kw(j, "into") {
 		j++
-	} else if !d.positional() || !stmtStart {
+	} else if !positional(d) || !stmtStart {
 		return nil
 	}
 	schema, name, j, ok := p.name(j)
@@ -577,7 +579,7 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 		}
 		primary := -1
 		switch {
-		case p.kw(s.start, "insert"), r.syn.dialect.positional() && p.kw(s.start, "replace"):
+		case p.kw(s.start, "insert"), positional(r.syn.dialect) && p.kw(s.start, "replace"):
 			primary = s.start
 		case p.kw(s.start, "with"):
 			d := 0
@@ -600,7 +602,7 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 		for k := s.start; k < s.end; k++ {
 			var o *occurrence
 			switch {
-			case p.kw(k, "insert"), r.syn.dialect.positional() && k == s.start && p.kw(k, "replace"):
+			case p.kw(k, "insert"), positional(r.syn.dialect) && k == s.start && p.kw(k, "replace"):
 				o = p.insert(k, s.end, k == s.start)
 			case p.kw(k, "merge"):
 				o = p.merge(k, s.end)
@@ -764,7 +766,7 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 	}
 
 	// Existing placeholders.
-	positional := r.syn.dialect.positional()
+	positional := positional(r.syn.dialect)
 	params, qmarks, _, bad := p.placeholders()
 	if bad >= 0 {
 		o.failPos, o.failReason = p.toks[bad].start, "placeholder "+p.text(bad)+" out of range"
@@ -822,7 +824,7 @@ func (p *parser) placeholders() (params int, qmarks []int, uses map[int]int, bad
 		if t.kind != tParam {
 			continue
 		}
-		if p.r.syn.dialect.positional() {
+		if positional(p.r.syn.dialect) {
 			qmarks = append(qmarks, t.start)
 			params++
 			continue
@@ -879,7 +881,7 @@ const (
 // cast (PostgreSQL's value::type).
 func (p *parser) keyValue(a, b int) keyValue {
 	if b-a > 1 {
-		if p.r.syn.dialect != PostgreSQL || b-a < 4 || !p.punct(a+1, ':') || !p.punct(a+2, ':') ||
+		if p.r.syn.dialect != dialect.PostgreSQL || b-a < 4 || !p.punct(a+1, ':') || !p.punct(a+2, ':') ||
 			p.toks[a+2].start != p.toks[a+1].end || p.kw(a, "default") {
 			return kvOther
 		}
@@ -947,7 +949,7 @@ func (p *parser) element(open, closeAt, idx int) (a, b int, ok bool) {
 // statement passes unchanged.
 func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, error, bool) {
 	q := p.q
-	positional := r.syn.dialect.positional()
+	positional := positional(r.syn.dialect)
 	var spans [][2]int
 	if o.setKey[1] > 0 {
 		spans = append(spans, o.setKey)
@@ -1032,14 +1034,14 @@ func countBefore(offsets []int, at int) int {
 // reads back as itself, quoted otherwise. MySQL names are always quoted:
 // MySQL reserves more words with every version (rank in 8.0, for one).
 func (r *Rewriter) quote(name string) string {
-	if r.syn.dialect == MySQL {
+	if r.syn.dialect == dialect.MySQL {
 		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 	}
 	bare := name != "" && !reserved[strings.ToLower(name)]
 	for i := 0; i < len(name) && bare; i++ {
 		c := name[i]
 		ok := c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9'
-		if r.syn.dialect == SQLite {
+		if r.syn.dialect == dialect.SQLite {
 			ok = ok || c >= 'A' && c <= 'Z'
 		}
 		bare = ok
@@ -1047,7 +1049,7 @@ func (r *Rewriter) quote(name string) string {
 	if bare {
 		return name
 	}
-	if r.syn.dialect == SQLite {
+	if r.syn.dialect == dialect.SQLite {
 		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`

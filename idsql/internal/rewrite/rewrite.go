@@ -6,54 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
-
-// Dialect is the SQL dialect of the inner driver's database. It decides the
-// placeholder style, the lexical rules and the INSERT forms understood.
-type Dialect uint8
-
-const (
-	// PostgreSQL: numbered $1, $2, ... placeholders and PostgreSQL's
-	// lexical rules (E'...' strings, $tag$ quoting, nested comments), with
-	// standard_conforming_strings on. It is the zero value.
-	PostgreSQL Dialect = iota
-	// SQLite: positional ? placeholders. Constructs that SQLite and MySQL
-	// read differently (backslashes in literals, '#' and '--x' comments,
-	// nested or executable comments, named parameters) make a statement
-	// "not understood".
-	SQLite
-	// MySQL, and MariaDB: positional ? placeholders and MySQL's lexical
-	// rules (backslash escapes in '...' and "..." unless
-	// Config.NoBackslashEscapes, backtick identifiers, '#' and '-- '
-	// comments, /*! ... */ executable comments), and MySQL's INSERT forms
-	// (INSERT ... SET, VALUES ROW(...), PARTITION, row aliases).
-	MySQL
-)
-
-// String returns "postgresql", "sqlite" or "mysql".
-func (d Dialect) String() string {
-	switch d {
-	case PostgreSQL:
-		return "postgresql"
-	case SQLite:
-		return "sqlite"
-	case MySQL:
-		return "mysql"
-	}
-	return "Dialect(" + strconv.Itoa(int(d)) + ")"
-}
 
 // positional reports whether the dialect's placeholders are ? rather than
 // $n.
-func (d Dialect) positional() bool { return d != PostgreSQL }
+func positional(d dialect.Dialect) bool { return d.Bind() == dialect.Question }
 
 // syntax is what the lexer needs to know of a Config.
 type syntax struct {
-	dialect            Dialect
+	dialect            dialect.Dialect
 	noBackslashEscapes bool // MySQL: backslash is a plain character in literals
 	ansiQuotes         bool // MySQL: "..." quotes identifiers, not strings
 }
@@ -132,8 +98,20 @@ const maxCachedQuery = 1 << 20
 type Config struct {
 	// Tables lists the tables whose key column is filled.
 	Tables []Table
-	// Dialect is the database's SQL dialect (default PostgreSQL).
-	Dialect Dialect
+	// Dialect is the database's SQL dialect (default PostgreSQL):
+	//   - PostgreSQL: numbered $1, $2, ... placeholders and PostgreSQL's
+	//     lexical rules (E'...' strings, $tag$ quoting, nested comments),
+	//     with standard_conforming_strings on.
+	//   - SQLite: positional ? placeholders. Constructs that SQLite and
+	//     MySQL read differently (backslashes in literals, '#' and '--x'
+	//     comments, nested or executable comments, named parameters) make
+	//     a statement "not understood".
+	//   - MySQL, and MariaDB: positional ? placeholders and MySQL's lexical
+	//     rules (backslash escapes in '...' and "..." unless
+	//     NoBackslashEscapes, backtick identifiers, '#' and '-- ' comments,
+	//     /*! ... */ executable comments), and MySQL's INSERT forms
+	//     (INSERT ... SET, VALUES ROW(...), PARTITION, row aliases).
+	Dialect dialect.Dialect
 	// NoBackslashEscapes says the MySQL server runs with NO_BACKSLASH_ESCAPES
 	// in sql_mode: backslash is then a plain character in string literals.
 	// By default MySQL reads \' in '...' as an escaped quote. Only for the
@@ -168,12 +146,17 @@ type entry struct {
 
 // New validates cfg and returns a Rewriter.
 func New(cfg Config) (*Rewriter, error) {
+	switch cfg.Dialect {
+	case dialect.Unknown:
+		cfg.Dialect = dialect.PostgreSQL
+	case dialect.PostgreSQL, dialect.MySQL, dialect.SQLite:
+	default:
+		return nil, fmt.Errorf("rewrite: Config.Dialect: unknown dialect %s", cfg.Dialect)
+	}
 	switch {
-	case cfg.Dialect > MySQL:
-		return nil, fmt.Errorf("rewrite: Config.Dialect: unknown dialect %d", cfg.Dialect)
-	case cfg.NoBackslashEscapes && cfg.Dialect != MySQL:
+	case cfg.NoBackslashEscapes && cfg.Dialect != dialect.MySQL:
 		return nil, fmt.Errorf("rewrite: Config.NoBackslashEscapes: a MySQL sql_mode, set for dialect %s", cfg.Dialect)
-	case cfg.ANSIQuotes && cfg.Dialect != MySQL:
+	case cfg.ANSIQuotes && cfg.Dialect != dialect.MySQL:
 		return nil, fmt.Errorf("rewrite: Config.ANSIQuotes: a MySQL sql_mode, set for dialect %s", cfg.Dialect)
 	}
 	seen := make(map[Table]bool, len(cfg.Tables))
@@ -184,7 +167,7 @@ func New(cfg Config) (*Rewriter, error) {
 		}
 		t.KeyColumn = t.key()
 		k := t
-		if cfg.Dialect.positional() {
+		if positional(cfg.Dialect) {
 			k = Table{Schema: strings.ToLower(t.Schema), Name: strings.ToLower(t.Name)}
 		} else {
 			k = Table{Schema: t.Schema, Name: t.Name}
@@ -569,7 +552,7 @@ func (r *Rewriter) mayInsert(q string) bool {
 				return true
 			}
 		case 'r':
-			if r.syn.dialect.positional() && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
+			if positional(r.syn.dialect) && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
 				return true
 			}
 		}
@@ -634,7 +617,7 @@ func (r *Rewriter) KeyListed(query string) (Table, bool) {
 	for k < end && p.toks[k].start < o.colsEnd {
 		k++
 	}
-	if !p.punct(k, ')') || !(p.kw(k+1, "values") || r.syn.dialect == MySQL && p.kw(k+1, "value")) {
+	if !p.punct(k, ')') || !(p.kw(k+1, "values") || r.syn.dialect == dialect.MySQL && p.kw(k+1, "value")) {
 		return Table{}, false
 	}
 	return *o.tbl, true

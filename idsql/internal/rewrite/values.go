@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // ValueKind says where a row's value for a column comes from.
@@ -50,7 +52,7 @@ func (r *Rewriter) ColumnValues(query string, p *Plan, column string) ([]Value, 
 	}
 	var o *occurrence
 	for k := 0; k < end && o == nil; k++ {
-		if ps.kw(k, "insert") || r.syn.dialect.positional() && ps.kw(k, "replace") {
+		if ps.kw(k, "insert") || positional(r.syn.dialect) && ps.kw(k, "replace") {
 			if c := ps.insert(k, end, true); c != nil && c.parsed && !c.keyListed && *c.tbl == p.Table {
 				o = c
 			}
@@ -232,7 +234,7 @@ func (p *parser) literal(o *occurrence, a, b int, column string) (Value, error) 
 		if (q != '\'' && q != '"') || s[len(s)-1] != q || strings.IndexByte(s, '\\') >= 0 {
 			return bad("is a string literal with a prefix, escapes or dollar quotes: pass it as a bind parameter")
 		}
-		if q == '"' && (p.r.syn.dialect != MySQL || p.r.syn.ansiQuotes) {
+		if q == '"' && (p.r.syn.dialect != dialect.MySQL || p.r.syn.ansiQuotes) {
 			return bad("is a quoted identifier, not a value")
 		}
 		return Value{Kind: ValueString, Str: strings.ReplaceAll(s[1:len(s)-1], string([]byte{q, q}), string(q))}, nil

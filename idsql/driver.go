@@ -98,10 +98,6 @@ type Connector struct {
 	// plans with its rewriter before it has a connection.
 	mode       atomic.Int32
 	keyChecked sync.Map // configured table name -> true once its key column was found wide enough
-	// rowShards caches, by query text, where each row of an INSERT into
-	// a sharded table takes its shard column value (see shard.go).
-	rowShards  sync.Map
-	nRowShards atomic.Int64
 	keys       *Keys
 	ownKeys    bool
 	keysDB     *sql.DB // the unwrapped pool behind owned keys
@@ -555,9 +551,9 @@ func state(p *rewrite.Plan) *planState {
 // fill generates the keys the plan's rows take in this execution (or takes
 // the ones NamedExec chose) and returns the arguments for plan.Query and
 // those keys, in row order. With reuse, the connection's buffers hold them
-// until the next fill. rs is not nil for a sharded table: each row's key
-// comes from its shard.
-func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
+// until the next fill. A sharded table's rows (p.Shards) each take a key
+// from the row's shard.
+func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
 	if err := rewriterArg(p, args); err != nil {
 		return nil, nil, err
 	}
@@ -577,7 +573,7 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 	ids := idBuf
 	var err error
 	switch nm := namedFor(ctx, p); {
-	case nm != nil && nm.keys != nil && need == len(nm.keys) && rs == nil:
+	case nm != nil && nm.keys != nil && need == len(nm.keys) && p.Shards == nil:
 		// NamedExec: the caller's keys, and new ones for its zero keys.
 		ids = append(ids, nm.keys...)
 		zeros := 0
@@ -597,9 +593,9 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 				}
 			}
 		}
-	case rs != nil:
+	case p.Shards != nil:
 		// Sharded tables keep zero keys (TableConfig.FillsZero): every row takes one.
-		if ids, err = rs.appendIDs(ctx, c.c.keys, idBuf, args); err != nil {
+		if ids, err = c.c.keys.appendShardIDs(ctx, idBuf, p, table, args); err != nil {
 			return nil, nil, err
 		}
 	case need > 0:
@@ -706,11 +702,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 		return res, err
 	}
-	rs, err := c.rowShards(query, p)
-	if err != nil {
-		return nil, err
-	}
-	full, ids, err := c.fill(ctx, p, rs, args, true)
+	full, ids, err := c.fill(ctx, p, args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -755,11 +747,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		}
 		return q.QueryContext(ctx, query, args)
 	}
-	rs, err := c.rowShards(query, p)
-	if err != nil {
-		return nil, err
-	}
-	full, _, err := c.fill(ctx, p, rs, args, false)
+	full, _, err := c.fill(ctx, p, args, false)
 	if err != nil {
 		return nil, err
 	}
@@ -810,18 +798,14 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	if err != nil {
 		return nil, err
 	}
-	var rs *rowShards
 	if p != nil {
-		if rs, err = c.rowShards(query, p); err != nil {
-			return nil, err
-		}
 		query = p.Query
 	}
 	st, err := c.prepare(ctx, query)
 	if err != nil || p == nil {
 		return st, err
 	}
-	return &fillStmt{inner: st, conn: c, plan: p, shards: rs}, nil
+	return &fillStmt{inner: st, conn: c, plan: p}, nil
 }
 
 func (c *conn) Ping(ctx context.Context) error {
@@ -861,10 +845,9 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 // fillStmt is a prepared INSERT into a configured table: every execution
 // gets fresh IDs.
 type fillStmt struct {
-	inner  driver.Stmt
-	conn   *conn
-	plan   *rewrite.Plan
-	shards *rowShards // the plan's table is sharded; nil otherwise
+	inner driver.Stmt
+	conn  *conn
+	plan  *rewrite.Plan
 }
 
 func (s *fillStmt) Close() error { return s.inner.Close() }
@@ -881,7 +864,7 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	full, ids, err := s.conn.fill(ctx, s.plan, s.shards, args, true)
+	full, ids, err := s.conn.fill(ctx, s.plan, args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -894,7 +877,7 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	full, _, err := s.conn.fill(ctx, s.plan, s.shards, args, false)
+	full, _, err := s.conn.fill(ctx, s.plan, args, false)
 	if err != nil {
 		return nil, err
 	}

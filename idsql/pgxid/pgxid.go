@@ -337,6 +337,20 @@ func rewriterAt(args []any) int {
 	return -1
 }
 
+// ownArgs returns args without pgx's leading option arguments
+// (QueryExecMode, QueryResultFormats, QueryResultFormatsByOID): the
+// statement's own, $1 first.
+func ownArgs(args []any) []any {
+	for i, a := range args {
+		switch a.(type) {
+		case pgx.QueryExecMode, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
+		default:
+			return args[i:]
+		}
+	}
+	return nil
+}
+
 // withFilling returns a copy of args whose rewriter at i fills keys after
 // it has rewritten the statement.
 func (s *session) withFilling(args []any, i int) []any {
@@ -400,11 +414,7 @@ func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.P
 		}
 		st.src = src
 		if sc := s.keys.Config().Tables[table].Shard; sc != nil {
-			vals, err := s.rw.ColumnValues(sql, p, sc.Column)
-			if err != nil {
-				return nil, fmt.Errorf("pgxid: %w", err)
-			}
-			st.shard = &shardPlan{column: sc.Column, bits: sc.Bits, vals: vals}
+			st.shardBits = sc.Bits
 		}
 		p.Aux.Store(st)
 	}
@@ -417,7 +427,9 @@ func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.P
 type planState struct {
 	table string
 	src   idsql.KeySource
-	shard *shardPlan // a sharded table's rows' shard values; nil for others
+	// shardBits: the table's shard bits; its rows' shard column values
+	// are the plan's Shards.
+	shardBits int
 	// narrow: the key column is narrower than 64 bits and the statement
 	// lists the key; an execution that generates a key is refused with it.
 	narrow error
@@ -444,10 +456,11 @@ func (s *shared) fill(ctx context.Context, p *rewrite.Plan, args []any) ([]any, 
 	var err error
 	switch {
 	case need == 0:
-	case st.shard != nil:
+	case p.Shards != nil:
 		var shards []int
-		if shards, err = st.shard.shards(st.table, own); err != nil {
-			return nil, err
+		if shards, err = fill.Shards(make([]int, 0, need), p, own, func(a any) any { return a },
+			func(v any) (int, error) { return idsql.ShardOf(v, st.shardBits) }); err != nil {
+			return nil, fmt.Errorf("pgxid: %w", err)
 		}
 		ids, err = s.keys.AppendShardIDs(ctx, make([]int64, 0, need), st.table, shards)
 	case need <= idsql.MaxBatch:

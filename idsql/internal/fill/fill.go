@@ -10,6 +10,7 @@ package fill
 
 import (
 	"database/sql/driver"
+	"fmt"
 
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 )
@@ -24,17 +25,21 @@ type TableConfig interface {
 	// its row's shard, which the rewriter reads only from statements that
 	// leave the key out).
 	FillsZero() bool
+	// ShardColumn is the column whose value picks the shard of each row's
+	// key; "" for a table without shard bits.
+	ShardColumn() string
 }
 
 // Tables returns the rewriter's description of the configured tables
-// names, in that order: each labelled with its configuration name, its
-// key column, and keeping zero keys unless it fills them.
+// names, in that order: each labelled with its configuration name, with its
+// key column and shard column, and keeping zero keys unless it fills them.
 func Tables[T TableConfig](names []string, tables map[string]T) []rewrite.Table {
 	out := make([]rewrite.Table, 0, len(names))
 	for _, name := range names {
 		tc := tables[name]
 		t := rewrite.TableNamed(name, tc.KeyColumn())
 		t.KeepZero = !tc.FillsZero()
+		t.ShardColumn = tc.ShardColumn()
 		out = append(out, t)
 	}
 	return out
@@ -72,4 +77,31 @@ func Known(p *rewrite.Plan, affected int64, countsUpdates bool) bool {
 		return true
 	}
 	return countsUpdates && p.Rows == 1 && affected == 1
+}
+
+// Shards appends to dst the shard of each of p's rows (p.Shards, for a
+// table with a shard column): shardOf of the value the row gives that
+// column, a literal or the argument args[i] (read with value). The errors
+// name the table and the row.
+func Shards[A any](dst []int, p *rewrite.Plan, args []A, value func(A) any, shardOf func(any) (int, error)) ([]int, error) {
+	for i, v := range p.Shards {
+		var x any
+		switch v.Kind {
+		case rewrite.ValueArg:
+			if v.Arg >= len(args) {
+				return dst, fmt.Errorf("insert into %s: row %d: column %s takes argument %d of %d", p.Table, i+1, p.Table.ShardColumn, v.Arg+1, len(args))
+			}
+			x = value(args[v.Arg])
+		case rewrite.ValueInt:
+			x = v.Int
+		default:
+			x = v.Str
+		}
+		s, err := shardOf(x)
+		if err != nil {
+			return dst, fmt.Errorf("insert into %s: row %d: column %s: %w", p.Table, i+1, p.Table.ShardColumn, err)
+		}
+		dst = append(dst, s)
+	}
+	return dst, nil
 }

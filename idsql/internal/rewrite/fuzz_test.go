@@ -3,6 +3,7 @@ package rewrite
 import (
 	"context"
 	"database/sql/driver"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -46,8 +47,14 @@ func FuzzRewrite(f *testing.F) {
 		}
 	}
 	rws := make([]*Rewriter, len(fuzzConfigs))
+	shards := make([]*Rewriter, len(fuzzConfigs)) // the same, every table's shard column user_id
 	for i, cfg := range fuzzConfigs {
 		rws[i] = newTestConfig(f, cfg)
+		cfg.Tables = slices.Clone(cfg.Tables)
+		for j := range cfg.Tables {
+			cfg.Tables[j].ShardColumn = "user_id"
+		}
+		shards[i] = newTestConfig(f, cfg)
 	}
 	f.Fuzz(func(t *testing.T, q string, config uint8) {
 		r := rws[int(config)%len(rws)]
@@ -100,12 +107,14 @@ func FuzzRewrite(f *testing.F) {
 		if err != nil || !passes(again, p.Query) {
 			t.Fatalf("%q -> %q planned again: %+v, %v; want pass-through", q, p.Query, again, err)
 		}
-		// Shard columns: one value per row, arguments within the caller's.
-		if vals, err := r.ColumnValues(q, p, "user_id"); err == nil {
-			if len(vals) != p.Rows {
-				t.Fatalf("%q: %d shard values for %d rows", q, len(vals), p.Rows)
+		// Shard columns: the same plan, and one value per row, arguments
+		// within the caller's.
+		sp, err := shards[int(config)%len(shards)].Plan(context.Background(), q, testCatalog)
+		if err == nil {
+			if sp == nil || sp.Query != p.Query || len(sp.Shards) != p.Rows {
+				t.Fatalf("%q: with a shard column: %+v; want %q and a shard value for each of %d rows", q, sp, p.Query, p.Rows)
 			}
-			for _, v := range vals {
+			for _, v := range sp.Shards {
 				if v.Kind == ValueArg && (v.Arg < 0 || v.Arg >= p.Params) {
 					t.Fatalf("%q: shard value from argument %d of %d", q, v.Arg, p.Params)
 				}

@@ -645,7 +645,13 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 	if fill == nil {
 		return nil, nil, true
 	}
-	return r.build(ctx, p, fill, cat)
+	plan, err, keep = r.build(ctx, p, fill, cat)
+	if plan != nil && fill.tbl.ShardColumn != "" {
+		if plan.Shards, err = p.shardValues(fill, plan.Rows, fill.tbl.ShardColumn); err != nil {
+			return nil, err, keep
+		}
+	}
+	return plan, err, keep
 }
 
 // ddlWords open statements that define things rather than run them.

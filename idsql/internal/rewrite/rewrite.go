@@ -47,6 +47,11 @@ type Table struct {
 	// Label is what String returns, when set: the caller's own name for
 	// the table (idsql's configuration name, "Mixed Case" quoted, say).
 	Label string
+	// ShardColumn, when set, is the column whose value picks the shard of
+	// each row's key: a plan that fills the table says where each row's
+	// value is (Plan.Shards), and a statement that does not give every
+	// row a bind parameter or a literal there is refused with an *Error.
+	ShardColumn string
 }
 
 // String returns the table's Label, or its configured name,
@@ -210,6 +215,10 @@ type Plan struct {
 	// Params is the number of arguments the caller's statement takes: the
 	// highest $n for PostgreSQL, the number of ? for SQLite and MySQL.
 	Params int
+	// Shards, for a table with a ShardColumn, says for each of the Rows
+	// rows, in order, what it gives that column: a bind parameter or a
+	// literal. Nil for other tables.
+	Shards []Value
 	// Upsert: the statement may update an existing row instead of
 	// inserting one (ON CONFLICT ... DO UPDATE, ON DUPLICATE KEY UPDATE),
 	// which then keeps its key: a generated key is written only if the

@@ -26,18 +26,14 @@ type Value struct {
 	Str  string
 }
 
-// ColumnValues reads, for a query p = Plan(query) fills, what each of its
-// p.Rows rows gives column: a bind parameter or a literal (an integer or a
-// plain string). It fails with an *Error naming the table when the
-// statement does not set the column, or sets it to anything else (an
-// expression, NULL, DEFAULT, a named parameter, a string with escapes).
-// It does not consult or fill the plan cache: cache its answer with p.
-func (r *Rewriter) ColumnValues(query string, p *Plan, column string) ([]Value, error) {
-	lx := lex(query, r.syn)
-	if lx.bad >= 0 {
-		return nil, newError(&p.Table, query, lx.bad, lx.why, nil)
-	}
-	ps := &parser{r: r, q: query, toks: lx.toks}
+// shardValues reads, for the INSERT o that a plan of rows rows fills,
+// what each row gives column (its table's ShardColumn): a bind parameter
+// or a literal (an integer or a plain string). It fails with an *Error
+// naming the table when the statement does not set the column, or sets it
+// to anything else (an expression, NULL, DEFAULT, a named parameter, a
+// string with escapes).
+func (ps *parser) shardValues(o *occurrence, rows int, column string) ([]Value, error) {
+	r, query := ps.r, ps.q
 	end := len(ps.toks)
 	depth := 0
 	for i := range ps.toks {
@@ -49,17 +45,6 @@ func (r *Rewriter) ColumnValues(query string, p *Plan, column string) ([]Value, 
 		case depth == 0 && ps.punct(i, ';'):
 			end = min(end, i)
 		}
-	}
-	var o *occurrence
-	for k := 0; k < end && o == nil; k++ {
-		if ps.kw(k, "insert") || positional(r.syn.dialect) && ps.kw(k, "replace") {
-			if c := ps.insert(k, end, true); c != nil && c.parsed && !c.keyListed && *c.tbl == p.Table {
-				o = c
-			}
-		}
-	}
-	if o == nil {
-		return nil, newError(&p.Table, query, -1, "the INSERT to fill was not found again", nil)
 	}
 	notSet := func() ([]Value, error) {
 		return nil, newError(o.tbl, query, -1, "the statement does not set column "+column+
@@ -133,11 +118,11 @@ func (r *Rewriter) ColumnValues(query string, p *Plan, column string) ([]Value, 
 	default:
 		return notSet()
 	}
-	if len(vals) != p.Rows {
+	if len(vals) != rows {
 		if len(vals) == 0 {
 			return notSet()
 		}
-		return nil, newError(o.tbl, query, -1, fmt.Sprintf("found a value of column %s for %d of %d rows", column, len(vals), p.Rows), nil)
+		return nil, newError(o.tbl, query, -1, fmt.Sprintf("found a value of column %s for %d of %d rows", column, len(vals), rows), nil)
 	}
 	return vals, nil
 }

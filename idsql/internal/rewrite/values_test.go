@@ -3,13 +3,24 @@ package rewrite
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/idsql/idsql/internal/dialect"
 )
 
-func TestColumnValues(t *testing.T) {
+// shardTest returns a rewriter of the test tables, each with column as
+// its ShardColumn.
+func shardTest(t *testing.T, d dialect.Dialect, column string) *Rewriter {
+	tables := slices.Clone(testTables)
+	for i := range tables {
+		tables[i].ShardColumn = column
+	}
+	return newTestConfig(t, Config{Tables: tables, Dialect: d})
+}
+
+func TestPlanShards(t *testing.T) {
 	arg := func(i int) Value { return Value{Kind: ValueArg, Arg: i} }
 	num := func(v int64) Value { return Value{Kind: ValueInt, Int: v} }
 	str := func(s string) Value { return Value{Kind: ValueString, Str: s} }
@@ -38,13 +49,11 @@ func TestColumnValues(t *testing.T) {
 		{dialect.MySQL, `INSERT INTO orders (user_id) VALUES ('a\'b')`, nil, "escapes"},
 		{dialect.SQLite, `INSERT INTO orders (x, user_id) VALUES (?, ?)`, []Value{arg(1)}, ""},
 	} {
-		r := newTest(t, tc.d)
-		p, err := r.Plan(context.Background(), tc.query, nil)
-		if err != nil || p == nil {
-			t.Errorf("%s: Plan: %v, %v", tc.query, p, err)
-			continue
+		p, err := shardTest(t, tc.d, "user_id").Plan(context.Background(), tc.query, nil)
+		var got []Value
+		if p != nil {
+			got = p.Shards
 		}
-		got, err := r.ColumnValues(tc.query, p, "user_id")
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "orders")):
 			t.Errorf("%s: %v, %v; want an error naming orders with %q", tc.query, got, err, tc.err)
@@ -56,14 +65,13 @@ func TestColumnValues(t *testing.T) {
 
 // Without a column list the rewriter fills from the catalog's column order,
 // but the shard column is not read from such a statement.
-func TestColumnValuesNoColumnList(t *testing.T) {
-	r := newTest(t, dialect.PostgreSQL)
+func TestPlanShardsNoColumnList(t *testing.T) {
 	q := `INSERT INTO ledger VALUES ($1, $2)`
-	p, err := r.Plan(context.Background(), q, testCatalog)
-	if err != nil || p == nil {
-		t.Fatalf("Plan: %v, %v", p, err)
+	if p, err := newTest(t, dialect.PostgreSQL).Plan(context.Background(), q, testCatalog); err != nil || p == nil || p.Shards != nil {
+		t.Fatalf("Plan without a shard column: %v, %v", p, err)
 	}
-	if _, err := r.ColumnValues(q, p, "amount"); err == nil || !strings.Contains(err.Error(), "without a column list") || !strings.Contains(err.Error(), "ledger") {
-		t.Fatalf("ColumnValues: %v", err)
+	p, err := shardTest(t, dialect.PostgreSQL, "amount").Plan(context.Background(), q, testCatalog)
+	if p != nil || err == nil || !strings.Contains(err.Error(), "without a column list") || !strings.Contains(err.Error(), "ledger") {
+		t.Fatalf("Plan: %v, %v", p, err)
 	}
 }

@@ -706,31 +706,43 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if err != nil {
 		return nil, err
 	}
-	var res driver.Result
-	err = driver.ErrSkip
-	if _, skip := c.skip[p]; ok && !skip {
-		if res, err = ex.ExecContext(ctx, p.Query, full); err != nil && errors.Is(err, driver.ErrSkip) {
-			c.skipped(p)
-		}
+	var direct func() (driver.Result, error)
+	if ok {
+		direct = func() (driver.Result, error) { return ex.ExecContext(ctx, p.Query, full) }
 	}
-	if err != nil && errors.Is(err, driver.ErrSkip) {
-		st, err := c.prepare(ctx, p.Query)
-		if err != nil {
-			return nil, err // nothing was executed
-		}
+	res, err := runFilled(ctx, c, p, direct, func(st driver.Stmt) (driver.Result, error) {
 		defer st.Close()
-		res, err = stmtExec(ctx, st, full)
-		if err != nil {
-			return nil, c.sent(p, err)
-		}
-		c.filled(ctx, p, args, ids, res)
-		return c.result(res, p, ids), nil
-	}
+		return stmtExec(ctx, st, full)
+	})
 	if err != nil {
-		return nil, c.sent(p, err)
+		return nil, err
 	}
 	c.filled(ctx, p, args, ids, res)
 	return c.result(res, p, ids), nil
+}
+
+// runFilled runs the filled statement of p with direct (the inner
+// connection's ExecContext or QueryContext; nil when it has none), and
+// where the inner driver refuses to run it with arguments
+// (driver.ErrSkip: nothing was sent), on an inner statement prepared for
+// it, as database/sql would, which prepared runs (closing the statement,
+// or handing it to the rows). Errors of a statement that may have been
+// sent go through sent.
+func runFilled[R any](ctx context.Context, c *conn, p *rewrite.Plan, direct func() (R, error), prepared func(driver.Stmt) (R, error)) (R, error) {
+	if _, skip := c.skip[p]; direct != nil && !skip {
+		r, err := direct()
+		if err == nil || !errors.Is(err, driver.ErrSkip) {
+			return r, c.sent(p, err)
+		}
+		c.skipped(p)
+	}
+	st, err := c.prepare(ctx, p.Query)
+	if err != nil {
+		var zero R
+		return zero, err // nothing was executed
+	}
+	r, err := prepared(st)
+	return r, c.sent(p, err)
 }
 
 // QueryContext fills INSERT ... RETURNING into configured tables and
@@ -751,28 +763,18 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, err
 	}
-	var rows driver.Rows
-	err = driver.ErrSkip
-	if _, skip := c.skip[p]; ok && !skip {
-		if rows, err = q.QueryContext(ctx, p.Query, full); err != nil && errors.Is(err, driver.ErrSkip) {
-			c.skipped(p)
-		}
+	var direct func() (driver.Rows, error)
+	if ok {
+		direct = func() (driver.Rows, error) { return q.QueryContext(ctx, p.Query, full) }
 	}
-	if err != nil && errors.Is(err, driver.ErrSkip) {
-		st, err := c.prepare(ctx, p.Query)
+	return runFilled(ctx, c, p, direct, func(st driver.Stmt) (driver.Rows, error) {
+		rows, err := stmtQuery(ctx, st, full)
 		if err != nil {
-			return nil, err // nothing was executed
-		}
-		if rows, err = stmtQuery(ctx, st, full); err != nil {
 			st.Close()
-			return nil, c.sent(p, err)
+			return nil, err
 		}
 		return stmtRows{rows, st}, nil
-	}
-	if err != nil {
-		return nil, c.sent(p, err)
-	}
-	return rows, nil
+	})
 }
 
 // stmtExec executes an inner statement.

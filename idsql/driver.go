@@ -98,6 +98,7 @@ type Connector struct {
 	// plans with its rewriter before it has a connection.
 	mode       atomic.Int32
 	keyChecked sync.Map // configured table name -> true once its key column was found wide enough
+	states     fill.States[planState]
 	keys       *Keys
 	ownKeys    bool
 	keysDB     *sql.DB // the unwrapped pool behind owned keys
@@ -429,23 +430,25 @@ type conn struct {
 	// taken from (see result).
 	results slots[result]
 	counts  slots[countResult]
-	// last is the plan of the last statement planned on rw, so a
-	// connection that runs one INSERT over and over skips the plan cache.
+	// last is the plan (and its state) of the last statement planned on
+	// rw, so a connection that runs one INSERT over and over skips the
+	// plan cache.
 	last struct {
 		query string
 		rw    *rewrite.Rewriter
 		plan  *rewrite.Plan
+		st    *planState
 	}
 }
 
 // planState is what the executions of one plan need, derived once and kept
-// on the plan (Plan.Aux; each Connector has its own rewriters, so its own
-// plans): the table's key column was checked, and its key source, once
-// found, is at hand without a lookup by name.
+// in the Connector's cache (Connector.states; each Connector has its own
+// rewriters, so its own plans): the table's key column was checked, and
+// its key source, once found, is at hand without a lookup by name.
 type planState struct {
 	table string // the plan's table as configured (Table.String, once)
-	// checked: plan checked the table's key column (and stored this state
-	// on the plan); a fresh state (see state) has not.
+	// checked: the table's key column was checked (and this state is
+	// cached); a state of a table the catalog did not know yet is not.
 	checked bool
 	// narrow: the key column is narrower than 64 bits and the statement
 	// lists the key, so only an execution that generates one is refused.
@@ -510,42 +513,48 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 }
 
 // plan asks the rewriter about query, consulting the catalog over this
-// connection when it must. A statement that fills a key column narrower
-// than 64 bits is refused here, before any key is drawn.
-func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
+// connection when it must, and returns the plan with its state. A
+// statement that fills a key column narrower than 64 bits is refused
+// here, before any key is drawn.
+func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, *planState, error) {
 	if l := &c.last; l.plan != nil && l.rw == c.rw && l.query == query {
-		return l.plan, nil
+		return l.plan, l.st, nil
 	}
 	p, err := c.rw.Plan(ctx, query, catalog{c})
 	if err != nil || p == nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if p.Aux.Load() == nil {
-		st := &planState{table: p.Table.String(), checked: true}
-		if err := c.c.checkKey(ctx, c, p.Table); err != nil {
-			if !p.Listed() || !errors.Is(err, ErrNarrowKey) {
-				return nil, err
-			}
-			// The rows give their keys: refused only by an execution
-			// that would generate one (fill).
-			st.narrow = true
-		} else if _, ok := c.c.keyChecked.Load(st.table); !ok {
-			return p, nil // a table the catalog does not know yet: checked again next time
-		}
-		p.Aux.Store(st)
+	st, err := c.c.state(ctx, c, p)
+	if err != nil {
+		return nil, nil, err
 	}
-	c.last.query, c.last.rw, c.last.plan = query, c.rw, p
-	return p, nil
+	if st.checked {
+		c.last.query, c.last.rw, c.last.plan, c.last.st = query, c.rw, p, st
+	}
+	return p, st, nil
 }
 
-// state returns the plan's planState; plans that never passed plan's
-// checks (NamedExec's bound statements, a table the catalog did not know)
-// get a fresh one each time.
-func state(p *rewrite.Plan) *planState {
-	if st, ok := p.Aux.Load().(*planState); ok {
-		return st
+// state returns p's planState: the cached one, or, at the plan's first
+// use, a new one after checking the table's key column over cn. A table
+// the catalog does not know yet gets a state that is not cached (checked
+// again next time).
+func (c *Connector) state(ctx context.Context, cn *conn, p *rewrite.Plan) (*planState, error) {
+	if st, ok := c.states.Load(p); ok {
+		return st, nil
 	}
-	return &planState{table: p.Table.String()}
+	st := &planState{table: p.Table.String()}
+	if err := c.checkKey(ctx, cn, p.Table); err != nil {
+		if !p.Listed() || !errors.Is(err, ErrNarrowKey) {
+			return nil, err
+		}
+		// The rows give their keys: refused only by an execution that
+		// would generate one (fill).
+		st.narrow = true
+	} else if _, ok := c.keyChecked.Load(st.table); !ok {
+		return st, nil
+	}
+	st.checked = true
+	return c.states.Store(p, st), nil
 }
 
 // fill generates the keys the plan's rows take in this execution (or takes
@@ -553,7 +562,7 @@ func state(p *rewrite.Plan) *planState {
 // those keys, in row order. With reuse, the connection's buffers hold them
 // until the next fill. A sharded table's rows (p.Shards) each take a key
 // from the row's shard.
-func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
+func (c *conn) fill(ctx context.Context, p *rewrite.Plan, st *planState, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
 	if err := rewriterArg(p, args); err != nil {
 		return nil, nil, err
 	}
@@ -563,7 +572,6 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, args []driver.NamedVal
 		idBuf, argBuf = c.ids[:0], c.args[:0]
 	}
 	need := p.Need(args)
-	st := state(p)
 	table := st.table
 	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
 		if err := c.c.checkKey(ctx, c, p.Table); err != nil {
@@ -684,7 +692,7 @@ func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 // prepared, executed and closed here, as database/sql would do it, with
 // the arguments it has converted already.
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	p, err := c.plan(ctx, query)
+	p, st, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -702,18 +710,11 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 		return res, err
 	}
-	full, ids, err := c.fill(ctx, p, args, true)
+	full, ids, err := c.fill(ctx, p, st, args, true)
 	if err != nil {
 		return nil, err
 	}
-	var direct func() (driver.Result, error)
-	if ok {
-		direct = func() (driver.Result, error) { return ex.ExecContext(ctx, p.Query, full) }
-	}
-	res, err := runFilled(ctx, c, p, direct, func(st driver.Stmt) (driver.Result, error) {
-		defer st.Close()
-		return stmtExec(ctx, st, full)
-	})
+	res, _, err := c.run(ctx, p, full, false)
 	if err != nil {
 		return nil, err
 	}
@@ -721,34 +722,46 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	return c.result(res, p, ids), nil
 }
 
-// runFilled runs the filled statement of p with direct (the inner
-// connection's ExecContext or QueryContext; nil when it has none), and
-// where the inner driver refuses to run it with arguments
-// (driver.ErrSkip: nothing was sent), on an inner statement prepared for
-// it, as database/sql would, which prepared runs (closing the statement,
-// or handing it to the rows). Errors of a statement that may have been
-// sent go through sent.
-func runFilled[R any](ctx context.Context, c *conn, p *rewrite.Plan, direct func() (R, error), prepared func(driver.Stmt) (R, error)) (R, error) {
-	if _, skip := c.skip[p]; direct != nil && !skip {
-		r, err := direct()
+// run runs the filled statement of p with the arguments full: an Exec, or
+// with query a Query. Where the inner driver refuses to run it with
+// arguments (driver.ErrSkip: nothing was sent), or has no ExecerContext
+// or QueryerContext, it runs on an inner statement prepared for it, as
+// database/sql would, which is closed after an Exec and with the rows of
+// a Query. Errors of a statement that may have been sent go through sent.
+func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue, query bool) (res driver.Result, rows driver.Rows, err error) {
+	if _, skip := c.skip[p]; !skip && (query && c.queryer != nil || !query && c.execer != nil) {
+		if query {
+			rows, err = c.queryer.QueryContext(ctx, p.Query, full)
+		} else {
+			res, err = c.execer.ExecContext(ctx, p.Query, full)
+		}
 		if err == nil || !errors.Is(err, driver.ErrSkip) {
-			return r, c.sent(p, err)
+			return res, rows, c.sent(p, err)
 		}
 		c.skipped(p)
 	}
 	st, err := c.prepare(ctx, p.Query)
 	if err != nil {
-		var zero R
-		return zero, err // nothing was executed
+		return nil, nil, err // nothing was executed
 	}
-	r, err := prepared(st)
-	return r, c.sent(p, err)
+	if query {
+		if rows, err = stmtQuery(ctx, st, full); err != nil {
+			st.Close()
+			return nil, nil, c.sent(p, err)
+		}
+		return nil, stmtRows{rows, st}, nil
+	}
+	defer st.Close()
+	if res, err = stmtExec(ctx, st, full); err != nil {
+		return nil, nil, c.sent(p, err)
+	}
+	return res, nil, nil
 }
 
 // QueryContext fills INSERT ... RETURNING into configured tables and
 // forwards the rest; see ExecContext.
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	p, err := c.plan(ctx, query)
+	p, st, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -759,22 +772,12 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		}
 		return q.QueryContext(ctx, query, args)
 	}
-	full, _, err := c.fill(ctx, p, args, false)
+	full, _, err := c.fill(ctx, p, st, args, false)
 	if err != nil {
 		return nil, err
 	}
-	var direct func() (driver.Rows, error)
-	if ok {
-		direct = func() (driver.Rows, error) { return q.QueryContext(ctx, p.Query, full) }
-	}
-	return runFilled(ctx, c, p, direct, func(st driver.Stmt) (driver.Rows, error) {
-		rows, err := stmtQuery(ctx, st, full)
-		if err != nil {
-			st.Close()
-			return nil, err
-		}
-		return stmtRows{rows, st}, nil
-	})
+	_, rows, err := c.run(ctx, p, full, true)
+	return rows, err
 }
 
 // stmtExec executes an inner statement.
@@ -796,18 +799,18 @@ func stmtQuery(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (d
 // PrepareContext returns the inner statement itself for statements that
 // pass through, and a filling statement for INSERTs into configured tables.
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	p, err := c.plan(ctx, query)
+	p, st, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	if p != nil {
 		query = p.Query
 	}
-	st, err := c.prepare(ctx, query)
+	inner, err := c.prepare(ctx, query)
 	if err != nil || p == nil {
-		return st, err
+		return inner, err
 	}
-	return &fillStmt{inner: st, conn: c, plan: p}, nil
+	return &fillStmt{inner: inner, conn: c, plan: p, st: st}, nil
 }
 
 func (c *conn) Ping(ctx context.Context) error {
@@ -850,6 +853,7 @@ type fillStmt struct {
 	inner driver.Stmt
 	conn  *conn
 	plan  *rewrite.Plan
+	st    *planState
 }
 
 func (s *fillStmt) Close() error { return s.inner.Close() }
@@ -866,7 +870,7 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	full, ids, err := s.conn.fill(ctx, s.plan, args, true)
+	full, ids, err := s.conn.fill(ctx, s.plan, s.st, args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -879,7 +883,7 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	full, _, err := s.conn.fill(ctx, s.plan, args, false)
+	full, _, err := s.conn.fill(ctx, s.plan, s.st, args, false)
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,7 @@ type shared struct {
 	rw         *rewrite.Rewriter
 	keys       *idsql.Keys
 	keyChecked sync.Map // configured table name -> true once its key column was found wide enough
+	states     fill.States[planState]
 }
 
 // session runs statements on one Querier, filling keys.
@@ -309,16 +310,16 @@ func (s *session) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 // the filled INSERT and the arguments with its keys, or sql and args
 // themselves when nothing is filled.
 func (s *session) filled(ctx context.Context, sql string, args []any) (string, []any, error) {
-	if p := s.named.lookup(sql); p != nil {
-		full, err := s.s.fill(ctx, p, args)
+	if st := s.named.lookup(sql); st != nil {
+		full, err := s.s.fill(ctx, st, args)
 		return sql, full, err
 	}
-	p, err := s.s.plan(ctx, s.cat, sql)
-	if err != nil || p == nil {
+	st, err := s.s.plan(ctx, s.cat, sql)
+	if err != nil || st == nil {
 		return sql, args, err
 	}
-	full, err := s.s.fill(ctx, p, args)
-	return p.Query, full, err
+	full, err := s.s.fill(ctx, st, args)
+	return st.plan.Query, full, err
 }
 
 // rewriterAt returns the index of a pgx.QueryRewriter among the leading
@@ -374,22 +375,23 @@ func (f *filling) RewriteQuery(ctx context.Context, conn *pgx.Conn, sql string, 
 	if err != nil {
 		return "", nil, err
 	}
-	if p := f.s.named.lookup(sql); p != nil && conn == f.s.conn {
-		full, err := f.s.s.fill(ctx, p, args)
+	if st := f.s.named.lookup(sql); st != nil && conn == f.s.conn {
+		full, err := f.s.s.fill(ctx, st, args)
 		return sql, full, err
 	}
-	p, err := f.s.s.plan(ctx, &catalog{conn}, sql)
-	if err != nil || p == nil {
+	st, err := f.s.s.plan(ctx, &catalog{conn}, sql)
+	if err != nil || st == nil {
 		return sql, args, err
 	}
-	full, err := f.s.s.fill(ctx, p, args)
-	return p.Query, full, err
+	full, err := f.s.s.fill(ctx, st, args)
+	return st.plan.Query, full, err
 }
 
-// plan asks the rewriter about sql, reading cat when it must. A
-// statement that fills a key column narrower than 64 bits is refused here,
-// before any key is drawn.
-func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.Plan, error) {
+// plan asks the rewriter about sql, reading cat when it must, and returns
+// the plan's state (nil when sql passes unchanged), derived at the plan's
+// first use and cached (shared.states). A statement that fills a key
+// column narrower than 64 bits is refused here, before any key is drawn.
+func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*planState, error) {
 	p, err := s.rw.Plan(ctx, sql, cat)
 	if err != nil {
 		return nil, fmt.Errorf("pgxid: %w", err)
@@ -397,34 +399,33 @@ func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.P
 	if p == nil {
 		return nil, nil
 	}
-	if p.Aux.Load() == nil {
-		table := p.Table.String()
-		st := &planState{table: table}
-		if err := s.checkKey(ctx, cat, p.Table); err != nil {
-			if !p.Listed() || !errors.Is(err, idsql.ErrNarrowKey) {
-				return nil, err
-			}
-			// The rows give their keys: refused only by an execution
-			// that would generate one (fill).
-			st.narrow = err
-		}
-		src, err := s.keys.Source(ctx, table)
-		if err != nil {
-			return nil, fmt.Errorf("pgxid: insert into %s: %w", table, err)
-		}
-		st.src = src
-		if sc := s.keys.Config().Tables[table].Shard; sc != nil {
-			st.shardBits = sc.Bits
-		}
-		p.Aux.Store(st)
+	if st, ok := s.states.Load(p); ok {
+		return st, nil
 	}
-	return p, nil
+	table := p.Table.String()
+	st := &planState{plan: p, table: table}
+	if err := s.checkKey(ctx, cat, p.Table); err != nil {
+		if !p.Listed() || !errors.Is(err, idsql.ErrNarrowKey) {
+			return nil, err
+		}
+		// The rows give their keys: refused only by an execution that
+		// would generate one (fill).
+		st.narrow = err
+	}
+	if st.src, err = s.keys.Source(ctx, table); err != nil {
+		return nil, fmt.Errorf("pgxid: insert into %s: %w", table, err)
+	}
+	if sc := s.keys.Config().Tables[table].Shard; sc != nil {
+		st.shardBits = sc.Bits
+	}
+	return s.states.Store(p, st), nil
 }
 
-// planState is what a plan's executions need, derived once (Plan.Aux):
-// its table was checked, and its key source is at hand without looking the
-// table up.
+// planState is a plan with what its executions need, derived once and
+// cached (shared.states): its table was checked, and its key source is at
+// hand without looking the table up.
 type planState struct {
+	plan  *rewrite.Plan
 	table string
 	src   idsql.KeySource
 	// shardBits: the table's shard bits; its rows' shard column values
@@ -435,14 +436,14 @@ type planState struct {
 	narrow error
 }
 
-// fill returns the arguments for the plan's query: args with the plan's
+// fill returns the arguments for the query of st's plan: args with its
 // fresh keys where the query takes them. A statement that does not list
 // the key takes one per row, numbered after the caller's ($Params+1,
 // ...); one that lists it takes one for each row whose key is DEFAULT, or
 // a bind value that is 0 or NULL (Plan.Need), as the database/sql wrapper
-// fills it. p came from plan.
-func (s *shared) fill(ctx context.Context, p *rewrite.Plan, args []any) ([]any, error) {
-	st := p.Aux.Load().(*planState)
+// fills it. st came from plan.
+func (s *shared) fill(ctx context.Context, st *planState, args []any) ([]any, error) {
+	p := st.plan
 	own := ownArgs(args)
 	need := p.Rows
 	var named []driver.NamedValue
@@ -495,11 +496,11 @@ func (s *shared) fill(ctx context.Context, p *rewrite.Plan, args []any) ([]any, 
 type namedPlans struct {
 	n     atomic.Int32 // len(plans): lookups cost one load while there are none
 	mu    sync.Mutex
-	plans map[string]*rewrite.Plan
+	plans map[string]*planState
 }
 
 // lookup returns the plan prepared as name, or nil.
-func (n *namedPlans) lookup(name string) *rewrite.Plan {
+func (n *namedPlans) lookup(name string) *planState {
 	if n == nil || n.n.Load() == 0 {
 		return nil
 	}
@@ -509,16 +510,16 @@ func (n *namedPlans) lookup(name string) *rewrite.Plan {
 }
 
 // set records (or, with a nil plan, forgets) the plan prepared as name.
-func (n *namedPlans) set(name string, p *rewrite.Plan) {
+func (n *namedPlans) set(name string, st *planState) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if p == nil {
+	if st == nil {
 		delete(n.plans, name)
 	} else {
 		if n.plans == nil {
-			n.plans = make(map[string]*rewrite.Plan)
+			n.plans = make(map[string]*planState)
 		}
-		n.plans[name] = p
+		n.plans[name] = st
 	}
 	n.n.Store(int32(len(n.plans)))
 }
@@ -531,20 +532,20 @@ func (s *session) prepare(ctx context.Context, name, sql string) (*pgconn.Statem
 	if !ok || s.named == nil {
 		return nil, fmt.Errorf("pgxid: Prepare %q: a %T has no single connection to prepare on: prepare in a transaction or on a *pgx.Conn", name, s.q)
 	}
-	p, err := s.s.plan(ctx, s.cat, sql)
+	st, err := s.s.plan(ctx, s.cat, sql)
 	if err != nil {
 		return nil, err
 	}
-	if p == nil {
+	if st == nil {
 		sd, err := pr.Prepare(ctx, name, sql)
 		if err == nil && name != "" {
 			s.named.set(name, nil)
 		}
 		return sd, err
 	}
-	sd, err := pr.Prepare(ctx, name, p.Query)
+	sd, err := pr.Prepare(ctx, name, st.plan.Query)
 	if err == nil && name != "" {
-		s.named.set(name, p)
+		s.named.set(name, st)
 	}
 	return sd, err
 }

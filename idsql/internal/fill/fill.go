@@ -11,6 +11,8 @@ package fill
 import (
 	"database/sql/driver"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 )
@@ -104,4 +106,41 @@ func Shards[A any](dst []int, p *rewrite.Plan, args []A, value func(A) any, shar
 		dst = append(dst, s)
 	}
 	return dst, nil
+}
+
+// maxStates bounds a States; past it the cache starts over (the
+// rewriter drops plans from its own cache too, and a dropped plan's state
+// must not be kept alive).
+const maxStates = 4096
+
+// States is a front door's cache of what it derives once per plan (its
+// table's key source, the key column check), keyed by the plan: the
+// rewriter's plans carry no state of their callers. Safe for concurrent
+// use; the zero value is empty.
+type States[S any] struct {
+	m sync.Map // *rewrite.Plan -> *S
+	n atomic.Int64
+}
+
+// Load returns the state kept for p.
+func (s *States[S]) Load(p *rewrite.Plan) (*S, bool) {
+	v, ok := s.m.Load(p)
+	if !ok {
+		return nil, false
+	}
+	return v.(*S), true
+}
+
+// Store keeps st for p, unless a state is kept for p already, and returns
+// the state kept.
+func (s *States[S]) Store(p *rewrite.Plan, st *S) *S {
+	if s.n.Add(1) > maxStates {
+		s.m.Clear()
+		s.n.Store(1)
+	}
+	v, loaded := s.m.LoadOrStore(p, st)
+	if loaded {
+		s.n.Add(-1)
+	}
+	return v.(*S)
 }

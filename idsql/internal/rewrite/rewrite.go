@@ -232,11 +232,6 @@ type Plan struct {
 	// comes from; nil means every row's key is an added placeholder
 	// taking a generated key.
 	slots []slot
-
-	// Aux is the caller's: state it derives once per plan and reads at
-	// every execution (the pgx wrapper keeps the table's key source there).
-	// The rewriter never reads it.
-	Aux atomic.Value
 }
 
 // slot is where one row's key comes from.

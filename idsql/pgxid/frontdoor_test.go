@@ -22,6 +22,7 @@ import (
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/pgxid"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
+	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -295,6 +296,31 @@ var frontDoorCases = []struct {
 			t.Errorf("NamedExec wrote back %d, want the row's key %d", u.ID, keys[9])
 		}
 	}},
+	{"shards", func(t *testing.T, d *door) {
+		o := d.mustExec(t, "INSERT INTO accounts (user_id, v) VALUES (?, ?), (?, ?), (6, ?)", 5, 1, 2, 2, 3)
+		keys := d.keys(t, "accounts", "id")
+		for v, user := range map[int64]int64{1: 5, 2: 2, 3: 6} {
+			if k := keys[v]; k <= 0 || k&3 != user&3 {
+				t.Errorf("row %d: key %d, want a key in user %d's shard %d", v, k, user, user&3)
+			}
+		}
+		if keys[1] == keys[2] || keys[2] == keys[3] || o.hasLast && o.last != keys[1] {
+			t.Errorf("keys %v, LastInsertId %d: want distinct keys and the first row's", keys, o.last)
+		}
+		// fill_zero does not apply to a sharded table: a listed key is the
+		// caller's, 0 included.
+		d.mustExec(t, "INSERT INTO accounts (id, user_id, v) VALUES (?, ?, ?)", 0, 5, 4)
+		if k := d.keys(t, "accounts", "id")[4]; k != 0 {
+			t.Errorf("listed key %d, want the caller's 0", k)
+		}
+		ctx := context.Background()
+		if _, err := d.exec(ctx, d.q("INSERT INTO accounts (user_id, v) VALUES (? + 1, ?)"), 1, 5); err == nil || !strings.Contains(err.Error(), "user_id") {
+			t.Errorf("shard value an expression: %v, want a refusal naming user_id", err)
+		}
+		if _, err := d.exec(ctx, d.q("INSERT INTO accounts (user_id, v) VALUES (?, ?)"), nil, 6); !errors.Is(err, idsql.ErrShardValue) {
+			t.Errorf("shard value NULL: %v, want ErrShardValue", err)
+		}
+	}},
 	{"statements that pass through", func(t *testing.T, d *door) {
 		d.mustExec(t, "INSERT INTO plain (v) VALUES (?)", 1)
 		d.mustExec(t, "INSERT INTO orders (id, v) VALUES (?, ?)", 5, 1)
@@ -333,6 +359,7 @@ func frontDoorSchema(auto string) []string {
 		"CREATE TABLE keepz (id BIGINT NOT NULL PRIMARY KEY, v INT)",
 		"CREATE TABLE users (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(20) NOT NULL UNIQUE, v INT)",
 		"CREATE TABLE capped (id BIGINT NOT NULL PRIMARY KEY, v INT)",
+		"CREATE TABLE accounts (id BIGINT NOT NULL PRIMARY KEY, user_id BIGINT, v INT)",
 		"CREATE TABLE {Q}Audit{Q} ({Q}Key{Q} BIGINT NOT NULL PRIMARY KEY, v INT)",
 		"CREATE TABLE plain (id " + auto + ", v INT)",
 	}
@@ -341,18 +368,21 @@ func frontDoorSchema(auto string) []string {
 func frontDoorConfig() *idsql.Config {
 	off := false
 	return &idsql.Config{Namespace: "doors", Tables: map[string]idsql.TableConfig{
-		"orders":  {Strategy: idsql.Snowflake},
-		"keepz":   {Strategy: idsql.Snowflake, FillZero: &off},
-		"users":   {Strategy: idsql.Snowflake},
-		"capped":  {Strategy: idsql.Snowflake, MaxID: 1000},
-		`"Audit"`: {Strategy: idsql.Snowflake, Column: "Key"},
+		"orders": {Strategy: idsql.Snowflake},
+		"keepz":  {Strategy: idsql.Snowflake, FillZero: &off},
+		"users":  {Strategy: idsql.Snowflake},
+		"capped": {Strategy: idsql.Snowflake, MaxID: 1000},
+		// A sharded segment table: each key carries its row's user_id's
+		// shard in its low 2 bits.
+		"accounts": {Strategy: idsql.Segment, Step: 10, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 2}},
+		`"Audit"`:  {Strategy: idsql.Snowflake, Column: "Key"},
 	}}
 }
 
 // emptyTables deletes every row of the case tables.
 func emptyTables(t *testing.T, d *door) {
 	t.Helper()
-	for _, table := range []string{"orders", "keepz", "users", "capped", "{Q}Audit{Q}", "plain"} {
+	for _, table := range []string{"orders", "keepz", "users", "capped", "accounts", "{Q}Audit{Q}", "plain"} {
 		if _, err := d.exec(context.Background(), d.q("DELETE FROM "+table)); err != nil {
 			t.Fatalf("%s: empty %s: %v", d.name, table, err)
 		}
@@ -524,7 +554,16 @@ func sqliteDoor(t *testing.T) *door {
 	d := &door{dialect: "sqlite"}
 	createTables(t, raw, d, "INTEGER PRIMARY KEY")
 	cfg := frontDoorConfig()
-	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg)}})
+	// Segment keys live in a file of their own (ErrSharedSQLiteFile).
+	store, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "segments.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.DB().Close() })
+	if err := idsql.Migrate(context.Background(), raw, cfg, idsql.Stores{Segments: store}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg), SegmentStore: store}})
 	if err != nil {
 		t.Fatal(err)
 	}

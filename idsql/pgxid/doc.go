@@ -32,9 +32,11 @@
 //   - SendBatch: every queued INSERT is filled as Exec would fill it; the
 //     caller's Batch is not modified, so it can be inspected afterwards.
 //   - CopyFrom into a configured table whose column list lacks the key
-//     column: the column is added and each row gets a key. Keys are drawn
-//     in growing blocks (16 up to 1,024), so a failed or short copy skips
-//     some keys (gaps are allowed; keys are never reused).
+//     column: the column is added and each row gets a key. When the list
+//     has it, a row whose key is 0 or NULL gets one in its place, as an
+//     INSERT's row would (fill_zero). Keys are drawn in growing blocks
+//     (16 up to 1,024), so a failed or short copy skips some keys (gaps
+//     are allowed; keys are never reused).
 //   - Prepare (Tx, and a DB on a *pgx.Conn): a prepared INSERT is prepared
 //     in its filled form, and executing it by name fills fresh keys.
 //   - A sharded table (shard: in its configuration): each key is drawn in

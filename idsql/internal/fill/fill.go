@@ -115,20 +115,32 @@ const maxStates = 4096
 
 // States is a front door's cache of what it derives once per plan (its
 // table's key source, the key column check), keyed by the plan: the
-// rewriter's plans carry no state of their callers. Safe for concurrent
-// use; the zero value is empty.
+// rewriter's plans carry no state of their callers. The plan stored last
+// is answered without a map lookup (Load writes nothing, so goroutines
+// that look up different plans do not contend). Safe for concurrent use;
+// the zero value is empty.
 type States[S any] struct {
-	m sync.Map // *rewrite.Plan -> *S
-	n atomic.Int64
+	m    sync.Map // *rewrite.Plan -> *stateEntry[S]
+	n    atomic.Int64
+	last atomic.Pointer[stateEntry[S]]
+}
+
+// stateEntry is one plan's state.
+type stateEntry[S any] struct {
+	p  *rewrite.Plan
+	st *S
 }
 
 // Load returns the state kept for p.
 func (s *States[S]) Load(p *rewrite.Plan) (*S, bool) {
+	if e := s.last.Load(); e != nil && e.p == p {
+		return e.st, true
+	}
 	v, ok := s.m.Load(p)
 	if !ok {
 		return nil, false
 	}
-	return v.(*S), true
+	return v.(*stateEntry[S]).st, true
 }
 
 // Store keeps st for p, unless a state is kept for p already, and returns
@@ -136,11 +148,14 @@ func (s *States[S]) Load(p *rewrite.Plan) (*S, bool) {
 func (s *States[S]) Store(p *rewrite.Plan, st *S) *S {
 	if s.n.Add(1) > maxStates {
 		s.m.Clear()
+		s.last.Store(nil)
 		s.n.Store(1)
 	}
-	v, loaded := s.m.LoadOrStore(p, st)
+	v, loaded := s.m.LoadOrStore(p, &stateEntry[S]{p, st})
 	if loaded {
 		s.n.Add(-1)
 	}
-	return v.(*S)
+	e := v.(*stateEntry[S])
+	s.last.Store(e)
+	return e.st
 }

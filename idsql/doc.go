@@ -11,4 +11,14 @@
 //
 // The same file drives the database/sql wrapper, the code generator
 // (cmd/idsqlgen), the idsql command and its HTTP ID server.
+//
+// A filled INSERT's LastInsertId is the first key the wrapper generated,
+// and only when that key is known to be in the table: a statement that
+// wrote no row answers 0, and so does an upsert (ON CONFLICT ... DO
+// UPDATE, ON DUPLICATE KEY UPDATE) that may have updated an existing row,
+// which keeps its own key. MySQL and MariaDB tell a one-row upsert's insert
+// from its update by the rows they count (not with clientFoundRows), so
+// there such an upsert that inserted answers its key; PostgreSQL and
+// SQLite do not, and answer 0: read the key with RETURNING. NamedExec
+// writes back the same keys, and none it does not know.
 package idsql

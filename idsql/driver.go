@@ -735,8 +735,11 @@ func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValu
 		} else {
 			res, err = c.execer.ExecContext(ctx, p.Query, full)
 		}
-		if err == nil || !errors.Is(err, driver.ErrSkip) {
-			return res, rows, c.sent(p, err)
+		switch {
+		case err == nil:
+			return res, rows, nil
+		case !errors.Is(err, driver.ErrSkip):
+			return nil, nil, c.sent(p, err)
 		}
 		c.skipped(p)
 	}

@@ -321,6 +321,28 @@ var frontDoorCases = []struct {
 			t.Errorf("shard value NULL: %v, want ErrShardValue", err)
 		}
 	}},
+	{"pgx named arguments", func(t *testing.T, d *door) {
+		// pgxid fills the statement pgx rewrote; through database/sql
+		// they are refused before anything is sent: by idsql on pgx's
+		// stdlib driver (pgx would renumber the key's placeholder), by
+		// database/sql's argument conversion elsewhere.
+		_, err := d.exec(context.Background(), "INSERT INTO orders (v) VALUES (@v)", pgx.NamedArgs{"v": 1})
+		switch {
+		case d.db == nil:
+			if err != nil {
+				t.Fatal(err)
+			}
+			generated(t, "row 1", d.keys(t, "orders", "id")[1], nil)
+			return
+		case err == nil:
+			t.Fatalf("pgx.NamedArgs through database/sql: accepted")
+		case strings.HasSuffix(d.name, "pgx stdlib") && !strings.Contains(err.Error(), "idsql/pgxid"):
+			t.Errorf("pgx.NamedArgs through pgx's stdlib: %v, want idsql's refusal pointing to pgxid", err)
+		}
+		if keys := d.keys(t, "orders", "id"); len(keys) != 0 {
+			t.Errorf("rows %v written", keys)
+		}
+	}},
 	{"statements that pass through", func(t *testing.T, d *door) {
 		d.mustExec(t, "INSERT INTO plain (v) VALUES (?)", 1)
 		d.mustExec(t, "INSERT INTO orders (id, v) VALUES (?, ?)", 5, 1)

@@ -220,9 +220,9 @@ type TableConfig struct {
 	Buffer string `yaml:"buffer"`
 }
 
-// FillsZero reports whether the wrapper fills zero keys (FillZero, on by
-// default).
-func (t TableConfig) FillsZero() bool { return t.FillZero == nil || *t.FillZero }
+// FillsZero reports whether the front doors fill zero keys: FillZero, on
+// by default, and never for a table with Shard.
+func (t TableConfig) FillsZero() bool { return (t.FillZero == nil || *t.FillZero) && t.Shard == nil }
 
 // KeyColumn returns the key column, defaulting to "id".
 func (t TableConfig) KeyColumn() string {

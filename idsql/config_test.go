@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idsql/idsql/idsql/internal/fill"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -212,12 +213,15 @@ tables:
 		if !ok || !valid || schema != want.schema || table != want.table || tc.FillsZero() != want.fill {
 			t.Errorf("%s: configured %v, split %q %q %v, fills zero %v; want %+v", name, ok, schema, table, valid, tc.FillsZero(), want)
 		}
-		rt := rewriteTable(name, tc)
+		rt := fill.Tables([]string{name}, cfg.Tables)[0]
 		if rt.String() != name || rt.Schema != want.schema || rt.Name != want.table || rt.KeepZero == want.fill {
 			t.Errorf("%s: rewriter table %+v", name, rt)
 		}
 	}
 	// fill_zero does not apply to a sharded table.
+	if sharded := (TableConfig{Strategy: Segment, Shard: &ShardConfig{Column: "u", Bits: 2}}); sharded.FillsZero() {
+		t.Errorf("a sharded table fills zero keys")
+	}
 	_, err = Parse("x.yaml", []byte("namespace: n\ntables:\n  t: {strategy: segment, shard: {column: u, bits: 2}, fill_zero: true}\n"), now)
 	if err == nil || !strings.Contains(err.Error(), "tables.t.fill_zero: does not apply to a table with shard") {
 		t.Errorf("fill_zero on a sharded table: %v", err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
@@ -38,17 +37,6 @@ func chooseDialect(cfg *Config, driverName string, drv driver.Driver) (dialect.D
 	}
 	return dialect.Unknown, fmt.Errorf("idsql: cannot tell the SQL dialect of driver %s%s: set dialect: %s in the configuration (Config.Dialect)",
 		dialect.DriverType(drv), named, strings.Join(dialect.Names(), ", "))
-}
-
-// rewriteDialect is the rewriter's name for a dialect.
-func rewriteDialect(d dialect.Dialect) rewrite.Dialect {
-	switch d {
-	case dialect.MySQL:
-		return rewrite.MySQL
-	case dialect.SQLite:
-		return rewrite.SQLite
-	}
-	return rewrite.PostgreSQL
 }
 
 // sqlxName is the driver name NewDB gives sqlx, which derives its bind type

@@ -27,4 +27,14 @@
 //
 // Migrate and Lookup find the stores of the database they are given
 // (StoresFor), wrapped by idsql or not.
+//
+// A filled INSERT's LastInsertId is the first key the wrapper generated,
+// and only when that key is known to be in the table: a statement that
+// wrote no row answers 0, and so does an upsert (ON CONFLICT ... DO
+// UPDATE, ON DUPLICATE KEY UPDATE) that may have updated an existing row,
+// which keeps its own key. MySQL and MariaDB tell a one-row upsert's insert
+// from its update by the rows they count (not with clientFoundRows), so
+// there such an upsert that inserted answers its key; PostgreSQL and
+// SQLite do not, and answer 0: read the key with RETURNING. NamedExec
+// writes back the same keys, and none it does not know.
 package idsql

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/internal/fill"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -96,13 +98,14 @@ type Connector struct {
 	// plans with its rewriter before it has a connection.
 	mode       atomic.Int32
 	keyChecked sync.Map // configured table name -> true once its key column was found wide enough
-	// rowShards caches, by query text, where each row of an INSERT into
-	// a sharded table takes its shard column value (see shard.go).
-	rowShards  sync.Map
-	nRowShards atomic.Int64
+	states     fill.States[planState]
 	keys       *Keys
 	ownKeys    bool
 	keysDB     *sql.DB // the unwrapped pool behind owned keys
+	// countsUpdates: MySQL or MariaDB counting a row an upsert updated
+	// twice, and one it left unchanged not at all (not CLIENT_FOUND_ROWS):
+	// a one-row upsert then tells an insert from an update (fill.Known).
+	countsUpdates bool
 	// sqliteChecked is set once a connection showed that the segment
 	// store is not in the application's SQLite file (checkSQLiteStore).
 	sqliteChecked atomic.Bool
@@ -124,17 +127,14 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 	if err != nil {
 		return nil, err
 	}
-	tables := make([]rewrite.Table, 0, len(cfg.Tables))
-	for _, name := range cfg.TableNames() {
-		tables = append(tables, rewriteTable(name, cfg.Tables[name]))
-	}
 	c := &Connector{inner: inner, keys: opts.Keys, dialect: d, name: sqlxName(opts.DriverName, d),
-		rwConfig: rewrite.Config{Tables: tables, Dialect: rewriteDialect(d), CacheSize: opts.CacheSize}}
+		rwConfig: rewrite.Config{Tables: fill.Tables(cfg.TableNames(), cfg.Tables), Dialect: d, CacheSize: opts.CacheSize}}
 	rw, err := rewrite.New(c.rwConfig)
 	if err != nil {
 		return nil, fmt.Errorf("idsql: %w", err)
 	}
 	c.rws[0].Store(rw)
+	c.countsUpdates = d == dialect.MySQL && !foundRows(inner)
 	if len(cfg.Tables) == 0 {
 		log := opts.KeysOptions.Logger
 		if log == nil {
@@ -214,14 +214,49 @@ func (c *Connector) namedRewriter() *rewrite.Rewriter {
 	return c.rws[0].Load()
 }
 
-// rewriteTable names a configured table for the rewriter.
-func rewriteTable(name string, tc TableConfig) rewrite.Table {
-	// A sharded table's key needs its row's shard, which the rewriter reads
-	// only from statements that leave the key out: fill_zero does not
-	// apply to it.
-	t := rewrite.TableNamed(name, tc.KeyColumn())
-	t.KeepZero = !tc.FillsZero() || tc.Shard != nil
-	return t
+// foundRows reports whether a MySQL connector asks the server for found
+// rows (go-sql-driver/mysql's clientFoundRows): the affected-rows count of
+// an upsert then counts a row it left unchanged as 1, like one it
+// inserted. It reads the setting from go-sql-driver/mysql's connector
+// (its cfg, a *mysql.Config), found in inner or in a connector that inner
+// wraps (a few levels down). A connector it cannot find is taken to have
+// the driver's default, off.
+func foundRows(inner driver.Connector) bool {
+	found, _ := clientFoundRows(reflect.ValueOf(inner), 3)
+	return found
+}
+
+// clientFoundRows looks for go-sql-driver/mysql's connector in v, and in
+// the values v holds down to depth levels.
+func clientFoundRows(v reflect.Value, depth int) (found, ok bool) {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return false, false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return false, false
+	}
+	if v.Type().PkgPath() == "github.com/go-sql-driver/mysql" {
+		cfg := v.FieldByName("cfg")
+		if cfg.Kind() == reflect.Pointer && !cfg.IsNil() && cfg.Elem().Kind() == reflect.Struct {
+			if f := cfg.Elem().FieldByName("ClientFoundRows"); f.Kind() == reflect.Bool {
+				return f.Bool(), true
+			}
+		}
+	}
+	if depth == 0 {
+		return false, false
+	}
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Interface || f.Kind() == reflect.Pointer {
+			if found, ok := clientFoundRows(f, depth-1); ok {
+				return found, true
+			}
+		}
+	}
+	return false, false
 }
 
 // innerOnly hides the Connector's optional interfaces so the pool that
@@ -409,23 +444,25 @@ type conn struct {
 	// taken from (see result).
 	results slots[result]
 	counts  slots[countResult]
-	// last is the plan of the last statement planned on rw, so a
-	// connection that runs one INSERT over and over skips the plan cache.
+	// last is the plan (and its state) of the last statement planned on
+	// rw, so a connection that runs one INSERT over and over skips the
+	// plan cache.
 	last struct {
 		query string
 		rw    *rewrite.Rewriter
 		plan  *rewrite.Plan
+		st    *planState
 	}
 }
 
 // planState is what the executions of one plan need, derived once and kept
-// on the plan (Plan.Aux; each Connector has its own rewriters, so its own
-// plans): the table's key column was checked, and its key source, once
-// found, is at hand without a lookup by name.
+// in the Connector's cache (Connector.states; each Connector has its own
+// rewriters, so its own plans): the table's key column was checked, and
+// its key source, once found, is at hand without a lookup by name.
 type planState struct {
 	table string // the plan's table as configured (Table.String, once)
-	// checked: plan checked the table's key column (and stored this state
-	// on the plan); a fresh state (see state) has not.
+	// checked: the table's key column was checked (and this state is
+	// cached); a state of a table the catalog did not know yet is not.
 	checked bool
 	// narrow: the key column is narrower than 64 bits and the statement
 	// lists the key, so only an execution that generates one is refused.
@@ -490,50 +527,56 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 }
 
 // plan asks the rewriter about query, consulting the catalog over this
-// connection when it must. A statement that fills a key column narrower
-// than 64 bits is refused here, before any key is drawn.
-func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, error) {
+// connection when it must, and returns the plan with its state. A
+// statement that fills a key column narrower than 64 bits is refused
+// here, before any key is drawn.
+func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, *planState, error) {
 	if l := &c.last; l.plan != nil && l.rw == c.rw && l.query == query {
-		return l.plan, nil
+		return l.plan, l.st, nil
 	}
 	p, err := c.rw.Plan(ctx, query, catalog{c})
 	if err != nil || p == nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if p.Aux.Load() == nil {
-		st := &planState{table: p.Table.String(), checked: true}
-		if err := c.c.checkKey(ctx, c, p.Table); err != nil {
-			if !p.Listed() || !errors.Is(err, ErrNarrowKey) {
-				return nil, err
-			}
-			// The rows give their keys: refused only by an execution
-			// that would generate one (fill).
-			st.narrow = true
-		} else if _, ok := c.c.keyChecked.Load(st.table); !ok {
-			return p, nil // a table the catalog does not know yet: checked again next time
-		}
-		p.Aux.Store(st)
+	st, err := c.c.state(ctx, c, p)
+	if err != nil {
+		return nil, nil, err
 	}
-	c.last.query, c.last.rw, c.last.plan = query, c.rw, p
-	return p, nil
+	if st.checked {
+		c.last.query, c.last.rw, c.last.plan, c.last.st = query, c.rw, p, st
+	}
+	return p, st, nil
 }
 
-// state returns the plan's planState; plans that never passed plan's
-// checks (NamedExec's bound statements, a table the catalog did not know)
-// get a fresh one each time.
-func state(p *rewrite.Plan) *planState {
-	if st, ok := p.Aux.Load().(*planState); ok {
-		return st
+// state returns p's planState: the cached one, or, at the plan's first
+// use, a new one after checking the table's key column over cn. A table
+// the catalog does not know yet gets a state that is not cached (checked
+// again next time).
+func (c *Connector) state(ctx context.Context, cn *conn, p *rewrite.Plan) (*planState, error) {
+	if st, ok := c.states.Load(p); ok {
+		return st, nil
 	}
-	return &planState{table: p.Table.String()}
+	st := &planState{table: p.Table.String()}
+	if err := c.checkKey(ctx, cn, p.Table); err != nil {
+		if !p.Listed() || !errors.Is(err, ErrNarrowKey) {
+			return nil, err
+		}
+		// The rows give their keys: refused only by an execution that
+		// would generate one (fill).
+		st.narrow = true
+	} else if _, ok := c.keyChecked.Load(st.table); !ok {
+		return st, nil
+	}
+	st.checked = true
+	return c.states.Store(p, st), nil
 }
 
 // fill generates the keys the plan's rows take in this execution (or takes
 // the ones NamedExec chose) and returns the arguments for plan.Query and
 // those keys, in row order. With reuse, the connection's buffers hold them
-// until the next fill. rs is not nil for a sharded table: each row's key
-// comes from its shard.
-func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
+// until the next fill. A sharded table's rows (p.Shards) each take a key
+// from the row's shard.
+func (c *conn) fill(ctx context.Context, p *rewrite.Plan, st *planState, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
 	if err := rewriterArg(p, args); err != nil {
 		return nil, nil, err
 	}
@@ -543,7 +586,6 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 		idBuf, argBuf = c.ids[:0], c.args[:0]
 	}
 	need := p.Need(args)
-	st := state(p)
 	table := st.table
 	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
 		if err := c.c.checkKey(ctx, c, p.Table); err != nil {
@@ -553,7 +595,7 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 	ids := idBuf
 	var err error
 	switch nm := namedFor(ctx, p); {
-	case nm != nil && nm.keys != nil && need == len(nm.keys) && rs == nil:
+	case nm != nil && nm.keys != nil && need == len(nm.keys) && p.Shards == nil:
 		// NamedExec: the caller's keys, and new ones for its zero keys.
 		ids = append(ids, nm.keys...)
 		zeros := 0
@@ -573,9 +615,9 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 				}
 			}
 		}
-	case rs != nil:
-		// Sharded tables keep zero keys (rewriteTable): every row takes one.
-		if ids, err = rs.appendIDs(ctx, c.c.keys, idBuf, args); err != nil {
+	case p.Shards != nil:
+		// Sharded tables keep zero keys (TableConfig.FillsZero): every row takes one.
+		if ids, err = c.c.keys.appendShardIDs(ctx, idBuf, p, table, args); err != nil {
 			return nil, nil, err
 		}
 	case need > 0:
@@ -596,11 +638,19 @@ func (c *conn) fill(ctx context.Context, p *rewrite.Plan, rs *rowShards, args []
 	return full, ids, nil
 }
 
-// filled tells NamedExec, once a filled statement has succeeded, which keys
-// its rows were given.
-func filled(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue, ids []int64) {
+// filled tells NamedExec, once a filled statement has succeeded with res,
+// which keys its rows were given: none when the keys are not known to be
+// written (fill.Known).
+func (c *conn) filled(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue, ids []int64, res driver.Result) {
 	nm := namedFor(ctx, p)
 	if nm == nil {
+		return
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		n = -1
+	}
+	if !fill.Known(p, n, c.c.countsUpdates) {
 		return
 	}
 	if nm.keys != nil && len(ids) == len(nm.keys) {
@@ -656,7 +706,7 @@ func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 // prepared, executed and closed here, as database/sql would do it, with
 // the arguments it has converted already.
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	p, err := c.plan(ctx, query)
+	p, st, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -674,45 +724,61 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 		return res, err
 	}
-	rs, err := c.rowShards(query, p)
+	full, ids, err := c.fill(ctx, p, st, args, true)
 	if err != nil {
 		return nil, err
 	}
-	full, ids, err := c.fill(ctx, p, rs, args, true)
+	res, _, err := c.run(ctx, p, full, false)
 	if err != nil {
 		return nil, err
 	}
-	var res driver.Result
-	err = driver.ErrSkip
-	if _, skip := c.skip[p]; ok && !skip {
-		if res, err = ex.ExecContext(ctx, p.Query, full); err != nil && errors.Is(err, driver.ErrSkip) {
-			c.skipped(p)
+	c.filled(ctx, p, args, ids, res)
+	return c.result(res, p, ids), nil
+}
+
+// run runs the filled statement of p with the arguments full: an Exec, or
+// with query a Query. Where the inner driver refuses to run it with
+// arguments (driver.ErrSkip: nothing was sent), or has no ExecerContext
+// or QueryerContext, it runs on an inner statement prepared for it, as
+// database/sql would, which is closed after an Exec and with the rows of
+// a Query. Errors of a statement that may have been sent go through sent.
+func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue, query bool) (res driver.Result, rows driver.Rows, err error) {
+	if _, skip := c.skip[p]; !skip && (query && c.queryer != nil || !query && c.execer != nil) {
+		if query {
+			rows, err = c.queryer.QueryContext(ctx, p.Query, full)
+		} else {
+			res, err = c.execer.ExecContext(ctx, p.Query, full)
 		}
+		switch {
+		case err == nil:
+			return res, rows, nil
+		case !errors.Is(err, driver.ErrSkip):
+			return nil, nil, c.sent(p, err)
+		}
+		c.skipped(p)
 	}
-	if err != nil && errors.Is(err, driver.ErrSkip) {
-		st, err := c.prepare(ctx, p.Query)
-		if err != nil {
-			return nil, err // nothing was executed
-		}
-		defer st.Close()
-		res, err = stmtExec(ctx, st, full)
-		if err != nil {
-			return nil, c.sent(p, err)
-		}
-		filled(ctx, p, args, ids)
-		return c.result(res, ids), nil
-	}
+	st, err := c.prepare(ctx, p.Query)
 	if err != nil {
-		return nil, c.sent(p, err)
+		return nil, nil, err // nothing was executed
 	}
-	filled(ctx, p, args, ids)
-	return c.result(res, ids), nil
+	if query {
+		if rows, err = stmtQuery(ctx, st, full); err != nil {
+			st.Close()
+			return nil, nil, c.sent(p, err)
+		}
+		return nil, stmtRows{rows, st}, nil
+	}
+	defer st.Close()
+	if res, err = stmtExec(ctx, st, full); err != nil {
+		return nil, nil, c.sent(p, err)
+	}
+	return res, nil, nil
 }
 
 // QueryContext fills INSERT ... RETURNING into configured tables and
 // forwards the rest; see ExecContext.
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	p, err := c.plan(ctx, query)
+	p, st, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -723,36 +789,12 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		}
 		return q.QueryContext(ctx, query, args)
 	}
-	rs, err := c.rowShards(query, p)
+	full, _, err := c.fill(ctx, p, st, args, false)
 	if err != nil {
 		return nil, err
 	}
-	full, _, err := c.fill(ctx, p, rs, args, false)
-	if err != nil {
-		return nil, err
-	}
-	var rows driver.Rows
-	err = driver.ErrSkip
-	if _, skip := c.skip[p]; ok && !skip {
-		if rows, err = q.QueryContext(ctx, p.Query, full); err != nil && errors.Is(err, driver.ErrSkip) {
-			c.skipped(p)
-		}
-	}
-	if err != nil && errors.Is(err, driver.ErrSkip) {
-		st, err := c.prepare(ctx, p.Query)
-		if err != nil {
-			return nil, err // nothing was executed
-		}
-		if rows, err = stmtQuery(ctx, st, full); err != nil {
-			st.Close()
-			return nil, c.sent(p, err)
-		}
-		return stmtRows{rows, st}, nil
-	}
-	if err != nil {
-		return nil, c.sent(p, err)
-	}
-	return rows, nil
+	_, rows, err := c.run(ctx, p, full, true)
+	return rows, err
 }
 
 // stmtExec executes an inner statement.
@@ -774,22 +816,18 @@ func stmtQuery(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (d
 // PrepareContext returns the inner statement itself for statements that
 // pass through, and a filling statement for INSERTs into configured tables.
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	p, err := c.plan(ctx, query)
+	p, st, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	var rs *rowShards
 	if p != nil {
-		if rs, err = c.rowShards(query, p); err != nil {
-			return nil, err
-		}
 		query = p.Query
 	}
-	st, err := c.prepare(ctx, query)
+	inner, err := c.prepare(ctx, query)
 	if err != nil || p == nil {
-		return st, err
+		return inner, err
 	}
-	return &fillStmt{inner: st, conn: c, plan: p, shards: rs}, nil
+	return &fillStmt{inner: inner, conn: c, plan: p, st: st}, nil
 }
 
 func (c *conn) Ping(ctx context.Context) error {
@@ -829,10 +867,10 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 // fillStmt is a prepared INSERT into a configured table: every execution
 // gets fresh IDs.
 type fillStmt struct {
-	inner  driver.Stmt
-	conn   *conn
-	plan   *rewrite.Plan
-	shards *rowShards // the plan's table is sharded; nil otherwise
+	inner driver.Stmt
+	conn  *conn
+	plan  *rewrite.Plan
+	st    *planState
 }
 
 func (s *fillStmt) Close() error { return s.inner.Close() }
@@ -849,7 +887,7 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	full, ids, err := s.conn.fill(ctx, s.plan, s.shards, args, true)
+	full, ids, err := s.conn.fill(ctx, s.plan, s.st, args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -857,12 +895,12 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 	if err != nil {
 		return nil, s.conn.sent(s.plan, err)
 	}
-	filled(ctx, s.plan, args, ids)
-	return s.conn.result(res, ids), nil
+	s.conn.filled(ctx, s.plan, args, ids, res)
+	return s.conn.result(res, s.plan, ids), nil
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	full, _, err := s.conn.fill(ctx, s.plan, s.shards, args, false)
+	full, _, err := s.conn.fill(ctx, s.plan, s.st, args, false)
 	if err != nil {
 		return nil, err
 	}
@@ -896,11 +934,15 @@ func values(args []driver.NamedValue) []driver.Value {
 // result is the result of a filled INSERT.
 type result struct {
 	inner driver.Result
+	plan  *rewrite.Plan
 	id    int64 // the first key idsql generated, when generated
 	gen   bool  // a key was generated
-	// mysql: a statement that changed no row answers the server's
-	// LastInsertId, as it would without idsql.
+	// mysql: a statement whose keys are not known to be written answers
+	// the server's LastInsertId, as it would without idsql.
 	mysql bool
+	// countsUpdates: the database tells an upsert's insert from its update
+	// (Connector.countsUpdates).
+	countsUpdates bool
 }
 
 // resultBlock is how many results a connection allocates at once.
@@ -926,20 +968,23 @@ func (s *slots[T]) next() *T {
 	return p
 }
 
-// result wraps the inner result of a filled INSERT whose rows took keys.
-// The results of a connection come from its slots, not one allocation per
-// statement. An inner result that is a plain row count (lib/pq's and
-// pgx's stdlib's driver.RowsAffected) is not kept: the count is, in a
-// result without pointers.
-func (c *conn) result(res driver.Result, keys []int64) driver.Result {
+// result wraps the inner result of a filled INSERT of plan p whose rows
+// took keys. The results of a connection come from its slots, not one
+// allocation per statement. An inner result that is a plain row count
+// (lib/pq's and pgx's stdlib's driver.RowsAffected) is not kept: the count
+// is, in a result without pointers.
+func (c *conn) result(res driver.Result, p *rewrite.Plan, keys []int64) driver.Result {
 	mysql := c.c.dialect == dialect.MySQL
 	if n, ok := res.(driver.RowsAffected); ok && len(keys) > 0 && !mysql {
 		r := c.counts.next()
 		r.id, r.n = keys[0], int64(n)
+		if !fill.Known(p, r.n, false) {
+			r.id = 0
+		}
 		return r
 	}
 	r := c.results.next()
-	r.inner, r.mysql = res, mysql
+	r.inner, r.plan, r.mysql, r.countsUpdates = res, p, mysql, c.c.countsUpdates
 	if len(keys) > 0 {
 		r.id, r.gen = keys[0], true
 	}
@@ -950,41 +995,44 @@ func (c *conn) result(res driver.Result, keys []int64) driver.Result {
 // whose rows took keys (not on MySQL): it answers as a result over that
 // inner result would.
 type countResult struct {
-	id int64 // the first key idsql generated
+	id int64 // the first key idsql generated; 0 when it is not known to be written
 	n  int64 // the inner result's row count
 }
 
-// LastInsertId answers as result.LastInsertId: 0 when no row was written,
-// otherwise the first key idsql generated.
-func (r *countResult) LastInsertId() (int64, error) {
-	if r.n == 0 {
-		return 0, nil
-	}
-	return r.id, nil
-}
+// LastInsertId answers as result.LastInsertId: the first key idsql
+// generated, or 0 when it is not known to be written.
+func (r *countResult) LastInsertId() (int64, error) { return r.id, nil }
 
 func (r *countResult) RowsAffected() (int64, error) { return r.n, nil }
 
 // LastInsertId answers the first key idsql generated for the statement, as
 // MySQL answers the first AUTO_INCREMENT value of a multi-row INSERT. It
-// never names a row that was not written: a statement that inserted no row
-// (ON CONFLICT DO NOTHING, INSERT IGNORE or INSERT OR IGNORE of a
-// duplicate) answers 0 (MySQL: the server's value, 0 for INSERT IGNORE,
-// as without idsql), and one whose rows all kept the caller's keys answers
-// what the inner driver answers. A statement that inserted some rows but
-// not the first still answers the first row's key, which is then not in
-// the table: check RowsAffected, or use RETURNING.
+// never names a key that is not known to be written (fill.Known): a
+// statement that inserted no row (ON CONFLICT DO NOTHING, INSERT IGNORE or
+// INSERT OR IGNORE of a duplicate), and an upsert (ON CONFLICT ... DO
+// UPDATE, ON DUPLICATE KEY UPDATE) that may have updated a row which keeps
+// its own key, answer 0 (MySQL: the server's value, as without idsql: 0,
+// or the AUTO_INCREMENT key of the row an upsert updated). On MySQL and
+// MariaDB a one-row upsert that inserted answers its key; on PostgreSQL
+// and SQLite an upsert always answers 0: use RETURNING. One whose rows
+// all kept the caller's keys answers what the inner driver answers. A
+// statement that inserted some rows but not the first still answers the
+// first row's key, which is then not in the table: check RowsAffected,
+// or use RETURNING.
 func (r *result) LastInsertId() (int64, error) {
-	if n, err := r.inner.RowsAffected(); err == nil && n == 0 {
-		if r.mysql {
-			return r.inner.LastInsertId()
-		}
-		return 0, nil
+	n, err := r.inner.RowsAffected()
+	if err != nil {
+		n = -1
 	}
-	if !r.gen {
+	switch {
+	case !r.gen && n != 0:
+		return r.inner.LastInsertId()
+	case fill.Known(r.plan, n, r.countsUpdates):
+		return r.id, nil
+	case r.mysql:
 		return r.inner.LastInsertId()
 	}
-	return r.id, nil
+	return 0, nil
 }
 
 func (r *result) RowsAffected() (int64, error) { return r.inner.RowsAffected() }

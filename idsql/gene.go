@@ -66,6 +66,15 @@ type GeneParts struct {
 	App   int64 // 0 when the table has no application bits
 }
 
+// ShardColumn returns the column whose value picks the shard of each
+// row's key (Shard.Column), or "" for a table without Shard.
+func (t TableConfig) ShardColumn() string {
+	if t.Shard == nil {
+		return ""
+	}
+	return t.Shard.Column
+}
+
 // Gene returns the table's key layout; the zero Gene for tables without
 // shard or app.
 func (t TableConfig) Gene() Gene {

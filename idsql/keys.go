@@ -95,8 +95,7 @@ type Keys struct {
 	closers []func(context.Context) error
 	closed  bool
 
-	limits  map[string]*keyLimit // tables with a max_id; fixed at NewKeys
-	sharded bool                 // some table has shard bits
+	limits map[string]*keyLimit // tables with a max_id; fixed at NewKeys
 }
 
 // NewKeys returns the key set for cfg. It starts nothing yet: leases are
@@ -135,7 +134,6 @@ func NewKeys(cfg *Config, opts KeysOptions) (*Keys, error) {
 		if l := newKeyLimit(name, tc.MaxID, opts.Logger); l != nil {
 			k.limits[name] = l
 		}
-		k.sharded = k.sharded || tc.Shard != nil
 	}
 	return k, nil
 }

@@ -1,7 +1,9 @@
 // Package pgxid gives native pgx (github.com/jackc/pgx/v5) code idsql's
 // keys: a DB wraps a *pgxpool.Pool, a *pgx.Conn or a pgx.Tx and fills the
 // key column of INSERTs into configured tables, as the database/sql
-// wrapper does, with the same rewriter and the same idsql.Keys.
+// wrapper does: the same rewriter, the same decisions about which rows take
+// a key (idsql/internal/fill) and the same idsql.Keys. The front-door
+// conformance suite (TestFrontDoors) runs the same cases through both.
 //
 // DB and Tx have pgx's Exec, Query, QueryRow, SendBatch and CopyFrom, so
 // they satisfy the DBTX interface that sqlc generates for pgx/v5, and Tx
@@ -17,8 +19,12 @@
 //
 //   - Exec, Query and QueryRow: an INSERT into a configured table that does
 //     not list its key column gets the column and one key per VALUES row,
-//     appended as parameters after the caller's ($n+1, ...). pgx's leading
-//     options (QueryExecMode, QueryResultFormats) keep working.
+//     appended as parameters after the caller's ($n+1, ...). One that lists
+//     the key column gets a key for each row that gives it as DEFAULT, NULL
+//     or 0, or as a bind value that is 0 or NULL (what ORMs send for a new
+//     row), unless the table sets fill_zero: false; a non-zero key is kept.
+//     pgx's leading options (QueryExecMode, QueryResultFormats) keep
+//     working.
 //   - pgx.NamedArgs, pgx.StrictNamedArgs and any other pgx.QueryRewriter:
 //     pgx rewrites the statement on the connection that runs it, and the
 //     key is filled after that, into the rewritten statement, on that
@@ -26,9 +32,11 @@
 //   - SendBatch: every queued INSERT is filled as Exec would fill it; the
 //     caller's Batch is not modified, so it can be inspected afterwards.
 //   - CopyFrom into a configured table whose column list lacks the key
-//     column: the column is added and each row gets a key. Keys are drawn
-//     in growing blocks (16 up to 1,024), so a failed or short copy skips
-//     some keys (gaps are allowed; keys are never reused).
+//     column: the column is added and each row gets a key. When the list
+//     has it, a row whose key is 0 or NULL gets one in its place, as an
+//     INSERT's row would (fill_zero). Keys are drawn in growing blocks
+//     (16 up to 1,024), so a failed or short copy skips some keys (gaps
+//     are allowed; keys are never reused).
 //   - Prepare (Tx, and a DB on a *pgx.Conn): a prepared INSERT is prepared
 //     in its filled form, and executing it by name fills fresh keys.
 //   - A sharded table (shard: in its configuration): each key is drawn in
@@ -46,7 +54,9 @@
 //
 // pgx reports what a statement did through pgconn.CommandTag, which has no
 // LastInsertId: use INSERT ... RETURNING id, or take a key first with
-// Keys().NextID and list the key column.
+// Keys().NextID and list the key column. RETURNING is also the way to
+// learn the key of an upsert's row (ON CONFLICT ... DO UPDATE): a row it
+// updated keeps its own key, not the one drawn for it.
 //
 // Keys are built as idsql.NewConnector builds them, on a database/sql pool
 // (pgx's stdlib driver) of the wrapped connection's configuration, so

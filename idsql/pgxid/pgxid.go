@@ -3,6 +3,7 @@ package pgxid
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/internal/fill"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -67,6 +69,7 @@ type shared struct {
 	rw         *rewrite.Rewriter
 	keys       *idsql.Keys
 	keyChecked sync.Map // configured table name -> true once its key column was found wide enough
+	states     fill.States[planState]
 }
 
 // session runs statements on one Querier, filling keys.
@@ -117,11 +120,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("pgxid: New: the configuration says dialect: %s, and pgx speaks PostgreSQL: remove the setting or set it to postgres", cfg.Dialect)
 		}
 	}
-	tables := make([]rewrite.Table, 0, len(cfg.Tables))
-	for _, name := range cfg.TableNames() {
-		tables = append(tables, rewrite.TableNamed(name, cfg.Tables[name].KeyColumn()))
-	}
-	rw, err := rewrite.New(rewrite.Config{Tables: tables, Dialect: rewrite.PostgreSQL, CacheSize: opts.CacheSize})
+	rw, err := rewrite.New(rewrite.Config{Tables: fill.Tables(cfg.TableNames(), cfg.Tables), Dialect: dialect.PostgreSQL, CacheSize: opts.CacheSize})
 	if err != nil {
 		return nil, fmt.Errorf("pgxid: %w", err)
 	}
@@ -311,16 +310,16 @@ func (s *session) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 // the filled INSERT and the arguments with its keys, or sql and args
 // themselves when nothing is filled.
 func (s *session) filled(ctx context.Context, sql string, args []any) (string, []any, error) {
-	if p := s.named.lookup(sql); p != nil {
-		full, err := s.s.fill(ctx, p, args)
+	if st := s.named.lookup(sql); st != nil {
+		full, err := s.s.fill(ctx, st, args)
 		return sql, full, err
 	}
-	p, err := s.s.plan(ctx, s.cat, sql)
-	if err != nil || p == nil {
+	st, err := s.s.plan(ctx, s.cat, sql)
+	if err != nil || st == nil {
 		return sql, args, err
 	}
-	full, err := s.s.fill(ctx, p, args)
-	return p.Query, full, err
+	full, err := s.s.fill(ctx, st, args)
+	return st.plan.Query, full, err
 }
 
 // rewriterAt returns the index of a pgx.QueryRewriter among the leading
@@ -337,6 +336,20 @@ func rewriterAt(args []any) int {
 		}
 	}
 	return -1
+}
+
+// ownArgs returns args without pgx's leading option arguments
+// (QueryExecMode, QueryResultFormats, QueryResultFormatsByOID): the
+// statement's own, $1 first.
+func ownArgs(args []any) []any {
+	for i, a := range args {
+		switch a.(type) {
+		case pgx.QueryExecMode, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
+		default:
+			return args[i:]
+		}
+	}
+	return nil
 }
 
 // withFilling returns a copy of args whose rewriter at i fills keys after
@@ -362,22 +375,23 @@ func (f *filling) RewriteQuery(ctx context.Context, conn *pgx.Conn, sql string, 
 	if err != nil {
 		return "", nil, err
 	}
-	if p := f.s.named.lookup(sql); p != nil && conn == f.s.conn {
-		full, err := f.s.s.fill(ctx, p, args)
+	if st := f.s.named.lookup(sql); st != nil && conn == f.s.conn {
+		full, err := f.s.s.fill(ctx, st, args)
 		return sql, full, err
 	}
-	p, err := f.s.s.plan(ctx, &catalog{conn}, sql)
-	if err != nil || p == nil {
+	st, err := f.s.s.plan(ctx, &catalog{conn}, sql)
+	if err != nil || st == nil {
 		return sql, args, err
 	}
-	full, err := f.s.s.fill(ctx, p, args)
-	return p.Query, full, err
+	full, err := f.s.s.fill(ctx, st, args)
+	return st.plan.Query, full, err
 }
 
-// plan asks the rewriter about sql, reading cat when it must. A
-// statement that fills a key column narrower than 64 bits is refused here,
-// before any key is drawn.
-func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.Plan, error) {
+// plan asks the rewriter about sql, reading cat when it must, and returns
+// the plan's state (nil when sql passes unchanged), derived at the plan's
+// first use and cached (shared.states). A statement that fills a key
+// column narrower than 64 bits is refused here, before any key is drawn.
+func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*planState, error) {
 	p, err := s.rw.Plan(ctx, sql, cat)
 	if err != nil {
 		return nil, fmt.Errorf("pgxid: %w", err)
@@ -385,57 +399,89 @@ func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*rewrite.P
 	if p == nil {
 		return nil, nil
 	}
-	if p.Aux.Load() == nil {
-		if err := s.checkKey(ctx, cat, p.Table); err != nil {
+	if st, ok := s.states.Load(p); ok {
+		return st, nil
+	}
+	table := p.Table.String()
+	st := &planState{plan: p, table: table}
+	if err := s.checkKey(ctx, cat, p.Table); err != nil {
+		if !p.Listed() || !errors.Is(err, idsql.ErrNarrowKey) {
 			return nil, err
 		}
-		table := p.Table.String()
-		src, err := s.keys.Source(ctx, table)
-		if err != nil {
-			return nil, fmt.Errorf("pgxid: insert into %s: %w", table, err)
-		}
-		st := &planState{table: table, src: src}
-		if sc := s.keys.Config().Tables[table].Shard; sc != nil {
-			vals, err := s.rw.ColumnValues(sql, p, sc.Column)
-			if err != nil {
-				return nil, fmt.Errorf("pgxid: %w", err)
-			}
-			st.shard = &shardPlan{column: sc.Column, bits: sc.Bits, vals: vals}
-		}
-		p.Aux.Store(st)
+		// The rows give their keys: refused only by an execution that
+		// would generate one (fill).
+		st.narrow = err
 	}
-	return p, nil
+	if st.src, err = s.keys.Source(ctx, table); err != nil {
+		return nil, fmt.Errorf("pgxid: insert into %s: %w", table, err)
+	}
+	if sc := s.keys.Config().Tables[table].Shard; sc != nil {
+		st.shardBits = sc.Bits
+	}
+	return s.states.Store(p, st), nil
 }
 
-// planState is what a plan's executions need, derived once (Plan.Aux):
-// its table was checked, and its key source is at hand without looking the
-// table up.
+// planState is a plan with what its executions need, derived once and
+// cached (shared.states): its table was checked, and its key source is at
+// hand without looking the table up.
 type planState struct {
+	plan  *rewrite.Plan
 	table string
 	src   idsql.KeySource
-	shard *shardPlan // a sharded table's rows' shard values; nil for others
+	// shardBits: the table's shard bits; its rows' shard column values
+	// are the plan's Shards.
+	shardBits int
+	// narrow: the key column is narrower than 64 bits and the statement
+	// lists the key; an execution that generates a key is refused with it.
+	narrow error
 }
 
-// fill returns args followed by the plan's fresh keys, as the plan's
-// query numbers them ($Params+1, ...). p came from plan.
-func (s *shared) fill(ctx context.Context, p *rewrite.Plan, args []any) ([]any, error) {
-	st := p.Aux.Load().(*planState)
+// fill returns the arguments for the query of st's plan: args with its
+// fresh keys where the query takes them. A statement that does not list
+// the key takes one per row, numbered after the caller's ($Params+1,
+// ...); one that lists it takes one for each row whose key is DEFAULT, or
+// a bind value that is 0 or NULL (Plan.Need), as the database/sql wrapper
+// fills it. st came from plan.
+func (s *shared) fill(ctx context.Context, st *planState, args []any) ([]any, error) {
+	p := st.plan
+	own := ownArgs(args)
+	need := p.Rows
+	var named []driver.NamedValue
+	if p.Listed() {
+		named = fill.Named(nil, own)
+		if need = p.Need(named); need > 0 && st.narrow != nil {
+			return nil, st.narrow
+		}
+	}
 	var ids []int64
 	var err error
 	switch {
-	case st.shard != nil:
+	case need == 0:
+	case p.Shards != nil:
 		var shards []int
-		if shards, err = st.shard.shards(st.table, ownArgs(args)); err != nil {
-			return nil, err
+		if shards, err = fill.Shards(make([]int, 0, need), p, own, func(a any) any { return a },
+			func(v any) (int, error) { return idsql.ShardOf(v, st.shardBits) }); err != nil {
+			return nil, fmt.Errorf("pgxid: %w", err)
 		}
-		ids, err = s.keys.AppendShardIDs(ctx, make([]int64, 0, p.Rows), st.table, shards)
-	case p.Rows <= idsql.MaxBatch:
-		ids, err = st.src.AppendIDs(ctx, make([]int64, 0, p.Rows), p.Rows)
+		ids, err = s.keys.AppendShardIDs(ctx, make([]int64, 0, need), st.table, shards)
+	case need <= idsql.MaxBatch:
+		ids, err = st.src.AppendIDs(ctx, make([]int64, 0, need), need)
 	default:
-		ids, err = s.keys.AppendIDs(ctx, nil, st.table, p.Rows) // refused there, naming the limit
+		ids, err = s.keys.AppendIDs(ctx, nil, st.table, need) // refused there, naming the limit
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pgxid: insert into %s: %w", st.table, err)
+	}
+	if named != nil {
+		// The keys go where the plan says, some in place of the caller's.
+		named = p.Args(nil, named, ids)
+		lead := len(args) - len(own)
+		full := make([]any, lead, lead+len(named))
+		copy(full, args[:lead])
+		for _, a := range named {
+			full = append(full, a.Value)
+		}
+		return full, nil
 	}
 	full := make([]any, len(args), len(args)+len(ids))
 	copy(full, args)
@@ -450,11 +496,11 @@ func (s *shared) fill(ctx context.Context, p *rewrite.Plan, args []any) ([]any, 
 type namedPlans struct {
 	n     atomic.Int32 // len(plans): lookups cost one load while there are none
 	mu    sync.Mutex
-	plans map[string]*rewrite.Plan
+	plans map[string]*planState
 }
 
 // lookup returns the plan prepared as name, or nil.
-func (n *namedPlans) lookup(name string) *rewrite.Plan {
+func (n *namedPlans) lookup(name string) *planState {
 	if n == nil || n.n.Load() == 0 {
 		return nil
 	}
@@ -464,16 +510,16 @@ func (n *namedPlans) lookup(name string) *rewrite.Plan {
 }
 
 // set records (or, with a nil plan, forgets) the plan prepared as name.
-func (n *namedPlans) set(name string, p *rewrite.Plan) {
+func (n *namedPlans) set(name string, st *planState) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if p == nil {
+	if st == nil {
 		delete(n.plans, name)
 	} else {
 		if n.plans == nil {
-			n.plans = make(map[string]*rewrite.Plan)
+			n.plans = make(map[string]*planState)
 		}
-		n.plans[name] = p
+		n.plans[name] = st
 	}
 	n.n.Store(int32(len(n.plans)))
 }
@@ -486,20 +532,20 @@ func (s *session) prepare(ctx context.Context, name, sql string) (*pgconn.Statem
 	if !ok || s.named == nil {
 		return nil, fmt.Errorf("pgxid: Prepare %q: a %T has no single connection to prepare on: prepare in a transaction or on a *pgx.Conn", name, s.q)
 	}
-	p, err := s.s.plan(ctx, s.cat, sql)
+	st, err := s.s.plan(ctx, s.cat, sql)
 	if err != nil {
 		return nil, err
 	}
-	if p == nil {
+	if st == nil {
 		sd, err := pr.Prepare(ctx, name, sql)
 		if err == nil && name != "" {
 			s.named.set(name, nil)
 		}
 		return sd, err
 	}
-	sd, err := pr.Prepare(ctx, name, p.Query)
+	sd, err := pr.Prepare(ctx, name, st.plan.Query)
 	if err == nil && name != "" {
-		s.named.set(name, p)
+		s.named.set(name, st)
 	}
 	return sd, err
 }

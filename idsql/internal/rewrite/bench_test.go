@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql/driver"
 	"testing"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 const benchInsert = `INSERT INTO orders (user_id, total, note) VALUES ($1, $2, $3) RETURNING id`
@@ -11,7 +13,7 @@ const benchInsert = `INSERT INTO orders (user_id, total, note) VALUES ($1, $2, $
 // BenchmarkRewrite is the cache-hit path the driver wrapper takes on every
 // execution of a known INSERT.
 func BenchmarkRewrite(b *testing.B) {
-	r := newTest(b, PostgreSQL)
+	r := newTest(b, dialect.PostgreSQL)
 	ctx := context.Background()
 	if p, err := r.Plan(ctx, benchInsert, nil); p == nil || err != nil {
 		b.Fatal(p, err)
@@ -24,7 +26,7 @@ func BenchmarkRewrite(b *testing.B) {
 
 // BenchmarkRewriteParallel is BenchmarkRewrite from all Ps at once.
 func BenchmarkRewriteParallel(b *testing.B) {
-	r := newTest(b, PostgreSQL)
+	r := newTest(b, dialect.PostgreSQL)
 	ctx := context.Background()
 	r.Plan(ctx, benchInsert, nil)
 	b.ReportAllocs()
@@ -48,7 +50,7 @@ func BenchmarkRewriteMiss(b *testing.B) {
 
 // BenchmarkFastReject is a SELECT, rejected without allocating.
 func BenchmarkFastReject(b *testing.B) {
-	r := newTest(b, PostgreSQL)
+	r := newTest(b, dialect.PostgreSQL)
 	ctx := context.Background()
 	q := `SELECT id, user_id, total, note FROM orders WHERE user_id = $1 ORDER BY id DESC LIMIT 50`
 	b.ReportAllocs()
@@ -59,7 +61,7 @@ func BenchmarkFastReject(b *testing.B) {
 
 // BenchmarkArgs builds the arguments of a 3-row INSERT into a reused buffer.
 func BenchmarkArgs(b *testing.B) {
-	r := newTest(b, SQLite)
+	r := newTest(b, dialect.SQLite)
 	p, _ := r.Plan(context.Background(), `INSERT INTO orders (user_id, total) VALUES (?, ?), (?, ?), (?, ?)`, nil)
 	args := nv(1, 2, 3, 4, 5, 6)
 	ids := []int64{7, 8, 9}
@@ -74,7 +76,7 @@ func BenchmarkArgs(b *testing.B) {
 // as a bind parameter (what gorm sends): Need and Args look at each row's
 // key argument; here one of the three is 0 and takes a key.
 func BenchmarkArgsListed(b *testing.B) {
-	r := newTest(b, SQLite)
+	r := newTest(b, dialect.SQLite)
 	p, _ := r.Plan(context.Background(), `INSERT INTO orders (id, user_id, total) VALUES (?, ?, ?), (?, ?, ?), (?, ?, ?)`, nil)
 	args := nv(int64(11), 1, 2, int64(0), 3, 4, int64(12), 5, 6)
 	ids := []int64{7}

@@ -1,6 +1,10 @@
 package rewrite
 
-import "context"
+import (
+	"context"
+
+	"github.com/idsql/idsql/internal/dialect"
+)
 
 // testTables are the tables the tests configure.
 var testTables = []Table{
@@ -33,11 +37,20 @@ var testCatalog = fakeCatalog{
 	"2fa_codes": {{Name: "id"}, {Name: "code"}, {Name: "2nd"}},
 }
 
+// d returns the case's dialect: PostgreSQL, the rewriter's default, when
+// the case leaves it zero.
+func (tc rwCase) d() dialect.Dialect {
+	if tc.dialect == dialect.Unknown {
+		return dialect.PostgreSQL
+	}
+	return tc.dialect
+}
+
 // rwCase is one table-test case. want "" means the query passes unchanged
 // (nil plan); err, when set, is a substring of the expected error.
 type rwCase struct {
 	name      string
-	dialect   Dialect
+	dialect   dialect.Dialect
 	in        string
 	want      string
 	rows      int
@@ -332,57 +345,57 @@ var rwCases = []rwCase{
 	{name: "only comment", in: `-- INSERT`, noPG: true},
 
 	// SQLite dialect: it refuses what SQLite and MySQL read differently.
-	{name: "q basic", dialect: SQLite, in: `INSERT INTO orders (user_id, total) VALUES (?, ?)`,
+	{name: "q basic", dialect: dialect.SQLite, in: `INSERT INTO orders (user_id, total) VALUES (?, ?)`,
 		want: `INSERT INTO orders (user_id, total, id) VALUES (?, ?, ?)`, rows: 1},
-	{name: "q multi-row", dialect: SQLite, in: `INSERT INTO orders (user_id, total) VALUES (?, ?), (?, ?)`,
+	{name: "q multi-row", dialect: dialect.SQLite, in: `INSERT INTO orders (user_id, total) VALUES (?, ?), (?, ?)`,
 		want: `INSERT INTO orders (user_id, total, id) VALUES (?, ?, ?), (?, ?, ?)`, rows: 2},
-	{name: "q on conflict param", dialect: SQLite, in: `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ?`,
+	{name: "q on conflict param", dialect: dialect.SQLite, in: `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ?`,
 		want: `INSERT INTO orders (user_id, id) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET total = ?`, rows: 1},
-	{name: "q returning", dialect: SQLite, in: `INSERT INTO orders (user_id) VALUES (?) RETURNING id`,
+	{name: "q returning", dialect: dialect.SQLite, in: `INSERT INTO orders (user_id) VALUES (?) RETURNING id`,
 		want: `INSERT INTO orders (user_id, id) VALUES (?, ?) RETURNING id`, rows: 1},
-	{name: "q backticks", dialect: SQLite, in: "INSERT INTO `orders` (`user_id`) VALUES (?)",
+	{name: "q backticks", dialect: dialect.SQLite, in: "INSERT INTO `orders` (`user_id`) VALUES (?)",
 		want: "INSERT INTO `orders` (`user_id`, id) VALUES (?, ?)", rows: 1},
-	{name: "q brackets", dialect: SQLite, in: "INSERT INTO [orders] ([user_id]) VALUES (?)",
+	{name: "q brackets", dialect: dialect.SQLite, in: "INSERT INTO [orders] ([user_id]) VALUES (?)",
 		want: "INSERT INTO [orders] ([user_id], id) VALUES (?, ?)", rows: 1},
-	{name: "q insert or replace", dialect: SQLite, in: `INSERT OR REPLACE INTO orders (user_id) VALUES (?)`,
+	{name: "q insert or replace", dialect: dialect.SQLite, in: `INSERT OR REPLACE INTO orders (user_id) VALUES (?)`,
 		want: `INSERT OR REPLACE INTO orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q replace into", dialect: SQLite, in: `REPLACE INTO orders (user_id) VALUES (?)`,
+	{name: "q replace into", dialect: dialect.SQLite, in: `REPLACE INTO orders (user_id) VALUES (?)`,
 		want: `REPLACE INTO orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q insert ignore", dialect: SQLite, notSQLite: true, in: `INSERT IGNORE INTO orders (user_id) VALUES (?)`,
+	{name: "q insert ignore", dialect: dialect.SQLite, notSQLite: true, in: `INSERT IGNORE INTO orders (user_id) VALUES (?)`,
 		want: `INSERT IGNORE INTO orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q insert without into", dialect: SQLite, notSQLite: true, in: `INSERT orders (user_id) VALUES (?)`,
+	{name: "q insert without into", dialect: dialect.SQLite, notSQLite: true, in: `INSERT orders (user_id) VALUES (?)`,
 		want: `INSERT orders (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q on duplicate key", dialect: SQLite, notSQLite: true, in: `INSERT INTO orders (user_id) VALUES (?) ON DUPLICATE KEY UPDATE total = total + ?`,
+	{name: "q on duplicate key", dialect: dialect.SQLite, notSQLite: true, in: `INSERT INTO orders (user_id) VALUES (?) ON DUPLICATE KEY UPDATE total = total + ?`,
 		want: `INSERT INTO orders (user_id, id) VALUES (?, ?) ON DUPLICATE KEY UPDATE total = total + ?`, rows: 1},
-	{name: "q key listed any case", dialect: SQLite, in: `INSERT INTO ORDERS (ID, user_id) VALUES (?, ?)`},
-	{name: "q key listed quoted any case", dialect: SQLite, in: `INSERT INTO orders ("Id", user_id) VALUES (?, ?)`},
-	{name: "q key zero", dialect: SQLite, in: `INSERT INTO orders (id, user_id) VALUES (0, ?), (?, ?), (NULL, 3)`,
+	{name: "q key listed any case", dialect: dialect.SQLite, in: `INSERT INTO ORDERS (ID, user_id) VALUES (?, ?)`},
+	{name: "q key listed quoted any case", dialect: dialect.SQLite, in: `INSERT INTO orders ("Id", user_id) VALUES (?, ?)`},
+	{name: "q key zero", dialect: dialect.SQLite, in: `INSERT INTO orders (id, user_id) VALUES (0, ?), (?, ?), (NULL, 3)`,
 		want: `INSERT INTO orders (id, user_id) VALUES (?, ?), (?, ?), (?, 3)`, rows: 3},
-	{name: "q create trigger", dialect: SQLite, in: `CREATE TRIGGER t AFTER INSERT ON customers BEGIN INSERT INTO orders (note) VALUES (new.note); END`},
-	{name: "q table any case", dialect: SQLite, in: `INSERT INTO "ORDERS" (user_id) VALUES (?)`,
+	{name: "q create trigger", dialect: dialect.SQLite, in: `CREATE TRIGGER t AFTER INSERT ON customers BEGIN INSERT INTO orders (note) VALUES (new.note); END`},
+	{name: "q table any case", dialect: dialect.SQLite, in: `INSERT INTO "ORDERS" (user_id) VALUES (?)`,
 		want: `INSERT INTO "ORDERS" (user_id, id) VALUES (?, ?)`, rows: 1},
-	{name: "q mixed-case key bare", dialect: SQLite, in: `INSERT INTO items (name) VALUES (?)`,
+	{name: "q mixed-case key bare", dialect: dialect.SQLite, in: `INSERT INTO items (name) VALUES (?)`,
 		want: `INSERT INTO items (name, ItemID) VALUES (?, ?)`, rows: 1},
-	{name: "q dollar is plain", dialect: SQLite, in: `INSERT INTO orders (note) VALUES ('$1 ? )')`,
+	{name: "q dollar is plain", dialect: dialect.SQLite, in: `INSERT INTO orders (note) VALUES ('$1 ? )')`,
 		want: `INSERT INTO orders (note, id) VALUES ('$1 ? )', ?)`, rows: 1},
-	{name: "q default values", dialect: SQLite, in: `INSERT INTO orders DEFAULT VALUES`,
+	{name: "q default values", dialect: dialect.SQLite, in: `INSERT INTO orders DEFAULT VALUES`,
 		want: "INSERT INTO orders (id) VALUES (?)", rows: 1},
-	{name: "q comment", dialect: SQLite, in: "INSERT INTO orders (user_id) -- note\nVALUES (? /* x */)",
+	{name: "q comment", dialect: dialect.SQLite, in: "INSERT INTO orders (user_id) -- note\nVALUES (? /* x */)",
 		want: "INSERT INTO orders (user_id, id) -- note\nVALUES (?, ? /* x */)", rows: 1},
-	{name: "q no column list key first", dialect: SQLite, in: `INSERT INTO orders VALUES (?, ?, ?, ?)`},
-	{name: "q no column list key after values", dialect: SQLite, in: `INSERT INTO ledger VALUES (?, ?)`,
+	{name: "q no column list key first", dialect: dialect.SQLite, in: `INSERT INTO orders VALUES (?, ?, ?, ?)`},
+	{name: "q no column list key after values", dialect: dialect.SQLite, in: `INSERT INTO ledger VALUES (?, ?)`,
 		want: "INSERT INTO ledger (kind, amount, id) VALUES (?, ?, ?)", rows: 1},
-	{name: "q backslash", dialect: SQLite, in: `INSERT INTO orders (note) VALUES ('a\')`,
+	{name: "q backslash", dialect: dialect.SQLite, in: `INSERT INTO orders (note) VALUES ('a\')`,
 		err: "backslash in a string literal (an escape in MySQL, not in SQLite) makes the statement ambiguous" + noDefault},
-	{name: "q hash comment", dialect: SQLite, notSQLite: true, in: "INSERT INTO orders (user_id) VALUES (?) # x", err: "'#'"},
-	{name: "q dash-dash operator", dialect: SQLite, notSQLite: true, in: "INSERT INTO orders (user_id) VALUES (1--1)", err: "'--' not followed by a space"},
-	{name: "q numbered param", dialect: SQLite, in: "INSERT INTO orders (user_id) VALUES (?1)", err: "numbered parameter"},
-	{name: "q named param", dialect: SQLite, in: "INSERT INTO orders (user_id) VALUES (:uid)", err: "named parameter"},
-	{name: "q nested comment", dialect: SQLite, in: "INSERT INTO orders (user_id) VALUES (?) /* a /* b */", err: "nested comment"},
-	{name: "q executable comment", dialect: SQLite, notSQLite: true, in: "INSERT /*! IGNORE */ INTO orders (user_id) VALUES (?)", err: "executable comment"},
-	{name: "q ambiguous other table", dialect: SQLite, in: `INSERT INTO customers (note) VALUES ('a\')`},
-	{name: "q ambiguous default table", dialect: SQLite, in: `INSERT INTO events (note) VALUES ('a\')`},
-	{name: "q select", dialect: SQLite, in: `SELECT * FROM orders WHERE id = ?`},
-	{name: "q insert select", dialect: SQLite, in: `INSERT INTO orders (user_id) SELECT ?`, err: "INSERT ... SELECT"},
-	{name: "q replace function", dialect: SQLite, in: `SELECT replace(note, 'a', 'b') FROM orders`},
+	{name: "q hash comment", dialect: dialect.SQLite, notSQLite: true, in: "INSERT INTO orders (user_id) VALUES (?) # x", err: "'#'"},
+	{name: "q dash-dash operator", dialect: dialect.SQLite, notSQLite: true, in: "INSERT INTO orders (user_id) VALUES (1--1)", err: "'--' not followed by a space"},
+	{name: "q numbered param", dialect: dialect.SQLite, in: "INSERT INTO orders (user_id) VALUES (?1)", err: "numbered parameter"},
+	{name: "q named param", dialect: dialect.SQLite, in: "INSERT INTO orders (user_id) VALUES (:uid)", err: "named parameter"},
+	{name: "q nested comment", dialect: dialect.SQLite, in: "INSERT INTO orders (user_id) VALUES (?) /* a /* b */", err: "nested comment"},
+	{name: "q executable comment", dialect: dialect.SQLite, notSQLite: true, in: "INSERT /*! IGNORE */ INTO orders (user_id) VALUES (?)", err: "executable comment"},
+	{name: "q ambiguous other table", dialect: dialect.SQLite, in: `INSERT INTO customers (note) VALUES ('a\')`},
+	{name: "q ambiguous default table", dialect: dialect.SQLite, in: `INSERT INTO events (note) VALUES ('a\')`},
+	{name: "q select", dialect: dialect.SQLite, in: `SELECT * FROM orders WHERE id = ?`},
+	{name: "q insert select", dialect: dialect.SQLite, in: `INSERT INTO orders (user_id) SELECT ?`, err: "INSERT ... SELECT"},
+	{name: "q replace function", dialect: dialect.SQLite, in: `SELECT replace(note, 'a', 'b') FROM orders`},
 }

@@ -70,6 +70,15 @@
 // and rows with their own keys alike. Table.KeepZero turns this off: such
 // statements then pass unchanged. Any other expression is the caller's key.
 //
+// # What else a plan says
+//
+// Plan.Upsert marks a statement that may update an existing row instead of
+// inserting one (ON CONFLICT ... DO UPDATE, ON DUPLICATE KEY UPDATE): such
+// a row keeps its key, so a caller must not report the generated one as
+// written without knowing. For a table with a ShardColumn, Plan.Shards
+// says, read in the same pass, what each row gives that column (a bind
+// parameter or a literal; anything else refuses the statement).
+//
 // DDL (statements opening with CREATE, ALTER, DROP or COMMENT) passes
 // unchanged: an INSERT inside it (CREATE RULE ... DO ALSO INSERT, a
 // trigger's or routine's body) does not run now.

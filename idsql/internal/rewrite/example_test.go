@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 func ExampleRewriter_Plan() {
@@ -56,7 +57,7 @@ func ExampleRewriter_Plan() {
 func ExampleRewriter_Plan_sqlite() {
 	rw, _ := rewrite.New(rewrite.Config{
 		Tables:  []rewrite.Table{{Name: "orders"}},
-		Dialect: rewrite.SQLite,
+		Dialect: dialect.SQLite,
 	})
 	plan, _ := rw.Plan(context.Background(),
 		`INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ?`, nil)
@@ -73,7 +74,7 @@ func ExampleRewriter_Plan_sqlite() {
 func ExampleRewriter_Plan_mysql() {
 	rw, _ := rewrite.New(rewrite.Config{
 		Tables:  []rewrite.Table{{Name: "orders"}},
-		Dialect: rewrite.MySQL,
+		Dialect: dialect.MySQL,
 	})
 	plan, _ := rw.Plan(context.Background(),
 		`INSERT INTO orders SET user_id = ?, note = 'it\'s' AS new ON DUPLICATE KEY UPDATE total = new.total + ?`, nil)

@@ -3,18 +3,21 @@ package rewrite
 import (
 	"context"
 	"database/sql/driver"
+	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // fuzzConfigs are the configurations FuzzRewrite runs, chosen by its second
 // argument.
 var fuzzConfigs = []Config{
-	{Tables: testTables, Dialect: PostgreSQL},
-	{Tables: testTables, Dialect: SQLite},
-	{Tables: testTables, Dialect: MySQL},
-	{Tables: testTables, Dialect: MySQL, NoBackslashEscapes: true},
-	{Tables: testTables, Dialect: MySQL, ANSIQuotes: true},
+	{Tables: testTables, Dialect: dialect.PostgreSQL},
+	{Tables: testTables, Dialect: dialect.SQLite},
+	{Tables: testTables, Dialect: dialect.MySQL},
+	{Tables: testTables, Dialect: dialect.MySQL, NoBackslashEscapes: true},
+	{Tables: testTables, Dialect: dialect.MySQL, ANSIQuotes: true},
 }
 
 // fuzzConfig returns the index in fuzzConfigs of a table-test case's Config.
@@ -38,14 +41,20 @@ func FuzzRewrite(f *testing.F) {
 	for _, cases := range [][]rwCase{rwCases, mysqlCases} {
 		for _, tc := range cases {
 			f.Add(tc.in, fuzzConfig(tc))
-			if tc.dialect != MySQL {
-				f.Add(tc.in, fuzzConfig(rwCase{dialect: MySQL})) // the same text read as MySQL
+			if tc.dialect != dialect.MySQL {
+				f.Add(tc.in, fuzzConfig(rwCase{dialect: dialect.MySQL})) // the same text read as MySQL
 			}
 		}
 	}
 	rws := make([]*Rewriter, len(fuzzConfigs))
+	shards := make([]*Rewriter, len(fuzzConfigs)) // the same, every table's shard column user_id
 	for i, cfg := range fuzzConfigs {
 		rws[i] = newTestConfig(f, cfg)
+		cfg.Tables = slices.Clone(cfg.Tables)
+		for j := range cfg.Tables {
+			cfg.Tables[j].ShardColumn = "user_id"
+		}
+		shards[i] = newTestConfig(f, cfg)
 	}
 	f.Fuzz(func(t *testing.T, q string, config uint8) {
 		r := rws[int(config)%len(rws)]
@@ -80,7 +89,7 @@ func FuzzRewrite(f *testing.F) {
 				t.Fatalf("%q -> %q: %d arguments, want %d", q, p.Query, got, p.Params+p.added())
 			}
 		}
-		if r.syn.dialect == PostgreSQL {
+		if r.syn.dialect == dialect.PostgreSQL {
 			hi := 0
 			for _, tk := range lex(p.Query, r.syn).toks {
 				if tk.kind == tParam {
@@ -98,12 +107,14 @@ func FuzzRewrite(f *testing.F) {
 		if err != nil || !passes(again, p.Query) {
 			t.Fatalf("%q -> %q planned again: %+v, %v; want pass-through", q, p.Query, again, err)
 		}
-		// Shard columns: one value per row, arguments within the caller's.
-		if vals, err := r.ColumnValues(q, p, "user_id"); err == nil {
-			if len(vals) != p.Rows {
-				t.Fatalf("%q: %d shard values for %d rows", q, len(vals), p.Rows)
+		// Shard columns: the same plan, and one value per row, arguments
+		// within the caller's.
+		sp, err := shards[int(config)%len(shards)].Plan(context.Background(), q, testCatalog)
+		if err == nil {
+			if sp == nil || sp.Query != p.Query || len(sp.Shards) != p.Rows {
+				t.Fatalf("%q: with a shard column: %+v; want %q and a shard value for each of %d rows", q, sp, p.Query, p.Rows)
 			}
-			for _, v := range vals {
+			for _, v := range sp.Shards {
 				if v.Kind == ValueArg && (v.Arg < 0 || v.Arg >= p.Params) {
 					t.Fatalf("%q: shard value from argument %d of %d", q, v.Arg, p.Params)
 				}

@@ -3,14 +3,16 @@ package rewrite
 import (
 	"strings"
 	"testing"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // TestLexRules runs each lexer rule alone on text that starts with what it
 // reads.
 func TestLexRules(t *testing.T) {
-	pg, lite, my := syntax{dialect: PostgreSQL}, syntax{dialect: SQLite}, syntax{dialect: MySQL}
-	myNoBS := syntax{dialect: MySQL, noBackslashEscapes: true}
-	myANSI := syntax{dialect: MySQL, ansiQuotes: true}
+	pg, lite, my := syntax{dialect: dialect.PostgreSQL}, syntax{dialect: dialect.SQLite}, syntax{dialect: dialect.MySQL}
+	myNoBS := syntax{dialect: dialect.MySQL, noBackslashEscapes: true}
+	myANSI := syntax{dialect: dialect.MySQL, ansiQuotes: true}
 	type rule = func(*lexer, int) (int, string)
 	var (
 		dash, hash, block    rule = (*lexer).dashComment, (*lexer).hashComment, (*lexer).blockComment
@@ -129,11 +131,11 @@ func TestLexRules(t *testing.T) {
 // TestLexExecutableComment: the text of /*! ... */ is read as if there were
 // no comment, and its end is not a token.
 func TestLexExecutableComment(t *testing.T) {
-	lx := lex("a /*! b */ c", syntax{dialect: MySQL})
+	lx := lex("a /*! b */ c", syntax{dialect: dialect.MySQL})
 	if lx.bad >= 0 || len(lx.toks) != 3 {
 		t.Fatalf("lex: %+v", lx)
 	}
-	lx = lex("a /*! b", syntax{dialect: MySQL})
+	lx = lex("a /*! b", syntax{dialect: dialect.MySQL})
 	if lx.bad != 2 || !strings.Contains(lx.why, "unterminated executable comment") {
 		t.Errorf("unterminated /*!: bad %d, %q", lx.bad, lx.why)
 	}

@@ -3,6 +3,8 @@ package rewrite
 import (
 	"context"
 	"testing"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 const noDefaultMySQL = ", and key column id has no default"
@@ -257,7 +259,7 @@ var mysqlCases = inMySQL([]rwCase{
 // inMySQL sets the dialect of cases to MySQL.
 func inMySQL(cases []rwCase) []rwCase {
 	for i := range cases {
-		cases[i].dialect = MySQL
+		cases[i].dialect = dialect.MySQL
 	}
 	return cases
 }
@@ -265,7 +267,7 @@ func inMySQL(cases []rwCase) []rwCase {
 func TestRewriteMySQL(t *testing.T) { runCases(t, mysqlCases) }
 
 func TestKeyListedMySQL(t *testing.T) {
-	r := newTest(t, MySQL)
+	r := newTest(t, dialect.MySQL)
 	tests := []struct {
 		q    string
 		want string // "" means not a key-listed INSERT into a configured table
@@ -307,7 +309,7 @@ func TestLexMySQL(t *testing.T) {
 	}
 	kinds := map[tokKind]byte{tIdent: 'i', tQIdent: 'q', tString: 's', tNumber: 'n', tParam: '?', tPunct: 'p'}
 	for _, tt := range tests {
-		lx := lex(tt.q, syntax{dialect: MySQL})
+		lx := lex(tt.q, syntax{dialect: dialect.MySQL})
 		if lx.bad >= 0 {
 			t.Errorf("lex(%q): bad at %d: %s", tt.q, lx.bad, lx.why)
 			continue
@@ -327,14 +329,14 @@ func TestLexMySQL(t *testing.T) {
 
 func TestNewMySQL(t *testing.T) {
 	for _, cfg := range []Config{
-		{Dialect: PostgreSQL, NoBackslashEscapes: true},
-		{Dialect: SQLite, ANSIQuotes: true},
+		{Dialect: dialect.PostgreSQL, NoBackslashEscapes: true},
+		{Dialect: dialect.SQLite, ANSIQuotes: true},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) succeeded", cfg)
 		}
 	}
-	if _, err := New(Config{Dialect: MySQL, NoBackslashEscapes: true, ANSIQuotes: true}); err != nil {
+	if _, err := New(Config{Dialect: dialect.MySQL, NoBackslashEscapes: true, ANSIQuotes: true}); err != nil {
 		t.Errorf("New: %v", err)
 	}
 }
@@ -342,7 +344,7 @@ func TestNewMySQL(t *testing.T) {
 // TestArgsMySQL checks Args over the MySQL forms with caller arguments
 // before, between and after the added placeholders.
 func TestArgsMySQL(t *testing.T) {
-	r := newTest(t, MySQL)
+	r := newTest(t, dialect.MySQL)
 	p, err := r.Plan(context.Background(), `INSERT INTO orders SET note = ?, user_id = ? AS new ON DUPLICATE KEY UPDATE total = ?`, nil)
 	if err != nil || p == nil {
 		t.Fatalf("Plan: %v %v", p, err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/internal/mysqltest"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // mysqlSchema creates the tables the MySQL cases use; keep in step with
@@ -148,7 +150,7 @@ func TestMySQLAccepts(t *testing.T) {
 func TestMySQLExecute(t *testing.T) {
 	db, _ := openMySQL(t)
 	ctx := context.Background()
-	r := newTest(t, MySQL)
+	r := newTest(t, dialect.MySQL)
 	id := int64(1000)
 	exec := func(q string, args ...any) {
 		t.Helper()

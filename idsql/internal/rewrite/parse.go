@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"strings"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // parser reads the tokens of one query.
@@ -35,7 +37,7 @@ func (p *parser) ident(i int) (string, bool) {
 	s := p.q[t.start:t.end]
 	switch t.kind {
 	case tIdent:
-		if p.r.syn.dialect == PostgreSQL {
+		if p.r.syn.dialect == dialect.PostgreSQL {
 			return asciiLower(s), true // as PostgreSQL folds in multi-byte encodings
 		}
 		return s, true
@@ -56,7 +58,7 @@ func (p *parser) ident(i int) (string, bool) {
 
 // sameIdent compares a name read from the statement with a configured one.
 func (r *Rewriter) sameIdent(stmt, cfg string) bool {
-	if r.syn.dialect.positional() {
+	if positional(r.syn.dialect) {
 		return strings.EqualFold(stmt, cfg)
 	}
 	return stmt == cfg
@@ -117,6 +119,9 @@ type occurrence struct {
 	aliasEnd     int  // MySQL row alias: offset after its last column alias; 0 when none
 	primary      bool // the top-level statement of a single-statement query
 	inMultiQuery bool
+	// upsert: ON CONFLICT ... DO UPDATE or ON DUPLICATE KEY UPDATE, so a
+	// row may update an existing one instead of being inserted.
+	upsert bool
 }
 
 func (o *occurrence) fail(p *parser, i int, reason string) *occurrence {
@@ -183,15 +188,15 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 // table keeps zero keys.
 func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 	d := p.r.syn.dialect
-	mysql := d == MySQL
+	mysql := d == dialect.MySQL
 	j := i + 1
-	if d.positional() {
+	if positional(d) {
 		for {
 			switch {
 			case p.kw(j, "low_priority"), p.kw(j, "delayed"), p.kw(j, "high_priority"), p.kw(j, "ignore"):
 				j++
 				continue
-			case d == SQLite && p.kw(i, "insert") && p.kw(j, "or") && j+1 < end && p.toks[j+1].kind == tIdent:
+			case d == dialect.SQLite && p.kw(i, "insert") && p.kw(j, "or") && j+1 < end && p.toks[j+1].kind == tIdent:
 				j += 2
 				continue
 			}
@@ -200,7 +205,7 @@ func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 	}
 	if p.kw(j, "into") {
 		j++
-	} else if !d.positional() || !stmtStart {
+	} else if !positional(d) || !stmtStart {
 		return nil
 	}
 	schema, name, j, ok := p.name(j)
@@ -407,7 +412,20 @@ func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 		}
 		return o.fail(p, j, "unexpected "+strconv.Quote(p.text(j))+" after "+after)
 	}
+	o.upsert = p.kw(j, "on") && p.mayUpdate(j, end)
 	return o
+}
+
+// mayUpdate reports whether the ON clauses at tokens j..end of an INSERT
+// may update an existing row instead of inserting one: ON CONFLICT ... DO
+// UPDATE (PostgreSQL, SQLite) or ON DUPLICATE KEY UPDATE (MySQL).
+func (p *parser) mayUpdate(j, end int) bool {
+	for k := j; k+1 < end; k++ {
+		if p.kw(k, "do") && p.kw(k+1, "update") || p.kw(k, "duplicate") && p.kw(k+1, "key") {
+			return true
+		}
+	}
+	return false
 }
 
 // names reads a parenthesised list of names opening at token j, calling
@@ -561,7 +579,7 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 		}
 		primary := -1
 		switch {
-		case p.kw(s.start, "insert"), r.syn.dialect.positional() && p.kw(s.start, "replace"):
+		case p.kw(s.start, "insert"), positional(r.syn.dialect) && p.kw(s.start, "replace"):
 			primary = s.start
 		case p.kw(s.start, "with"):
 			d := 0
@@ -584,7 +602,7 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 		for k := s.start; k < s.end; k++ {
 			var o *occurrence
 			switch {
-			case p.kw(k, "insert"), r.syn.dialect.positional() && k == s.start && p.kw(k, "replace"):
+			case p.kw(k, "insert"), positional(r.syn.dialect) && k == s.start && p.kw(k, "replace"):
 				o = p.insert(k, s.end, k == s.start)
 			case p.kw(k, "merge"):
 				o = p.merge(k, s.end)
@@ -627,7 +645,13 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 	if fill == nil {
 		return nil, nil, true
 	}
-	return r.build(ctx, p, fill, cat)
+	plan, err, keep = r.build(ctx, p, fill, cat)
+	if plan != nil && fill.tbl.ShardColumn != "" {
+		if plan.Shards, err = p.shardValues(fill, plan.Rows, fill.tbl.ShardColumn); err != nil {
+			return nil, err, keep
+		}
+	}
+	return plan, err, keep
 }
 
 // ddlWords open statements that define things rather than run them.
@@ -748,7 +772,7 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 	}
 
 	// Existing placeholders.
-	positional := r.syn.dialect.positional()
+	positional := positional(r.syn.dialect)
 	params, qmarks, _, bad := p.placeholders()
 	if bad >= 0 {
 		o.failPos, o.failReason = p.toks[bad].start, "placeholder "+p.text(bad)+" out of range"
@@ -791,7 +815,7 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 		ins = append(ins, splice{o.aliasEnd, 0, ", " + key, false})
 	}
 
-	plan := &Plan{Table: *o.tbl, Params: params, positional: positional}
+	plan := &Plan{Table: *o.tbl, Params: params, positional: positional, Upsert: o.upsert}
 	plan.Query = plan.splice(q, ins, qmarks, len(colList))
 	plan.Rows, plan.addedN = plan.addedN, 0
 	return plan, nil, true
@@ -806,7 +830,7 @@ func (p *parser) placeholders() (params int, qmarks []int, uses map[int]int, bad
 		if t.kind != tParam {
 			continue
 		}
-		if p.r.syn.dialect.positional() {
+		if positional(p.r.syn.dialect) {
 			qmarks = append(qmarks, t.start)
 			params++
 			continue
@@ -863,7 +887,7 @@ const (
 // cast (PostgreSQL's value::type).
 func (p *parser) keyValue(a, b int) keyValue {
 	if b-a > 1 {
-		if p.r.syn.dialect != PostgreSQL || b-a < 4 || !p.punct(a+1, ':') || !p.punct(a+2, ':') ||
+		if p.r.syn.dialect != dialect.PostgreSQL || b-a < 4 || !p.punct(a+1, ':') || !p.punct(a+2, ':') ||
 			p.toks[a+2].start != p.toks[a+1].end || p.kw(a, "default") {
 			return kvOther
 		}
@@ -931,7 +955,7 @@ func (p *parser) element(open, closeAt, idx int) (a, b int, ok bool) {
 // statement passes unchanged.
 func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, error, bool) {
 	q := p.q
-	positional := r.syn.dialect.positional()
+	positional := positional(r.syn.dialect)
 	var spans [][2]int
 	if o.setKey[1] > 0 {
 		spans = append(spans, o.setKey)
@@ -996,7 +1020,7 @@ func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, error
 		}
 		k++
 	}
-	plan := &Plan{Table: *o.tbl, Params: params, positional: positional, Rows: len(slots), slots: slots}
+	plan := &Plan{Table: *o.tbl, Params: params, positional: positional, Rows: len(slots), slots: slots, Upsert: o.upsert}
 	plan.Query = plan.splice(q, ins, qmarks, 0)
 	plan.addedN = 0
 	return plan, nil, true
@@ -1016,14 +1040,14 @@ func countBefore(offsets []int, at int) int {
 // reads back as itself, quoted otherwise. MySQL names are always quoted:
 // MySQL reserves more words with every version (rank in 8.0, for one).
 func (r *Rewriter) quote(name string) string {
-	if r.syn.dialect == MySQL {
+	if r.syn.dialect == dialect.MySQL {
 		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 	}
 	bare := name != "" && !reserved[strings.ToLower(name)]
 	for i := 0; i < len(name) && bare; i++ {
 		c := name[i]
 		ok := c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9'
-		if r.syn.dialect == SQLite {
+		if r.syn.dialect == dialect.SQLite {
 			ok = ok || c >= 'A' && c <= 'Z'
 		}
 		bare = ok
@@ -1031,7 +1055,7 @@ func (r *Rewriter) quote(name string) string {
 	if bare {
 		return name
 	}
-	if r.syn.dialect == SQLite {
+	if r.syn.dialect == dialect.SQLite {
 		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`

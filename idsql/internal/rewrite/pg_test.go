@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/internal/pgtest"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // pgSchema creates the tables the test statements use; keep in step with
@@ -115,11 +117,11 @@ func TestPostgresAccepts(t *testing.T) {
 		return err
 	}
 
-	r := newTest(t, PostgreSQL)
+	r := newTest(t, dialect.PostgreSQL)
 	cat := pgCatalog{tx}
 	checked := 0
 	for _, tc := range rwCases {
-		if tc.dialect != PostgreSQL || tc.noPG {
+		if tc.d() != dialect.PostgreSQL || tc.noPG {
 			continue
 		}
 		if err := prepare(tc.in); err != nil {
@@ -168,7 +170,7 @@ func TestPostgresExecute(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint, total numeric, note text)`); err != nil {
 		t.Fatal(err)
 	}
-	r := newTest(t, PostgreSQL)
+	r := newTest(t, dialect.PostgreSQL)
 	p, err := r.Plan(ctx, `INSERT INTO orders (user_id, note) VALUES ($1, 'a'), ($2, $$b$$) RETURNING id, user_id`, nil)
 	if err != nil || p == nil {
 		t.Fatalf("Plan: %v %v", p, err)

@@ -6,54 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
-
-// Dialect is the SQL dialect of the inner driver's database. It decides the
-// placeholder style, the lexical rules and the INSERT forms understood.
-type Dialect uint8
-
-const (
-	// PostgreSQL: numbered $1, $2, ... placeholders and PostgreSQL's
-	// lexical rules (E'...' strings, $tag$ quoting, nested comments), with
-	// standard_conforming_strings on. It is the zero value.
-	PostgreSQL Dialect = iota
-	// SQLite: positional ? placeholders. Constructs that SQLite and MySQL
-	// read differently (backslashes in literals, '#' and '--x' comments,
-	// nested or executable comments, named parameters) make a statement
-	// "not understood".
-	SQLite
-	// MySQL, and MariaDB: positional ? placeholders and MySQL's lexical
-	// rules (backslash escapes in '...' and "..." unless
-	// Config.NoBackslashEscapes, backtick identifiers, '#' and '-- '
-	// comments, /*! ... */ executable comments), and MySQL's INSERT forms
-	// (INSERT ... SET, VALUES ROW(...), PARTITION, row aliases).
-	MySQL
-)
-
-// String returns "postgresql", "sqlite" or "mysql".
-func (d Dialect) String() string {
-	switch d {
-	case PostgreSQL:
-		return "postgresql"
-	case SQLite:
-		return "sqlite"
-	case MySQL:
-		return "mysql"
-	}
-	return "Dialect(" + strconv.Itoa(int(d)) + ")"
-}
 
 // positional reports whether the dialect's placeholders are ? rather than
 // $n.
-func (d Dialect) positional() bool { return d != PostgreSQL }
+func positional(d dialect.Dialect) bool { return d.Bind() == dialect.Question }
 
 // syntax is what the lexer needs to know of a Config.
 type syntax struct {
-	dialect            Dialect
+	dialect            dialect.Dialect
 	noBackslashEscapes bool // MySQL: backslash is a plain character in literals
 	ansiQuotes         bool // MySQL: "..." quotes identifiers, not strings
 }
@@ -81,6 +47,11 @@ type Table struct {
 	// Label is what String returns, when set: the caller's own name for
 	// the table (idsql's configuration name, "Mixed Case" quoted, say).
 	Label string
+	// ShardColumn, when set, is the column whose value picks the shard of
+	// each row's key: a plan that fills the table says where each row's
+	// value is (Plan.Shards), and a statement that does not give every
+	// row a bind parameter or a literal there is refused with an *Error.
+	ShardColumn string
 }
 
 // String returns the table's Label, or its configured name,
@@ -132,8 +103,20 @@ const maxCachedQuery = 1 << 20
 type Config struct {
 	// Tables lists the tables whose key column is filled.
 	Tables []Table
-	// Dialect is the database's SQL dialect (default PostgreSQL).
-	Dialect Dialect
+	// Dialect is the database's SQL dialect (default PostgreSQL):
+	//   - PostgreSQL: numbered $1, $2, ... placeholders and PostgreSQL's
+	//     lexical rules (E'...' strings, $tag$ quoting, nested comments),
+	//     with standard_conforming_strings on.
+	//   - SQLite: positional ? placeholders. Constructs that SQLite and
+	//     MySQL read differently (backslashes in literals, '#' and '--x'
+	//     comments, nested or executable comments, named parameters) make
+	//     a statement "not understood".
+	//   - MySQL, and MariaDB: positional ? placeholders and MySQL's lexical
+	//     rules (backslash escapes in '...' and "..." unless
+	//     NoBackslashEscapes, backtick identifiers, '#' and '-- ' comments,
+	//     /*! ... */ executable comments), and MySQL's INSERT forms
+	//     (INSERT ... SET, VALUES ROW(...), PARTITION, row aliases).
+	Dialect dialect.Dialect
 	// NoBackslashEscapes says the MySQL server runs with NO_BACKSLASH_ESCAPES
 	// in sql_mode: backslash is then a plain character in string literals.
 	// By default MySQL reads \' in '...' as an escaped quote. Only for the
@@ -168,12 +151,17 @@ type entry struct {
 
 // New validates cfg and returns a Rewriter.
 func New(cfg Config) (*Rewriter, error) {
+	switch cfg.Dialect {
+	case dialect.Unknown:
+		cfg.Dialect = dialect.PostgreSQL
+	case dialect.PostgreSQL, dialect.MySQL, dialect.SQLite:
+	default:
+		return nil, fmt.Errorf("rewrite: Config.Dialect: unknown dialect %s", cfg.Dialect)
+	}
 	switch {
-	case cfg.Dialect > MySQL:
-		return nil, fmt.Errorf("rewrite: Config.Dialect: unknown dialect %d", cfg.Dialect)
-	case cfg.NoBackslashEscapes && cfg.Dialect != MySQL:
+	case cfg.NoBackslashEscapes && cfg.Dialect != dialect.MySQL:
 		return nil, fmt.Errorf("rewrite: Config.NoBackslashEscapes: a MySQL sql_mode, set for dialect %s", cfg.Dialect)
-	case cfg.ANSIQuotes && cfg.Dialect != MySQL:
+	case cfg.ANSIQuotes && cfg.Dialect != dialect.MySQL:
 		return nil, fmt.Errorf("rewrite: Config.ANSIQuotes: a MySQL sql_mode, set for dialect %s", cfg.Dialect)
 	}
 	seen := make(map[Table]bool, len(cfg.Tables))
@@ -184,7 +172,7 @@ func New(cfg Config) (*Rewriter, error) {
 		}
 		t.KeyColumn = t.key()
 		k := t
-		if cfg.Dialect.positional() {
+		if positional(cfg.Dialect) {
 			k = Table{Schema: strings.ToLower(t.Schema), Name: strings.ToLower(t.Name)}
 		} else {
 			k = Table{Schema: t.Schema, Name: t.Name}
@@ -227,6 +215,15 @@ type Plan struct {
 	// Params is the number of arguments the caller's statement takes: the
 	// highest $n for PostgreSQL, the number of ? for SQLite and MySQL.
 	Params int
+	// Shards, for a table with a ShardColumn, says for each of the Rows
+	// rows, in order, what it gives that column: a bind parameter or a
+	// literal. Nil for other tables.
+	Shards []Value
+	// Upsert: the statement may update an existing row instead of
+	// inserting one (ON CONFLICT ... DO UPDATE, ON DUPLICATE KEY UPDATE),
+	// which then keeps its key: a generated key is written only if the
+	// row was inserted.
+	Upsert bool
 
 	positional bool  // ? placeholders
 	at         []int // positional: for each added placeholder, how many caller args precede it
@@ -235,11 +232,6 @@ type Plan struct {
 	// comes from; nil means every row's key is an added placeholder
 	// taking a generated key.
 	slots []slot
-
-	// Aux is the caller's: state it derives once per plan and reads at
-	// every execution (the pgx wrapper keeps the table's key source there).
-	// The rewriter never reads it.
-	Aux atomic.Value
 }
 
 // slot is where one row's key comes from.
@@ -564,7 +556,7 @@ func (r *Rewriter) mayInsert(q string) bool {
 				return true
 			}
 		case 'r':
-			if r.syn.dialect.positional() && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
+			if positional(r.syn.dialect) && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
 				return true
 			}
 		}
@@ -629,7 +621,7 @@ func (r *Rewriter) KeyListed(query string) (Table, bool) {
 	for k < end && p.toks[k].start < o.colsEnd {
 		k++
 	}
-	if !p.punct(k, ')') || !(p.kw(k+1, "values") || r.syn.dialect == MySQL && p.kw(k+1, "value")) {
+	if !p.punct(k, ')') || !(p.kw(k+1, "values") || r.syn.dialect == dialect.MySQL && p.kw(k+1, "value")) {
 		return Table{}, false
 	}
 	return *o.tbl, true

@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
-func newTest(t testing.TB, d Dialect) *Rewriter {
+func newTest(t testing.TB, d dialect.Dialect) *Rewriter {
 	t.Helper()
 	return newTestConfig(t, Config{Tables: testTables, Dialect: d})
 }
@@ -26,7 +28,7 @@ func newTestConfig(t testing.TB, cfg Config) *Rewriter {
 
 // caseConfig is the Config a table-test case runs with.
 func caseConfig(tc rwCase) Config {
-	return Config{Tables: testTables, Dialect: tc.dialect, NoBackslashEscapes: tc.noBackslash, ANSIQuotes: tc.ansiQuotes}
+	return Config{Tables: testTables, Dialect: tc.d(), NoBackslashEscapes: tc.noBackslash, ANSIQuotes: tc.ansiQuotes}
 }
 
 func TestRewrite(t *testing.T) {
@@ -122,7 +124,7 @@ func argsString(p *Plan) string {
 }
 
 func TestNoCatalog(t *testing.T) {
-	r := newTest(t, PostgreSQL)
+	r := newTest(t, dialect.PostgreSQL)
 	for _, q := range []string{`INSERT INTO orders VALUES ($1, $2, $3, $4)`, `INSERT INTO orders (user_id) SELECT 1`} {
 		_, err := r.Plan(context.Background(), q, nil)
 		if !errors.Is(err, ErrNoCatalog) {
@@ -140,7 +142,7 @@ type failingCatalog struct{ err error }
 func (c failingCatalog) Columns(context.Context, string, string) ([]Column, error) { return nil, c.err }
 
 func TestCatalogError(t *testing.T) {
-	r := newTest(t, PostgreSQL)
+	r := newTest(t, dialect.PostgreSQL)
 	cause := errors.New("connection refused")
 	_, err := r.Plan(context.Background(), `INSERT INTO orders VALUES ($1)`, failingCatalog{cause})
 	var e *Error
@@ -157,11 +159,11 @@ func TestNew(t *testing.T) {
 	for _, cfg := range []Config{
 		{Tables: []Table{{Name: ""}}},
 		{Tables: []Table{{Name: "a"}, {Name: "a", KeyColumn: "x"}}},
-		{Tables: []Table{{Name: "a"}, {Name: "A"}}, Dialect: SQLite},
-		{Tables: []Table{{Name: "a"}, {Name: "A"}}, Dialect: MySQL},
+		{Tables: []Table{{Name: "a"}, {Name: "A"}}, Dialect: dialect.SQLite},
+		{Tables: []Table{{Name: "a"}, {Name: "A"}}, Dialect: dialect.MySQL},
 		{Dialect: 7},
 		{NoBackslashEscapes: true},
-		{Dialect: SQLite, ANSIQuotes: true},
+		{Dialect: dialect.SQLite, ANSIQuotes: true},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) succeeded", cfg)
@@ -183,21 +185,21 @@ func nv(vals ...any) []driver.NamedValue {
 func TestArgs(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
-		style Dialect
+		style dialect.Dialect
 		q     string
 		args  []driver.NamedValue
 		ids   []int64
 		want  []driver.NamedValue
 	}{
-		{PostgreSQL, `INSERT INTO orders (user_id, total) VALUES ($1, $2), ($3, $4)`,
+		{dialect.PostgreSQL, `INSERT INTO orders (user_id, total) VALUES ($1, $2), ($3, $4)`,
 			nv("a", "b", "c", "d"), []int64{10, 11}, nv("a", "b", "c", "d", int64(10), int64(11))},
-		{PostgreSQL, `INSERT INTO orders DEFAULT VALUES`, nil, []int64{7}, nv(int64(7))},
-		{SQLite, `INSERT INTO orders (user_id, total) VALUES (?, ?), (?, ?)`,
+		{dialect.PostgreSQL, `INSERT INTO orders DEFAULT VALUES`, nil, []int64{7}, nv(int64(7))},
+		{dialect.SQLite, `INSERT INTO orders (user_id, total) VALUES (?, ?), (?, ?)`,
 			nv("a", "b", "c", "d"), []int64{10, 11}, nv("a", "b", int64(10), "c", "d", int64(11))},
-		{SQLite, `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ? RETURNING id, ?`,
+		{dialect.SQLite, `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (id) DO UPDATE SET total = ? RETURNING id, ?`,
 			nv("a", "b", "c"), []int64{10}, nv("a", int64(10), "b", "c")},
-		{SQLite, `INSERT INTO orders (user_id) VALUES (1), (2)`, nil, []int64{1, 2}, nv(int64(1), int64(2))},
-		{SQLite, `INSERT INTO orders DEFAULT VALUES ON CONFLICT DO UPDATE SET total = ?`, nv("x"), []int64{5}, nv(int64(5), "x")},
+		{dialect.SQLite, `INSERT INTO orders (user_id) VALUES (1), (2)`, nil, []int64{1, 2}, nv(int64(1), int64(2))},
+		{dialect.SQLite, `INSERT INTO orders DEFAULT VALUES ON CONFLICT DO UPDATE SET total = ?`, nv("x"), []int64{5}, nv(int64(5), "x")},
 	}
 	for _, c := range cases {
 		r := newTest(t, c.style)
@@ -218,7 +220,7 @@ func TestArgs(t *testing.T) {
 }
 
 func TestArgsWrongIDs(t *testing.T) {
-	r := newTest(t, PostgreSQL)
+	r := newTest(t, dialect.PostgreSQL)
 	p, _ := r.Plan(context.Background(), `INSERT INTO orders DEFAULT VALUES`, nil)
 	defer func() {
 		if recover() == nil {
@@ -229,7 +231,7 @@ func TestArgsWrongIDs(t *testing.T) {
 }
 
 func TestFastRejectAllocs(t *testing.T) {
-	r := newTest(t, PostgreSQL)
+	r := newTest(t, dialect.PostgreSQL)
 	q := `SELECT id, user_id, total FROM orders WHERE id = $1 AND note <> 'x'`
 	if n := testing.AllocsPerRun(100, func() { r.Plan(context.Background(), q, nil) }); n != 0 {
 		t.Fatalf("fast reject allocates %v times", n)
@@ -270,7 +272,7 @@ func TestConcurrent(t *testing.T) {
 			defer func() { done <- true }()
 			for i := 0; i < 200; i++ {
 				tc := rwCases[(i*7+g)%len(rwCases)]
-				if tc.dialect != PostgreSQL {
+				if tc.d() != dialect.PostgreSQL {
 					continue
 				}
 				p, err := r.Plan(context.Background(), tc.in, testCatalog)
@@ -404,7 +406,7 @@ func checkArgs(t testing.TB, r *Rewriter, in string, p *Plan) {
 }
 
 func TestKeyListed(t *testing.T) {
-	r := newTest(t, PostgreSQL)
+	r := newTest(t, dialect.PostgreSQL)
 	tests := []struct {
 		q    string
 		want string // "" means not a key-listed INSERT into a configured table
@@ -435,4 +437,34 @@ func TestKeyListed(t *testing.T) {
 // replaces zero key arguments in place.
 func passes(p *Plan, in string) bool {
 	return p == nil || p.Query == in && p.added() == 0
+}
+
+// TestPlanUpsert: a plan says whether its statement may update an existing
+// row instead of inserting (the row then keeps its key).
+func TestPlanUpsert(t *testing.T) {
+	for _, tc := range []struct {
+		d      dialect.Dialect
+		in     string
+		upsert bool
+	}{
+		{dialect.PostgreSQL, `INSERT INTO orders (user_id) VALUES ($1)`, false},
+		{dialect.PostgreSQL, `INSERT INTO orders (user_id) VALUES ($1) ON CONFLICT DO NOTHING`, false},
+		{dialect.PostgreSQL, `INSERT INTO orders (user_id) VALUES ($1) ON CONFLICT (user_id) DO UPDATE SET user_id = excluded.user_id`, true},
+		{dialect.PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $2) ON CONFLICT ON CONSTRAINT c DO UPDATE SET user_id = 1`, true},
+		{dialect.PostgreSQL, `INSERT INTO orders (user_id) VALUES ($1) RETURNING id`, false},
+		{dialect.SQLite, `INSERT INTO orders (user_id) VALUES (?) ON CONFLICT (user_id) DO UPDATE SET user_id = 2`, true},
+		{dialect.SQLite, `INSERT OR REPLACE INTO orders (user_id) VALUES (?)`, false},
+		{dialect.MySQL, `INSERT INTO orders (user_id) VALUES (?) ON DUPLICATE KEY UPDATE user_id = VALUES(user_id)`, true},
+		{dialect.MySQL, `INSERT INTO orders SET user_id = ? ON DUPLICATE KEY UPDATE user_id = 1`, true},
+		{dialect.MySQL, `INSERT IGNORE INTO orders (user_id) VALUES (?)`, false},
+		{dialect.MySQL, `REPLACE INTO orders (user_id) VALUES (?)`, false},
+	} {
+		p, err := newTest(t, tc.d).Plan(context.Background(), tc.in, nil)
+		if err != nil || p == nil {
+			t.Fatalf("%s: %v, %v", tc.in, p, err)
+		}
+		if p.Upsert != tc.upsert {
+			t.Errorf("%s: Upsert %v, want %v", tc.in, p.Upsert, tc.upsert)
+		}
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 const sqliteSchema = `
@@ -34,10 +36,10 @@ func TestSQLiteAccepts(t *testing.T) {
 			t.Fatalf("schema: %v", err)
 		}
 	}
-	r := newTest(t, SQLite)
+	r := newTest(t, dialect.SQLite)
 	n := 0
 	for _, tc := range rwCases {
-		if tc.dialect != SQLite || tc.notSQLite {
+		if tc.dialect != dialect.SQLite || tc.notSQLite {
 			continue
 		}
 		for _, q := range []string{tc.in, tc.want} {

@@ -8,9 +8,9 @@ import (
 
 // TableNamed returns the Table for a configured name, "table" or
 // "schema.table", each part an identifier or a "quoted name", with its
-// key column ("" means "id"). Its Label is name. It keeps zero keys
-// (KeepZero): a caller that fills keys a statement lists as 0 or NULL
-// (handling Plan.Need) turns that off.
+// key column ("" means "id"). Its Label is name. Whether it keeps zero
+// keys (KeepZero) and its shard column are the caller's to set
+// (idsql/internal/fill decides them for both front doors).
 func TableNamed(name, keyColumn string) Table {
 	var schema, table string
 	if parts, ok := dialect.SplitQualified(name); ok {
@@ -24,7 +24,7 @@ func TableNamed(name, keyColumn string) Table {
 			schema, table = "", name
 		}
 	}
-	return Table{Schema: schema, Name: table, KeyColumn: keyColumn, KeepZero: true, Label: name}
+	return Table{Schema: schema, Name: table, KeyColumn: keyColumn, Label: name}
 }
 
 // Match returns the configured table that the catalog names schema and

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // ValueKind says where a row's value for a column comes from.
@@ -24,18 +26,14 @@ type Value struct {
 	Str  string
 }
 
-// ColumnValues reads, for a query p = Plan(query) fills, what each of its
-// p.Rows rows gives column: a bind parameter or a literal (an integer or a
-// plain string). It fails with an *Error naming the table when the
-// statement does not set the column, or sets it to anything else (an
-// expression, NULL, DEFAULT, a named parameter, a string with escapes).
-// It does not consult or fill the plan cache: cache its answer with p.
-func (r *Rewriter) ColumnValues(query string, p *Plan, column string) ([]Value, error) {
-	lx := lex(query, r.syn)
-	if lx.bad >= 0 {
-		return nil, newError(&p.Table, query, lx.bad, lx.why, nil)
-	}
-	ps := &parser{r: r, q: query, toks: lx.toks}
+// shardValues reads, for the INSERT o that a plan of rows rows fills,
+// what each row gives column (its table's ShardColumn): a bind parameter
+// or a literal (an integer or a plain string). It fails with an *Error
+// naming the table when the statement does not set the column, or sets it
+// to anything else (an expression, NULL, DEFAULT, a named parameter, a
+// string with escapes).
+func (ps *parser) shardValues(o *occurrence, rows int, column string) ([]Value, error) {
+	r, query := ps.r, ps.q
 	end := len(ps.toks)
 	depth := 0
 	for i := range ps.toks {
@@ -47,17 +45,6 @@ func (r *Rewriter) ColumnValues(query string, p *Plan, column string) ([]Value, 
 		case depth == 0 && ps.punct(i, ';'):
 			end = min(end, i)
 		}
-	}
-	var o *occurrence
-	for k := 0; k < end && o == nil; k++ {
-		if ps.kw(k, "insert") || r.syn.dialect.positional() && ps.kw(k, "replace") {
-			if c := ps.insert(k, end, true); c != nil && c.parsed && !c.keyListed && *c.tbl == p.Table {
-				o = c
-			}
-		}
-	}
-	if o == nil {
-		return nil, newError(&p.Table, query, -1, "the INSERT to fill was not found again", nil)
 	}
 	notSet := func() ([]Value, error) {
 		return nil, newError(o.tbl, query, -1, "the statement does not set column "+column+
@@ -131,11 +118,11 @@ func (r *Rewriter) ColumnValues(query string, p *Plan, column string) ([]Value, 
 	default:
 		return notSet()
 	}
-	if len(vals) != p.Rows {
+	if len(vals) != rows {
 		if len(vals) == 0 {
 			return notSet()
 		}
-		return nil, newError(o.tbl, query, -1, fmt.Sprintf("found a value of column %s for %d of %d rows", column, len(vals), p.Rows), nil)
+		return nil, newError(o.tbl, query, -1, fmt.Sprintf("found a value of column %s for %d of %d rows", column, len(vals), rows), nil)
 	}
 	return vals, nil
 }
@@ -232,7 +219,7 @@ func (p *parser) literal(o *occurrence, a, b int, column string) (Value, error) 
 		if (q != '\'' && q != '"') || s[len(s)-1] != q || strings.IndexByte(s, '\\') >= 0 {
 			return bad("is a string literal with a prefix, escapes or dollar quotes: pass it as a bind parameter")
 		}
-		if q == '"' && (p.r.syn.dialect != MySQL || p.r.syn.ansiQuotes) {
+		if q == '"' && (p.r.syn.dialect != dialect.MySQL || p.r.syn.ansiQuotes) {
 			return bad("is a quoted identifier, not a value")
 		}
 		return Value{Kind: ValueString, Str: strings.ReplaceAll(s[1:len(s)-1], string([]byte{q, q}), string(q))}, nil

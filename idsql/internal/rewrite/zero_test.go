@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // TestZeroFillArgs checks the execution-time half of filling listed keys:
@@ -27,25 +29,25 @@ func TestZeroFillArgs(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		dialect Dialect
+		dialect dialect.Dialect
 		q       string
 		args    []any
 		need    int
 		want    string // the arguments Args builds, IDs as idN
 	}{
-		{PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $2), ($3, $4)`, []any{int64(0), 1, int64(9), 2}, 1, "id1 1 9 2"},
-		{PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $2), ($3, $4)`, []any{nil, 1, uint64(0), 2}, 2, "id1 1 id2 2"},
-		{PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $2), ($3, $4)`, []any{int64(8), 1, int64(9), 2}, 0, "8 1 9 2"},
-		{PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($2, $1), (DEFAULT, $1)`, []any{1, int64(0)}, 2, "1 id1 id2"},
+		{dialect.PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $2), ($3, $4)`, []any{int64(0), 1, int64(9), 2}, 1, "id1 1 9 2"},
+		{dialect.PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $2), ($3, $4)`, []any{nil, 1, uint64(0), 2}, 2, "id1 1 id2 2"},
+		{dialect.PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $2), ($3, $4)`, []any{int64(8), 1, int64(9), 2}, 0, "8 1 9 2"},
+		{dialect.PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($2, $1), (DEFAULT, $1)`, []any{1, int64(0)}, 2, "1 id1 id2"},
 		// $1 is also user_id: the key goes to an added placeholder, $1 keeps 0.
-		{PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $1)`, []any{int64(0)}, 1, "0 id1"},
-		{PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $1)`, []any{int64(4)}, 0, "4 4"},
+		{dialect.PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $1)`, []any{int64(0)}, 1, "0 id1"},
+		{dialect.PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, $1)`, []any{int64(4)}, 0, "4 4"},
 		// $1 twice as a key: the first in place, the second added.
-		{PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, 1), ($1, 2)`, []any{int64(0)}, 2, "id1 id2"},
-		{MySQL, `INSERT INTO orders (id, user_id) VALUES (?, ?), (DEFAULT, ?), (?, ?)`, []any{int64(0), 1, 2, int64(6), 3}, 2, "id1 1 id2 2 6 3"},
-		{MySQL, `INSERT INTO orders (user_id, id) VALUES (?, NULL), (?, ?)`, []any{1, 2, nil}, 2, "1 id1 2 id2"},
-		{MySQL, `INSERT INTO orders SET user_id = ?, id = ? ON DUPLICATE KEY UPDATE note = ?`, []any{1, int64(0), "n"}, 1, "1 id1 n"},
-		{SQLite, `INSERT INTO orders (id, user_id) VALUES (0, ?), (?, ?)`, []any{1, int64(3), 2}, 1, "id1 1 3 2"},
+		{dialect.PostgreSQL, `INSERT INTO orders (id, user_id) VALUES ($1, 1), ($1, 2)`, []any{int64(0)}, 2, "id1 id2"},
+		{dialect.MySQL, `INSERT INTO orders (id, user_id) VALUES (?, ?), (DEFAULT, ?), (?, ?)`, []any{int64(0), 1, 2, int64(6), 3}, 2, "id1 1 id2 2 6 3"},
+		{dialect.MySQL, `INSERT INTO orders (user_id, id) VALUES (?, NULL), (?, ?)`, []any{1, 2, nil}, 2, "1 id1 2 id2"},
+		{dialect.MySQL, `INSERT INTO orders SET user_id = ?, id = ? ON DUPLICATE KEY UPDATE note = ?`, []any{1, int64(0), "n"}, 1, "1 id1 n"},
+		{dialect.SQLite, `INSERT INTO orders (id, user_id) VALUES (0, ?), (?, ?)`, []any{1, int64(3), 2}, 1, "id1 1 3 2"},
 	} {
 		r := newTest(t, c.dialect)
 		p, err := r.Plan(context.Background(), c.q, testCatalog)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -70,32 +71,62 @@ func TestLookupAfterWorkerReuse(t *testing.T) {
 	_, raw := openTest(t)
 	ctx := context.Background()
 	cfg := testConfig()
-	opts := idsql.KeysOptions{DB: raw, Holder: tableWorkers(cfg, 9), Registry: idsql.PostgresStores(raw).Workers}
-
-	first, err := idsql.NewKeys(cfg, opts)
+	const reused = 40
+	layout, err := cfg.SnowflakeLayout()
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := first.NextID(ctx, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Close(); err != nil {
-		t.Fatal(err)
-	}
-	second, err := idsql.NewKeys(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Close()
-	b, err := second.NextID(ctx, "Audit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id, want := range map[int64]string{a: "orders", b: "Audit"} {
-		got, err := idsql.Lookup(ctx, raw, cfg, id)
-		if err != nil || len(got) != 1 || got[0].Table != want {
-			t.Errorf("Lookup(%d) = %+v, %v; want %s", id, got, err, want)
+	// period returns Keys whose holder gives table the reused worker ID and
+	// every other table one of its own (from base), and keys issued for
+	// table through them; the Keys are closed, which ends the lease.
+	period := func(table string, base int64) []int64 {
+		workers := map[string]int64{}
+		for i, name := range cfg.TableNames() {
+			workers[name] = base + int64(i)
 		}
+		workers[table] = reused
+		keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, Holder: holder.Static(workers), Registry: idsql.PostgresStores(raw).Workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := keys.NextIDs(ctx, table, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := keys.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			if p, err := layout.Decode(id, time.Now(), time.Minute); err != nil || p.Worker != reused {
+				t.Fatalf("%s key %d: parts %+v, %v; want worker ID %d", table, id, p, err, reused)
+			}
+		}
+		return ids
+	}
+	// Two periods of orders around one of Audit: a Lookup that took the
+	// wrong lease of the worker ID could still name the right table for
+	// one orders period, so each period's keys must name its own lease.
+	periods := []string{"orders", "Audit", "orders"}
+	issued := make([][]int64, len(periods))
+	for n, table := range periods {
+		issued[n] = period(table, 50+10*int64(n))
+	}
+	leases := map[any]int{} // lease ID -> period
+	for n, table := range periods {
+		for _, id := range issued[n] {
+			got, err := idsql.Lookup(ctx, raw, cfg, id)
+			if err != nil || len(got) != 1 || got[0].Table != table || got[0].Parts.Worker != reused {
+				t.Errorf("period %d: Lookup(%d) = %+v, %v; want %s on worker ID %d", n, id, got, err, table, reused)
+				continue
+			}
+			if m, ok := leases[got[0].Lease.LeaseID]; !ok {
+				leases[got[0].Lease.LeaseID] = n
+			} else if m != n {
+				t.Errorf("period %d: Lookup(%d) names lease %v, of period %d", n, id, got[0].Lease.LeaseID, m)
+			}
+		}
+	}
+	if len(leases) != len(periods) {
+		t.Errorf("keys of %d periods traced to %d leases: %v", len(periods), len(leases), leases)
 	}
 }

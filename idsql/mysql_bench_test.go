@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,8 +35,9 @@ var mysqlBenchDSNs = []struct {
 }
 
 // openMySQLBench returns the idsql handle and a raw pool on one fresh
-// database with tables b_idsql (the key filled by idsql), b_raw (the key
-// given) and b_auto (AUTO_INCREMENT).
+// database with a table for each side of the paired benchmarks: b_idsql
+// (the key filled by idsql), b_raw, b_keyed and b_sql (the key given) and
+// b_auto (AUTO_INCREMENT).
 func openMySQLBench(b *testing.B, params map[string]string) (*idsql.DB, *sql.DB) {
 	b.Helper()
 	dsn := withParams(b, mysqltest.Database(b), params)
@@ -50,6 +50,8 @@ func openMySQLBench(b *testing.B, params map[string]string) (*idsql.DB, *sql.DB)
 	for _, q := range []string{
 		"CREATE TABLE b_idsql (id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(100)) ENGINE=InnoDB",
 		"CREATE TABLE b_raw (id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(100)) ENGINE=InnoDB",
+		"CREATE TABLE b_keyed (id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(100)) ENGINE=InnoDB",
+		"CREATE TABLE b_sql (id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(100)) ENGINE=InnoDB",
 		"CREATE TABLE b_auto (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(100)) ENGINE=InnoDB",
 	} {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
@@ -87,26 +89,6 @@ func pinnedRaw(b *testing.B, raw *sql.DB) *sql.Conn {
 	return c
 }
 
-// mysqlRawExec runs query on c's inner go-sql-driver connection, bypassing
-// idsql and database/sql: directly when the driver takes the arguments,
-// else prepared, executed and closed, as database/sql does after
-// driver.ErrSkip.
-func mysqlRawExec(ctx context.Context, c *sql.Conn, query string, args []driver.NamedValue) error {
-	return c.Raw(func(dc any) error {
-		inner := idsql.InnerConn(dc)
-		_, err := inner.(driver.ExecerContext).ExecContext(ctx, query, args)
-		if !errors.Is(err, driver.ErrSkip) {
-			return err
-		}
-		st, err := inner.(driver.ConnPrepareContext).PrepareContext(ctx, query)
-		if err != nil {
-			return err
-		}
-		_, err = st.(driver.StmtExecContext).ExecContext(ctx, args)
-		return errors.Join(err, st.Close())
-	})
-}
-
 // mysqlMultiValues is multiValues with ? placeholders: rows (user_id,
 // note) rows and, with key, the key column last in each row, where the
 // wrapper puts it.
@@ -128,11 +110,23 @@ func mysqlMultiValues(table string, rows int, key bool) string {
 	return sb.String()
 }
 
-// BenchmarkMySQLInsertRowPaired: one single-row INSERT per op. idsql: the
-// statement without the key through idsql; raw: with the key, on the
-// inner connection; auto: AUTO_INCREMENT fills the key, on the inner
-// connection; keyed: the raw statement through idsql and database/sql;
-// sql: the raw statement through database/sql alone (see pinnedRaw).
+// truncateAll empties the tables.
+func truncateAll(b *testing.B, raw *sql.DB, tables ...string) {
+	b.Helper()
+	for _, t := range tables {
+		if _, err := raw.Exec("TRUNCATE TABLE " + t); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMySQLInsertRowPaired: one single-row INSERT per op, every side
+// into its own table. idsql: the statement without the key through idsql's
+// driver connection; raw: with the key, on the inner connection; auto:
+// AUTO_INCREMENT fills the key, on the inner connection; keyed: the raw
+// statement through idsql's driver connection; sql: the raw statement
+// through database/sql alone (see pinnedRaw), the only side that goes
+// through database/sql.
 func BenchmarkMySQLInsertRowPaired(b *testing.B) {
 	for _, d := range mysqlBenchDSNs {
 		b.Run("dsn="+d.name, func(b *testing.B) {
@@ -141,32 +135,28 @@ func BenchmarkMySQLInsertRowPaired(b *testing.B) {
 			c, start := pinned(b, db)
 			var counter atomic.Int64
 			counter.Store(start)
-			for _, t := range []string{"b_idsql", "b_raw", "b_auto"} {
-				if _, err := raw.Exec("TRUNCATE TABLE " + t); err != nil {
-					b.Fatal(err)
-				}
-			}
+			truncateAll(b, raw, "b_idsql", "b_raw", "b_auto", "b_keyed", "b_sql")
 			sc := pinnedRaw(b, raw)
 			var nv []driver.NamedValue
 			paired(b, []string{"idsql", "raw", "auto", "keyed", "sql"}, []func(int) error{
 				func(i int) error {
-					_, err := c.ExecContext(ctx, "INSERT INTO b_idsql (user_id, note) VALUES (?, ?)", i, "note")
-					return err
+					nv = named(nv, int64(i), "note")
+					return driverExec(ctx, c, false, "INSERT INTO b_idsql (user_id, note) VALUES (?, ?)", nv)
 				},
 				func(i int) error {
 					nv = named(nv, int64(i), "note", counter.Add(1))
-					return mysqlRawExec(ctx, c, "INSERT INTO b_raw (user_id, note, id) VALUES (?, ?, ?)", nv)
+					return driverExec(ctx, c, true, "INSERT INTO b_raw (user_id, note, id) VALUES (?, ?, ?)", nv)
 				},
 				func(i int) error {
 					nv = named(nv, int64(i), "note")
-					return mysqlRawExec(ctx, c, "INSERT INTO b_auto (user_id, note) VALUES (?, ?)", nv)
+					return driverExec(ctx, c, true, "INSERT INTO b_auto (user_id, note) VALUES (?, ?)", nv)
 				},
 				func(i int) error {
-					_, err := c.ExecContext(ctx, "INSERT INTO b_raw (user_id, note, id) VALUES (?, ?, ?)", i, "note", counter.Add(1))
-					return err
+					nv = named(nv, int64(i), "note", counter.Add(1))
+					return driverExec(ctx, c, false, "INSERT INTO b_keyed (user_id, note, id) VALUES (?, ?, ?)", nv)
 				},
 				func(i int) error {
-					_, err := sc.ExecContext(ctx, "INSERT INTO b_raw (user_id, note, id) VALUES (?, ?, ?)", i, "note", counter.Add(1))
+					_, err := sc.ExecContext(ctx, "INSERT INTO b_sql (user_id, note, id) VALUES (?, ?, ?)", i, "note", counter.Add(1))
 					return err
 				},
 			})
@@ -175,7 +165,8 @@ func BenchmarkMySQLInsertRowPaired(b *testing.B) {
 }
 
 // BenchmarkMySQLInsert1000Paired: one 1,000-row INSERT per op; sides as in
-// BenchmarkMySQLInsertRowPaired, without auto.
+// BenchmarkMySQLInsertRowPaired, without auto. Every side sends 3,000
+// arguments; all but sql convert none.
 func BenchmarkMySQLInsert1000Paired(b *testing.B) {
 	const rows = 1000
 	for _, d := range mysqlBenchDSNs {
@@ -185,47 +176,31 @@ func BenchmarkMySQLInsert1000Paired(b *testing.B) {
 			c, start := pinned(b, db)
 			var counter atomic.Int64
 			counter.Store(start)
-			for _, t := range []string{"b_idsql", "b_raw"} {
-				if _, err := raw.Exec("TRUNCATE TABLE " + t); err != nil {
-					b.Fatal(err)
-				}
-			}
-			args := make([]any, 2*rows)
-			for r := range rows {
-				args[2*r], args[2*r+1] = r, "note"
-			}
-			qi, qr := mysqlMultiValues("b_idsql", rows, false), mysqlMultiValues("b_raw", rows, true)
-			rawArgs := make([]driver.NamedValue, 0, 3*rows)
-			keyed := make([]any, 0, 3*rows)
+			truncateAll(b, raw, "b_idsql", "b_raw", "b_keyed", "b_sql")
+			args := rowArgs(rows)
+			full := make([]driver.NamedValue, 0, 3*rows)
+			qi := mysqlMultiValues("b_idsql", rows, false)
+			qr, qk, qs := mysqlMultiValues("b_raw", rows, true), mysqlMultiValues("b_keyed", rows, true), mysqlMultiValues("b_sql", rows, true)
+			sqlArgs := make([]any, 0, 3*rows)
 			sc := pinnedRaw(b, raw)
 			paired(b, []string{"idsql", "raw", "keyed", "sql"}, []func(int) error{
 				func(int) error {
-					_, err := c.ExecContext(ctx, qi, args...)
-					return err
+					return driverExec(ctx, c, false, qi, args)
 				},
 				func(int) error {
-					rawArgs = rawArgs[:0]
-					for r := range rows {
-						rawArgs = append(rawArgs, driver.NamedValue{Ordinal: 3*r + 1, Value: int64(r)},
-							driver.NamedValue{Ordinal: 3*r + 2, Value: "note"},
-							driver.NamedValue{Ordinal: 3*r + 3, Value: counter.Add(1)})
-					}
-					return mysqlRawExec(ctx, c, qr, rawArgs)
+					full = keyArgs(full, args, &counter, true)
+					return driverExec(ctx, c, true, qr, full)
 				},
 				func(int) error {
-					keyed = keyed[:0]
-					for r := range rows {
-						keyed = append(keyed, r, "note", counter.Add(1))
-					}
-					_, err := c.ExecContext(ctx, qr, keyed...)
-					return err
+					full = keyArgs(full, args, &counter, true)
+					return driverExec(ctx, c, false, qk, full)
 				},
 				func(int) error {
-					keyed = keyed[:0]
-					for r := range rows {
-						keyed = append(keyed, r, "note", counter.Add(1))
+					sqlArgs = sqlArgs[:0]
+					for _, v := range keyArgs(full, args, &counter, true) {
+						sqlArgs = append(sqlArgs, v.Value)
 					}
-					_, err := sc.ExecContext(ctx, qr, keyed...)
+					_, err := sc.ExecContext(ctx, qs, sqlArgs...)
 					return err
 				},
 			})

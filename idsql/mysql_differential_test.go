@@ -484,6 +484,7 @@ func runDifferential(t *testing.T, corpus []mcase, params map[string]string, bas
 
 			keysA := mysqlKeys(t, a.raw, tb)
 			keysB := mysqlKeys(t, b.raw, tb)
+			ran := false // a run succeeded on both sides
 			for i := range outA {
 				oa, ob := outA[i], outB[i]
 				if (oa.err == nil) != (ob.err == nil) || mysqlErrNumber(oa.err) != mysqlErrNumber(ob.err) {
@@ -493,6 +494,7 @@ func runDifferential(t *testing.T, corpus []mcase, params map[string]string, bas
 					counts["failed alike"]++
 					continue
 				}
+				ran = true
 				if oa.affected != ob.affected {
 					t.Errorf("run %d: rows affected %d, raw %d", i, oa.affected, ob.affected)
 				}
@@ -523,9 +525,22 @@ func runDifferential(t *testing.T, corpus []mcase, params map[string]string, bas
 				}
 				seen[ra.key] = c.name
 			}
+			if ran && !t.Failed() {
+				counts["succeeded alike"]++
+				if filled {
+					counts["succeeded alike, filled"]++
+				}
+			}
 		})
 	}
 	t.Logf("%d cases: %v; %d generated keys", len(corpus), counts, len(seen))
+	// A floor: cases that fail alike pass too, so a raw side that refused
+	// everything would let every case through.
+	for what, least := range map[string]int{"succeeded alike": 400, "succeeded alike, filled": 300} {
+		if counts[what] < least {
+			t.Errorf("%d cases %s, want at least %d", counts[what], what, least)
+		}
+	}
 }
 
 // runMySQLCase runs c's statement on db (idsql or raw) as the case says.

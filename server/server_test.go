@@ -5,16 +5,19 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -754,51 +757,151 @@ func TestHealthz(t *testing.T) {
 	}
 }
 
-// TestServeShutdown runs the server on a socket, cancels it while a batch
-// request is in flight and checks that the request finished, Serve
-// returned and the worker leases were released.
+// gateStore holds back the first range allocation for key after it is
+// armed: it signals entered and waits for release, so the request that
+// needs the range is in flight for as long as the test wants.
+type gateStore struct {
+	segment.Store
+	key     string
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gateStore) Allocate(ctx context.Context, req segment.Request) (segment.Range, error) {
+	if req.Key == g.key && g.armed.CompareAndSwap(true, false) {
+		close(g.entered)
+		<-g.release
+	}
+	return g.Store.Allocate(ctx, req)
+}
+
+// answer is what TestServeShutdown's client got for one request.
+type answer struct {
+	code, ids int
+	refused   bool
+	err       error
+}
+
+func (a answer) String() string {
+	return fmt.Sprintf("status %d, %d IDs, refused %t, error %v", a.code, a.ids, a.refused, a.err)
+}
+
+// TestServeShutdown: a request in flight when shutdown begins is answered
+// in full, and while shutdown runs every other request is either refused
+// at the connection or answered in full with 200.
 func TestServeShutdown(t *testing.T) {
-	f := newFixture(t, nil)
+	gate := &gateStore{key: "leaf-segment-test", entered: make(chan struct{}), release: make(chan struct{})}
+	f := newFixture(t, func(s *server.Settings) {
+		gate.Store = s.Store
+		gen, err := segment.New(context.Background(), gate, segment.Settings{RefreshInterval: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Segments.Close()
+		s.Segments = gen
+	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- f.srv.Serve(ctx, ln) }()
 	base := "http://" + ln.Addr().String()
 
-	resp, err := http.Get(base + "/api/snowflake/get/orders")
-	if err != nil {
-		t.Fatal(err)
+	// fetch gets path on a connection of its own and returns the status,
+	// the number of IDs in a 200 answer, and the error. refused is true
+	// when no byte of an answer came: the connection was refused, or closed
+	// or reset before the server answered (net/http closes a connection
+	// whose request it reads once shutdown has begun, and the kernel resets
+	// those still queued when the listener closes). An error after the
+	// answer began cut off a request the server had taken on.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	fetch := func(path string) answer {
+		var answered atomic.Bool
+		trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", base+path, nil)
+		if err != nil {
+			return answer{err: err}
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return answer{refused: !answered.Load(), err: err}
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return answer{code: resp.StatusCode, ids: len(parseIDsQuiet(string(body))), err: err}
 	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	if a := fetch("/api/snowflake/get/orders"); a.err != nil || a.code != 200 || a.ids != 1 {
+		t.Fatalf("before shutdown: %v", a)
+	}
 
-	// Many requests in flight while shutdown starts: each either completes
-	// with 200 or is refused at the connection, never cut off midway.
+	// One request held in flight: its range allocation waits at the gate.
+	// (Warm may have loaded a range already; requests go on until one
+	// needs a new one.)
+	gate.armed.Store(true)
+	held := make(chan answer, 1)
+	for n := 0; ; n++ {
+		go func() { held <- fetch("/api/segment/get/leaf-segment-test/1000") }()
+		select {
+		case <-gate.entered:
+		case a := <-held:
+			if a.err != nil || a.code != 200 || a.ids != 1000 || n == 3 {
+				t.Fatalf("request %d for 1,000 IDs answered %v without a new range", n, a)
+			}
+			continue
+		}
+		break
+	}
+
+	// Other clients keep sending requests while shutdown starts.
 	var wg sync.WaitGroup
-	errs := make(chan string, 64)
+	errs := make(chan string, 8*20)
 	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 			for range 20 {
-				resp, err := c.Get(base + "/api/segment/get/users/1000")
-				if err != nil {
-					return // refused: the listener is closed
-				}
-				body, rerr := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if rerr != nil || (resp.StatusCode == 200 && len(parseIDsQuiet(string(body))) != 1000) {
-					errs <- "cut-off response: " + strconv.Itoa(resp.StatusCode)
+				switch a := fetch("/api/segment/get/users/1000"); {
+				case a.refused:
+					return
+				case a.err != nil:
+					errs <- "answer cut off: " + a.err.Error()
+				case a.code != 200 || a.ids != 1000:
+					errs <- fmt.Sprintf("answered %d with %d IDs, want 200 with 1,000", a.code, a.ids)
 				}
 			}
 		}()
 	}
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(10 * time.Millisecond)
 	cancel()
+	// Shutdown has begun once the listener refuses connections; the held
+	// request is still in flight then, and Serve waits for it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener still accepts connections 10 s after cancel")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case a := <-held:
+		t.Fatalf("the held request ended before its range was released: %v", a)
+	case err := <-done:
+		t.Fatalf("Serve returned with a request in flight: %v", err)
+	default:
+	}
+	close(gate.release)
+	if a := <-held; a.err != nil || a.code != 200 || a.ids != 1000 {
+		t.Errorf("request in flight when shutdown began: %v; want 200 with 1,000 IDs", a)
+	}
 	select {
 	case err := <-done:
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,11 +109,17 @@ func TestSecondProcessRefused(t *testing.T) {
 
 // The horizon a lease vouches for is on disk before the lease has it, so a
 // lease that is never released (its process killed) leaves it behind for the
-// next one to start after.
+// next one to start after. The holder's clock is the test's: each time it
+// moves, the horizon must follow it (two refresh periods ahead of it), and
+// at every look the horizon on disk is at least the lease's.
 func TestHorizonOnDiskFirst(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	h, err := local.New(local.Settings{Dir: dir, Workers: map[string]int64{"a:1": 3}, Refresh: 5 * time.Millisecond})
+	var clock atomic.Int64 // the holder's wall clock, in Unix nanoseconds
+	clock.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	const refresh = 5 * time.Millisecond
+	h, err := local.New(local.Settings{Dir: dir, Workers: map[string]int64{"a:1": 3}, Refresh: refresh, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,25 +130,32 @@ func TestHorizonOnDiskFirst(t *testing.T) {
 	}
 	defer l.Release(ctx, time.Time{})
 	path := filepath.Join(dir, "ns.worker-3.json")
-	var first time.Time
-	for i := 0; i < 20; i++ {
-		_, hz, err := l.Validity()
-		if err != nil || hz.IsZero() {
-			t.Fatalf("Validity = %s, %v; want a horizon", hz, err)
+	for step := range 5 {
+		if step > 0 {
+			clock.Add(int64(time.Hour))
 		}
-		onDisk, err := local.ReadCache(path)
-		if err != nil {
-			t.Fatal(err)
+		want := now().Add(2 * refresh)
+		// The refresh runs on a real ticker: wait for it to catch up with
+		// the clock, however long the machine makes it take.
+		for looks := 0; ; looks++ {
+			_, hz, err := l.Validity()
+			if err != nil || hz.IsZero() {
+				t.Fatalf("step %d: Validity = %s, %v; want a horizon", step, hz, err)
+			}
+			onDisk, err := local.ReadCache(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if onDisk.Before(hz) {
+				t.Fatalf("step %d: lease horizon %s is past the one on disk %s", step, hz, onDisk)
+			}
+			if hz.Equal(want) {
+				break
+			}
+			if hz.After(want) || looks == 10000 {
+				t.Fatalf("step %d: horizon %s after %d looks, want %s (the clock plus two refresh periods)", step, hz, looks, want)
+			}
+			time.Sleep(time.Millisecond)
 		}
-		if onDisk.Before(hz) {
-			t.Fatalf("lease horizon %s is past the one on disk %s", hz, onDisk)
-		}
-		if first.IsZero() {
-			first = hz
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if _, hz, _ := l.Validity(); !hz.After(first) {
-		t.Errorf("horizon never moved: %s", hz)
 	}
 }

@@ -186,7 +186,35 @@ func testHeartbeatSeesRowEnded(t *testing.T, b backend) {
 		t.Fatal(err)
 	}
 	defer l1.Release(ctx, time.Time{})
-	time.Sleep(5 * reg.Settings().Heartbeat) // heartbeats that change nothing
+	// Wait for three heartbeats that change nothing the registry reads. They
+	// still write the row: on PostgreSQL every UPDATE makes a new row
+	// version (a new xmin); on MySQL last_heartbeat moves a microsecond.
+	recs, err := reg.Leases(ctx, "ns", true)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("Leases = %+v, %v", recs, err)
+	}
+	mark := `SELECT xmin::text FROM idsql_workers WHERE lease_id = $1`
+	if b.name == mySQL.name {
+		mark = `SELECT CAST(last_heartbeat AS CHAR) FROM idsql_workers WHERE lease_id = ?`
+	}
+	var last string
+	deadline := time.Now().Add(10 * time.Second)
+	for beats := -1; beats < 3; {
+		var m string
+		if err := reg.DB().QueryRowContext(ctx, mark, recs[0].LeaseID).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		if m != last {
+			beats, last = beats+1, m
+		}
+		if err := l1.Err(); err != nil {
+			t.Fatalf("a live lease ended after %d heartbeats: %v", beats, err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d heartbeats in 10 s", beats)
+		}
+		time.Sleep(reg.Settings().Heartbeat / 4)
+	}
 	if err := l1.Err(); err != nil {
 		t.Fatalf("a live lease ended: %v", err)
 	}

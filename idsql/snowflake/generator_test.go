@@ -459,8 +459,14 @@ func TestRandomStart(t *testing.T) {
 		asked = append(asked, n)
 		return 57
 	}})
-	a, _ := g.NextID(context.Background())
-	b, _ := g.NextID(context.Background())
+	a, err := g.NextID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := g.NextID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if sa, sb := Leaf.Decompose(a).Sequence, Leaf.Decompose(b).Sequence; sa != 57 || sb != 58 {
 		t.Errorf("sequences %d, %d; want 57, 58", sa, sb)
 	}
@@ -489,13 +495,30 @@ func TestSettingsRejected(t *testing.T) {
 	}
 }
 
+// TestWaitHonoursContext: with this second's sequences used up, NextID must
+// wait for the next second; on a cancelled context it returns at once. The
+// clock is fake and stands still, so the second cannot roll over meanwhile.
 func TestWaitHonoursContext(t *testing.T) {
-	g := newTestGen(t, Settings{Layout: Layout{Name: "slow", TimeBits: 40, WorkerBits: 22, SequenceBits: 1,
-		Unit: time.Second, Epoch: testNow.AddDate(-1, 0, 0)}})
+	clock := clocktest.New(testNow)
+	slow := Layout{Name: "slow", TimeBits: 40, WorkerBits: 22, SequenceBits: 1, Unit: time.Second, Epoch: testNow.AddDate(-1, 0, 0)}
+	g := newTestGen(t, Settings{Clock: clock, Layout: slow})
 	ctx, cancel := context.WithCancel(context.Background())
-	g.NextIDs(ctx, 2) // use up this second's two sequences
+	if ids, err := g.NextIDs(ctx, 2); err != nil || len(ids) != 2 { // this second's two sequences
+		t.Fatalf("NextIDs(2) = %v, %v", ids, err)
+	}
 	cancel()
 	if _, err := g.NextID(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("NextID with a cancelled context = %v", err)
+	}
+	// Without the cancel it waits for the next second and goes on.
+	id, err := g.NextID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, next := slow.Decompose(id).Time, testNow.Truncate(time.Second).Add(time.Second); at.Before(next) {
+		t.Errorf("NextID after the wait = %d, issued at %s; want %s or later", id, at, next)
+	}
+	if calls, total := clock.Slept(); calls == 0 || total <= 0 {
+		t.Errorf("the generator slept %d times for %s; want a wait for the next second", calls, total)
 	}
 }

@@ -138,18 +138,21 @@ type server struct {
 	db      *sql.DB
 	connID  string // query returning the session's id
 	killFmt string // statement killing session %s
+	liveFmt string // query counting the live sessions with id %s
 }
 
 func (s server) q(query string) string { return s.d.Rebind(query) }
 
 func openPostgres(t *testing.T) server {
 	db, _ := pgtest.Open(t)
-	return server{d: dialect.PostgreSQL, db: db, connID: "SELECT pg_backend_pid()", killFmt: "SELECT pg_terminate_backend(%s)"}
+	return server{d: dialect.PostgreSQL, db: db, connID: "SELECT pg_backend_pid()", killFmt: "SELECT pg_terminate_backend(%s)",
+		liveFmt: "SELECT count(*) FROM pg_stat_activity WHERE pid = %s"}
 }
 
 func openMySQL(t *testing.T) server {
 	db, _ := mysqltest.Open(t)
-	return server{d: dialect.MySQL, db: db, connID: "SELECT CONNECTION_ID()", killFmt: "KILL CONNECTION %s"}
+	return server{d: dialect.MySQL, db: db, connID: "SELECT CONNECTION_ID()", killFmt: "KILL CONNECTION %s",
+		liveFmt: "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s"}
 }
 
 func openSQLite(t *testing.T) server {
@@ -219,7 +222,19 @@ func testErrors(t *testing.T, s server) {
 	if _, err := s.db.ExecContext(ctx, fmt.Sprintf(s.killFmt, id)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // let the server close it
+	// Wait until the server has closed the session.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var live int
+		if err := s.db.QueryRowContext(ctx, fmt.Sprintf(s.liveFmt, id)).Scan(&live); err != nil {
+			t.Fatal(err)
+		}
+		if live == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s still live 10 s after it was killed", id)
+		}
+	}
 	_, err = c.ExecContext(ctx, s.q("UPDATE t SET v = ? WHERE id = 1"), 5)
 	if err == nil || !s.d.ConnectionLost(err) {
 		t.Errorf("after the session was killed: %T %v, not a lost connection", err, err)

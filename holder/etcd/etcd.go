@@ -398,6 +398,9 @@ func (h *Holder) stickyWorker(ctx context.Context, base, key string, req holder.
 // request is refused; otherwise it waits until the key is gone or the
 // owner's lease had time to expire, and returns nil to try again.
 func (h *Holder) waitOwner(ctx context.Context, req holder.Request, kv *mvccpb.KeyValue) error {
+	if h.endedLease(ctx, clientv3.LeaseID(kv.Lease)) {
+		return nil
+	}
 	o, _ := parse([]*mvccpb.KeyValue{kv})
 	rctx, cancel := h.request(ctx)
 	ttl, err := h.cli.TimeToLive(rctx, clientv3.LeaseID(kv.Lease))
@@ -426,6 +429,29 @@ func (h *Holder) waitOwner(ctx context.Context, req holder.Request, kv *mvccpb.K
 		return fmt.Errorf("etcd: waiting for %s to be released: %w", kv.Key, err)
 	}
 	return nil
+}
+
+// endedLease revokes id and reports true when it is the etcd lease of one
+// of this holder's leases that has ended (lost; not yet released): its
+// generator issues nothing more (its deadline passed, or etcd no longer
+// holds its claim), and the worker ID's horizon bounds what it issued, so
+// its identity need not wait for the etcd lease to run out.
+func (h *Holder) endedLease(ctx context.Context, id clientv3.LeaseID) bool {
+	h.mu.Lock()
+	var mine *lease
+	for l := range h.live {
+		if l.id == id && l.Err() != nil {
+			mine = l
+		}
+	}
+	h.mu.Unlock()
+	if mine == nil {
+		return false
+	}
+	rctx, cancel := h.request(ctx)
+	defer cancel()
+	_, err := h.cli.Revoke(rctx, id)
+	return err == nil || errors.Is(err, rpctypes.ErrLeaseNotFound)
 }
 
 // lease is a worker lease of either mode.
@@ -541,11 +567,9 @@ func (l *lease) Release(ctx context.Context, last time.Time) error {
 		close(l.stop)
 		l.wg.Wait()
 		l.fence.Stop()
-		defer func() {
-			l.h.mu.Lock()
-			delete(l.h.live, l)
-			l.h.mu.Unlock()
-		}()
+		l.h.mu.Lock()
+		delete(l.h.live, l)
+		l.h.mu.Unlock()
 		if !last.IsZero() {
 			if perr := l.persist(ctx, last); perr != nil && !errors.Is(perr, holder.ErrLeaseLost) {
 				err = perr

@@ -57,6 +57,10 @@ func (k HolderKind) checkWorkerTable(reg *registry.Registry) error {
 	return nil
 }
 
+// InstanceOrdinal is the holder.instance that takes a StatefulSet pod's
+// ordinal from the host name; see HolderConfig.Instance.
+const InstanceOrdinal = "ordinal"
+
 // DefaultStep is a segment table's step when the configuration gives none.
 const DefaultStep = 1000
 
@@ -130,8 +134,16 @@ type HolderConfig struct {
 	Mode string `yaml:"mode"`
 	// Instance is this process's identity for sticky modes; empty means
 	// host:port, "hostname" means the host name alone (Kubernetes
-	// StatefulSets), anything else is used as it is.
+	// StatefulSets), anything else is used as it is. "ordinal" is the
+	// host name too, which must then be a StatefulSet pod's, ending in
+	// -<ordinal> (web-3): with the local holder and no workers map, the
+	// worker ID is that ordinal plus OrdinalOffset, and NewKeys refuses
+	// one that does not fit the layout's worker bits.
 	Instance string `yaml:"instance"`
+	// OrdinalOffset is added to the pod ordinal to make the worker ID
+	// (instance: ordinal with the local holder), so that two StatefulSets
+	// in one namespace can take disjoint ranges.
+	OrdinalOffset int64 `yaml:"ordinal_offset"`
 	// Port is the port in the default host:port identity.
 	Port int `yaml:"port"`
 	// Workers is the local holder's static map from identity to worker ID.
@@ -471,6 +483,12 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 		if w < 0 || w > layout.MaxWorker() {
 			return fail("workers."+id, "worker ID %d out of range 0..%d for layout %s", w, layout.MaxWorker(), layout.Name)
 		}
+	}
+	if h.OrdinalOffset < 0 {
+		return fail("ordinal_offset", "%d is negative", h.OrdinalOffset)
+	}
+	if h.OrdinalOffset != 0 && h.Instance != InstanceOrdinal {
+		return fail("ordinal_offset", "is used only with holder.instance: %s", InstanceOrdinal)
 	}
 	if h.Port < 0 || h.Port > 65535 {
 		return fail("port", "%d is not a port", h.Port)

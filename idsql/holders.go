@@ -50,7 +50,7 @@ func (k *Keys) holder() (holder.Holder, error) {
 	if len(hc.Endpoints) > 0 { // etcd's; Validate allows one of the two
 		servers = hc.Endpoints
 	}
-	h, err := kind.New(kinds.HolderSettings{Mode: hc.Mode, Servers: servers, Workers: hc.Workers,
+	h, err := kind.New(kinds.HolderSettings{Mode: hc.Mode, Servers: servers, Workers: k.workers,
 		SessionTimeout: hc.SessionTimeout, CacheDir: dir, Now: k.opts.now(), Registry: k.opts.Registry})
 	if err != nil {
 		return nil, err

@@ -416,7 +416,7 @@ func (h *Holder) waitOwner(ctx context.Context, req holder.Request, kv *mvccpb.K
 	if remaining+report+time.Second >= granted {
 		return fmt.Errorf("etcd: %w", &holder.IdentityInUseError{Identity: req.Instance.Key(),
 			Holder: fmt.Sprintf("instance %s, host %s, pid %d, since %s", o.Instance, o.Host, o.PID, o.Since.Format(time.RFC3339)),
-			Reason: fmt.Sprintf("is claimed (%s) by a live process: its etcd lease %x was renewed within the last %s", kv.Key, kv.Lease, report)})
+			Reason: fmt.Sprintf("is claimed (%s) by a live process: its etcd lease %x was renewed within the last %s", kv.Key, kv.Lease, report.Round(time.Millisecond))})
 	}
 	// Silent for longer than it renews: most likely dead. Wait for the
 	// lease to run out, watching the key.

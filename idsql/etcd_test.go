@@ -2,12 +2,9 @@ package idsql_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/internal/etcdtest"
@@ -19,13 +16,7 @@ import (
 // etcd/recycle, so Lookup names its table.
 func TestEtcdHolderKind(t *testing.T) {
 	ctx := context.Background()
-	endpoints := etcdtest.Endpoints(t)
-	ns := fmt.Sprintf("etcdkind%d", time.Now().UnixNano())
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		etcdtest.Client(t, endpoints).Delete(cctx, "/idsql/"+ns+"/", clientv3.WithPrefix())
-	})
+	endpoints, ns := etcdtest.Namespace(t)
 	y := "namespace: " + ns + "\nholder: {kind: etcd, endpoints: [" + strings.Join(endpoints, ", ") + "], mode: recycle, instance: test-1}\n" +
 		"tables: {orders: {strategy: snowflake}}\n"
 	cfg, err := idsql.Parse("idsql.yaml", []byte(y), time.Now())

@@ -8,6 +8,8 @@
 //	endpoints, prefix := etcdtest.Prefix(t) // e.g. "/idsql-test/TestLease-4242-7"
 //	// keep every key under prefix; they are deleted when the test ends
 //
+//	endpoints, ns := etcdtest.Namespace(t) // for a configuration: namespace ns, default prefix
+//
 // Dedicated server (needs the etcd binary in IDSQL_TEST_ETCD_BIN, which
 // scripts/test sets):
 //

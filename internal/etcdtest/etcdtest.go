@@ -46,6 +46,24 @@ func Prefix(t testing.TB) ([]string, string) {
 	endpoints := Endpoints(t)
 	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
 	prefix := fmt.Sprintf("/idsql-test/%s-%d-%d", name, os.Getpid(), seq.Add(1))
+	deleteAtEnd(t, endpoints, prefix)
+	return endpoints, prefix
+}
+
+// Namespace returns the shared server's endpoints and an idsql namespace
+// of this test's own, for holders under the default key prefix (/idsql),
+// such as those idsql makes from a configuration; the namespace's keys
+// are deleted when the test ends.
+func Namespace(t testing.TB) ([]string, string) {
+	t.Helper()
+	endpoints := Endpoints(t)
+	ns := fmt.Sprintf("test%d-%d", os.Getpid(), seq.Add(1))
+	deleteAtEnd(t, endpoints, "/idsql/"+ns)
+	return endpoints, ns
+}
+
+// deleteAtEnd deletes the keys under prefix/ when the test ends.
+func deleteAtEnd(t testing.TB, endpoints []string, prefix string) {
 	t.Cleanup(func() {
 		cli := Client(t, endpoints)
 		ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
@@ -54,7 +72,6 @@ func Prefix(t testing.TB) ([]string, string) {
 			t.Errorf("etcdtest: delete %s/: %v", prefix, err)
 		}
 	})
-	return endpoints, prefix
 }
 
 // Client returns a client of endpoints, closed when the test ends.

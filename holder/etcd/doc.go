@@ -10,6 +10,9 @@
 //	sticky/ids/<table>@<identity>        the identity's worker ID and horizon, persistent
 //	sticky/ids/<table>@<identity>/owner  the identity's claim, attached to the lease
 //
+// The two modes keep apart key spaces, so every process of a namespace must
+// use the same mode, as with the ZooKeeper holder.
+//
 // Recycle mode has exactly 2^workerBits worker IDs: a claim is one
 // transaction that creates the claim key only if it does not exist
 // (CreateRevision == 0), so two processes never both win. Sticky mode gives

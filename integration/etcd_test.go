@@ -174,6 +174,9 @@ func (e *etcdChaos) run() {
 			t.Errorf("resumed %s was not refused for identity %s held by %s: %s\n%s", paused.name, paused.identity, succ.name, paused.outcome(), paused.logTail())
 		}
 		e.issuesAgain(succ, "the stopped process resumed")
+		// It would take the identity back whenever the successor loses
+		// it (as in the etcd restart below): a replaced pod is gone.
+		paused.kill()
 	} else {
 		e.issuesAgain(paused, "it resumed past its TTL")
 	}

@@ -408,8 +408,8 @@ func (h *Holder) waitOwner(ctx context.Context, req holder.Request, kv *mvccpb.K
 	if err != nil {
 		return fmt.Errorf("etcd: time to live of the lease %x on %s: %w", kv.Lease, kv.Key, err)
 	}
-	if ttl.TTL <= 0 {
-		return nil // expired: the key goes with it
+	if ttl.TTL < 0 {
+		return nil // expired: the key goes with it (0 is less than a second left)
 	}
 	remaining, granted := time.Duration(ttl.TTL)*time.Second, time.Duration(ttl.GrantedTTL)*time.Second
 	report := cmp.Or(o.Report, h.s.Report)

@@ -1,5 +1,6 @@
 // Package etcd is a worker-ID holder on etcd (go.etcd.io/etcd/client/v3,
-// the v3 API over gRPC; etcd 3.4 and later).
+// the v3 API over gRPC; etcd 3.4 and later: the tests run client v3.5 against
+// Debian's etcd-server 3.4.23).
 //
 // Every worker lease is an etcd lease of its own, granted with TTL and kept
 // alive by the holder every Report. Keys live under <Prefix>/<namespace>/:

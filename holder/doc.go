@@ -9,9 +9,9 @@
 // stored for the worker ID.
 //
 // Implementations live in sub-packages (holder/local, holder/postgres,
-// holder/zookeeper), each of which registers itself as an idsql holder
-// kind (package idsql/kinds) when imported; Fixed serves a single process
-// with a static worker ID:
+// holder/zookeeper, holder/etcd), each of which registers itself as an
+// idsql holder kind (package idsql/kinds) when imported; Fixed serves a
+// single process with a static worker ID:
 //
 //	lease, err := holder.Fixed(7).Acquire(ctx, holder.Request{
 //		Namespace: "shop", Table: "orders", WorkerBits: 10,

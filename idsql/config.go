@@ -29,7 +29,7 @@ const (
 )
 
 // A HolderKind names where snowflake worker IDs come from: HolderLocal,
-// HolderPostgres, HolderMySQL or HolderZooKeeper.
+// HolderPostgres, HolderMySQL, HolderZooKeeper or HolderEtcd.
 type HolderKind string
 
 // Holder kinds.
@@ -38,6 +38,7 @@ const (
 	HolderPostgres  HolderKind = "postgres" // the worker table in PostgreSQL
 	HolderMySQL     HolderKind = "mysql"    // the worker table in MySQL or MariaDB
 	HolderZooKeeper HolderKind = "zookeeper"
+	HolderEtcd      HolderKind = "etcd"
 )
 
 // checkWorkerTable refuses a database holder kind (postgres, mysql) that
@@ -55,6 +56,10 @@ func (k HolderKind) checkWorkerTable(reg *registry.Registry) error {
 	}
 	return nil
 }
+
+// InstanceOrdinal is the holder.instance that takes a StatefulSet pod's
+// ordinal from the host name; see HolderConfig.Instance.
+const InstanceOrdinal = "ordinal"
 
 // DefaultStep is a segment table's step when the configuration gives none.
 const DefaultStep = 1000
@@ -112,19 +117,33 @@ type LayoutConfig struct {
 
 // HolderConfig configures the worker-ID holder.
 type HolderConfig struct {
-	// Kind is local (the default), postgres, mysql (MySQL or MariaDB) or
-	// zookeeper. postgres and mysql keep the leases in the worker table of
-	// the application's database, which must be of that kind.
+	// Kind is local (the default), postgres, mysql (MySQL or MariaDB),
+	// zookeeper or etcd. postgres and mysql keep the leases in the worker
+	// table of the application's database, which must be of that kind.
 	Kind HolderKind `yaml:"kind"`
 	// Servers are ZooKeeper addresses (zookeeper kind).
 	Servers []string `yaml:"servers"`
-	// Mode: sticky or recycle for zookeeper; sticky, disposable or lease
-	// for postgres and mysql; empty means sticky.
+	// Endpoints are etcd client addresses, host:port or http://host:port
+	// (etcd kind). It is a field of its own rather than servers because it
+	// is etcd's own word (etcdctl --endpoints), and each kind then has one
+	// spelling: a zookeeper holder given endpoints, or an etcd holder given
+	// servers, is an error that names the right field.
+	Endpoints []string `yaml:"endpoints"`
+	// Mode: sticky or recycle for zookeeper and etcd; sticky, disposable
+	// or lease for postgres and mysql; empty means sticky.
 	Mode string `yaml:"mode"`
 	// Instance is this process's identity for sticky modes; empty means
 	// host:port, "hostname" means the host name alone (Kubernetes
-	// StatefulSets), anything else is used as it is.
+	// StatefulSets), anything else is used as it is. "ordinal" is the
+	// host name too, which must then be a StatefulSet pod's, ending in
+	// -<ordinal> (web-3): with the local holder and no workers map, the
+	// worker ID is that ordinal plus OrdinalOffset, and NewKeys refuses
+	// one that does not fit the layout's worker bits.
 	Instance string `yaml:"instance"`
+	// OrdinalOffset is added to the pod ordinal to make the worker ID
+	// (instance: ordinal with the local holder), so that two StatefulSets
+	// in one namespace can take disjoint ranges.
+	OrdinalOffset int64 `yaml:"ordinal_offset"`
 	// Port is the port in the default host:port identity.
 	Port int `yaml:"port"`
 	// Workers is the local holder's static map from identity to worker ID.
@@ -133,7 +152,9 @@ type HolderConfig struct {
 	// empty means the user cache directory.
 	CacheDir string `yaml:"cache_dir"`
 	// SessionTimeout is the ZooKeeper session or lease timeout; zero means
-	// the holder's default. For the postgres holder it is the lease TTL and
+	// the holder's default. For the etcd holder it is the lease TTL asked
+	// for, rounded up to whole seconds (default 10s; etcd grants at least
+	// its minimum TTL, about 2s, and deadlines count from what it grants). For the postgres holder it is the lease TTL and
 	// must be at least twice the worker registry's default heartbeat
 	// (registry.DefaultHeartbeat, so 6s): a shorter lease could expire
 	// between two heartbeats of a live process. For the zookeeper holder it
@@ -444,12 +465,30 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 		return fail("servers", "the zookeeper holder needs at least one server")
 	}
 	if kind != HolderZooKeeper && len(h.Servers) > 0 {
+		if kind == HolderEtcd {
+			return fail("servers", "the etcd holder takes its addresses in holder.endpoints")
+		}
 		return fail("servers", "only the zookeeper holder uses servers")
+	}
+	if kind == HolderEtcd && len(h.Endpoints) == 0 {
+		return fail("endpoints", "the etcd holder needs at least one endpoint")
+	}
+	if kind != HolderEtcd && len(h.Endpoints) > 0 {
+		if kind == HolderZooKeeper {
+			return fail("endpoints", "the zookeeper holder takes its addresses in holder.servers")
+		}
+		return fail("endpoints", "only the etcd holder uses endpoints")
 	}
 	for id, w := range h.Workers {
 		if w < 0 || w > layout.MaxWorker() {
 			return fail("workers."+id, "worker ID %d out of range 0..%d for layout %s", w, layout.MaxWorker(), layout.Name)
 		}
+	}
+	if h.OrdinalOffset < 0 {
+		return fail("ordinal_offset", "%d is negative", h.OrdinalOffset)
+	}
+	if h.OrdinalOffset != 0 && h.Instance != InstanceOrdinal {
+		return fail("ordinal_offset", "is used only with holder.instance: %s", InstanceOrdinal)
 	}
 	if h.Port < 0 || h.Port > 65535 {
 		return fail("port", "%d is not a port", h.Port)

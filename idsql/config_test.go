@@ -83,7 +83,12 @@ func TestParseErrors(t *testing.T) {
 		{"unknown field", "namespace: n\ntables: {t: {strategy: snowflake, colum: id}}\n", "field colum not found"},
 		{"unknown layout field", "namespace: n\nlayout: {time_bit: 41}\ntables: {t: {strategy: snowflake}}\n", "line 2: field time_bit not found in layout"},
 		{"preset and bits", "namespace: n\nlayout: {preset: leaf, time_bits: 41}\ntables: {t: {strategy: snowflake}}\n", "a preset or custom bits, not both"},
-		{"holder kind", "namespace: n\nholder: {kind: etcd}\ntables: {t: {strategy: snowflake}}\n", `x.yaml:2: holder.kind: unknown holder "etcd" (want local, mysql, postgres or zookeeper)`},
+		{"holder kind", "namespace: n\nholder: {kind: consul}\ntables: {t: {strategy: snowflake}}\n", `x.yaml:2: holder.kind: unknown holder "consul" (want etcd, local, mysql, postgres or zookeeper)`},
+		{"etcd endpoints", "namespace: n\nholder: {kind: etcd}\ntables: {t: {strategy: snowflake}}\n", "holder.endpoints: the etcd holder needs at least one endpoint"},
+		{"etcd servers", "namespace: n\nholder: {kind: etcd, servers: [a:1]}\ntables: {t: {strategy: snowflake}}\n", "holder.servers: the etcd holder takes its addresses in holder.endpoints"},
+		{"zk endpoints", "namespace: n\nholder: {kind: zookeeper, servers: [a:1], endpoints: [a:1]}\ntables: {t: {strategy: snowflake}}\n", "holder.endpoints: the zookeeper holder takes its addresses in holder.servers"},
+		{"endpoints without etcd", "namespace: n\nholder: {kind: postgres, endpoints: [a:1]}\ntables: {t: {strategy: snowflake}}\n", "holder.endpoints: only the etcd holder uses endpoints"},
+		{"etcd mode", "namespace: n\nholder: {kind: etcd, endpoints: [a:1], mode: lease}\ntables: {t: {strategy: snowflake}}\n", `holder.mode: "lease" is not a mode of the etcd holder (want sticky, recycle)`},
 		{"postgres holder mode", "namespace: n\nholder: {kind: postgres, mode: recycle}\ntables: {t: {strategy: snowflake}}\n", `holder.mode: "recycle" is not a mode of the postgres holder (want sticky, disposable, lease)`},
 		{"mysql holder mode", "namespace: n\nholder: {kind: mysql, mode: recycle}\ntables: {t: {strategy: snowflake}}\n", `holder.mode: "recycle" is not a mode of the mysql holder (want sticky, disposable, lease)`},
 		{"mysql lease below two heartbeats", "namespace: n\nholder: {kind: mysql, session_timeout: 5s}\ntables: {t: {strategy: snowflake}}\n", "the mysql holder's lease TTL must be at least 6s"},
@@ -138,6 +143,8 @@ func TestParseHolderTimeoutsAccepted(t *testing.T) {
 		"{kind: zookeeper, servers: [a:1], tick_time: 500ms, session_timeout: 1s}",
 		"{kind: zookeeper, servers: [a:1], tick_time: 500ms, session_timeout: 10s}",
 		"{kind: zookeeper, servers: [a:1], tick_time: 3s, session_timeout: 1m}",
+		"{kind: etcd, endpoints: [a:1], mode: recycle}",
+		"{kind: etcd, endpoints: ['http://a:1'], session_timeout: 5s}",
 		"{kind: local, session_timeout: 1ms}", // the local holder has no session
 	} {
 		y := "namespace: n\nholder: " + holder + "\ntables: {t: {strategy: snowflake}}\n"

@@ -46,7 +46,11 @@ func (k *Keys) holder() (holder.Holder, error) {
 			return nil, err
 		}
 	}
-	h, err := kind.New(kinds.HolderSettings{Mode: hc.Mode, Servers: hc.Servers, Workers: hc.Workers,
+	servers := hc.Servers
+	if len(hc.Endpoints) > 0 { // etcd's; Validate allows one of the two
+		servers = hc.Endpoints
+	}
+	h, err := kind.New(kinds.HolderSettings{Mode: hc.Mode, Servers: servers, Workers: k.workers,
 		SessionTimeout: hc.SessionTimeout, CacheDir: dir, Now: k.opts.now(), Registry: k.opts.Registry})
 	if err != nil {
 		return nil, err

@@ -95,7 +95,8 @@ type Keys struct {
 	closers []func(context.Context) error
 	closed  bool
 
-	limits map[string]*keyLimit // tables with a max_id; fixed at NewKeys
+	workers map[string]int64     // the local holder's map: holder.workers, or the pod ordinal's
+	limits  map[string]*keyLimit // tables with a max_id; fixed at NewKeys
 }
 
 // NewKeys returns the key set for cfg. It starts nothing yet: leases are
@@ -112,14 +113,18 @@ func NewKeys(cfg *Config, opts KeysOptions) (*Keys, error) {
 		opts.Instance = holder.LocalInstance(cfg.Holder.Port)
 		switch cfg.Holder.Instance {
 		case "":
-		case "hostname":
+		case "hostname", InstanceOrdinal:
 			opts.Instance.ID = opts.Instance.Host
 		default:
 			opts.Instance.ID = cfg.Holder.Instance
 		}
 	}
+	var workers map[string]int64
 	if opts.Holder == nil {
-		if err := checkLocalWorkers(cfg, opts.Instance); err != nil {
+		if workers, err = localWorkers(cfg, layout, opts.Instance); err != nil {
+			return nil, err
+		}
+		if err := checkLocalWorkers(cfg, workers, opts.Instance); err != nil {
 			return nil, err
 		}
 		if err := cfg.Holder.Kind.checkWorkerTable(opts.Registry); err != nil {
@@ -129,7 +134,7 @@ func NewKeys(cfg *Config, opts KeysOptions) (*Keys, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	k := &Keys{cfg: cfg, layout: layout, opts: opts, limits: map[string]*keyLimit{}}
+	k := &Keys{cfg: cfg, layout: layout, opts: opts, workers: workers, limits: map[string]*keyLimit{}}
 	for name, tc := range cfg.Tables {
 		if l := newKeyLimit(name, tc.MaxID, opts.Logger); l != nil {
 			k.limits[name] = l

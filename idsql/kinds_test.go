@@ -3,6 +3,7 @@ package idsql_test
 // The tests use every holder kind, segment store and key buffer; a program
 // links the ones it imports.
 import (
+	_ "github.com/idsql/idsql/holder/etcd"
 	_ "github.com/idsql/idsql/holder/postgres"
 	_ "github.com/idsql/idsql/holder/zookeeper"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore"

@@ -71,6 +71,14 @@
 // idsql_alloc_log; the log says how many reloaded keys had been handed out
 // already, each a duplicate had the queue popped them again.
 //
+// TestEtcdChaos (etcd_test.go) runs the same helper with holder.kind etcd,
+// recycle and sticky, on an etcd of its own (internal/etcdtest): a process
+// killed and restarted, one stopped past its 2s lease TTL while a successor
+// takes its worker ID, a twin on a live sticky identity (refused at once,
+// naming the owner's pid, while the owner goes on), and etcd restarted
+// under the fleet; then the same checks of the stored keys. It takes about
+// 20s, both modes in parallel.
+//
 //	CI=true go test ./integration/ -run Chaos -v
 //
 // They take about three minutes together on two cores (each about one,

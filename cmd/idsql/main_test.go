@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -142,45 +139,6 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 // TestServeEmbedded runs `idsql serve` on the embedded default, takes IDs,
 // then cancels it as SIGTERM would and checks it drained and released.
 func TestServeEmbedded(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var errw bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, pw, &errw)
-		pw.Close()
-	}()
-	sc := bufio.NewScanner(pr)
-	base := ""
-	for sc.Scan() {
-		if m := regexp.MustCompile(`monitor\s+(http://\S+)/`).FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	if base == "" {
-		t.Fatalf("no banner; stderr %s", errw.String())
-	}
-	go io.Copy(io.Discard, pr)
-	for _, p := range []string{"/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz"} {
-		resp, err := http.Get(base + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %q", p, resp.StatusCode, body)
-		}
-	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited %d: %s", code, errw.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	serveAndGet(t, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"},
+		"/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz")
 }

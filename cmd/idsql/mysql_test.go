@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -201,50 +198,9 @@ tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 20}
 `)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var errw bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfgPath, "--dsn", mysqlURL(t, dsn) + "?" + lazyParam + "=true",
-			"--migrate", "--addr", "127.0.0.1:0"}, pw, &errw)
-		pw.Close()
-	}()
-	sc := bufio.NewScanner(pr)
-	base, banner := "", ""
-	for sc.Scan() {
-		banner += sc.Text() + "\n"
-		if m := regexp.MustCompile(`monitor\s+(http://\S+)/`).FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	if base == "" {
-		t.Fatalf("no banner; stderr %s", errw.String())
-	}
+	banner := serveAndGet(t, []string{"serve", "--config", cfgPath, "--dsn", mysqlURL(t, dsn) + "?" + lazyParam + "=true",
+		"--migrate", "--addr", "127.0.0.1:0"}, "/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz")
 	if !strings.Contains(banner, "on mysql") {
 		t.Errorf("banner does not name the database:\n%s", banner)
-	}
-	go io.Copy(io.Discard, pr)
-	for _, p := range []string{"/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz"} {
-		resp, err := http.Get(base + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %q", p, resp.StatusCode, body)
-		}
-	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited %d: %s", code, errw.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
 	}
 }

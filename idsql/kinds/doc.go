@@ -15,6 +15,7 @@
 //	holder "local"       holder/local (idsql links it: it is the default)
 //	holder "postgres"    holder/postgres
 //	holder "zookeeper"   holder/zookeeper
+//	holder "etcd"        holder/etcd
 //	store "postgres"     built in (package segment has no driver dependency)
 //	store "mysql"        idsql/segment/mysqlstore
 //	store "sqlite"       idsql/segment/sqlitestore

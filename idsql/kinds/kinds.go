@@ -20,7 +20,7 @@ import (
 // holder section, with what idsql adds.
 type HolderSettings struct {
 	Mode           string           // holder.mode; empty means the kind's default
-	Servers        []string         // holder.servers
+	Servers        []string         // holder.servers (zookeeper), holder.endpoints (etcd)
 	Workers        map[string]int64 // holder.workers
 	SessionTimeout time.Duration    // holder.session_timeout; zero means the kind's default
 	CacheDir       string           // where the holder keeps cache files
@@ -86,6 +86,7 @@ var imports = map[string]map[string]string{
 		"postgres":  "github.com/idsql/idsql/holder/postgres",
 		"mysql":     "github.com/idsql/idsql/holder/postgres",
 		"zookeeper": "github.com/idsql/idsql/holder/zookeeper",
+		"etcd":      "github.com/idsql/idsql/holder/etcd",
 	},
 	"segment store": {
 		"mysql":  "github.com/idsql/idsql/idsql/segment/mysqlstore",

@@ -33,8 +33,10 @@ func TestLinkedKinds(t *testing.T) {
 			`add import _ "github.com/idsql/idsql/idsql/segment/sqlitestore"`},
 		{"redis buffer", func() error { _, err := kinds.LookupBuffer("redis"); return err },
 			`buffer "redis" is not linked in: add import _ "github.com/idsql/idsql/idsql/segment/redisqueue"`},
-		{"unknown holder", func() error { _, err := kinds.LookupHolder("etcd"); return err },
-			`unknown holder "etcd" (want local, mysql, postgres or zookeeper)`},
+		{"etcd holder", func() error { _, err := kinds.LookupHolder("etcd"); return err },
+			`holder "etcd" is not linked in: add import _ "github.com/idsql/idsql/holder/etcd"`},
+		{"unknown holder", func() error { _, err := kinds.LookupHolder("consul"); return err },
+			`unknown holder "consul" (want etcd, local, mysql, postgres or zookeeper)`},
 	} {
 		if err := tc.lookup(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %s", tc.what, err, tc.want)
@@ -48,6 +50,8 @@ func TestConfigNamesTheImport(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"namespace: a\nholder: {kind: zookeeper, servers: [127.0.0.1:2181]}\n",
 			`holder.kind: holder "zookeeper" is not linked in: add import _ "github.com/idsql/idsql/holder/zookeeper"`},
+		{"namespace: a\nholder: {kind: etcd, endpoints: [127.0.0.1:2379]}\n",
+			`holder.kind: holder "etcd" is not linked in: add import _ "github.com/idsql/idsql/holder/etcd"`},
 		{"namespace: a\nholder: {kind: postgres}\n",
 			`add import _ "github.com/idsql/idsql/holder/postgres"`},
 		{"namespace: a\nredis: {addr: 127.0.0.1:6379}\ntables: {t: {strategy: segment, buffer: redis}}\n",

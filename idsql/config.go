@@ -515,7 +515,14 @@ func Parse(name string, data []byte, now time.Time) (*Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	switch err := dec.Decode(&c); {
+	case errors.Is(err, io.EOF):
+		return nil, &FieldError{File: name, Err: errEmptyConfig}
+	case err != nil:
+		if fe := unknownKeyError(data, err); fe != nil {
+			fe.File = name
+			return nil, fe
+		}
 		return nil, fmt.Errorf("idsql: config: %s: %w", name, err)
 	}
 	// One document only: the fields of a second one would be ignored.
@@ -581,7 +588,9 @@ func (l *LayoutConfig) UnmarshalYAML(n *yaml.Node) error {
 		switch k := n.Content[i]; k.Value {
 		case "preset", "time_bits", "worker_bits", "sequence_bits", "unit", "epoch":
 		default:
-			return fmt.Errorf("line %d: field %s not found in layout (want preset, time_bits, worker_bits, sequence_bits, unit, epoch)", k.Line, k.Value)
+			// The message yaml gives for an unknown field, so that Parse
+			// reports it as it reports every other unknown key.
+			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: field %s not found in type %T", k.Line, k.Value, *l)}}
 		}
 	}
 	var raw struct {

@@ -645,9 +645,17 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 		return srv.fail(w, r, nil, failure{kind: errBadRequest, status: http.StatusBadRequest, msg: msg})
 	}
 	table, raw := q.Get("table"), q.Get("id")
+	if table == "" {
+		return bad("missing query parameter table: /decodeId takes a key of a segment table with shard or app bits apart, and needs that table's name (/decodeId?table=T&id=N); a snowflake ID decodes with /decodeSnowflakeId?snowflakeId=N")
+	}
 	tc, ok := srv.cfg.Tables[table]
-	if !ok || tc.Strategy != idsql.Segment || tc.Gene().Plain() {
-		return bad("table " + quote(table) + " is not a segment table with shard or app bits")
+	switch {
+	case !ok:
+		return bad("table " + quote(table) + " is not configured (configured: " + strings.Join(srv.cfg.TableNames(), ", ") + ")")
+	case tc.Strategy != idsql.Segment || tc.Gene().Plain():
+		return bad("table " + quote(table) + " is not a segment table with shard or app bits: its keys are plain numbers with nothing to take apart (a snowflake ID decodes with /decodeSnowflakeId?snowflakeId=N)")
+	case raw == "":
+		return bad("missing query parameter id: /decodeId?table=" + table + "&id=N")
 	}
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id <= 0 {

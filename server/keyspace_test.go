@@ -132,9 +132,17 @@ tables:
 	if err := json.Unmarshal([]byte(body), &d); err != nil || d.Index != 12345 || d.Shard != 42 || d.App != 3 || d.Table != "orders" {
 		t.Fatalf("decodeId: %s %v", body, err)
 	}
-	for _, q := range []string{"table=orders&id=5", "table=tickets&id=abc", "table=leaf_snowflake&id=5", "table=nope&id=5"} {
-		if code, _, _ := get(t, srv, "GET", "/decodeId?"+q); code != http.StatusBadRequest {
-			t.Errorf("/decodeId?%s: %d, want 400", q, code)
+	for _, tt := range []struct{ q, want string }{
+		{"table=orders&id=5", "is not a key of table orders"},
+		{"table=tickets&id=abc", `invalid id "abc"`},
+		{"table=leaf_snowflake&id=5", "is not a segment table with shard or app bits"},
+		{"table=nope&id=5", `table "nope" is not configured (configured: leaf_snowflake, orders, tickets)`},
+		{"id=1", "missing query parameter table"},
+		{"table=orders", "missing query parameter id"},
+	} {
+		code, _, hdr := get(t, srv, "GET", "/decodeId?"+tt.q)
+		if msg := hdr.Get("X-Idsql-Error"); code != http.StatusBadRequest || !strings.Contains(msg, tt.want) {
+			t.Errorf("/decodeId?%s: %d %q, want 400 saying %q", tt.q, code, msg, tt.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -43,33 +44,51 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer d.db.Close()
-	failed := 0
+	var invalid, missing, failed int
 	for i, s := range ids {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
 		id, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			fmt.Fprintf(stderr, "idsql lookup: %q is not a 64-bit decimal integer\n", s)
-			failed++
+		if err != nil || id <= 0 {
+			fmt.Fprintf(stderr, "idsql lookup: %q is not an ID: IDs are positive 64-bit decimal integers\n", s)
+			invalid++
 			continue
 		}
 		origins, err := idsql.LookupIn(ctx, cfg, d.stores, id)
-		if err != nil {
-			if errors.Is(err, idsql.ErrNotFound) {
-				fmt.Fprintf(stderr, "idsql lookup: %d: no table of namespace %s issued this ID\n", id, cfg.Namespace)
-			} else {
-				fmt.Fprintf(stderr, "idsql lookup: %v\n", err)
-			}
+		switch {
+		case errors.Is(err, idsql.ErrNotFound):
+			fmt.Fprintf(stderr, "idsql lookup: %d: no table of namespace %s issued this ID\n", id, cfg.Namespace)
+			missing++
+			continue
+		case err != nil:
+			fmt.Fprintf(stderr, "idsql lookup: %v\n", err)
 			failed++
 			continue
 		}
 		printOrigins(stdout, id, origins)
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d IDs not found", failed, len(ids))
+	return lookupSummary(len(ids), invalid, missing, failed)
+}
+
+// lookupSummary is lookup's error when some of n IDs were not explained:
+// invalid (not IDs at all), missing (no record explains them) or failed
+// (the lookup itself failed); nil when all were.
+func lookupSummary(n, invalid, missing, failed int) error {
+	var parts []string
+	if invalid > 0 {
+		parts = append(parts, fmt.Sprintf("%d invalid", invalid))
 	}
-	return nil
+	if missing > 0 {
+		parts = append(parts, fmt.Sprintf("%d not found", missing))
+	}
+	if failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", failed))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d IDs not looked up: %s", invalid+missing+failed, n, strings.Join(parts, ", "))
 }
 
 func printOrigins(w io.Writer, id int64, origins []idsql.Origin) {

@@ -240,7 +240,9 @@ func WithSnowflakeTable(cfg *idsql.Config, table string) (*idsql.Config, error) 
 
 // Warm starts every snowflake table's generator (acquiring its worker
 // lease) and loads every configured segment table's key, so the first
-// requests do not wait and configuration problems show at start-up.
+// requests do not wait and configuration problems show at start-up. It
+// hands out no key: the first request for a segment key answers the first
+// key of the range loaded.
 func (srv *Server) Warm(ctx context.Context) error {
 	var errs []error
 	for _, t := range srv.snowNames {
@@ -265,7 +267,7 @@ func (srv *Server) Warm(ctx context.Context) error {
 				var e *segEntry
 				e, err = srv.segmentEntry(ctx, srv.cfg.SegmentKey(t))
 				if err == nil {
-					_, err = e.key.Next(ctx) // loads the first segment
+					err = e.key.Warm(ctx) // loads the first segment, drawing no key
 				}
 			}
 			if err != nil {

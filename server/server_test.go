@@ -359,7 +359,7 @@ func TestLeafContract(t *testing.T) {
 func databaseDown(t *testing.T, f *fixture) {
 	t.Helper()
 	f.db.Close()
-	for range 100 { // Warm took 1 of users' first 100 IDs; a preload may have brought 200 more
+	for range 100 { // users holds its first 100 IDs; a preload may have brought 200 more
 		if code, _, _ := get(t, f.srv, "GET", "/api/segment/get/users/99"); code != 200 {
 			return
 		}
@@ -885,5 +885,22 @@ func TestServesAgainAfterLeaseLost(t *testing.T) {
 	f.holder.mu.Unlock()
 	if after <= before {
 		t.Fatalf("leases acquired: %d before the loss, %d after; want a new one", before, after)
+	}
+}
+
+// TestWarmDrawsNoKey: Warm loads users' first range but hands out no key
+// from it, so the first request answers the range's first key (1 on a
+// fresh store), not the second.
+func TestWarmDrawsNoKey(t *testing.T) {
+	f := newFixture(t, nil)
+	var first, ranges int64
+	if err := f.db.QueryRow("SELECT MIN(first_id), COUNT(*) FROM idsql_alloc_log WHERE biz_tag = 'users'").Scan(&first, &ranges); err != nil {
+		t.Fatal(err)
+	}
+	if ranges != 1 || first != 1 {
+		t.Fatalf("after Warm: %d ranges of users, first key %d; want Warm to have loaded one range starting at 1", ranges, first)
+	}
+	if body := mustGet(t, f.srv, "/api/segment/get/users"); body != strconv.FormatInt(first, 10) {
+		t.Fatalf("first /api/segment/get/users = %q, want %d, the first key of the first range", body, first)
 	}
 }

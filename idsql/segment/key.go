@@ -205,6 +205,47 @@ func (k *Key) wait(ctx context.Context, s *segment) (int64, error) {
 	}
 }
 
+// Warm loads the key's first segment, if none is loaded yet, and waits for
+// it (at most Settings.WaitTimeout, or until ctx is done) without handing
+// out an ID: the next call of Next returns the first ID of the range loaded.
+// A server calls it at start so that configuration problems show then and
+// the first request does not wait, without skipping a key.
+func (k *Key) Warm(ctx context.Context) error {
+	var timer *time.Timer
+	waited := false
+	for {
+		k.mu.Lock()
+		if !k.cur.Load().exhausted() || k.next != nil {
+			k.mu.Unlock()
+			return nil
+		}
+		if k.closed {
+			k.mu.Unlock()
+			return keyErr(k.name, "warm", ErrClosed)
+		}
+		if waited && k.lastErr != nil {
+			err := k.lastErr
+			k.mu.Unlock()
+			return k.wrap("warm", err)
+		}
+		k.ensureLoadLocked()
+		ch := k.changed
+		k.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(k.g.s.WaitTimeout)
+			defer timer.Stop()
+		}
+		select {
+		case <-ch:
+			waited = true
+		case <-timer.C:
+			return k.timeout()
+		case <-ctx.Done():
+			return keyErr(k.name, "warm", ctx.Err())
+		}
+	}
+}
+
 func (k *Key) timeout() error {
 	k.mu.Lock()
 	k.timeouts++

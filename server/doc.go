@@ -6,6 +6,7 @@
 //
 //	GET /api/segment/get/{key}          one ID of segment key {key}, decimal text
 //	GET /api/segment/get/{key}/{n}      n IDs, one per line (n <= Settings.MaxBatch)
+//	GET /api/segment/get/{key}[/{n}]?shard=N  keys of shard N of a sharded table (required there)
 //	GET /api/snowflake/get/{key}        one snowflake ID, for any key
 //	GET /api/snowflake/get/{key}/{n}    n snowflake IDs, one per line
 //	GET /decodeSnowflakeId?snowflakeId=N  JSON {"timestamp","workerId","sequenceId"} as Leaf answers

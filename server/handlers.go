@@ -266,17 +266,23 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 	}
 	ctx := r.Context()
 	table, viaKeys := srv.viaKeys[key]
-	if viaKeys && srv.cfg.Tables[table].Gene().ShardBits > 0 {
-		return srv.fail(w, r, nil, failure{kind: errBadKey, status: http.StatusInternalServerError, leaf: leafKeyNotExists, generator: true,
-			msg: "segment key " + quote(key) + ": table " + table + " is sharded: its keys are drawn per row on insert, from the shard of its " +
-				srv.cfg.Tables[table].Shard.Column + " column"})
+	shard := -1
+	if g := srv.cfg.Tables[table].Gene(); viaKeys && g.ShardBits > 0 {
+		var msg string
+		if shard, msg = parseShard(r.URL.Query().Get("shard"), g.Shards()); msg != "" {
+			return srv.fail(w, r, nil, failure{kind: errBadKey, status: http.StatusInternalServerError, leaf: leafKeyNotExists, generator: true,
+				msg: "segment key " + quote(key) + ": table " + table + " is sharded: " + msg + "; ask for one shard's keys with " +
+					segmentPrefix + key + "?shard=N, N from 0 to " + strconv.Itoa(g.Shards()-1) + " (on insert the shard comes from the row's " +
+					srv.cfg.Tables[table].Shard.Column + " column)"})
+		}
+		key = g.ShardKey(key, shard)
 	}
 	e, err := srv.segmentEntry(ctx, key)
 	if err != nil {
 		return srv.fail(w, r, nil, srv.segmentFailure(key, err, true))
 	}
 	if viaKeys {
-		return srv.serveTableSegment(w, r, e, key, table, n, batch)
+		return srv.serveTableSegment(w, r, e, key, table, shard, n, batch)
 	}
 	t0 := srv.mono()
 	if !batch {
@@ -299,13 +305,34 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 	return http.StatusOK
 }
 
+// parseShard parses a shard number below shards, or says what is wrong.
+func parseShard(s string, shards int) (int, string) {
+	if s == "" {
+		return -1, "no shard given"
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n >= shards {
+		return -1, "shard " + quote(s) + " is not a shard"
+	}
+	return n, ""
+}
+
 // serveTableSegment answers a segment key whose table has a max_id or gene
 // bits: its keys come from Keys, which checks the limit and composes them.
-// A sharded table cannot be served here (the shard comes from a row's
-// column): Keys refuses it with an error that says so.
-func (srv *Server) serveTableSegment(w http.ResponseWriter, r *http.Request, e *segEntry, key, table string, n int, batch bool) int {
+// A sharded table's keys come from the one shard given (shard >= 0).
+func (srv *Server) serveTableSegment(w http.ResponseWriter, r *http.Request, e *segEntry, key, table string, shard, n int, batch bool) int {
 	t0 := srv.mono()
-	ids, err := srv.s.Keys.AppendIDs(r.Context(), make([]int64, 0, n), table, n)
+	var ids []int64
+	var err error
+	if shard >= 0 {
+		shards := make([]int, n)
+		for i := range shards {
+			shards[i] = shard
+		}
+		ids, err = srv.s.Keys.AppendShardIDs(r.Context(), make([]int64, 0, n), table, shards)
+	} else {
+		ids, err = srv.s.Keys.AppendIDs(r.Context(), make([]int64, 0, n), table, n)
+	}
 	srv.m.observeWait(modeSegment, srv.mono()-t0)
 	if err != nil {
 		return srv.fail(w, r, &e.stats, srv.segmentFailure(key, err, false))

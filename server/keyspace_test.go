@@ -125,7 +125,23 @@ tables:
 	if code == http.StatusOK || !strings.Contains(hdr.Get("X-Idsql-Error"), "sharded") || !strings.Contains(hdr.Get("X-Idsql-Error"), "user_id") {
 		t.Fatalf("sharded table over HTTP: %d %q", code, hdr.Get("X-Idsql-Error"))
 	}
+	if msg := hdr.Get("X-Idsql-Error"); !strings.Contains(msg, "/api/segment/get/orders?shard=N, N from 0 to 63") {
+		t.Errorf("sharded table without a shard: %q does not show the shard form", msg)
+	}
 	g := idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}
+	// The shard form.
+	for _, p := range []string{"/api/segment/get/orders/2?shard=42", "/api/segment/get/orders?shard=42"} {
+		for _, id := range parseIDs(t, mustGet(t, srv, p)) {
+			if d := g.Decompose(id); d.Shard != 42 || d.App != 3 || d.Index < 1 {
+				t.Errorf("%s: key %d decomposes to %+v, want shard 42, app 3", p, id, d)
+			}
+		}
+	}
+	for _, q := range []string{"?shard=64", "?shard=x", "?shard=-1"} {
+		if code, _, _ := get(t, srv, "GET", "/api/segment/get/orders"+q); code == http.StatusOK {
+			t.Errorf("/api/segment/get/orders%s answered %d, want a refusal", q, code)
+		}
+	}
 	key, _ := g.Compose(12345, 42)
 	body := mustGet(t, srv, "/decodeId?table=orders&id="+strconv.FormatInt(key, 10))
 	var d server.DecodedGene

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -139,48 +140,112 @@ func TestDecode(t *testing.T) {
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
-// TestServeEmbedded runs `idsql serve` on the embedded default, takes IDs,
-// then cancels it as SIGTERM would and checks it drained and released.
-func TestServeEmbedded(t *testing.T) {
+// startServe runs `idsql serve args...` until the test ends and returns
+// the URLs of its banner, read up to the line matching last, a function
+// that stops the server and returns its exit code, and its stderr.
+func startServe(t *testing.T, last string, args ...string) (urls map[string]string, stop func() int, errw *bytes.Buffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	pr, pw := io.Pipe()
-	var errw bytes.Buffer
+	errw = &bytes.Buffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, pw, &errw)
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), pw, errw)
 		pw.Close()
 	}()
 	sc := bufio.NewScanner(pr)
-	base := ""
+	urls = map[string]string{}
 	for sc.Scan() {
-		if m := regexp.MustCompile(`monitor\s+(http://\S+)/`).FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
+		if m := regexp.MustCompile(`^  (\w+)\s+(http://\S+)$`).FindStringSubmatch(sc.Text()); m != nil {
+			urls[m[1]] = m[2]
+		}
+		if strings.HasPrefix(strings.TrimSpace(sc.Text()), last) {
 			break
 		}
 	}
-	if base == "" {
+	if urls["monitor"] == "" {
 		t.Fatalf("no banner; stderr %s", errw.String())
 	}
 	go io.Copy(io.Discard, pr)
-	for _, p := range []string{"/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz"} {
-		resp, err := http.Get(base + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %q", p, resp.StatusCode, body)
+	stop = func() int {
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(20 * time.Second):
+			t.Fatal("serve did not stop")
+			return -1
 		}
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited %d: %s", code, errw.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
+	return urls, stop, errw
+}
+
+// getOK fails the test unless url answers 200, and returns the body.
+func getOK(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %q", url, resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+// TestServeEmbedded runs `idsql serve` on the embedded default, takes IDs,
+// then cancels it as SIGTERM would and checks it drained and released.
+func TestServeEmbedded(t *testing.T) {
+	urls, stop, errw := startServe(t, "segment", "--data", t.TempDir())
+	base := strings.TrimSuffix(urls["monitor"], "/")
+	for _, p := range []string{"/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz"} {
+		getOK(t, base+p)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, errw.String())
+	}
+}
+
+// TestServeBannerURLsWork: every URL of the banner answers, a sharded
+// table's in its shard form, and a plain segment key's first answer is the
+// first key of its first range (start-up drew none).
+func TestServeBannerURLsWork(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "idsql.yaml")
+	cfg := fmt.Sprintf(`namespace: banner
+holder: {kind: local, instance: b, workers: {"orders@b": 1, "leaf_snowflake@b": 2}, cache_dir: %q}
+tables:
+  orders: {strategy: snowflake}
+  %s: {strategy: segment, shard: {column: user_id, bits: 2}}
+`, dir, "%s")
+	for _, tt := range []struct{ tables, segment string }{
+		{"sharded", "/api/segment/get/sharded?shard=0"},
+		{"a_sharded", "/api/segment/get/users"},
+	} {
+		t.Run(tt.tables, func(t *testing.T) {
+			y := fmt.Sprintf(cfg, tt.tables)
+			if tt.tables == "a_sharded" {
+				y += "  users: {strategy: segment}\n"
+			}
+			if err := os.WriteFile(cfgPath, []byte(y), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			urls, stop, errw := startServe(t, "segment", "--config", cfgPath, "--dsn", "sqlite:"+filepath.Join(t.TempDir(), "ids.db"), "--migrate")
+			if !strings.HasSuffix(urls["segment"], tt.segment) {
+				t.Errorf("banner segment URL %q, want one ending in %s", urls["segment"], tt.segment)
+			}
+			for name, u := range urls {
+				body := getOK(t, u)
+				if name == "segment" && tt.segment == "/api/segment/get/users" && body != "1" {
+					t.Errorf("first key of users %q, want 1 (nothing drawn at start)", body)
+				}
+			}
+			if code := stop(); code != 0 {
+				t.Fatalf("serve exited %d: %s", code, errw.String())
+			}
+		})
 	}
 }

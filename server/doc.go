@@ -14,6 +14,7 @@
 //	GET /                               the monitor page (also /monitor, /cache, /db)
 //	GET /metrics                        Prometheus metrics
 //	GET /healthz                        "ok" (never needs a token; 503 while shutting down)
+//	GET, POST /login; POST /logout      the monitor page's login form when tokens are on (see Tokens)
 //
 // The ID endpoints accept GET and POST. A segment key is a row of
 // idsql_alloc (Leaf's biz_tag), 1 to 128 characters from
@@ -80,6 +81,14 @@
 // With Settings.Tokens set, every endpoint but /healthz needs
 // "Authorization: Bearer TOKEN". No other place is read: a token in the
 // query string would end up in access logs and browser histories.
+//
+// A browser cannot send that header, so the monitor page answers it with a
+// login form (status 401). Posting a token to /login sets a session cookie,
+// idsql_session: HttpOnly and SameSite=Strict, holding an HMAC of the token
+// under a key drawn when the server starts (so not the token itself, and
+// no longer valid after a restart), compared in constant time. The cookie
+// opens the monitor page only; the ID, decode and metrics endpoints stay
+// Bearer-only. POST /logout deletes it.
 //
 // # Metrics
 //

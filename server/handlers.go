@@ -57,12 +57,13 @@ const (
 	epMonitor
 	epMetrics
 	epHealth
+	epLogin
 	epOther
 	numEndpoints
 )
 
 var endpointNames = [numEndpoints]string{
-	"segment", "segment_batch", "snowflake", "snowflake_batch", "decode", "monitor", "metrics", "healthz", "other",
+	"segment", "segment_batch", "snowflake", "snowflake_batch", "decode", "monitor", "metrics", "healthz", "login", "other",
 }
 
 // errKind classifies failed requests for /metrics and the monitor page.
@@ -159,16 +160,24 @@ func endpointOf(p string) endpoint {
 		return epMetrics
 	case p == "/healthz":
 		return epHealth
+	case p == "/login" || p == "/logout":
+		return epLogin
 	}
 	return epOther
 }
 
 // route answers r and returns the status it answered.
 func (srv *Server) route(w http.ResponseWriter, r *http.Request, ep endpoint) int {
-	if ep == epHealth {
+	switch {
+	case ep == epHealth:
 		return srv.serveHealth(w)
-	}
-	if !srv.authorized(r) {
+	case ep == epLogin:
+		return srv.serveLogin(w, r)
+	case ep == epMonitor && isGetOrHead(r) && !srv.authorized(r) && !srv.hasSession(r):
+		// A browser cannot send the Bearer header: it gets the login form.
+		srv.m.errors[errUnauthorized].Add(1)
+		return srv.loginForm(w, http.StatusUnauthorized, "")
+	case !srv.authorized(r) && !(ep == epMonitor && srv.hasSession(r)):
 		w.Header()["Www-Authenticate"] = []string{`Bearer realm="idsql"`}
 		return srv.fail(w, r, nil, failure{kind: errUnauthorized, status: http.StatusUnauthorized,
 			msg: "missing or invalid token (send Authorization: Bearer TOKEN)"})

@@ -57,6 +57,10 @@ type monitorPage struct {
 
 	Requests map[string]uint64
 	Errors   []kindCount
+
+	// Session is set when the page was opened with a session cookie
+	// (session.go): it then offers to log out.
+	Session bool
 }
 
 type segServed struct {
@@ -168,7 +172,9 @@ func (srv *Server) page(ctx context.Context) monitorPage {
 
 func (srv *Server) serveMonitor(w http.ResponseWriter, r *http.Request) int {
 	var b bytes.Buffer
-	if err := monitorTmpl.Execute(&b, srv.page(r.Context())); err != nil {
+	pg := srv.page(r.Context())
+	pg.Session = len(srv.tokens) > 0 && srv.hasSession(r)
+	if err := monitorTmpl.Execute(&b, pg); err != nil {
 		srv.s.Log.Printf("idsql server: monitor page: %v", err)
 		return srv.fail(w, r, nil, failure{kind: errInternal, status: http.StatusInternalServerError,
 			msg: "monitor page failed (details in the server log)"})
@@ -176,7 +182,7 @@ func (srv *Server) serveMonitor(w http.ResponseWriter, r *http.Request) int {
 	h := w.Header()
 	h["Content-Type"] = []string{"text/html; charset=utf-8"}
 	h["Cache-Control"] = noStore
-	h["Content-Security-Policy"] = []string{"default-src 'none'; style-src 'unsafe-inline'"}
+	h["Content-Security-Policy"] = []string{"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"}
 	w.Write(b.Bytes())
 	return http.StatusOK
 }

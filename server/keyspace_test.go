@@ -162,3 +162,32 @@ tables:
 		}
 	}
 }
+
+// TestMonitorShardGroups: the monitor page lists plain segment keys first,
+// then each sharded table's shard keys as one group in natural order
+// (orders#2 before orders#10), collapsed while no shard was used.
+func TestMonitorShardGroups(t *testing.T) {
+	srv := newKeySpaceServer(t, `namespace: test
+tables:
+  leaf_snowflake: {strategy: snowflake}
+  orders: {strategy: segment, shard: {column: user_id, bits: 4}}
+  zebras: {strategy: segment}
+`)
+	mustGet(t, srv, "/api/segment/get/zebras")
+	page := mustGet(t, srv, "/")
+	group := strings.Index(page, `<details class="card shardgroup" id="shards-orders">`)
+	if plain := strings.Index(page, `id="seg-zebras"`); plain < 0 || group < plain {
+		t.Fatalf("plain key at %d, shard group (collapsed) at %d: want the group after the plain key", plain, group)
+	}
+	if !strings.Contains(page, "sharded table orders: 16 shard keys, none used yet") {
+		t.Errorf("collapsed group lacks its summary:\n%s", grepLines(page, "shard"))
+	}
+	if i2, i10 := strings.Index(page, `id="seg-orders#2"`), strings.Index(page, `id="seg-orders#10"`); i2 < 0 || i10 < i2 {
+		t.Errorf("orders#2 at %d, orders#10 at %d: want natural order", i2, i10)
+	}
+	mustGet(t, srv, "/api/segment/get/orders?shard=10")
+	page = mustGet(t, srv, "/")
+	if !strings.Contains(page, `id="shards-orders" open>`) || !strings.Contains(page, "16 shard keys, 1 used") {
+		t.Errorf("after a request for shard 10 the group is not open with 1 used:\n%s", grepLines(page, "shard"))
+	}
+}

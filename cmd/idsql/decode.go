@@ -52,12 +52,12 @@ type decodedGene struct {
 func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("decode", "[--config idsql.yaml [--table T] | --layout leaf] [--json] ID...",
 		"Takes snowflake IDs apart into time, worker ID and sequence. The layout comes\n"+
-			"from --config (its layout:) or --layout (leaf, uid32, sony, sony-widths); default leaf.\n"+
+			"from --config (its layout:) or --layout (leaf, uid32, sony, sony-widths, js53); default leaf.\n"+
 			"With --table, takes keys of that segment table apart into index, shard and app\n"+
 			"(its shard: and app: bits in --config).", stderr)
 	cfgPath := fs.String("config", "", "configuration file whose layout to use")
 	table := fs.String("table", "", "segment table with shard or app bits whose keys the IDs are (needs --config)")
-	layoutName := fs.String("layout", "", "layout preset: leaf, uid32, sony (sony/sonyflake's IDs) or sony-widths")
+	layoutName := fs.String("layout", "", "layout preset: leaf, uid32, sony (sony/sonyflake's IDs), sony-widths or js53")
 	asJSON := fs.Bool("json", false, "print a JSON array instead of text")
 	ids, err := parse(fs, args)
 	if err != nil {

@@ -214,6 +214,11 @@ type TableConfig struct {
 	// means on; set it to false for a table where 0 is a real key. It does
 	// not apply to a table with Shard (such statements pass unchanged).
 	FillZero *bool `yaml:"fill_zero"`
+	// Text is how the table's keys are written as text by the generated
+	// key types (String, MarshalText, MarshalJSON, Parse) and read by the
+	// CLI's decode and the ID server's decode endpoints; the zero value is
+	// decimal. See TextForm.
+	Text TextForm `yaml:"text"`
 	// Buffer is where a segment table's pre-allocated keys wait: memory
 	// (the default, each process's own double buffer) or redis (a Redis
 	// list shared by every process, see Config.Redis and redisbuffer.go).
@@ -373,6 +378,7 @@ func (c *Config) Validate(now time.Time) error {
 	// unchanged (and says so once when it opens), so an application can
 	// wrap its driver before it configures tables.
 	keys := map[string]string{}
+	prefixes := map[string]string{}
 	for _, name := range c.TableNames() {
 		t := c.Tables[name]
 		field := "tables." + name
@@ -384,6 +390,15 @@ func (c *Config) Validate(now time.Time) error {
 		}
 		if t.GoName != "" && !identRE.MatchString(t.GoName) {
 			return fail(field+".go_name", "%q is not a valid Go identifier", t.GoName)
+		}
+		if f, err := t.Text.Validate(); err != nil {
+			return &FieldError{Field: field + ".text." + f, Err: err}
+		}
+		if p := t.Text.Prefix; p != "" {
+			if other, dup := prefixes[p]; dup {
+				return fail(field+".text.prefix", "prefix %q is also the prefix of table %s: a prefix names one table's keys", p, other)
+			}
+			prefixes[p] = name
 		}
 		if err := c.validateKeySpace(name, t); err != nil {
 			return err

@@ -173,3 +173,46 @@ func (f TextForm) Parse(s string) (int64, error) {
 	}
 	return int64(n), nil
 }
+
+// ParseKey reads a key written as text by a person or a program: in
+// decimal, or in the text form of one of c's tables (TableConfig.Text).
+// table is the table whose form it was read in, "" for decimal. A text
+// with a table's prefix is read in that table's form only; decimal comes
+// next, so an unprefixed text of digits alone reads as decimal; last, the
+// forms without prefix, which must agree on the value. Errors wrap ErrText.
+func (c *Config) ParseKey(s string) (id int64, table string, err error) {
+	names := c.TableNames()
+	for _, name := range names {
+		f := c.Tables[name].Text
+		if f.Prefix == "" || !strings.HasPrefix(s, f.Prefix) {
+			continue
+		}
+		id, err := f.Parse(s)
+		if err != nil {
+			return 0, "", fmt.Errorf("%q has the prefix of table %s but is not one of its keys: %w", s, name, err)
+		}
+		return id, name, nil
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil && v > 0 {
+		return v, "", nil
+	}
+	for _, name := range names {
+		f := c.Tables[name].Text
+		if f.Prefix != "" || f.Encoding == "" {
+			continue
+		}
+		v, err := f.Parse(s)
+		switch {
+		case err != nil:
+		case table == "":
+			id, table = v, name
+		case v != id:
+			return 0, "", fmt.Errorf("%w: %q reads as %d in the text form of table %s and as %d in that of table %s; give it in decimal",
+				ErrText, s, id, table, v, name)
+		}
+	}
+	if table != "" {
+		return id, table, nil
+	}
+	return 0, "", fmt.Errorf("%w: %q is neither a positive decimal integer nor a key in the text form of a configured table", ErrText, s)
+}

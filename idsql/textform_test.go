@@ -150,3 +150,39 @@ func TestTextFormConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigParseKey(t *testing.T) {
+	cfg := &idsql.Config{Namespace: "n", Tables: map[string]idsql.TableConfig{
+		"orders": {Strategy: idsql.Snowflake, Text: idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}},
+		"users":  {Strategy: idsql.Segment, Text: idsql.TextForm{Encoding: idsql.Base58}},
+		"carts":  {Strategy: idsql.Segment, Text: idsql.TextForm{Encoding: idsql.Crockford32}},
+		"plain":  {Strategy: idsql.Segment},
+	}}
+	tests := []struct {
+		in    string
+		id    int64
+		table string
+		err   string
+	}{
+		{"ord_00000000100", 3844, "orders", ""},
+		{"12345", 12345, "", ""},
+		{"11111111121", 11111111121, "", ""}, // digits alone read as decimal
+		{"1111111112z", 58 + 57, "users", ""},
+		{"000000000001Z", 63, "carts", ""},
+		{"ord_1", 0, "", `"ord_1" has the prefix of table orders but is not one of its keys`},
+		{"usr_1", 0, "", `"usr_1" is neither a positive decimal integer nor a key in the text form of a configured table`},
+		{"0", 0, "", "is neither a positive decimal integer"},
+	}
+	for _, tt := range tests {
+		id, table, err := cfg.ParseKey(tt.in)
+		if tt.err != "" {
+			if !errors.Is(err, idsql.ErrText) || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseKey(%q) = %d, %q, %v; want ErrText saying %q", tt.in, id, table, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || id != tt.id || table != tt.table {
+			t.Errorf("ParseKey(%q) = %d, %q, %v; want %d, %q", tt.in, id, table, err, tt.id, tt.table)
+		}
+	}
+}

@@ -9,12 +9,17 @@
 //	GET /api/segment/get/{key}[/{n}]?shard=N  keys of shard N of a sharded table (required there)
 //	GET /api/snowflake/get/{key}        one snowflake ID, for any key
 //	GET /api/snowflake/get/{key}/{n}    n snowflake IDs, one per line
-//	GET /decodeSnowflakeId?snowflakeId=N  JSON {"timestamp","workerId","sequenceId"} as Leaf answers
+//	GET /decodeSnowflakeId?snowflakeId=N  JSON {"timestamp","workerId","sequenceId"} as Leaf answers, then "time","layout","id"
 //	GET /decodeId?table=T&id=N            JSON {"id","table","index","shard","app"}: a key of a segment table with shard or app bits
 //	GET /                               the monitor page (also /monitor, /cache, /db)
 //	GET /metrics                        Prometheus metrics
 //	GET /healthz                        "ok" (never needs a token; 503 while shutting down)
 //	GET, POST /login; POST /logout      the monitor page's login form when tokens are on (see Tokens)
+//
+// The N of the decode endpoints is decimal, or a key in a table's text form
+// (tables.T.text, see idsql.TextForm: "ord_0KsX1b8n2rQ"); the answer's "id"
+// is always decimal and, for a text form, "table" names the table whose
+// form it was.
 //
 // The ID endpoints accept GET and POST. A segment key is a row of
 // idsql_alloc (Leaf's biz_tag), 1 to 128 characters from

@@ -663,6 +663,12 @@ type Decoded struct {
 	Time string `json:"time"`
 	// Layout names the bit layout used.
 	Layout string `json:"layout"`
+	// ID is the ID in decimal, as a string (JavaScript numbers lose
+	// precision above 2^53).
+	ID string `json:"id"`
+	// Table is the table whose text form snowflakeId was given in; empty
+	// for decimal.
+	Table string `json:"table,omitempty"`
 }
 
 // DecodedGene is the answer of /decodeId?table=T&id=N for a segment table
@@ -693,9 +699,12 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 	case raw == "":
 		return bad("missing query parameter id: /decodeId?table=" + table + "&id=N")
 	}
-	id, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || id <= 0 {
-		return bad("invalid id " + quote(raw) + ": not a positive 64-bit decimal integer")
+	id, from, err := srv.cfg.ParseKey(raw)
+	switch {
+	case err != nil:
+		return bad("invalid id " + quote(raw) + ": not a positive 64-bit decimal integer, nor a key in a table's text form")
+	case from != "" && from != table:
+		return bad("id " + quote(raw) + " is a key of table " + from + " (its text form), not of table " + table)
 	}
 	g := tc.Gene()
 	p := g.Decompose(id)
@@ -705,7 +714,7 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 	h := w.Header()
 	h["Content-Type"] = jsonType
 	h["Cache-Control"] = noStore
-	json.NewEncoder(w).Encode(DecodedGene{ID: raw, Table: table, Index: p.Index, Shard: p.Shard, App: p.App})
+	json.NewEncoder(w).Encode(DecodedGene{ID: strconv.FormatInt(id, 10), Table: table, Index: p.Index, Shard: p.Shard, App: p.App})
 	return http.StatusOK
 }
 
@@ -718,9 +727,9 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 	if raw == "" {
 		return bad("missing query parameter snowflakeId")
 	}
-	id, err := strconv.ParseInt(raw, 10, 64)
+	id, from, err := srv.cfg.ParseKey(raw)
 	if err != nil {
-		return bad("invalid snowflakeId " + quote(raw) + ": not a 64-bit decimal integer")
+		return bad("invalid snowflakeId " + quote(raw) + ": not a positive 64-bit decimal integer, nor a key in a table's text form")
 	}
 	p, err := srv.layout.Decode(id, srv.s.Now(), time.Minute)
 	if err != nil {
@@ -732,6 +741,8 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 		SequenceID: strconv.FormatInt(p.Sequence, 10),
 		Time:       p.Time.UTC().Format(time.RFC3339Nano),
 		Layout:     srv.layout.Name,
+		ID:         strconv.FormatInt(id, 10),
+		Table:      from,
 	}
 	h := w.Header()
 	h["Content-Type"] = jsonType

@@ -191,3 +191,30 @@ tables:
 		t.Errorf("after a request for shard 10 the group is not open with 1 used:\n%s", grepLines(page, "shard"))
 	}
 }
+
+// TestDecodeTextForm: both decode endpoints read IDs in a table's text form
+// as well as in decimal.
+func TestDecodeTextForm(t *testing.T) {
+	srv := newKeySpaceServer(t, `namespace: test
+tables:
+  leaf_snowflake: {strategy: snowflake, text: {encoding: base62, prefix: ord_}}
+  tickets: {strategy: segment, app: {id: 1, bits: 2}, text: {encoding: crockford32, prefix: t_}}
+`)
+	sf := parseIDs(t, mustGet(t, srv, "/api/snowflake/get/x"))[0]
+	text := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}.Format(sf)
+	var d server.Decoded
+	if err := json.Unmarshal([]byte(mustGet(t, srv, "/decodeSnowflakeId?snowflakeId="+text)), &d); err != nil ||
+		d.ID != strconv.FormatInt(sf, 10) || d.Table != "leaf_snowflake" {
+		t.Fatalf("decode %s: %+v %v", text, d, err)
+	}
+	key := parseIDs(t, mustGet(t, srv, "/api/segment/get/tickets"))[0]
+	ktext := idsql.TextForm{Encoding: idsql.Crockford32, Prefix: "t_"}.Format(key)
+	var g server.DecodedGene
+	if err := json.Unmarshal([]byte(mustGet(t, srv, "/decodeId?table=tickets&id="+ktext)), &g); err != nil || g.ID != strconv.FormatInt(key, 10) || g.Index != 1 {
+		t.Fatalf("decodeId %s: %+v %v", ktext, g, err)
+	}
+	code, _, hdr := get(t, srv, "GET", "/decodeId?table=tickets&id="+text)
+	if code != http.StatusBadRequest || !strings.Contains(hdr.Get("X-Idsql-Error"), "is a key of table leaf_snowflake (its text form), not of table tickets") {
+		t.Errorf("decodeId of another table's text: %d %q", code, hdr.Get("X-Idsql-Error"))
+	}
+}

@@ -544,7 +544,7 @@ func TestErrors(t *testing.T) {
 		{"GET", "/nope", 404, "no such endpoint"},
 		{"GET", "/api/segment/users", 404, "no such endpoint"},
 		{"GET", "/decodeSnowflakeId", 400, "missing query parameter snowflakeId"},
-		{"GET", "/decodeSnowflakeId?snowflakeId=abc", 400, "not a 64-bit decimal integer"},
+		{"GET", "/decodeSnowflakeId?snowflakeId=abc", 400, "not a positive 64-bit decimal integer, nor a key in a table's text form"},
 		{"GET", "/decodeSnowflakeId?snowflakeId=-5", 400, "invalid snowflakeId"},
 		{"GET", "/decodeSnowflakeId?snowflakeId=9223372036854775807", 400, "invalid snowflakeId"},
 	}

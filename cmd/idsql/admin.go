@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -49,9 +48,9 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		id, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || id <= 0 {
-			fmt.Fprintf(stderr, "idsql lookup: %q is not an ID: IDs are positive 64-bit decimal integers\n", s)
+		id, _, err := cfg.ParseKey(s)
+		if err != nil {
+			fmt.Fprintf(stderr, "idsql lookup: %q is not an ID: a positive 64-bit decimal integer or a key in a table's text form (%v)\n", s, err)
 			invalid++
 			continue
 		}

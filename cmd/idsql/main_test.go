@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idsql/idsql/idsql"
 )
 
 // writeConfig writes yaml to an idsql.yaml in a temporary directory and
@@ -214,7 +216,6 @@ func TestServeEmbedded(t *testing.T) {
 // first key of its first range (start-up drew none).
 func TestServeBannerURLsWork(t *testing.T) {
 	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "idsql.yaml")
 	cfg := fmt.Sprintf(`namespace: banner
 holder: {kind: local, instance: b, workers: {"orders@b": 1, "leaf_snowflake@b": 2}, cache_dir: %q}
 tables:
@@ -230,10 +231,7 @@ tables:
 			if tt.tables == "a_sharded" {
 				y += "  users: {strategy: segment}\n"
 			}
-			if err := os.WriteFile(cfgPath, []byte(y), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			urls, stop, errw := startServe(t, "segment", "--config", cfgPath, "--dsn", "sqlite:"+filepath.Join(t.TempDir(), "ids.db"), "--migrate")
+			urls, stop, errw := startServe(t, "segment", "--config", writeConfig(t, y), "--dsn", "sqlite:"+filepath.Join(t.TempDir(), "ids.db"), "--migrate")
 			if !strings.HasSuffix(urls["segment"], tt.segment) {
 				t.Errorf("banner segment URL %q, want one ending in %s", urls["segment"], tt.segment)
 			}
@@ -247,5 +245,41 @@ tables:
 				t.Fatalf("serve exited %d: %s", code, errw.String())
 			}
 		})
+	}
+}
+
+// TestDecodeTextForm: with --config, decode reads IDs in a table's text
+// form as well as in decimal, and says which table's form it was.
+func TestDecodeTextForm(t *testing.T) {
+	cfgPath := writeConfig(t, `namespace: text
+layout: leaf
+tables:
+  orders: {strategy: snowflake, text: {encoding: base62, prefix: ord_}}
+  carts: {strategy: segment, app: {id: 2, bits: 3}, text: {encoding: crockford32, prefix: c_}}
+`)
+	id := int64(1000)<<22 | 5<<12 | 7
+	text := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}.Format(id)
+	code, out, stderr := runCmd(t, "decode", "--config", cfgPath, text, itoa(id))
+	if code != 0 || strings.Count(out, "worker    5\n  sequence  7\n") != 2 ||
+		!strings.Contains(out, "text      "+text+", the text form of table orders") {
+		t.Fatalf("decode %s %d: exit %d\n%s%s", text, id, code, out, stderr)
+	}
+	code, _, stderr = runCmd(t, "decode", "--config", cfgPath, "ord_12")
+	if code != 1 || !strings.Contains(stderr, `"ord_12" has the prefix of table orders but is not one of its keys`) {
+		t.Errorf("decode ord_12: exit %d, %q", code, stderr)
+	}
+	code, _, stderr = runCmd(t, "decode", text)
+	if code != 1 || !strings.Contains(stderr, "give --config to read the tables' text forms") {
+		t.Errorf("decode of a text form without --config: exit %d, %q", code, stderr)
+	}
+	key := int64(9)<<3 | 2 // index 9, app 2
+	ctext := idsql.TextForm{Encoding: idsql.Crockford32, Prefix: "c_"}.Format(key)
+	code, out, stderr = runCmd(t, "decode", "--config", cfgPath, "--table", "carts", ctext)
+	if code != 0 || !strings.Contains(out, "index     9\n") {
+		t.Errorf("decode --table carts %s: exit %d\n%s%s", ctext, code, out, stderr)
+	}
+	code, _, stderr = runCmd(t, "decode", "--config", cfgPath, "--table", "carts", text)
+	if code != 1 || !strings.Contains(stderr, "a key of table orders (its text form), not of table carts") {
+		t.Errorf("decode --table carts of an order: exit %d, %q", code, stderr)
 	}
 }

@@ -17,7 +17,7 @@
 //	GET, POST /login; POST /logout      the monitor page's login form when tokens are on (see Tokens)
 //
 // The N of the decode endpoints is decimal, or a key in a table's text form
-// (tables.T.text, see idsql.TextForm: "ord_0KsX1b8n2rQ"); the answer's "id"
+// (tables.T.text, see idsql.TextForm: "ord_8VQTtCjBWgS"); the answer's "id"
 // is always decimal and, for a text form, "table" names the table whose
 // form it was.
 //

@@ -143,8 +143,9 @@ func TestDecode(t *testing.T) {
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // startServe runs `idsql serve args...` until the test ends and returns
-// the URLs of its banner, read up to the line matching last, a function
-// that stops the server and returns its exit code, and its stderr.
+// the URLs of its banner by name ("monitor", "segment", ...; "" holds the
+// banner's text), read up to the line starting with last, a function that
+// stops the server and returns its exit code, and its stderr.
 func startServe(t *testing.T, last string, args ...string) (urls map[string]string, stop func() int, errw *bytes.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -159,6 +160,7 @@ func startServe(t *testing.T, last string, args ...string) (urls map[string]stri
 	sc := bufio.NewScanner(pr)
 	urls = map[string]string{}
 	for sc.Scan() {
+		urls[""] += sc.Text() + "\n"
 		if m := regexp.MustCompile(`^  (\w+)\s+(http://\S+)$`).FindStringSubmatch(sc.Text()); m != nil {
 			urls[m[1]] = m[2]
 		}
@@ -236,6 +238,9 @@ tables:
 				t.Errorf("banner segment URL %q, want one ending in %s", urls["segment"], tt.segment)
 			}
 			for name, u := range urls {
+				if name == "" {
+					continue // the banner's text
+				}
 				body := getOK(t, u)
 				if name == "segment" && tt.segment == "/api/segment/get/users" && body != "1" {
 					t.Errorf("first key of users %q, want 1 (nothing drawn at start)", body)

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -201,50 +198,15 @@ tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 20}
 `)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var errw bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfgPath, "--dsn", mysqlURL(t, dsn) + "?" + lazyParam + "=true",
-			"--migrate", "--addr", "127.0.0.1:0"}, pw, &errw)
-		pw.Close()
-	}()
-	sc := bufio.NewScanner(pr)
-	base, banner := "", ""
-	for sc.Scan() {
-		banner += sc.Text() + "\n"
-		if m := regexp.MustCompile(`monitor\s+(http://\S+)/`).FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
+	urls, stop, errw := startServe(t, "segment", "--config", cfgPath, "--dsn", mysqlURL(t, dsn)+"?"+lazyParam+"=true", "--migrate")
+	if !strings.Contains(urls[""], "on mysql") {
+		t.Errorf("banner does not name the database:\n%s", urls[""])
 	}
-	if base == "" {
-		t.Fatalf("no banner; stderr %s", errw.String())
-	}
-	if !strings.Contains(banner, "on mysql") {
-		t.Errorf("banner does not name the database:\n%s", banner)
-	}
-	go io.Copy(io.Discard, pr)
+	base := strings.TrimSuffix(urls["monitor"], "/")
 	for _, p := range []string{"/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz"} {
-		resp, err := http.Get(base + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %q", p, resp.StatusCode, body)
-		}
+		getOK(t, base+p)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited %d: %s", code, errw.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, errw.String())
 	}
 }

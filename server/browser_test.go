@@ -151,3 +151,30 @@ func TestMonitorLoginInBrowser(t *testing.T) {
 		t.Logf("DOM:\n%s", dom)
 	}
 }
+
+// TestShardGroupsInBrowser: Chromium renders a sharded table's keys as one
+// collapsed group after the plain keys, and opens it once a shard is used.
+func TestShardGroupsInBrowser(t *testing.T) {
+	bin := chromium(t)
+	srv := newKeySpaceServer(t, `namespace: test
+tables:
+  leaf_snowflake: {strategy: snowflake}
+  orders: {strategy: segment, shard: {column: user_id, bits: 4}}
+  zebras: {strategy: segment}
+`)
+	mustGet(t, srv, "/api/segment/get/zebras")
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	norm := func() string {
+		return regexp.MustCompile(`\s+`).ReplaceAllString(string(runChromium(t, bin, ts.URL+"/", "--dump-dom")), " ")
+	}
+	dom := norm()
+	plain, group := strings.Index(dom, `id="seg-zebras"`), strings.Index(dom, `<details class="card shardgroup" id="shards-orders">`)
+	if plain < 0 || group < plain || !strings.Contains(dom, "16 shard keys, none used yet") {
+		t.Fatalf("rendered page: plain key at %d, collapsed group at %d (want after it, none used):\n%s", plain, group, dom)
+	}
+	mustGet(t, srv, "/api/segment/get/orders?shard=3")
+	if dom = norm(); !strings.Contains(dom, `id="shards-orders" open="">`) || !strings.Contains(dom, "16 shard keys, 1 used") {
+		t.Fatalf("after a request for shard 3 the rendered group is not open with 1 used:\n%s", dom)
+	}
+}

@@ -324,3 +324,22 @@ tables:
 	// user key: 1
 	// user key issued for table users
 }
+
+// A table's text form writes its keys at full width with a prefix, reads
+// them back only with that prefix, and keeps their order.
+func ExampleTextForm() {
+	orders := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}
+	a, b := orders.Format(7139826715123912704), orders.Format(7139826715123912705)
+	fmt.Println(a, b, a < b)
+
+	id, err := orders.Parse(a)
+	fmt.Println(id, err)
+
+	users := idsql.TextForm{Encoding: idsql.Base58, Prefix: "usr_"}
+	_, err = users.Parse(a)
+	fmt.Println(err)
+	// Output:
+	// ord_8VQTtCjBWgS ord_8VQTtCjBWgT true
+	// 7139826715123912704 <nil>
+	// idsql: not a key in its text form: want the prefix "usr_" (base58, prefix usr_)
+}

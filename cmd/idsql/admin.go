@@ -24,7 +24,7 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("lookup", "--dsn DSN [--config idsql.yaml] ID...",
 		"Traces IDs back to the table that issued them: a snowflake ID through the worker\n"+
 			"lease that held its worker ID at its time, a segment ID through the logged range\n"+
-			"that holds it.", stderr)
+			"that holds it. An ID is decimal or in a table's text form (tables.T.text).", stderr)
 	dsn := fs.String("dsn", "", dsnHelp)
 	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml)")
 	ids, err := parse(fs, args)

@@ -68,7 +68,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	dataDir := fs.String("data", "", "data directory of the embedded default (default "+defaultDataDir()+")")
 	var tokens stringList
-	fs.Var(&tokens, "token", "accepted API token (repeatable; also $IDSQL_TOKENS, comma-separated); none means no auth")
+	fs.Var(&tokens, "token", "accepted API token, sent as Authorization: Bearer TOKEN (repeatable; also $IDSQL_TOKENS, comma-separated); none means no auth. The monitor page asks for one in a login form")
 	maxBatch := fs.Int("max-batch", server.DefaultMaxBatch, "largest n of the batch endpoints")
 	snowTable := fs.String("snowflake-table", server.DefaultSnowflakeTable, "snowflake table whose generator answers keys that name no snowflake table (added to the configuration when absent)")
 	migrate := fs.Bool("migrate", false, "create idsql's tables and segment keys before serving (always on for the embedded default)")

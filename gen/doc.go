@@ -21,7 +21,12 @@
 //   - ParseOrderID, String, MarshalText/UnmarshalText, MarshalJSON (a JSON
 //     string: JavaScript numbers lose precision above 2^53) and
 //     UnmarshalJSON (a string or a number), Value and Scan (NULL is an
-//     error; use *OrderID or sql.Null[OrderID] for nullable columns).
+//     error; use *OrderID or sql.Null[OrderID] for nullable columns). The
+//     text is decimal, or the table's text form when it has one
+//     (`text: {encoding: base62, prefix: ord_}`, see idsql.TextForm): then
+//     OrderID.TextForm returns it, the text methods write and read it, and
+//     ParseOrderID refuses any other prefix, so a UserID's text does not
+//     parse as an OrderID;
 //
 // and once per file:
 //

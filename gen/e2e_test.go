@@ -51,9 +51,9 @@ func TestEndToEnd(t *testing.T) {
 const e2eConfig = `namespace: e2e
 layout: leaf
 tables:
-  orders: {strategy: snowflake}
+  orders: {strategy: snowflake, text: {encoding: base62, prefix: ord_}}
   order_items: {strategy: snowflake, cached: true}
-  users: {strategy: segment, step: 10}
+  users: {strategy: segment, step: 10, text: {encoding: base58, prefix: usr_}}
   carts: {strategy: segment, step: 10, shard: {column: user_id, bits: 4}, app: {id: 2, bits: 3}}
 `
 
@@ -65,9 +65,11 @@ const e2eMain = `package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	_ "github.com/lib/pq"
@@ -190,6 +192,34 @@ func main() {
 		}
 		fmt.Printf("user %d looks up as UserID, range %d..%d\n", id, o.Range.First, o.Range.Last)
 	}
+	// Text forms: users are written usr_ and 11 base58 digits, orders ord_
+	// and 11 base62 digits, in String, text and JSON, and parse back; an
+	// order's text is not a user's.
+	for _, id := range []UserID{uid, UserID(uid2)} {
+		s := id.String()
+		if !strings.HasPrefix(s, "usr_") || len(s) != 15 {
+			fail("UserID(%d).String() = %q, want usr_ and 11 base58 digits", id, s)
+		}
+		back, err := ParseUserID(s)
+		if err != nil || back != id {
+			fail("ParseUserID(%q) = %d, %v; want %d", s, back, err, id)
+		}
+		j, err := json.Marshal(struct{ User UserID }{id})
+		must(err, "marshal user")
+		var v struct{ User UserID }
+		if string(j) != ` + "`" + `{"User":"` + "`" + `+s+` + "`" + `"}` + "`" + ` || json.Unmarshal(j, &v) != nil || v.User != id {
+			fail("JSON of UserID %d: %s, read back %d", id, j, v.User)
+		}
+		fmt.Printf("user %d is %s in text and JSON\n", id, s)
+	}
+	if s := oid.String(); !strings.HasPrefix(s, "ord_") || len(s) != 15 {
+		fail("OrderID(%d).String() = %q", oid, s)
+	} else if _, err := ParseUserID(s); !errors.Is(err, ErrInvalidID) || !strings.Contains(err.Error(), "usr_") {
+		fail("ParseUserID(%q) of an order = %v, want ErrInvalidID naming the prefix usr_", s, err)
+	} else if back, err := ParseOrderID(s); err != nil || back != oid {
+		fail("ParseOrderID(%q) = %d, %v", s, back, err)
+	}
+	fmt.Println("an order's text does not parse as a UserID")
 	if _, err := LookupTable(ctx, raw, cfg, 1<<40); !errors.Is(err, idsql.ErrNotFound) {
 		fail("LookupTable(unknown) = %v, want ErrNotFound", err)
 	}

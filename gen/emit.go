@@ -128,10 +128,23 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 	)
 
 	f.Line()
-	f.Commentf("Parse%s parses a decimal ID, as String and MarshalText write it.", T)
-	f.Func().Id("Parse"+T).Params(jen.Id("s").String()).Params(jen.Id(T), jen.Error()).Block(
-		jen.Return(keyid("Parse").Types(jen.Id(T)).Call(typ.Clone(), jen.Id("s"))),
-	)
+	if t.Text.Decimal() {
+		f.Commentf("Parse%s parses a decimal ID, as String and MarshalText write it.", T)
+		f.Func().Id("Parse"+T).Params(jen.Id("s").String()).Params(jen.Id(T), jen.Error()).Block(
+			jen.Return(keyid("Parse").Types(jen.Id(T)).Call(typ.Clone(), jen.Id("s"))),
+		)
+	} else {
+		f.Commentf("Parse%s parses an ID in the table's text form (%s), as String and", T, t.Text)
+		f.Comment("MarshalText write it; a text of another form or prefix is refused.")
+		f.Func().Id("Parse"+T).Params(jen.Id("s").String()).Params(jen.Id(T), jen.Error()).Block(
+			jen.Return(keyid("ParseText").Types(jen.Id(T)).Call(jen.Id(T).Call(jen.Lit(0)).Dot("TextForm").Call(), typ.Clone(), jen.Id("s"))),
+		)
+		f.Line()
+		f.Commentf("TextForm returns the text form of %s: %s.", T, t.Text)
+		f.Func().Params(jen.Id(T)).Id("TextForm").Params().Qual(pkgIdsql, "TextForm").Block(
+			jen.Return(jen.Qual(pkgIdsql, "TextForm").Values(textFields(t.Text)...)),
+		)
+	}
 
 	f.Line()
 	f.Commentf("%s is a decoded %s.", parts, T)
@@ -193,36 +206,11 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 	f.Comment("Int64 returns id as an int64.")
 	f.Func().Params(recv).Id("Int64").Params().Int64().Block(jen.Return(jen.Int64().Call(jen.Id("id"))))
 
-	f.Line()
-	f.Comment("String returns id in decimal.")
-	f.Func().Params(recv).Id("String").Params().String().Block(
-		jen.Return(jen.Qual("strconv", "FormatInt").Call(jen.Int64().Call(jen.Id("id")), jen.Lit(10))),
-	)
-
-	f.Line()
-	f.Comment("MarshalText writes id in decimal.")
-	f.Func().Params(recv).Id("MarshalText").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.Return(jen.Qual("strconv", "AppendInt").Call(jen.Nil(), jen.Int64().Call(jen.Id("id")), jen.Lit(10)), jen.Nil()),
-	)
-
-	f.Line()
-	f.Commentf("UnmarshalText parses a decimal ID; see Parse%s.", T)
-	f.Func().Params(precv).Id("UnmarshalText").Params(jen.Id("b").Index().Byte()).Error().Block(
-		jen.Return(keyid("UnmarshalText").Call(jen.Id("id"), typ.Clone(), jen.Id("b"))),
-	)
-
-	f.Line()
-	f.Comment("MarshalJSON writes id as a JSON string of its decimal digits.")
-	f.Func().Params(recv).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.Return(keyid("MarshalJSON").Call(jen.Id("id"))),
-	)
-
-	f.Line()
-	f.Comment("UnmarshalJSON accepts a string of decimal digits or a JSON integer. null")
-	f.Comment("leaves id unchanged, as encoding/json does for other types.")
-	f.Func().Params(precv).Id("UnmarshalJSON").Params(jen.Id("b").Index().Byte()).Error().Block(
-		jen.Return(keyid("UnmarshalJSON").Call(jen.Id("id"), typ.Clone(), jen.Id("b"))),
-	)
+	if t.Text.Decimal() {
+		renderDecimalText(f, T, typ)
+	} else {
+		renderText(f, T, typ)
+	}
 
 	f.Line()
 	f.Comment("Value implements driver.Valuer: id is stored as a bigint.")
@@ -237,6 +225,93 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 	f.Func().Params(precv).Id("Scan").Params(jen.Id("src").Any()).Error().Block(
 		jen.Return(keyid("Scan").Call(jen.Id("id"), typ.Clone(), jen.Id("src"))),
 	)
+}
+
+// renderDecimalText emits the text and JSON methods of a type whose keys
+// are written in decimal.
+func renderDecimalText(f *jen.File, T string, typ *jen.Statement) {
+	recv, precv := jen.Id("id").Id(T), jen.Id("id").Op("*").Id(T)
+	keyid := func(name string) *jen.Statement { return jen.Qual(pkgKeyid, name) }
+	f.Line()
+	f.Comment("String returns id in decimal.")
+	f.Func().Params(recv.Clone()).Id("String").Params().String().Block(
+		jen.Return(jen.Qual("strconv", "FormatInt").Call(jen.Int64().Call(jen.Id("id")), jen.Lit(10))),
+	)
+
+	f.Line()
+	f.Comment("MarshalText writes id in decimal.")
+	f.Func().Params(recv.Clone()).Id("MarshalText").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.Return(jen.Qual("strconv", "AppendInt").Call(jen.Nil(), jen.Int64().Call(jen.Id("id")), jen.Lit(10)), jen.Nil()),
+	)
+
+	f.Line()
+	f.Commentf("UnmarshalText parses a decimal ID; see Parse%s.", T)
+	f.Func().Params(precv.Clone()).Id("UnmarshalText").Params(jen.Id("b").Index().Byte()).Error().Block(
+		jen.Return(keyid("UnmarshalText").Call(jen.Id("id"), typ.Clone(), jen.Id("b"))),
+	)
+
+	f.Line()
+	f.Comment("MarshalJSON writes id as a JSON string of its decimal digits.")
+	f.Func().Params(recv.Clone()).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.Return(keyid("MarshalJSON").Call(jen.Id("id"))),
+	)
+
+	f.Line()
+	f.Comment("UnmarshalJSON accepts a string of decimal digits or a JSON integer. null")
+	f.Comment("leaves id unchanged, as encoding/json does for other types.")
+	f.Func().Params(precv.Clone()).Id("UnmarshalJSON").Params(jen.Id("b").Index().Byte()).Error().Block(
+		jen.Return(keyid("UnmarshalJSON").Call(jen.Id("id"), typ.Clone(), jen.Id("b"))),
+	)
+}
+
+// renderText emits the text and JSON methods of a type whose table has a
+// text form: they write and read that form (see idsql.TextForm).
+func renderText(f *jen.File, T string, typ *jen.Statement) {
+	recv, precv := jen.Id("id").Id(T), jen.Id("id").Op("*").Id(T)
+	keyid := func(name string) *jen.Statement { return jen.Qual(pkgKeyid, name) }
+	form := func() *jen.Statement { return jen.Id("id").Dot("TextForm").Call() }
+	f.Line()
+	f.Comment("String returns id in the table's text form.")
+	f.Func().Params(recv.Clone()).Id("String").Params().String().Block(
+		jen.Return(form().Dot("Format").Call(jen.Int64().Call(jen.Id("id")))),
+	)
+
+	f.Line()
+	f.Comment("MarshalText writes id in the table's text form.")
+	f.Func().Params(recv.Clone()).Id("MarshalText").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.Return(form().Dot("Append").Call(jen.Nil(), jen.Int64().Call(jen.Id("id"))), jen.Nil()),
+	)
+
+	f.Line()
+	f.Commentf("UnmarshalText parses an ID in the table's text form; see Parse%s.", T)
+	f.Func().Params(precv.Clone()).Id("UnmarshalText").Params(jen.Id("b").Index().Byte()).Error().Block(
+		jen.Return(keyid("UnmarshalTextForm").Call(jen.Id("id"), form(), typ.Clone(), jen.Id("b"))),
+	)
+
+	f.Line()
+	f.Comment("MarshalJSON writes id as a JSON string in the table's text form.")
+	f.Func().Params(recv.Clone()).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.Return(keyid("MarshalJSONText").Call(form(), jen.Id("id"))),
+	)
+
+	f.Line()
+	f.Comment("UnmarshalJSON accepts a string in the table's text form or a JSON integer.")
+	f.Comment("null leaves id unchanged, as encoding/json does for other types.")
+	f.Func().Params(precv.Clone()).Id("UnmarshalJSON").Params(jen.Id("b").Index().Byte()).Error().Block(
+		jen.Return(keyid("UnmarshalJSONText").Call(jen.Id("id"), form(), typ.Clone(), jen.Id("b"))),
+	)
+}
+
+// textFields are the fields of a TextForm literal.
+func textFields(t idsql.TextForm) []jen.Code {
+	var out []jen.Code
+	if t.Encoding != "" {
+		out = append(out, field("Encoding", jen.Lit(t.Encoding)))
+	}
+	if t.Prefix != "" {
+		out = append(out, field("Prefix", jen.Lit(t.Prefix)))
+	}
+	return out
 }
 
 // renderCheck emits CheckConfig, whose comment lists what the file was
@@ -268,6 +343,9 @@ func renderCheck(f *jen.File, tables []Table, layout *layoutSpec) {
 		g := ""
 		if t.GoName != "" {
 			g = fmt.Sprintf(", go_name %s", t.GoName)
+		}
+		if !t.Text.Decimal() {
+			g += fmt.Sprintf(", text %s", t.Text)
 		}
 		f.Commentf("  - %s: %s%s", t.Name, t.Strategy, g)
 	}
@@ -334,6 +412,9 @@ func renderFile(f *jen.File, opts Options, tables []Table, layout *layoutSpec) {
 		}
 		if !t.Gene.Plain() {
 			row = append(row, field("Gene", jen.Id(t.Type).Call(jen.Lit(0)).Dot("Gene").Call()))
+		}
+		if !t.Text.Decimal() {
+			row = append(row, field("Text", jen.Id(t.Type).Call(jen.Lit(0)).Dot("TextForm").Call()))
 		}
 		rows = append(rows, jen.Line().Values(row...))
 	}

@@ -48,6 +48,8 @@ type Table struct {
 	Gene idsql.Gene
 	// ShardColumn is the column a sharded table takes each key's shard from.
 	ShardColumn string
+	// Text is the table's text form; the zero TextForm for decimal.
+	Text idsql.TextForm
 }
 
 // Tables returns cfg's tables in name order with their Go type names. Two
@@ -62,7 +64,7 @@ func Tables(cfg *idsql.Config) ([]Table, error) {
 	}
 	for _, name := range cfg.TableNames() {
 		tc := cfg.Tables[name]
-		t := Table{Name: name, Strategy: tc.Strategy, GoName: tc.GoName, Gene: tc.Gene()}
+		t := Table{Name: name, Strategy: tc.Strategy, GoName: tc.GoName, Gene: tc.Gene(), Text: tc.Text}
 		if tc.Shard != nil {
 			t.ShardColumn = tc.Shard.Column
 		}

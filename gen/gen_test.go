@@ -78,6 +78,16 @@ func TestGoldenContents(t *testing.T) {
 			`{Name: PersonIDTable, Type: "PersonID", Strategy: "segment", GoName: "PersonID"}`,
 			`keyid.Parse[APIKeyID]("models.APIKeyID", s)`,
 		}, nil},
+		{"text", []string{
+			`func (OrderID) TextForm() idsql.TextForm {` + "\n\treturn idsql.TextForm{Encoding: \"base62\", Prefix: \"ord_\"}",
+			`keyid.ParseText[UserID](UserID(0).TextForm(), "models.UserID", s)`,
+			"return id.TextForm().Format(int64(id))", "return keyid.MarshalJSONText(id.TextForm(), id)",
+			`{Name: OrderIDTable, Type: "OrderID", Strategy: "snowflake", Text: OrderID(0).TextForm()}`,
+			"  - orders: snowflake, text base62, prefix ord_",
+			// notes stays decimal
+			`keyid.Parse[NoteID]("models.NoteID", s)`,
+			"TimeBits: 38, WorkerBits: 8, SequenceBits: 7, Unit: 10 * time.Millisecond",
+		}, []string{"func (NoteID) TextForm"}},
 		{"segment", []string{"type EntryID int64", "type AccountID int64", "keyid.DecodeSegment[EntryID]"}, []string{"snowflake", "idsqlLayout", "Layout:"}},
 	} {
 		got, err := GenerateFile(filepath.Join("testdata", tc.config+".yaml"), Options{Package: "models"})

@@ -235,6 +235,11 @@ type TableConfig struct {
 	// means on; set it to false for a table where 0 is a real key. It does
 	// not apply to a table with Shard (such statements pass unchanged).
 	FillZero *bool `yaml:"fill_zero"`
+	// Text is how the table's keys are written as text by the generated
+	// key types (String, MarshalText, MarshalJSON, Parse) and read by the
+	// CLI's decode and the ID server's decode endpoints; the zero value is
+	// decimal. See TextForm.
+	Text TextForm `yaml:"text"`
 	// Buffer is where a segment table's pre-allocated keys wait: memory
 	// (the default, each process's own double buffer) or redis (a Redis
 	// list shared by every process, see Config.Redis and redisbuffer.go).
@@ -394,6 +399,7 @@ func (c *Config) Validate(now time.Time) error {
 	// unchanged (and says so once when it opens), so an application can
 	// wrap its driver before it configures tables.
 	keys := map[string]string{}
+	prefixes := map[string]string{}
 	for _, name := range c.TableNames() {
 		t := c.Tables[name]
 		field := "tables." + name
@@ -405,6 +411,15 @@ func (c *Config) Validate(now time.Time) error {
 		}
 		if t.GoName != "" && !identRE.MatchString(t.GoName) {
 			return fail(field+".go_name", "%q is not a valid Go identifier", t.GoName)
+		}
+		if f, err := t.Text.Validate(); err != nil {
+			return &FieldError{Field: field + ".text." + f, Err: err}
+		}
+		if p := t.Text.Prefix; p != "" {
+			if other, dup := prefixes[p]; dup {
+				return fail(field+".text.prefix", "prefix %q is also the prefix of table %s: a prefix names one table's keys", p, other)
+			}
+			prefixes[p] = name
 		}
 		if err := c.validateKeySpace(name, t); err != nil {
 			return err
@@ -554,7 +569,14 @@ func Parse(name string, data []byte, now time.Time) (*Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	switch err := dec.Decode(&c); {
+	case errors.Is(err, io.EOF):
+		return nil, &FieldError{File: name, Err: errEmptyConfig}
+	case err != nil:
+		if fe := unknownKeyError(data, err); fe != nil {
+			fe.File = name
+			return nil, fe
+		}
 		return nil, fmt.Errorf("idsql: config: %s: %w", name, err)
 	}
 	// One document only: the fields of a second one would be ignored.
@@ -620,7 +642,9 @@ func (l *LayoutConfig) UnmarshalYAML(n *yaml.Node) error {
 		switch k := n.Content[i]; k.Value {
 		case "preset", "time_bits", "worker_bits", "sequence_bits", "unit", "epoch":
 		default:
-			return fmt.Errorf("line %d: field %s not found in layout (want preset, time_bits, worker_bits, sequence_bits, unit, epoch)", k.Line, k.Value)
+			// The message yaml gives for an unknown field, so that Parse
+			// reports it as it reports every other unknown key.
+			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: field %s not found in type %T", k.Line, k.Value, *l)}}
 		}
 	}
 	var raw struct {

@@ -80,8 +80,12 @@ func TestParseErrors(t *testing.T) {
 		{"future epoch", "namespace: n\nlayout: {time_bits: 41, worker_bits: 10, sequence_bits: 12, epoch: 2030-01-01}\ntables: {t: {strategy: snowflake}}\n", "epoch 2030-01-01T00:00:00Z is in the future"},
 		{"exhausted uid", "namespace: n\nlayout: uid\ntables: {t: {strategy: snowflake}}\n", `x.yaml:2: layout: snowflake: invalid layout: preset "uid" (28 time bits of seconds from 2016-05-20) ran out on 2024-11-20`},
 		{"runs out soon", "namespace: n\nlayout: {time_bits: 35, worker_bits: 10, sequence_bits: 18, epoch: 2026-01-01}\ntables: {t: {strategy: snowflake}}\n", "less than a year from now"},
-		{"unknown field", "namespace: n\ntables: {t: {strategy: snowflake, colum: id}}\n", "field colum not found"},
-		{"unknown layout field", "namespace: n\nlayout: {time_bit: 41}\ntables: {t: {strategy: snowflake}}\n", "line 2: field time_bit not found in layout"},
+		{"unknown field", "namespace: n\ntables: {t: {strategy: snowflake, colum: id}}\n", `x.yaml:2: tables.t.colum: unknown key "colum"; did you mean "column"?`},
+		{"unknown top-level key", "namespace: n\ntabels:\n  t: {strategy: snowflake}\n", `x.yaml:2: tabels: unknown key "tabels"; did you mean "tables"? (keys here: namespace, dialect, layout, holder, snowflake, tables, redis)`},
+		{"unknown key far from any", "namespace: n\nholder: {colour: blue}\n", `x.yaml:2: holder.colour: unknown key "colour" (keys here: kind, servers,`},
+		{"unknown layout field", "namespace: n\nlayout: {time_bit: 41}\ntables: {t: {strategy: snowflake}}\n", `x.yaml:2: layout.time_bit: unknown key "time_bit"; did you mean "time_bits"?`},
+		{"empty file", "", "x.yaml: the file is empty (or holds only comments); a configuration needs at least a namespace and its tables, e.g.\n  namespace: shop"},
+		{"comments only", "# nothing yet\n", "x.yaml: the file is empty"},
 		{"preset and bits", "namespace: n\nlayout: {preset: leaf, time_bits: 41}\ntables: {t: {strategy: snowflake}}\n", "a preset or custom bits, not both"},
 		{"holder kind", "namespace: n\nholder: {kind: consul}\ntables: {t: {strategy: snowflake}}\n", `x.yaml:2: holder.kind: unknown holder "consul" (want etcd, local, mysql, postgres or zookeeper)`},
 		{"etcd endpoints", "namespace: n\nholder: {kind: etcd}\ntables: {t: {strategy: snowflake}}\n", "holder.endpoints: the etcd holder needs at least one endpoint"},
@@ -123,6 +127,9 @@ func TestParseErrors(t *testing.T) {
 			_, err := Parse("x.yaml", []byte(tt.yaml), now)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Parse = %v\nwant an error containing %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "not found in type") || strings.Contains(err.Error(), ": EOF") {
+				t.Errorf("Parse = %v: names a Go type or yaml's EOF instead of the key", err)
 			}
 		})
 	}

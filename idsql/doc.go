@@ -1,6 +1,52 @@
 // Package idsql gives SQL tables distributed 64-bit primary keys without a
 // database sequence.
 //
+// # Quick start
+//
+// Describe the tables in idsql.yaml:
+//
+//	namespace: shop
+//	holder: {kind: local, instance: web-1, workers: {"orders@web-1": 1}}
+//	tables:
+//	  orders: {strategy: snowflake}           # time | worker | sequence
+//	  users:  {strategy: segment, step: 1000} # ranges from a database row
+//
+// then open the database through idsql, run Migrate once (it creates
+// idsql's tables and a segment key per segment table; `idsql migrate` does
+// the same), and insert as usual, leaving the key column out:
+//
+//	import (
+//		_ "github.com/lib/pq" // or _ "github.com/go-sql-driver/mysql" with "mysql" below
+//
+//		"github.com/idsql/idsql/idsql"
+//	)
+//
+//	cfg, err := idsql.Load("idsql.yaml")
+//	db, err := idsql.Open("postgres", "postgres://app@localhost/shop", cfg, idsql.Options{})
+//	err = idsql.Migrate(ctx, db.DB.DB, cfg)
+//
+//	res, err := db.ExecContext(ctx, "INSERT INTO orders (total) VALUES ($1)", 12.5)
+//	id, err := res.LastInsertId() // the key idsql generated
+//
+//	type User struct {
+//		ID   int64  `db:"id"` // NamedExec writes the generated key here
+//		Name string `db:"name"`
+//	}
+//	u := &User{Name: "ann"}
+//	_, err = db.NamedExecContext(ctx, "INSERT INTO users (name) VALUES (:name)", u)
+//
+//	origins, err := idsql.Lookup(ctx, db.DB.DB, cfg, id) // which table issued id, when, where
+//
+// The package example runs this on SQLite, which needs no server; on MySQL
+// the segment store needs _ "github.com/idsql/idsql/idsql/segment/mysqlstore".
+// The snowflake tables' worker IDs come from the holder: the local holder
+// (the default) reads them from its map, one per table and process, which
+// you keep unique; the postgres, mysql and zookeeper holders lease them to
+// any number of processes (import holder/postgres or holder/zookeeper for
+// those).
+//
+// # What is in the package
+//
 // A Config (usually idsql.yaml, read with Load) names a namespace, a
 // snowflake bit layout, a worker-ID holder and, per table, a key strategy:
 //

@@ -257,3 +257,89 @@ func ExampleLookupIn() {
 	// Output:
 	// 1: table users, segment range 1..100
 }
+
+// The quick start of the package documentation on SQLite, which needs no
+// server: the INSERTs leave the key column out and idsql fills it.
+func Example() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "idsql-quickstart")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cfg, err := idsql.Parse("idsql.yaml", []byte(`
+namespace: shop
+holder: {kind: local, instance: app, workers: {"orders@app": 1}, cache_dir: `+dir+`}
+tables:
+  orders: {strategy: snowflake}
+  users:  {strategy: segment, step: 1000}
+`), time.Now())
+	if err != nil {
+		log.Fatal(err)
+	}
+	// On SQLite the segment store is a file of its own (on PostgreSQL and
+	// MySQL it is in the application's database).
+	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.DB().Close()
+	db, err := idsql.Open("sqlite", sqlitestore.DSN(filepath.Join(dir, "shop.db")), cfg,
+		idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, exampleSchema); err != nil {
+		log.Fatal(err)
+	}
+	if err := idsql.Migrate(ctx, db.DB.DB, cfg); err != nil {
+		log.Fatal(err)
+	}
+
+	res, err := db.ExecContext(ctx, "INSERT INTO orders (total) VALUES (?)", 12.5)
+	if err != nil {
+		log.Fatal(err)
+	}
+	id, _ := res.LastInsertId()
+
+	type User struct {
+		ID   int64  `db:"id"` // NamedExec writes the generated key here
+		Name string `db:"name"`
+	}
+	u := &User{Name: "ann"}
+	if _, err := db.NamedExecContext(ctx, "INSERT INTO users (name) VALUES (:name)", u); err != nil {
+		log.Fatal(err)
+	}
+
+	origins, err := idsql.LookupIn(ctx, cfg, idsql.Stores{Segments: store}, int64(u.ID))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("order key is a snowflake ID:", id > 1<<40)
+	fmt.Println("user key:", u.ID)
+	fmt.Println("user key issued for table", origins[0].Table)
+	// Output:
+	// order key is a snowflake ID: true
+	// user key: 1
+	// user key issued for table users
+}
+
+// A table's text form writes its keys at full width with a prefix, reads
+// them back only with that prefix, and keeps their order.
+func ExampleTextForm() {
+	orders := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}
+	a, b := orders.Format(7139826715123912704), orders.Format(7139826715123912705)
+	fmt.Println(a, b, a < b)
+
+	id, err := orders.Parse(a)
+	fmt.Println(id, err)
+
+	users := idsql.TextForm{Encoding: idsql.Base58, Prefix: "usr_"}
+	_, err = users.Parse(a)
+	fmt.Println(err)
+	// Output:
+	// ord_8VQTtCjBWgS ord_8VQTtCjBWgT true
+	// 7139826715123912704 <nil>
+	// idsql: not a key in its text form: want the prefix "usr_" (base58, prefix usr_)
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"sync/atomic"
 )
@@ -47,6 +48,7 @@ type keyLimit struct {
 	log    *slog.Logger
 
 	high   atomic.Int64
+	gap    atomic.Int64 // the lowest key at most max of the first refused batch: keys from it to max were never handed out
 	warned atomic.Bool
 	out    atomic.Bool // some source of the table drew a key above max
 }
@@ -68,16 +70,20 @@ func (l *keyLimit) check(ids []int64, out *atomic.Bool) error {
 		return nil
 	}
 	if out.Load() {
-		return l.exhausted(0)
+		return l.exhausted()
 	}
 	var hi int64
+	lo := int64(math.MaxInt64)
 	for _, id := range ids {
-		hi = max(hi, id)
+		hi, lo = max(hi, id), min(lo, id)
 	}
 	if hi > l.max {
 		out.Store(true)
 		l.out.Store(true)
-		return l.exhausted(hi)
+		if lo <= l.max {
+			l.gap.CompareAndSwap(0, lo)
+		}
+		return l.refusedBatch(len(ids), lo, hi)
 	}
 	for {
 		c := l.high.Load()
@@ -99,7 +105,7 @@ func (l *keyLimit) refused(out *atomic.Bool) error {
 	if l == nil || !out.Load() {
 		return nil
 	}
-	return l.exhausted(0)
+	return l.exhausted()
 }
 
 // admit takes the keys a source appended to dst after start, all or none:
@@ -115,12 +121,27 @@ func (l *keyLimit) admit(dst []int64, start int, out *atomic.Bool, err error) ([
 	return dst, nil
 }
 
-// exhausted returns the error for a refused key (0: one not drawn).
-func (l *keyLimit) exhausted(key int64) error {
-	if key == 0 {
-		return fmt.Errorf("%w: table %s has used its keys up to max_id %d (keys are never wrapped; raise max_id)", ErrKeySpaceExhausted, l.table, l.max)
+// refusedBatch returns the error for a batch of n keys lo..hi drawn and
+// refused because hi is above the limit.
+func (l *keyLimit) refusedBatch(n int, lo, hi int64) error {
+	what := fmt.Sprintf("next key %d is above max_id %d", hi, l.max)
+	if n > 1 {
+		what = fmt.Sprintf("a batch of %d keys reaching %d would cross max_id %d, so it is refused whole", n, hi, l.max)
 	}
-	return fmt.Errorf("%w: table %s: next key %d is above max_id %d (keys are never wrapped; raise max_id)", ErrKeySpaceExhausted, l.table, key, l.max)
+	if lo <= l.max {
+		what += fmt.Sprintf("; its keys %d..%d were never handed out and are left as a gap", lo, l.max)
+	}
+	return fmt.Errorf("%w: table %s: %s (keys are never wrapped; raise max_id and restart)", ErrKeySpaceExhausted, l.table, what)
+}
+
+// exhausted returns the error of a source that refuses without drawing,
+// once a key above the limit was drawn.
+func (l *keyLimit) exhausted() error {
+	if gap := l.gap.Load(); gap > 0 {
+		return fmt.Errorf("%w: table %s issues no more keys: a batch crossing max_id %d was refused, and keys %d..%d were never handed out: they are left as a gap (keys are never wrapped; raise max_id and restart)",
+			ErrKeySpaceExhausted, l.table, l.max, gap, l.max)
+	}
+	return fmt.Errorf("%w: table %s has used its keys up to max_id %d (keys are never wrapped; raise max_id and restart)", ErrKeySpaceExhausted, l.table, l.max)
 }
 
 func (l *keyLimit) space() KeySpace {

@@ -76,10 +76,18 @@ func runOutCapped(t *testing.T, db *idsql.DB, raw *sql.DB, logs *logBuffer, ph f
 	if !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "capped") || !strings.Contains(err.Error(), "max_id 25") {
 		t.Fatalf("10-row insert across max_id: %v; want ErrKeySpaceExhausted naming capped and max_id 25", err)
 	}
+	if want := "keys 21..25 were never handed out and are left as a gap"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("10-row insert across max_id: %v; want it to say %q", err, want)
+	}
 	for range 3 {
 		err := insert(1)
 		if !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "capped") {
 			t.Fatalf("insert after running out: %v, want ErrKeySpaceExhausted naming capped", err)
+		}
+		// 21..25 were drawn for the refused batch, never issued: the
+		// error says so rather than that the keys were used.
+		if want := "keys 21..25 were never handed out: they are left as a gap"; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "used its keys") {
+			t.Fatalf("insert after running out: %v; want it to say %q", err, want)
 		}
 	}
 	var n, distinct int

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/idsql/idsql/holder/registry"
@@ -39,6 +40,32 @@ func (o Origin) Instance() string {
 		return o.Range.Instance
 	}
 	return o.Lease.Instance
+}
+
+// String describes the origin on one line, for logs and %v: the ID, the
+// table and strategy, then the snowflake parts and the lease, or the segment
+// range (and, for a table with shard or app bits, those).
+func (o Origin) String() string {
+	var b strings.Builder
+	table := o.Table
+	if table == "" {
+		table = "(not configured)"
+	}
+	fmt.Fprintf(&b, "%d: table %s (%s)", o.ID, table, o.Strategy)
+	stamp := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+	switch o.Strategy {
+	case Snowflake:
+		fmt.Fprintf(&b, ", worker %d, sequence %d, time %s, instance %s", o.Parts.Worker, o.Parts.Sequence, stamp(o.Parts.Time), o.Lease.Instance)
+		if o.Lease.LeaseID != 0 {
+			fmt.Fprintf(&b, " (lease #%d)", o.Lease.LeaseID)
+		}
+	case Segment:
+		if g := o.Gene; g != nil {
+			fmt.Fprintf(&b, ", shard %d, app %d, index %d", g.Shard, g.App, g.Index)
+		}
+		fmt.Fprintf(&b, ", key %s, range %d..%d handed out %s to %s", o.Range.Key, o.Range.First, o.Range.Last, stamp(o.Range.Time), o.Range.Instance)
+	}
+	return b.String()
 }
 
 // Lookup traces id back to its table from the records in db, the

@@ -3,12 +3,15 @@ package idsql_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -128,5 +131,30 @@ func TestLookupAfterWorkerReuse(t *testing.T) {
 	}
 	if len(leases) != len(periods) {
 		t.Errorf("keys of %d periods traced to %d leases: %v", len(periods), len(leases), leases)
+	}
+}
+
+// TestOriginString: %v of an Origin is one readable line naming the table
+// and how the ID was issued, not a dump of zero fields.
+func TestOriginString(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 5e6, time.UTC)
+	tests := []struct {
+		o    idsql.Origin
+		want string
+	}{
+		{idsql.Origin{ID: 42, Table: "orders", Strategy: idsql.Snowflake,
+			Parts: snowflake.Parts{Time: at, Worker: 3, Sequence: 7}, Lease: registry.Record{LeaseID: 9, Instance: "web-1:8080"}},
+			"42: table orders (snowflake), worker 3, sequence 7, time 2026-03-01T12:00:00.005Z, instance web-1:8080 (lease #9)"},
+		{idsql.Origin{ID: 1001, Table: "users", Strategy: idsql.Segment,
+			Range: segment.Range{Key: "users", First: 1001, Last: 2000, Instance: "web-2", Time: at}},
+			"1001: table users (segment), key users, range 1001..2000 handed out 2026-03-01T12:00:00.005Z to web-2"},
+		{idsql.Origin{ID: 77, Strategy: idsql.Segment, Gene: &idsql.GeneParts{Index: 5, Shard: 2, App: 1},
+			Range: segment.Range{Key: "orders#2", First: 1, Last: 10, Instance: "web-3", Time: at}},
+			"77: table (not configured) (segment), shard 2, app 1, index 5, key orders#2, range 1..10 handed out 2026-03-01T12:00:00.005Z to web-3"},
+	}
+	for _, tt := range tests {
+		if got := fmt.Sprint(tt.o); got != tt.want {
+			t.Errorf("Sprint(Origin) =\n  %s\nwant\n  %s", got, tt.want)
+		}
 	}
 }

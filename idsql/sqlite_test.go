@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -395,5 +396,37 @@ func TestSQLiteSharedStoreFileRefused(t *testing.T) {
 	}
 	if got := liteRows(t, store.DB(), "users"); len(got) != 0 {
 		t.Fatalf("rows written: %+v", got)
+	}
+}
+
+// TestSegmentBeforeMigrate: a segment table whose key has no row yet (the
+// table was configured but Migrate never ran) fails with an error that
+// says to run the migration, and still wraps segment.ErrUnknownKey.
+func TestSegmentBeforeMigrate(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.DB().Close() })
+	dsn := "file:" + filepath.Join(dir, "app.db")
+	cfg := &idsql.Config{Namespace: "lite", Tables: map[string]idsql.TableConfig{"bolts": {Strategy: idsql.Segment}}}
+	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.ExecContext(ctx, "CREATE TABLE bolts (id BIGINT PRIMARY KEY, n INT)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(ctx, "INSERT INTO bolts (n) VALUES (1)")
+	if !errors.Is(err, segment.ErrUnknownKey) {
+		t.Fatalf("insert before Migrate: %v, want segment.ErrUnknownKey", err)
+	}
+	for _, want := range []string{`table bolts: its segment key "bolts" has no row`, "run `idsql migrate` (or call idsql.Migrate)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("insert before Migrate: %v\nwant it to say %q", err, want)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idsql/idsql/server"
 )
 
 // chromium finds a headless-capable Chromium: $IDSQL_CHROMIUM, or chromium
@@ -90,8 +94,8 @@ func TestMonitorInBrowser(t *testing.T) {
 		`id="namespace">test<`,
 		// segment keys with both buffers
 		`id="seg-users"`, `id="seg-leaf-segment-test"`, `<td>current</td>`, `<td>next</td>`,
-		// the current buffer of users after 1 (Warm) + 42 IDs: value 43, max 100, step 100
-		`<td class="num">43</td><td class="num">100</td><td class="num">100</td><td class="num">57</td>`,
+		// the current buffer of users after 42 IDs (Warm draws none): value 42, max 100, step 100
+		`<td class="num">42</td><td class="num">100</td><td class="num">100</td><td class="num">58</td>`,
 		// snowflake tables and their leases
 		`id="snow-orders"><td>orders</td>`, `<span class="ok">running</span>`, `cached ring`,
 		// error counts
@@ -115,4 +119,62 @@ func TestMonitorInBrowser(t *testing.T) {
 		t.Fatalf("screenshot %s is not a PNG (%d bytes)", shot, len(png))
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
+}
+
+// TestMonitorLoginInBrowser: with tokens on, Chromium opening the monitor
+// page gets the login form; submitting a token from it (a page of the same
+// origin fills the form and submits it, as a user would) sets the session
+// cookie, and the browser follows to the monitor page.
+func TestMonitorLoginInBrowser(t *testing.T) {
+	bin := chromium(t)
+	f := newFixture(t, func(s *server.Settings) { s.Tokens, s.Refresh = []string{"s3cret"}, time.Hour })
+	mux := http.NewServeMux()
+	mux.Handle("/", f.srv)
+	mux.HandleFunc("/test-login", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<!DOCTYPE html><form id="f" method="post" action="/login"><input name="token" value="s3cret"></form>`+
+			`<script>document.getElementById("f").submit()</script>`)
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+
+	dom := string(runChromium(t, bin, ts.URL+"/", "--dump-dom"))
+	if !strings.Contains(dom, `<form id="login" method="post" action="/login">`) || strings.Contains(dom, `id="namespace"`) {
+		t.Fatalf("monitor page without a session shows no login form:\n%s", dom)
+	}
+	dom = string(runChromium(t, bin, ts.URL+"/test-login", "--virtual-time-budget=3000", "--dump-dom"))
+	for _, want := range []string{`id="namespace">test<`, `id="seg-users"`, `<form id="logout" method="post" action="/logout"`} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("after logging in, the page lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("DOM:\n%s", dom)
+	}
+}
+
+// TestShardGroupsInBrowser: Chromium renders a sharded table's keys as one
+// collapsed group after the plain keys, and opens it once a shard is used.
+func TestShardGroupsInBrowser(t *testing.T) {
+	bin := chromium(t)
+	srv := newKeySpaceServer(t, `namespace: test
+tables:
+  leaf_snowflake: {strategy: snowflake}
+  orders: {strategy: segment, shard: {column: user_id, bits: 4}}
+  zebras: {strategy: segment}
+`)
+	mustGet(t, srv, "/api/segment/get/zebras")
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	norm := func() string {
+		return regexp.MustCompile(`\s+`).ReplaceAllString(string(runChromium(t, bin, ts.URL+"/", "--dump-dom")), " ")
+	}
+	dom := norm()
+	plain, group := strings.Index(dom, `id="seg-zebras"`), strings.Index(dom, `<details class="card shardgroup" id="shards-orders">`)
+	if plain < 0 || group < plain || !strings.Contains(dom, "16 shard keys, none used yet") {
+		t.Fatalf("rendered page: plain key at %d, collapsed group at %d (want after it, none used):\n%s", plain, group, dom)
+	}
+	mustGet(t, srv, "/api/segment/get/orders?shard=3")
+	if dom = norm(); !strings.Contains(dom, `id="shards-orders" open="">`) || !strings.Contains(dom, "16 shard keys, 1 used") {
+		t.Fatalf("after a request for shard 3 the rendered group is not open with 1 used:\n%s", dom)
+	}
 }

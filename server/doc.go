@@ -6,13 +6,20 @@
 //
 //	GET /api/segment/get/{key}          one ID of segment key {key}, decimal text
 //	GET /api/segment/get/{key}/{n}      n IDs, one per line (n <= Settings.MaxBatch)
+//	GET /api/segment/get/{key}[/{n}]?shard=N  keys of shard N of a sharded table (required there)
 //	GET /api/snowflake/get/{key}        one snowflake ID, for any key
 //	GET /api/snowflake/get/{key}/{n}    n snowflake IDs, one per line
-//	GET /decodeSnowflakeId?snowflakeId=N  JSON {"timestamp","workerId","sequenceId"} as Leaf answers
+//	GET /decodeSnowflakeId?snowflakeId=N  JSON {"timestamp","workerId","sequenceId"} as Leaf answers, then "time","layout","id"
 //	GET /decodeId?table=T&id=N            JSON {"id","table","index","shard","app"}: a key of a segment table with shard or app bits
 //	GET /                               the monitor page (also /monitor, /cache, /db)
 //	GET /metrics                        Prometheus metrics
 //	GET /healthz                        "ok" (never needs a token; 503 while shutting down)
+//	GET, POST /login; POST /logout      the monitor page's login form when tokens are on (see Tokens)
+//
+// The N of the decode endpoints is decimal, or a key in a table's text form
+// (tables.T.text, see idsql.TextForm: "ord_8VQTtCjBWgS"); the answer's "id"
+// is always decimal and, for a text form, "table" names the table whose
+// form it was.
 //
 // The ID endpoints accept GET and POST. A segment key is a row of
 // idsql_alloc (Leaf's biz_tag), 1 to 128 characters from
@@ -79,6 +86,14 @@
 // With Settings.Tokens set, every endpoint but /healthz needs
 // "Authorization: Bearer TOKEN". No other place is read: a token in the
 // query string would end up in access logs and browser histories.
+//
+// A browser cannot send that header, so the monitor page answers it with a
+// login form (status 401). Posting a token to /login sets a session cookie,
+// idsql_session: HttpOnly and SameSite=Strict, holding an HMAC of the token
+// under a key drawn when the server starts (so not the token itself, and
+// no longer valid after a restart), compared in constant time. The cookie
+// opens the monitor page only; the ID, decode and metrics endpoints stay
+// Bearer-only. POST /logout deletes it.
 //
 // # Metrics
 //

@@ -57,12 +57,13 @@ const (
 	epMonitor
 	epMetrics
 	epHealth
+	epLogin
 	epOther
 	numEndpoints
 )
 
 var endpointNames = [numEndpoints]string{
-	"segment", "segment_batch", "snowflake", "snowflake_batch", "decode", "monitor", "metrics", "healthz", "other",
+	"segment", "segment_batch", "snowflake", "snowflake_batch", "decode", "monitor", "metrics", "healthz", "login", "other",
 }
 
 // errKind classifies failed requests for /metrics and the monitor page.
@@ -159,16 +160,24 @@ func endpointOf(p string) endpoint {
 		return epMetrics
 	case p == "/healthz":
 		return epHealth
+	case p == "/login" || p == "/logout":
+		return epLogin
 	}
 	return epOther
 }
 
 // route answers r and returns the status it answered.
 func (srv *Server) route(w http.ResponseWriter, r *http.Request, ep endpoint) int {
-	if ep == epHealth {
+	switch {
+	case ep == epHealth:
 		return srv.serveHealth(w)
-	}
-	if !srv.authorized(r) {
+	case ep == epLogin:
+		return srv.serveLogin(w, r)
+	case ep == epMonitor && isGetOrHead(r) && !srv.authorized(r) && !srv.hasSession(r):
+		// A browser cannot send the Bearer header: it gets the login form.
+		srv.m.errors[errUnauthorized].Add(1)
+		return srv.loginForm(w, http.StatusUnauthorized, "")
+	case !srv.authorized(r) && !(ep == epMonitor && srv.hasSession(r)):
 		w.Header()["Www-Authenticate"] = []string{`Bearer realm="idsql"`}
 		return srv.fail(w, r, nil, failure{kind: errUnauthorized, status: http.StatusUnauthorized,
 			msg: "missing or invalid token (send Authorization: Bearer TOKEN)"})
@@ -266,17 +275,23 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 	}
 	ctx := r.Context()
 	table, viaKeys := srv.viaKeys[key]
-	if viaKeys && srv.cfg.Tables[table].Gene().ShardBits > 0 {
-		return srv.fail(w, r, nil, failure{kind: errBadKey, status: http.StatusInternalServerError, leaf: leafKeyNotExists, generator: true,
-			msg: "segment key " + quote(key) + ": table " + table + " is sharded: its keys are drawn per row on insert, from the shard of its " +
-				srv.cfg.Tables[table].Shard.Column + " column"})
+	shard := -1
+	if g := srv.cfg.Tables[table].Gene(); viaKeys && g.ShardBits > 0 {
+		var msg string
+		if shard, msg = parseShard(r.URL.Query().Get("shard"), g.Shards()); msg != "" {
+			return srv.fail(w, r, nil, failure{kind: errBadKey, status: http.StatusInternalServerError, leaf: leafKeyNotExists, generator: true,
+				msg: "segment key " + quote(key) + ": table " + table + " is sharded: " + msg + "; ask for one shard's keys with " +
+					segmentPrefix + key + "?shard=N, N from 0 to " + strconv.Itoa(g.Shards()-1) + " (on insert the shard comes from the row's " +
+					srv.cfg.Tables[table].Shard.Column + " column)"})
+		}
+		key = g.ShardKey(key, shard)
 	}
 	e, err := srv.segmentEntry(ctx, key)
 	if err != nil {
 		return srv.fail(w, r, nil, srv.segmentFailure(key, err, true))
 	}
 	if viaKeys {
-		return srv.serveTableSegment(w, r, e, key, table, n, batch)
+		return srv.serveTableSegment(w, r, e, key, table, shard, n, batch)
 	}
 	t0 := srv.mono()
 	if !batch {
@@ -299,13 +314,34 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 	return http.StatusOK
 }
 
+// parseShard parses a shard number below shards, or says what is wrong.
+func parseShard(s string, shards int) (int, string) {
+	if s == "" {
+		return -1, "no shard given"
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n >= shards {
+		return -1, "shard " + quote(s) + " is not a shard"
+	}
+	return n, ""
+}
+
 // serveTableSegment answers a segment key whose table has a max_id or gene
 // bits: its keys come from Keys, which checks the limit and composes them.
-// A sharded table cannot be served here (the shard comes from a row's
-// column): Keys refuses it with an error that says so.
-func (srv *Server) serveTableSegment(w http.ResponseWriter, r *http.Request, e *segEntry, key, table string, n int, batch bool) int {
+// A sharded table's keys come from the one shard given (shard >= 0).
+func (srv *Server) serveTableSegment(w http.ResponseWriter, r *http.Request, e *segEntry, key, table string, shard, n int, batch bool) int {
 	t0 := srv.mono()
-	ids, err := srv.s.Keys.AppendIDs(r.Context(), make([]int64, 0, n), table, n)
+	var ids []int64
+	var err error
+	if shard >= 0 {
+		shards := make([]int, n)
+		for i := range shards {
+			shards[i] = shard
+		}
+		ids, err = srv.s.Keys.AppendShardIDs(r.Context(), make([]int64, 0, n), table, shards)
+	} else {
+		ids, err = srv.s.Keys.AppendIDs(r.Context(), make([]int64, 0, n), table, n)
+	}
 	srv.m.observeWait(modeSegment, srv.mono()-t0)
 	if err != nil {
 		return srv.fail(w, r, &e.stats, srv.segmentFailure(key, err, false))
@@ -627,6 +663,12 @@ type Decoded struct {
 	Time string `json:"time"`
 	// Layout names the bit layout used.
 	Layout string `json:"layout"`
+	// ID is the ID in decimal, as a string (JavaScript numbers lose
+	// precision above 2^53).
+	ID string `json:"id"`
+	// Table is the table whose text form snowflakeId was given in; empty
+	// for decimal.
+	Table string `json:"table,omitempty"`
 }
 
 // DecodedGene is the answer of /decodeId?table=T&id=N for a segment table
@@ -645,13 +687,24 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 		return srv.fail(w, r, nil, failure{kind: errBadRequest, status: http.StatusBadRequest, msg: msg})
 	}
 	table, raw := q.Get("table"), q.Get("id")
-	tc, ok := srv.cfg.Tables[table]
-	if !ok || tc.Strategy != idsql.Segment || tc.Gene().Plain() {
-		return bad("table " + quote(table) + " is not a segment table with shard or app bits")
+	if table == "" {
+		return bad("missing query parameter table: /decodeId takes a key of a segment table with shard or app bits apart, and needs that table's name (/decodeId?table=T&id=N); a snowflake ID decodes with /decodeSnowflakeId?snowflakeId=N")
 	}
-	id, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || id <= 0 {
-		return bad("invalid id " + quote(raw) + ": not a positive 64-bit decimal integer")
+	tc, ok := srv.cfg.Tables[table]
+	switch {
+	case !ok:
+		return bad("table " + quote(table) + " is not configured (configured: " + strings.Join(srv.cfg.TableNames(), ", ") + ")")
+	case tc.Strategy != idsql.Segment || tc.Gene().Plain():
+		return bad("table " + quote(table) + " is not a segment table with shard or app bits: its keys are plain numbers with nothing to take apart (a snowflake ID decodes with /decodeSnowflakeId?snowflakeId=N)")
+	case raw == "":
+		return bad("missing query parameter id: /decodeId?table=" + table + "&id=N")
+	}
+	id, from, err := srv.cfg.ParseKey(raw)
+	switch {
+	case err != nil:
+		return bad("invalid id " + quote(raw) + ": not a positive 64-bit decimal integer, nor a key in a table's text form")
+	case from != "" && from != table:
+		return bad("id " + quote(raw) + " is a key of table " + from + " (its text form), not of table " + table)
 	}
 	g := tc.Gene()
 	p := g.Decompose(id)
@@ -661,7 +714,7 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 	h := w.Header()
 	h["Content-Type"] = jsonType
 	h["Cache-Control"] = noStore
-	json.NewEncoder(w).Encode(DecodedGene{ID: raw, Table: table, Index: p.Index, Shard: p.Shard, App: p.App})
+	json.NewEncoder(w).Encode(DecodedGene{ID: strconv.FormatInt(id, 10), Table: table, Index: p.Index, Shard: p.Shard, App: p.App})
 	return http.StatusOK
 }
 
@@ -674,9 +727,9 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 	if raw == "" {
 		return bad("missing query parameter snowflakeId")
 	}
-	id, err := strconv.ParseInt(raw, 10, 64)
+	id, from, err := srv.cfg.ParseKey(raw)
 	if err != nil {
-		return bad("invalid snowflakeId " + quote(raw) + ": not a 64-bit decimal integer")
+		return bad("invalid snowflakeId " + quote(raw) + ": not a positive 64-bit decimal integer, nor a key in a table's text form")
 	}
 	p, err := srv.layout.Decode(id, srv.s.Now(), time.Minute)
 	if err != nil {
@@ -688,6 +741,8 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 		SequenceID: strconv.FormatInt(p.Sequence, 10),
 		Time:       p.Time.UTC().Format(time.RFC3339Nano),
 		Layout:     srv.layout.Name,
+		ID:         strconv.FormatInt(id, 10),
+		Table:      from,
 	}
 	h := w.Header()
 	h["Content-Type"] = jsonType

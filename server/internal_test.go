@@ -136,3 +136,24 @@ func TestFailureMapping(t *testing.T) {
 		}
 	}
 }
+
+func TestNaturalCompare(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"orders#2", "orders#10", -1},
+		{"orders#10", "orders#2", 1},
+		{"orders#10", "orders#10", 0},
+		{"orders#010", "orders#9", 1},
+		{"a", "b", -1},
+		{"orders", "orders#0", -1},
+		{"users2", "users", 1},
+		{"v9x", "v10a", -1},
+	}
+	for _, tt := range tests {
+		if got := naturalCompare(tt.a, tt.b); got != tt.want {
+			t.Errorf("naturalCompare(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

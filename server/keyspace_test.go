@@ -125,16 +125,96 @@ tables:
 	if code == http.StatusOK || !strings.Contains(hdr.Get("X-Idsql-Error"), "sharded") || !strings.Contains(hdr.Get("X-Idsql-Error"), "user_id") {
 		t.Fatalf("sharded table over HTTP: %d %q", code, hdr.Get("X-Idsql-Error"))
 	}
+	if msg := hdr.Get("X-Idsql-Error"); !strings.Contains(msg, "/api/segment/get/orders?shard=N, N from 0 to 63") {
+		t.Errorf("sharded table without a shard: %q does not show the shard form", msg)
+	}
 	g := idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}
+	// The shard form.
+	for _, p := range []string{"/api/segment/get/orders/2?shard=42", "/api/segment/get/orders?shard=42"} {
+		for _, id := range parseIDs(t, mustGet(t, srv, p)) {
+			if d := g.Decompose(id); d.Shard != 42 || d.App != 3 || d.Index < 1 {
+				t.Errorf("%s: key %d decomposes to %+v, want shard 42, app 3", p, id, d)
+			}
+		}
+	}
+	for _, q := range []string{"?shard=64", "?shard=x", "?shard=-1"} {
+		if code, _, _ := get(t, srv, "GET", "/api/segment/get/orders"+q); code == http.StatusOK {
+			t.Errorf("/api/segment/get/orders%s answered %d, want a refusal", q, code)
+		}
+	}
 	key, _ := g.Compose(12345, 42)
 	body := mustGet(t, srv, "/decodeId?table=orders&id="+strconv.FormatInt(key, 10))
 	var d server.DecodedGene
 	if err := json.Unmarshal([]byte(body), &d); err != nil || d.Index != 12345 || d.Shard != 42 || d.App != 3 || d.Table != "orders" {
 		t.Fatalf("decodeId: %s %v", body, err)
 	}
-	for _, q := range []string{"table=orders&id=5", "table=tickets&id=abc", "table=leaf_snowflake&id=5", "table=nope&id=5"} {
-		if code, _, _ := get(t, srv, "GET", "/decodeId?"+q); code != http.StatusBadRequest {
-			t.Errorf("/decodeId?%s: %d, want 400", q, code)
+	for _, tt := range []struct{ q, want string }{
+		{"table=orders&id=5", "is not a key of table orders"},
+		{"table=tickets&id=abc", `invalid id "abc"`},
+		{"table=leaf_snowflake&id=5", "is not a segment table with shard or app bits"},
+		{"table=nope&id=5", `table "nope" is not configured (configured: leaf_snowflake, orders, tickets)`},
+		{"id=1", "missing query parameter table"},
+		{"table=orders", "missing query parameter id"},
+	} {
+		code, _, hdr := get(t, srv, "GET", "/decodeId?"+tt.q)
+		if msg := hdr.Get("X-Idsql-Error"); code != http.StatusBadRequest || !strings.Contains(msg, tt.want) {
+			t.Errorf("/decodeId?%s: %d %q, want 400 saying %q", tt.q, code, msg, tt.want)
 		}
+	}
+}
+
+// TestMonitorShardGroups: the monitor page lists plain segment keys first,
+// then each sharded table's shard keys as one group in natural order
+// (orders#2 before orders#10), collapsed while no shard was used.
+func TestMonitorShardGroups(t *testing.T) {
+	srv := newKeySpaceServer(t, `namespace: test
+tables:
+  leaf_snowflake: {strategy: snowflake}
+  orders: {strategy: segment, shard: {column: user_id, bits: 4}}
+  zebras: {strategy: segment}
+`)
+	mustGet(t, srv, "/api/segment/get/zebras")
+	page := mustGet(t, srv, "/")
+	group := strings.Index(page, `<details class="card shardgroup" id="shards-orders">`)
+	if plain := strings.Index(page, `id="seg-zebras"`); plain < 0 || group < plain {
+		t.Fatalf("plain key at %d, shard group (collapsed) at %d: want the group after the plain key", plain, group)
+	}
+	if !strings.Contains(page, "sharded table orders: 16 shard keys, none used yet") {
+		t.Errorf("collapsed group lacks its summary:\n%s", grepLines(page, "shard"))
+	}
+	if i2, i10 := strings.Index(page, `id="seg-orders#2"`), strings.Index(page, `id="seg-orders#10"`); i2 < 0 || i10 < i2 {
+		t.Errorf("orders#2 at %d, orders#10 at %d: want natural order", i2, i10)
+	}
+	mustGet(t, srv, "/api/segment/get/orders?shard=10")
+	page = mustGet(t, srv, "/")
+	if !strings.Contains(page, `id="shards-orders" open>`) || !strings.Contains(page, "16 shard keys, 1 used") {
+		t.Errorf("after a request for shard 10 the group is not open with 1 used:\n%s", grepLines(page, "shard"))
+	}
+}
+
+// TestDecodeTextForm: both decode endpoints read IDs in a table's text form
+// as well as in decimal.
+func TestDecodeTextForm(t *testing.T) {
+	srv := newKeySpaceServer(t, `namespace: test
+tables:
+  leaf_snowflake: {strategy: snowflake, text: {encoding: base62, prefix: ord_}}
+  tickets: {strategy: segment, app: {id: 1, bits: 2}, text: {encoding: crockford32, prefix: t_}}
+`)
+	sf := parseIDs(t, mustGet(t, srv, "/api/snowflake/get/x"))[0]
+	text := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}.Format(sf)
+	var d server.Decoded
+	if err := json.Unmarshal([]byte(mustGet(t, srv, "/decodeSnowflakeId?snowflakeId="+text)), &d); err != nil ||
+		d.ID != strconv.FormatInt(sf, 10) || d.Table != "leaf_snowflake" {
+		t.Fatalf("decode %s: %+v %v", text, d, err)
+	}
+	key := parseIDs(t, mustGet(t, srv, "/api/segment/get/tickets"))[0]
+	ktext := idsql.TextForm{Encoding: idsql.Crockford32, Prefix: "t_"}.Format(key)
+	var g server.DecodedGene
+	if err := json.Unmarshal([]byte(mustGet(t, srv, "/decodeId?table=tickets&id="+ktext)), &g); err != nil || g.ID != strconv.FormatInt(key, 10) || g.Index != 1 {
+		t.Fatalf("decodeId %s: %+v %v", ktext, g, err)
+	}
+	code, _, hdr := get(t, srv, "GET", "/decodeId?table=tickets&id="+text)
+	if code != http.StatusBadRequest || !strings.Contains(hdr.Get("X-Idsql-Error"), "is a key of table leaf_snowflake (its text form), not of table tickets") {
+		t.Errorf("decodeId of another table's text: %d %q", code, hdr.Get("X-Idsql-Error"))
 	}
 }

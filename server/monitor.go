@@ -2,10 +2,13 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"html/template"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/idsql/idsql/holder/registry"
@@ -47,8 +50,9 @@ type monitorPage struct {
 	Instance  string
 
 	SegmentsEnabled bool
-	Segment         segment.Snapshot
-	SegmentServed   map[string]segServed
+	Segment         segment.Snapshot // Keys is empty: they are in SegmentKeys and ShardGroups
+	SegmentKeys     []segCard        // keys of no sharded table, in natural order (orders#2 before orders#10)
+	ShardGroups     []shardGroup     // the keys of each sharded table, after the others
 
 	Snowflake   []snowRow
 	Leases      []registry.Record
@@ -57,11 +61,106 @@ type monitorPage struct {
 
 	Requests map[string]uint64
 	Errors   []kindCount
+
+	// Session is set when the page was opened with a session cookie
+	// (session.go): it then offers to log out.
+	Session bool
 }
 
 type segServed struct {
 	Served, Errors uint64
 	LastError      *errRecord
+}
+
+// segCard is one segment key's card on the monitor page.
+type segCard struct {
+	segment.KeyStats
+	Srv segServed
+	Now time.Time
+}
+
+// used reports whether the key has held a range or answered a request.
+func (c segCard) used() bool {
+	return c.Current.Ready || c.Next.Ready || c.Loads > 0 || c.Srv.Served > 0 || c.Srv.Errors > 0
+}
+
+// shardGroup is the segment keys of one sharded table (orders#0,
+// orders#1, ...), shown together and collapsed while none is used.
+type shardGroup struct {
+	Key   string // the table's segment key, without #shard
+	Table string
+	Cards []segCard
+	Used  int // shards used (see segCard.used)
+}
+
+// segmentCards sorts the keys of snap into plain keys and the shard keys
+// of each sharded table, each in natural order.
+func (srv *Server) segmentCards(snap segment.Snapshot, served map[string]segServed, now time.Time) ([]segCard, []shardGroup) {
+	tables := map[string]string{} // segment key -> sharded table
+	for _, t := range srv.cfg.TableNames() {
+		if srv.cfg.Tables[t].Gene().ShardBits > 0 {
+			tables[srv.cfg.SegmentKey(t)] = t
+		}
+	}
+	var plain []segCard
+	groups := map[string]*shardGroup{}
+	for _, ks := range snap.Keys {
+		c := segCard{KeyStats: ks, Srv: served[ks.Key], Now: now}
+		base, shard, ok := strings.Cut(ks.Key, "#")
+		table, sharded := tables[base]
+		if !ok || !sharded || strings.Trim(shard, "0123456789") != "" {
+			plain = append(plain, c)
+			continue
+		}
+		g := groups[base]
+		if g == nil {
+			g = &shardGroup{Key: base, Table: table}
+			groups[base] = g
+		}
+		g.Cards = append(g.Cards, c)
+		if c.used() {
+			g.Used++
+		}
+	}
+	byKey := func(a, b segCard) int { return naturalCompare(a.Key, b.Key) }
+	slices.SortFunc(plain, byKey)
+	var out []shardGroup
+	for _, g := range groups {
+		slices.SortFunc(g.Cards, byKey)
+		out = append(out, *g)
+	}
+	slices.SortFunc(out, func(a, b shardGroup) int { return naturalCompare(a.Key, b.Key) })
+	return plain, out
+}
+
+// naturalCompare orders strings with runs of digits compared as numbers:
+// orders#2 before orders#10.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Or(cmp.Compare(len(na), len(nb)), strings.Compare(na, nb)); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitRun returns the length of the run of ASCII digits s starts with.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 type snowRow struct {
@@ -100,7 +199,6 @@ func (srv *Server) page(ctx context.Context) monitorPage {
 		Namespace: srv.cfg.Namespace, Layout: srv.layout.String(),
 		Refresh:         int(srv.s.Refresh / time.Second),
 		SegmentsEnabled: srv.s.Segments != nil,
-		SegmentServed:   map[string]segServed{},
 		Requests:        map[string]uint64{},
 		HasRegistry:     srv.s.Registry != nil,
 	}
@@ -110,9 +208,12 @@ func (srv *Server) page(ctx context.Context) monitorPage {
 	if g := srv.s.Segments; g != nil {
 		pg.Segment = g.Snapshot()
 		pg.Instance = pg.Segment.Instance
+		served := map[string]segServed{}
 		for _, e := range srv.segmentEntries() {
-			pg.SegmentServed[e.key.Name()] = segServed{e.served.Load(), e.errors.Load(), e.lastErr.Load()}
+			served[e.key.Name()] = segServed{e.served.Load(), e.errors.Load(), e.lastErr.Load()}
 		}
+		pg.SegmentKeys, pg.ShardGroups = srv.segmentCards(pg.Segment, served, now)
+		pg.Segment.Keys = nil
 	}
 	for _, t := range srv.snowNames {
 		e := srv.snow[t]
@@ -168,7 +269,9 @@ func (srv *Server) page(ctx context.Context) monitorPage {
 
 func (srv *Server) serveMonitor(w http.ResponseWriter, r *http.Request) int {
 	var b bytes.Buffer
-	if err := monitorTmpl.Execute(&b, srv.page(r.Context())); err != nil {
+	pg := srv.page(r.Context())
+	pg.Session = len(srv.tokens) > 0 && srv.hasSession(r)
+	if err := monitorTmpl.Execute(&b, pg); err != nil {
 		srv.s.Log.Printf("idsql server: monitor page: %v", err)
 		return srv.fail(w, r, nil, failure{kind: errInternal, status: http.StatusInternalServerError,
 			msg: "monitor page failed (details in the server log)"})
@@ -176,7 +279,7 @@ func (srv *Server) serveMonitor(w http.ResponseWriter, r *http.Request) int {
 	h := w.Header()
 	h["Content-Type"] = []string{"text/html; charset=utf-8"}
 	h["Cache-Control"] = noStore
-	h["Content-Security-Policy"] = []string{"default-src 'none'; style-src 'unsafe-inline'"}
+	h["Content-Security-Policy"] = []string{"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"}
 	w.Write(b.Bytes())
 	return http.StatusOK
 }

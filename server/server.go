@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log"
@@ -102,9 +101,10 @@ type Server struct {
 	segMu sync.Mutex                           // serializes writers of segs
 	segs  atomic.Pointer[map[string]*segEntry] // copy on write
 
-	tokens  [][sha256.Size]byte
-	m       *metrics
-	closing atomic.Bool // set when Serve starts shutting down
+	tokens   [][sha256.Size]byte
+	sessions [][sha256.Size]byte // the monitor page's session cookie value per token (session.go)
+	m        *metrics
+	closing  atomic.Bool // set when Serve starts shutting down
 
 	lastLog    atomic.Int64  // Unix nanoseconds of the last failure logged
 	suppressed atomic.Uint64 // failures not logged since
@@ -202,6 +202,7 @@ func New(s Settings) (*Server, error) {
 		}
 		srv.tokens = append(srv.tokens, sha256.Sum256([]byte(tok)))
 	}
+	srv.sessions = newSessions(srv.tokens)
 	empty := map[string]*segEntry{}
 	srv.segs.Store(&empty)
 	srv.m = newMetrics(srv)
@@ -240,7 +241,9 @@ func WithSnowflakeTable(cfg *idsql.Config, table string) (*idsql.Config, error) 
 
 // Warm starts every snowflake table's generator (acquiring its worker
 // lease) and loads every configured segment table's key, so the first
-// requests do not wait and configuration problems show at start-up.
+// requests do not wait and configuration problems show at start-up. It
+// hands out no key: the first request for a segment key answers the first
+// key of the range loaded.
 func (srv *Server) Warm(ctx context.Context) error {
 	var errs []error
 	for _, t := range srv.snowNames {
@@ -265,7 +268,7 @@ func (srv *Server) Warm(ctx context.Context) error {
 				var e *segEntry
 				e, err = srv.segmentEntry(ctx, srv.cfg.SegmentKey(t))
 				if err == nil {
-					_, err = e.key.Next(ctx) // loads the first segment
+					err = e.key.Warm(ctx) // loads the first segment, drawing no key
 				}
 			}
 			if err != nil {
@@ -367,12 +370,8 @@ func (srv *Server) authorized(r *http.Request) bool {
 	if tok == "" {
 		return false
 	}
-	sum := sha256.Sum256([]byte(tok))
-	ok := 0
-	for i := range srv.tokens {
-		ok |= subtle.ConstantTimeCompare(sum[:], srv.tokens[i][:])
-	}
-	return ok == 1
+	_, ok := srv.tokenMatches(tok)
+	return ok
 }
 
 // Serve serves HTTP on ln until ctx ends. Then it stops accepting, lets

@@ -362,7 +362,7 @@ func TestLeafContract(t *testing.T) {
 func databaseDown(t *testing.T, f *fixture) {
 	t.Helper()
 	f.db.Close()
-	for range 100 { // Warm took 1 of users' first 100 IDs; a preload may have brought 200 more
+	for range 100 { // users holds its first 100 IDs; a preload may have brought 200 more
 		if code, _, _ := get(t, f.srv, "GET", "/api/segment/get/users/99"); code != 200 {
 			return
 		}
@@ -547,7 +547,7 @@ func TestErrors(t *testing.T) {
 		{"GET", "/nope", 404, "no such endpoint"},
 		{"GET", "/api/segment/users", 404, "no such endpoint"},
 		{"GET", "/decodeSnowflakeId", 400, "missing query parameter snowflakeId"},
-		{"GET", "/decodeSnowflakeId?snowflakeId=abc", 400, "not a 64-bit decimal integer"},
+		{"GET", "/decodeSnowflakeId?snowflakeId=abc", 400, "not a positive 64-bit decimal integer, nor a key in a table's text form"},
 		{"GET", "/decodeSnowflakeId?snowflakeId=-5", 400, "invalid snowflakeId"},
 		{"GET", "/decodeSnowflakeId?snowflakeId=9223372036854775807", 400, "invalid snowflakeId"},
 	}
@@ -625,7 +625,12 @@ func TestAuth(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("%d %q, want %d", code, body, tt.code)
 			}
-			if code == 401 {
+			if code == 401 && strings.HasPrefix(tt.target, "/?") || tt.target == "/" {
+				// The monitor page answers a browser with the login form.
+				if hdr.Get("Www-Authenticate") != `Bearer realm="idsql"` || !strings.Contains(body, `<form id="login" method="post" action="/login">`) {
+					t.Errorf("monitor page without a token: %v %q, want the login form", hdr, body)
+				}
+			} else if code == 401 {
 				a := checkErrorBody(t, 401, strings.SplitN(tt.target, "?", 2)[0], body, hdr)
 				if hdr.Get("Www-Authenticate") != `Bearer realm="idsql"` || !strings.Contains(a.Message, "Authorization: Bearer") {
 					t.Errorf("401 without challenge or message: %v %q", hdr, body)
@@ -988,5 +993,88 @@ func TestServesAgainAfterLeaseLost(t *testing.T) {
 	f.holder.mu.Unlock()
 	if after <= before {
 		t.Fatalf("leases acquired: %d before the loss, %d after; want a new one", before, after)
+	}
+}
+
+// TestWarmDrawsNoKey: Warm loads users' first range but hands out no key
+// from it, so the first request answers the range's first key (1 on a
+// fresh store), not the second.
+func TestWarmDrawsNoKey(t *testing.T) {
+	f := newFixture(t, nil)
+	var first, ranges int64
+	if err := f.db.QueryRow("SELECT MIN(first_id), COUNT(*) FROM idsql_alloc_log WHERE biz_tag = 'users'").Scan(&first, &ranges); err != nil {
+		t.Fatal(err)
+	}
+	if ranges != 1 || first != 1 {
+		t.Fatalf("after Warm: %d ranges of users, first key %d; want Warm to have loaded one range starting at 1", ranges, first)
+	}
+	if body := mustGet(t, f.srv, "/api/segment/get/users"); body != strconv.FormatInt(first, 10) {
+		t.Fatalf("first /api/segment/get/users = %q, want %d, the first key of the first range", body, first)
+	}
+}
+
+// TestMonitorLogin: with tokens on, the monitor page offers a login form;
+// a valid token posted to it sets an HttpOnly, SameSite=Strict session
+// cookie that opens the monitor page and nothing else, and does not hold
+// the token.
+func TestMonitorLogin(t *testing.T) {
+	f := newFixture(t, func(s *server.Settings) { s.Tokens = []string{"s3cret", "other-token"} })
+	post := func(target, form string, cookies ...*http.Cookie) *http.Response {
+		t.Helper()
+		r := httptest.NewRequest("POST", target, strings.NewReader(form))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for _, c := range cookies {
+			r.AddCookie(c)
+		}
+		w := httptest.NewRecorder()
+		f.srv.ServeHTTP(w, r)
+		return w.Result()
+	}
+	withCookie := func(target string, c *http.Cookie) (int, string) {
+		t.Helper()
+		r := httptest.NewRequest("GET", target, nil)
+		r.AddCookie(c)
+		w := httptest.NewRecorder()
+		f.srv.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+
+	if code, body, _ := get(t, f.srv, "GET", "/login"); code != 200 || !strings.Contains(body, `name="token" type="password"`) {
+		t.Fatalf("GET /login: %d %q", code, body)
+	}
+	resp := post("/login", "token=s3cre")
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 401 || len(resp.Cookies()) != 0 || !strings.Contains(string(body), "not one of the server&#39;s tokens") {
+		t.Fatalf("wrong token: %d, cookies %v, %q", resp.StatusCode, resp.Cookies(), body)
+	}
+
+	resp = post("/login", "token=other-token")
+	cs := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || len(cs) != 1 {
+		t.Fatalf("right token: %d, Location %q, cookies %v", resp.StatusCode, resp.Header.Get("Location"), cs)
+	}
+	c := cs[0]
+	if c.Name != "idsql_session" || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" ||
+		strings.Contains(c.Value, "other-token") || len(c.Value) != 64 {
+		t.Fatalf("session cookie %+v: want idsql_session, HttpOnly, SameSite=Strict, Path /, 64 hex digits not holding the token", c)
+	}
+	if code, body := withCookie("/", c); code != 200 || !strings.Contains(body, `id="namespace">test<`) || !strings.Contains(body, `action="/logout"`) {
+		t.Fatalf("monitor with the session cookie: %d %q", code, body)
+	}
+	// The API and the metrics stay Bearer-only.
+	for _, p := range []string{"/api/segment/get/users", "/api/snowflake/get/orders", "/metrics", "/decodeSnowflakeId?snowflakeId=1"} {
+		if code, _ := withCookie(p, c); code != 401 {
+			t.Errorf("%s with the session cookie: %d, want 401", p, code)
+		}
+	}
+	// A forged or altered cookie is refused.
+	for _, v := range []string{strings.Repeat("0", 64), c.Value[:63] + "x", c.Value[:62], "s3cret"} {
+		if code, body := withCookie("/", &http.Cookie{Name: "idsql_session", Value: v}); code != 401 || !strings.Contains(body, `id="login"`) {
+			t.Errorf("cookie %q: %d, want 401 and the login form", v, code)
+		}
+	}
+	resp = post("/logout", "", c)
+	if cs := resp.Cookies(); resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || cs[0].MaxAge >= 0 {
+		t.Errorf("logout: %d, cookies %v; want 303 and the cookie deleted", resp.StatusCode, cs)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,7 +24,7 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("lookup", "--dsn DSN [--config idsql.yaml] ID...",
 		"Traces IDs back to the table that issued them: a snowflake ID through the worker\n"+
 			"lease that held its worker ID at its time, a segment ID through the logged range\n"+
-			"that holds it.", stderr)
+			"that holds it. An ID is decimal or in a table's text form (tables.T.text).", stderr)
 	dsn := fs.String("dsn", "", dsnHelp)
 	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml)")
 	ids, err := parse(fs, args)
@@ -43,33 +43,51 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer d.db.Close()
-	failed := 0
+	var invalid, missing, failed int
 	for i, s := range ids {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		id, err := strconv.ParseInt(s, 10, 64)
+		id, _, err := cfg.ParseKey(s)
 		if err != nil {
-			fmt.Fprintf(stderr, "idsql lookup: %q is not a 64-bit decimal integer\n", s)
-			failed++
+			fmt.Fprintf(stderr, "idsql lookup: %q is not an ID: a positive 64-bit decimal integer or a key in a table's text form (%v)\n", s, err)
+			invalid++
 			continue
 		}
 		origins, err := idsql.LookupIn(ctx, cfg, d.stores, id)
-		if err != nil {
-			if errors.Is(err, idsql.ErrNotFound) {
-				fmt.Fprintf(stderr, "idsql lookup: %d: no table of namespace %s issued this ID\n", id, cfg.Namespace)
-			} else {
-				fmt.Fprintf(stderr, "idsql lookup: %v\n", err)
-			}
+		switch {
+		case errors.Is(err, idsql.ErrNotFound):
+			fmt.Fprintf(stderr, "idsql lookup: %d: no table of namespace %s issued this ID\n", id, cfg.Namespace)
+			missing++
+			continue
+		case err != nil:
+			fmt.Fprintf(stderr, "idsql lookup: %v\n", err)
 			failed++
 			continue
 		}
 		printOrigins(stdout, id, origins)
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d IDs not found", failed, len(ids))
+	return lookupSummary(len(ids), invalid, missing, failed)
+}
+
+// lookupSummary is lookup's error when some of n IDs were not explained:
+// invalid (not IDs at all), missing (no record explains them) or failed
+// (the lookup itself failed); nil when all were.
+func lookupSummary(n, invalid, missing, failed int) error {
+	var parts []string
+	if invalid > 0 {
+		parts = append(parts, fmt.Sprintf("%d invalid", invalid))
 	}
-	return nil
+	if missing > 0 {
+		parts = append(parts, fmt.Sprintf("%d not found", missing))
+	}
+	if failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", failed))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d IDs not looked up: %s", invalid+missing+failed, n, strings.Join(parts, ", "))
 }
 
 func printOrigins(w io.Writer, id int64, origins []idsql.Origin) {

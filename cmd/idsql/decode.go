@@ -20,7 +20,10 @@ type decoded struct {
 	Worker   int64     `json:"worker"`
 	Sequence int64     `json:"sequence"`
 	Layout   string    `json:"layout"`
-	Error    string    `json:"error,omitempty"`
+	// Table is the table whose text form the ID was given in; "" for
+	// decimal.
+	Table string `json:"table,omitempty"`
+	Error string `json:"error,omitempty"`
 	// Note warns of a decoding that is valid but unlikely, such as a time
 	// right after the layout's epoch.
 	Note string `json:"note,omitempty"`
@@ -52,12 +55,13 @@ type decodedGene struct {
 func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("decode", "[--config idsql.yaml [--table T] | --layout leaf] [--json] ID...",
 		"Takes snowflake IDs apart into time, worker ID and sequence. The layout comes\n"+
-			"from --config (its layout:) or --layout (leaf, uid32, sony, sony-widths); default leaf.\n"+
+			"from --config (its layout:) or --layout (leaf, uid32, sony, sony-widths, js53); default leaf.\n"+
 			"With --table, takes keys of that segment table apart into index, shard and app\n"+
-			"(its shard: and app: bits in --config).", stderr)
+			"(its shard: and app: bits in --config). With --config an ID may also be given in\n"+
+			"a table's text form (tables.T.text, e.g. ord_8VQTtCjBWgS).", stderr)
 	cfgPath := fs.String("config", "", "configuration file whose layout to use")
 	table := fs.String("table", "", "segment table with shard or app bits whose keys the IDs are (needs --config)")
-	layoutName := fs.String("layout", "", "layout preset: leaf, uid32, sony (sony/sonyflake's IDs) or sony-widths")
+	layoutName := fs.String("layout", "", "layout preset: leaf, uid32, sony (sony/sonyflake's IDs), sony-widths or js53")
 	asJSON := fs.Bool("json", false, "print a JSON array instead of text")
 	ids, err := parse(fs, args)
 	if err != nil {
@@ -73,12 +77,21 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("--table needs --config")
 	}
 	layout := snowflake.Leaf
+	// parseID reads an ID: in decimal, or with --config in a table's text form.
+	parseID := func(s string) (int64, string, error) {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, "", fmt.Errorf("%q is not a 64-bit decimal integer (give --config to read the tables' text forms)", s)
+		}
+		return id, "", nil
+	}
 	switch {
 	case *cfgPath != "":
 		cfg, err := loadConfig(*cfgPath, true)
 		if err != nil {
 			return err
 		}
+		parseID = cfg.ParseKey
 		if *table != "" {
 			return decodeGene(cfg, *table, ids, *asJSON, stdout, stderr)
 		}
@@ -95,11 +108,11 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	failed := 0
 	for _, s := range ids {
 		d := decoded{Layout: layout.Name}
-		id, err := strconv.ParseInt(s, 10, 64)
+		id, table, err := parseID(s)
 		if err != nil {
-			d.Error = fmt.Sprintf("%q is not a 64-bit decimal integer", s)
+			d.Error = err.Error()
 		} else {
-			d.ID = id
+			d.ID, d.Table = id, table
 			p, err := layout.Decode(id, now, time.Minute)
 			if err != nil {
 				d.Error = err.Error()
@@ -132,6 +145,9 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			fmt.Fprintf(stdout, "%d\n  time      %s (unix ms %d)\n  worker    %d\n  sequence  %d\n  layout    %s\n",
 				d.ID, d.Time.Format("2006-01-02T15:04:05.000Z07:00"), d.UnixMs, d.Worker, d.Sequence, layout)
+			if d.Table != "" {
+				fmt.Fprintf(stdout, "  text      %s, the text form of table %s\n", ids[i], d.Table)
+			}
 			if d.Note != "" {
 				fmt.Fprintf(stdout, "  note      %s\n", d.Note)
 			}
@@ -154,12 +170,12 @@ func decodeGene(cfg *idsql.Config, table string, ids []string, asJSON bool, stdo
 	failed := 0
 	for _, s := range ids {
 		d := decodedGene{Table: table}
-		id, err := strconv.ParseInt(s, 10, 64)
+		id, from, err := cfg.ParseKey(s)
 		switch {
 		case err != nil:
-			d.Error = fmt.Sprintf("%q is not a 64-bit decimal integer", s)
-		case id <= 0:
-			d.Error = "keys are positive"
+			d.Error = err.Error()
+		case from != "" && from != table:
+			d.Error = fmt.Sprintf("a key of table %s (its text form), not of table %s", from, table)
 		default:
 			p := g.Decompose(id)
 			d.ID, d.Index, d.Shard, d.App = id, p.Index, p.Shard, p.App

@@ -19,6 +19,6 @@ holder: {kind: etcd, endpoints: [%s], mode: recycle}
 tables:
   orders: {strategy: snowflake}
 `, ns, strings.Join(endpoints, ", ")))
-	serveAndGet(t, []string{"serve", "--config", cfgPath, "--dsn", dsn, "--migrate", "--addr", "127.0.0.1:0"},
+	serveAndGet(t, []string{"--config", cfgPath, "--dsn", dsn, "--migrate"},
 		"/api/snowflake/get/orders", "/healthz")
 }

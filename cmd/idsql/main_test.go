@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idsql/idsql/idsql"
 )
 
 // writeConfig writes yaml to an idsql.yaml in a temporary directory and
@@ -139,6 +142,82 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 // TestServeEmbedded runs `idsql serve` on the embedded default, takes IDs,
 // then cancels it as SIGTERM would and checks it drained and released.
 func TestServeEmbedded(t *testing.T) {
-	serveAndGet(t, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"},
+	serveAndGet(t, []string{"--data", t.TempDir()},
 		"/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz")
+}
+
+// TestServeBannerURLsWork: every URL of the banner answers, a sharded
+// table's in its shard form, and a plain segment key's first answer is the
+// first key of its first range (start-up drew none).
+func TestServeBannerURLsWork(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`namespace: banner
+holder: {kind: local, instance: b, workers: {"orders@b": 1, "leaf_snowflake@b": 2}, cache_dir: %q}
+tables:
+  orders: {strategy: snowflake}
+  %s: {strategy: segment, shard: {column: user_id, bits: 2}}
+`, dir, "%s")
+	for _, tt := range []struct{ tables, segment string }{
+		{"sharded", "/api/segment/get/sharded?shard=0"},
+		{"a_sharded", "/api/segment/get/users"},
+	} {
+		t.Run(tt.tables, func(t *testing.T) {
+			y := fmt.Sprintf(cfg, tt.tables)
+			if tt.tables == "a_sharded" {
+				y += "  users: {strategy: segment}\n"
+			}
+			urls, stop, errw := startServe(t, "segment", "--config", writeConfig(t, y), "--dsn", "sqlite:"+filepath.Join(t.TempDir(), "ids.db"), "--migrate")
+			if !strings.HasSuffix(urls["segment"], tt.segment) {
+				t.Errorf("banner segment URL %q, want one ending in %s", urls["segment"], tt.segment)
+			}
+			for name, u := range urls {
+				if name == "" {
+					continue // the banner's text
+				}
+				body := getOK(t, u)
+				if name == "segment" && tt.segment == "/api/segment/get/users" && body != "1" {
+					t.Errorf("first key of users %q, want 1 (nothing drawn at start)", body)
+				}
+			}
+			if code := stop(); code != 0 {
+				t.Fatalf("serve exited %d: %s", code, errw.String())
+			}
+		})
+	}
+}
+
+// TestDecodeTextForm: with --config, decode reads IDs in a table's text
+// form as well as in decimal, and says which table's form it was.
+func TestDecodeTextForm(t *testing.T) {
+	cfgPath := writeConfig(t, `namespace: text
+layout: leaf
+tables:
+  orders: {strategy: snowflake, text: {encoding: base62, prefix: ord_}}
+  carts: {strategy: segment, app: {id: 2, bits: 3}, text: {encoding: crockford32, prefix: c_}}
+`)
+	id := int64(1000)<<22 | 5<<12 | 7
+	text := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}.Format(id)
+	code, out, stderr := runCmd(t, "decode", "--config", cfgPath, text, itoa(id))
+	if code != 0 || strings.Count(out, "worker    5\n  sequence  7\n") != 2 ||
+		!strings.Contains(out, "text      "+text+", the text form of table orders") {
+		t.Fatalf("decode %s %d: exit %d\n%s%s", text, id, code, out, stderr)
+	}
+	code, _, stderr = runCmd(t, "decode", "--config", cfgPath, "ord_12")
+	if code != 1 || !strings.Contains(stderr, `"ord_12" has the prefix of table orders but is not one of its keys`) {
+		t.Errorf("decode ord_12: exit %d, %q", code, stderr)
+	}
+	code, _, stderr = runCmd(t, "decode", text)
+	if code != 1 || !strings.Contains(stderr, "give --config to read the tables' text forms") {
+		t.Errorf("decode of a text form without --config: exit %d, %q", code, stderr)
+	}
+	key := int64(9)<<3 | 2 // index 9, app 2
+	ctext := idsql.TextForm{Encoding: idsql.Crockford32, Prefix: "c_"}.Format(key)
+	code, out, stderr = runCmd(t, "decode", "--config", cfgPath, "--table", "carts", ctext)
+	if code != 0 || !strings.Contains(out, "index     9\n") {
+		t.Errorf("decode --table carts %s: exit %d\n%s%s", ctext, code, out, stderr)
+	}
+	code, _, stderr = runCmd(t, "decode", "--config", cfgPath, "--table", "carts", text)
+	if code != 1 || !strings.Contains(stderr, "a key of table orders (its text form), not of table carts") {
+		t.Errorf("decode --table carts of an order: exit %d, %q", code, stderr)
+	}
 }

@@ -198,8 +198,8 @@ tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 20}
 `)
-	banner := serveAndGet(t, []string{"serve", "--config", cfgPath, "--dsn", mysqlURL(t, dsn) + "?" + lazyParam + "=true",
-		"--migrate", "--addr", "127.0.0.1:0"}, "/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz")
+	banner := serveAndGet(t, []string{"--config", cfgPath, "--dsn", mysqlURL(t, dsn) + "?" + lazyParam + "=true",
+		"--migrate"}, "/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz")
 	if !strings.Contains(banner, "on mysql") {
 		t.Errorf("banner does not name the database:\n%s", banner)
 	}

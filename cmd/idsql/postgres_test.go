@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/idsql/idsql/idsql"
@@ -64,6 +65,14 @@ tables:
 	code, _, stderr = runCmd(t, "lookup", "--dsn", dsn, "--config", cfgPath, "123456789012")
 	if code != 1 || !regexp.MustCompile(`no table of namespace cmdtest issued this ID`).MatchString(stderr) {
 		t.Errorf("lookup of a foreign ID: exit %d, %q", code, stderr)
+	}
+	// Invalid arguments are told apart from IDs no table issued.
+	code, _, stderr = runCmd(t, "lookup", "--dsn", dsn, "--config", cfgPath, "abc", "0", "123456789012")
+	for _, want := range []string{`"abc" is not an ID: a positive 64-bit decimal integer or a key in a table's text form`, `"0" is not an ID`,
+		"123456789012: no table of namespace cmdtest issued this ID", "3 of 3 IDs not looked up: 2 invalid, 1 not found"} {
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("lookup abc 0 123456789012: exit %d, %q; want it to say %q", code, stderr, want)
+		}
 	}
 
 	code, out, stderr = runCmd(t, "workers", "--dsn", dsn, "--config", cfgPath)

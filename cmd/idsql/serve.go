@@ -56,7 +56,7 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", "[--config idsql.yaml --dsn DSN] [--addr 127.0.0.1:8080]",
 		"Runs the HTTP ID server, compatible with Meituan Leaf's API:\n"+
-			"  GET /api/segment/get/{key}[/{n}]    segment IDs (a key of idsql_alloc)\n"+
+			"  GET /api/segment/get/{key}[/{n}]    segment IDs (a key of idsql_alloc; ?shard=N for a sharded table)\n"+
 			"  GET /api/snowflake/get/{key}[/{n}]  snowflake IDs (any key, as in Leaf: a snowflake table's own, else --snowflake-table's)\n"+
 			"  GET /decodeSnowflakeId?snowflakeId=N\n"+
 			"  GET /  (monitor page)   /metrics   /healthz\n\n"+
@@ -68,7 +68,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	dataDir := fs.String("data", "", "data directory of the embedded default (default "+defaultDataDir()+")")
 	var tokens stringList
-	fs.Var(&tokens, "token", "accepted API token (repeatable; also $IDSQL_TOKENS, comma-separated); none means no auth")
+	fs.Var(&tokens, "token", "accepted API token, sent as Authorization: Bearer TOKEN (repeatable; also $IDSQL_TOKENS, comma-separated); none means no auth. The monitor page asks for one in a login form")
 	maxBatch := fs.Int("max-batch", server.DefaultMaxBatch, "largest n of the batch endpoints")
 	snowTable := fs.String("snowflake-table", server.DefaultSnowflakeTable, "snowflake table whose generator answers keys that name no snowflake table (added to the configuration when absent)")
 	migrate := fs.Bool("migrate", false, "create idsql's tables and segment keys before serving (always on for the embedded default)")
@@ -214,14 +214,28 @@ func newServer(ctx context.Context, cfg *idsql.Config, d *database, ss segment.S
 	return srv, nil
 }
 
+// printBanner prints where the server listens and one URL of each kind
+// that answers: a snowflake table's, and a segment table's (a plain one
+// if there is one; a sharded table's keys are asked for one shard at a
+// time, with ?shard=N).
 func printBanner(w io.Writer, addr string, cfg *idsql.Config, d *database, embedded, auth bool) {
-	var snow, seg []string
+	var snow, seg, sharded string
 	for _, t := range cfg.TableNames() {
-		if cfg.Tables[t].Strategy == idsql.Snowflake {
-			snow = append(snow, t)
-		} else {
-			seg = append(seg, cfg.SegmentKey(t))
+		switch tc := cfg.Tables[t]; {
+		case tc.Strategy == idsql.Snowflake:
+			if snow == "" {
+				snow = t
+			}
+		case tc.Gene().ShardBits > 0:
+			if sharded == "" {
+				sharded = cfg.SegmentKey(t) + "?shard=0"
+			}
+		case seg == "":
+			seg = cfg.SegmentKey(t)
 		}
+	}
+	if seg == "" {
+		seg = sharded
 	}
 	where := "no database"
 	if d != nil {
@@ -235,13 +249,13 @@ func printBanner(w io.Writer, addr string, cfg *idsql.Config, d *database, embed
 	}
 	fmt.Fprintf(w, "idsql serve: namespace %s on %s\n", cfg.Namespace, where)
 	fmt.Fprintf(w, "  monitor    http://%s/\n", addr)
-	if len(snow) > 0 {
-		fmt.Fprintf(w, "  snowflake  http://%s/api/snowflake/get/%s\n", addr, snow[0])
+	if snow != "" {
+		fmt.Fprintf(w, "  snowflake  http://%s/api/snowflake/get/%s\n", addr, snow)
 	}
-	if len(seg) > 0 {
-		fmt.Fprintf(w, "  segment    http://%s/api/segment/get/%s\n", addr, seg[0])
+	if seg != "" && d != nil {
+		fmt.Fprintf(w, "  segment    http://%s/api/segment/get/%s\n", addr, seg)
 	}
 	if auth {
-		fmt.Fprintln(w, "  auth       token required (Authorization: Bearer TOKEN)")
+		fmt.Fprintln(w, "  auth       token required (Authorization: Bearer TOKEN; the monitor page asks for it)")
 	}
 }

@@ -7,56 +7,82 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
 
-// serveAndGet runs `idsql <args>` (a serve command listening on port 0)
-// in-process, asks each path for a 200 answer, then cancels it as SIGTERM
-// would and checks that it exited 0. It returns the start-up banner.
-func serveAndGet(t *testing.T, args []string, paths ...string) string {
+// startServe runs `idsql serve --addr 127.0.0.1:0 args...` until the test
+// ends and returns the URLs of its banner by name ("monitor", "segment",
+// ...; "" holds the banner's text), read up to the line starting with last,
+// a function that stops the server and returns its exit code, and its
+// stderr.
+func startServe(t *testing.T, last string, args ...string) (urls map[string]string, stop func() int, errw *bytes.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	pr, pw := io.Pipe()
-	var errw bytes.Buffer
+	errw = &bytes.Buffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, args, pw, &errw)
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), pw, errw)
 		pw.Close()
 	}()
 	sc := bufio.NewScanner(pr)
-	base, banner := "", ""
+	urls = map[string]string{}
 	for sc.Scan() {
-		banner += sc.Text() + "\n"
-		if m := regexp.MustCompile(`monitor\s+(http://\S+)/`).FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
+		urls[""] += sc.Text() + "\n"
+		if m := regexp.MustCompile(`^  (\w+)\s+(http://\S+)$`).FindStringSubmatch(sc.Text()); m != nil {
+			urls[m[1]] = m[2]
+		}
+		if strings.HasPrefix(strings.TrimSpace(sc.Text()), last) {
 			break
 		}
 	}
-	if base == "" {
+	if urls["monitor"] == "" {
 		t.Fatalf("no banner; stderr %s", errw.String())
 	}
 	go io.Copy(io.Discard, pr)
+	stop = func() int {
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(20 * time.Second):
+			t.Fatal("serve did not stop")
+			return -1
+		}
+	}
+	return urls, stop, errw
+}
+
+// getOK fails the test unless url answers 200, and returns the body.
+func getOK(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %q", url, resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+// serveAndGet runs `idsql serve --addr 127.0.0.1:0 args...` in-process,
+// asks each path for a 200 answer, then cancels it as SIGTERM would and
+// checks that it exited 0. It returns the start-up banner.
+func serveAndGet(t *testing.T, args []string, paths ...string) string {
+	t.Helper()
+	urls, stop, errw := startServe(t, "monitor", args...)
+	base := strings.TrimSuffix(urls["monitor"], "/")
 	for _, p := range paths {
-		resp, err := http.Get(base + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %q", p, resp.StatusCode, body)
-		}
+		getOK(t, base+p)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited %d: %s", code, errw.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, errw.String())
 	}
-	return banner
+	return urls[""]
 }

@@ -15,6 +15,9 @@
 //   - MarshalJSON, UnmarshalJSON: a JSON string of decimal digits (JavaScript
 //     numbers lose precision above 2^53); a JSON integer is accepted on input
 //     and null leaves the key unchanged;
+//   - ParseText, UnmarshalTextForm, MarshalJSONText, UnmarshalJSONText: the
+//     same for a table with a text form (idsql.TextForm: base62, base58 or
+//     crockford32, and a prefix checked on parse);
 //   - Scan: an integer column or its decimal text; NULL is an error (scan a
 //     nullable column into a pointer or sql.Null);
 //   - Decode (snowflake keys) and DecodeSegment (segment keys);

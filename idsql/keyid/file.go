@@ -37,6 +37,8 @@ type Table struct {
 	// Gene is the shard and app layout of a segment table's keys; the zero
 	// Gene for plain keys.
 	Gene idsql.Gene
+	// Text is the table's text form; the zero TextForm for decimal.
+	Text idsql.TextForm
 }
 
 // TypeOf returns the name of the key type f declares for table, or "".
@@ -51,7 +53,8 @@ func (f *File) TypeOf(table string) string {
 
 // Check reports whether cfg is the configuration f was generated from, as
 // far as the generated code depends on it: the snowflake layout (when f
-// has one), and every table's name, strategy and go_name. The error names
+// has one), and every table's name, strategy, go_name, key layout and text
+// form. The error names
 // every difference.
 func (f *File) Check(cfg *idsql.Config) error {
 	if cfg == nil {
@@ -120,6 +123,8 @@ func checkTable(cfg *idsql.Config, t Table) error {
 		return fmt.Errorf("table %q has go_name %q, generated for %q", t.Name, c.GoName, t.GoName)
 	case c.Gene() != t.Gene:
 		return fmt.Errorf("table %q has key layout %s, generated for %s", t.Name, describeGene(c.Gene()), describeGene(t.Gene))
+	case c.Text != t.Text:
+		return fmt.Errorf("table %q has text form %s, generated for %s", t.Name, c.Text, t.Text)
 	}
 	return nil
 }

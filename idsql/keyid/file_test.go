@@ -50,6 +50,9 @@ func TestCheck(t *testing.T) {
 			[]string{`table "orders" has strategy segment, generated for snowflake`}},
 		{"go_name", func(c *idsql.Config) { c.Tables["users"] = idsql.TableConfig{Strategy: idsql.Segment} },
 			[]string{`table "users" has go_name "", generated for "UserID"`}},
+		{"text", func(c *idsql.Config) {
+			c.Tables["orders"] = idsql.TableConfig{Strategy: idsql.Snowflake, Text: idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}}
+		}, []string{`table "orders" has text form base62, prefix ord_, generated for decimal`}},
 		{"several", func(c *idsql.Config) {
 			delete(c.Tables, "orders")
 			c.Tables["refunds"] = idsql.TableConfig{Strategy: idsql.Segment}

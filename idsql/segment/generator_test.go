@@ -419,3 +419,31 @@ func TestNextIDsOneRoundTrip(t *testing.T) {
 		t.Fatalf("requested steps %v: want one direct range of the missing IDs (at most %d)", steps, 5000-89-100)
 	}
 }
+
+// TestWarm: Warm loads the first range and hands out no ID, so Next then
+// returns the range's first ID; a second Warm allocates nothing; a failing
+// store is reported.
+func TestWarm(t *testing.T) {
+	ctx := context.Background()
+	store := newMemStore(map[string]int64{"a": 10})
+	g := newGen(t, store, segment.Settings{})
+	k := mustKey(t, g, "a")
+	if err := k.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Warm(ctx); err != nil || store.calls.Load() != 1 {
+		t.Fatalf("second Warm: %v, %d allocations; want nil and 1", err, store.calls.Load())
+	}
+	if id, err := k.Next(ctx); err != nil || id != 1 {
+		t.Fatalf("Next after Warm = %d, %v; want 1, the first ID of the range", id, err)
+	}
+
+	failing := newMemStore(map[string]int64{"b": 10})
+	gf := newGen(t, failing, segment.Settings{WaitTimeout: time.Minute})
+	kb := mustKey(t, gf, "b")
+	boom := errors.New("store down")
+	failing.setFail(boom)
+	if err := kb.Warm(ctx); !errors.Is(err, boom) {
+		t.Fatalf("Warm on a failing store: %v, want %v", err, boom)
+	}
+}

@@ -150,7 +150,8 @@ func (k *Key) nextSlow(ctx context.Context, s *segment, v int64) (int64, error) 
 // wait runs when segment s is exhausted: it switches to the next segment,
 // or waits for the load in flight.
 func (k *Key) wait(ctx context.Context, s *segment) (int64, error) {
-	var timer *time.Timer
+	var timer *time.Timer // started by awaitLoad on the first wait
+	defer stopTimer(&timer)
 	waited := false
 	for {
 		if c := k.cur.Load(); c != s {
@@ -190,18 +191,68 @@ func (k *Key) wait(ctx context.Context, s *segment) (int64, error) {
 		}
 		ch := k.changed
 		k.mu.Unlock()
-		if timer == nil {
-			timer = time.NewTimer(k.g.s.WaitTimeout)
-			defer timer.Stop()
+		if err := k.awaitLoad(ctx, "next id", ch, &timer); err != nil {
+			return 0, err
 		}
-		select {
-		case <-ch:
-			waited = true
-		case <-timer.C:
-			return 0, k.timeout()
-		case <-ctx.Done():
-			return 0, keyErr(k.name, "next id", ctx.Err())
+		waited = true
+	}
+}
+
+// stopTimer stops *t if it was started.
+func stopTimer(t **time.Timer) {
+	if *t != nil {
+		(*t).Stop()
+	}
+}
+
+// awaitLoad waits for the load attempt under way to end (ch closes), at
+// most until *timer fires (it is started on first use, for
+// Settings.WaitTimeout; the caller stops it with stopTimer) or ctx ends.
+func (k *Key) awaitLoad(ctx context.Context, op string, ch <-chan struct{}, timer **time.Timer) error {
+	if *timer == nil {
+		*timer = time.NewTimer(k.g.s.WaitTimeout)
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-(*timer).C:
+		return k.timeout()
+	case <-ctx.Done():
+		return keyErr(k.name, op, ctx.Err())
+	}
+}
+
+// Warm loads the key's first segment, if none is loaded yet, and waits for
+// it (at most Settings.WaitTimeout, or until ctx is done) without handing
+// out an ID: the next call of Next returns the first ID of the range loaded.
+// A server calls it at start so that configuration problems show then and
+// the first request does not wait, without skipping a key.
+func (k *Key) Warm(ctx context.Context) error {
+	var timer *time.Timer // started by awaitLoad on the first wait
+	defer stopTimer(&timer)
+	waited := false
+	for {
+		k.mu.Lock()
+		if !k.cur.Load().exhausted() || k.next != nil {
+			k.mu.Unlock()
+			return nil
 		}
+		if k.closed {
+			k.mu.Unlock()
+			return keyErr(k.name, "warm", ErrClosed)
+		}
+		if waited && k.lastErr != nil {
+			err := k.lastErr
+			k.mu.Unlock()
+			return k.wrap("warm", err)
+		}
+		k.ensureLoadLocked()
+		ch := k.changed
+		k.mu.Unlock()
+		if err := k.awaitLoad(ctx, "warm", ch, &timer); err != nil {
+			return err
+		}
+		waited = true
 	}
 }
 

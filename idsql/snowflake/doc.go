@@ -9,15 +9,17 @@
 //
 //	0 | time (TimeBits) | worker (WorkerBits) | sequence (SequenceBits)
 //
-// The sign bit is always 0 and the three widths sum to 63. Time counts
+// The sign bit is always 0 and the three widths sum to 63 (or to 53, as in
+// JS53). Time counts
 // ticks of Unit (1ms to 1s) since Epoch. Layout.WorkerLow swaps worker and
 // sequence, as Sonyflake orders them. The presets are Leaf (Twitter's and
 // Meituan Leaf's 41/10/12 bits of milliseconds, the default), UID32 (Baidu
 // uid-generator's shape with 32 time bits of seconds, good until 2152),
 // Sony (sony/sonyflake's layout and bit order: its IDs decode) and
 // SonyWidths (Sonyflake's widths in idsql's order, what the retired
-// "sonyflake" preset made). Compose and
-// Decompose convert between IDs and Parts; Decode also checks that the
+// "sonyflake" preset made) and JS53 (IDs below 2^53, which a JavaScript
+// number holds exactly: 38 bits of 10 ms until 2112, 256 workers, 12,800
+// IDs a second per worker). Compose and Decompose convert between IDs and Parts; Decode also checks that the
 // layout could have produced an ID by now.
 //
 // # Generators

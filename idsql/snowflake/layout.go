@@ -15,7 +15,7 @@ var ErrLayout = errors.New("snowflake: invalid layout")
 // produced.
 var ErrDecode = errors.New("snowflake: not an ID of this layout")
 
-// A Layout says how a 63-bit ID splits into time, worker and sequence (the
+// A Layout says how a 63-bit ID (or a 53-bit one, see JS53) splits into time, worker and sequence (the
 // sign bit is always 0), how long one time tick is and when time zero is.
 //
 // From the most significant bit down an ID is
@@ -78,14 +78,23 @@ var (
 	SonyWidths = Layout{Name: "sony-widths", TimeBits: 39, WorkerBits: 16, SequenceBits: 8,
 		Unit: 10 * time.Millisecond, Epoch: time.Date(2014, 9, 1, 0, 0, 0, 0, time.UTC)}
 
+	// JS53 keeps IDs below 2^53, so a JavaScript number (an IEEE double)
+	// holds every one exactly: 38 time bits of 10 ms since 2025-01-01 (good
+	// until 2112), 8 worker bits (256 workers), 7 sequence bits (128 IDs a
+	// tick, 12,800 a second per worker). It trades workers and rate for
+	// IDs a browser can treat as numbers; the 63-bit presets' IDs must
+	// travel as strings there.
+	JS53 = Layout{Name: "js53", TimeBits: 38, WorkerBits: 8, SequenceBits: 7,
+		Unit: 10 * time.Millisecond, Epoch: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+
 	// uidDefault is Baidu uid-generator's default layout, kept only to
 	// explain why it is refused.
 	uidDefault = Layout{Name: "uid", TimeBits: 28, WorkerBits: 22, SequenceBits: 13,
 		Unit: time.Second, Epoch: time.Date(2016, 5, 20, 0, 0, 0, 0, time.UTC)}
 )
 
-// Preset returns the layout with the given name: "leaf", "uid32", "sony"
-// or "sony-widths". "uid" (uid-generator's 28-bit default) is refused: its
+// Preset returns the layout with the given name: "leaf", "uid32", "sony",
+// "sony-widths" or "js53". "uid" (uid-generator's 28-bit default) is refused: its
 // time bits ran out in November 2024. "sonyflake" is refused too: it named
 // Sonyflake's widths in idsql's order, which do not decode Sonyflake's IDs,
 // and it is now "sony-widths"; "sony" is Sonyflake's own order. Choosing
@@ -101,6 +110,8 @@ func Preset(name string) (Layout, error) {
 		return Sony, nil
 	case "sony-widths":
 		return SonyWidths, nil
+	case "js53":
+		return JS53, nil
 	case "sonyflake":
 		return Layout{}, fmt.Errorf("%w: preset %q is retired: it had Sonyflake's widths in idsql's bit order (time|worker|sequence), "+
 			"so Sonyflake's own IDs did not decode with it. A namespace that issued keys with it must keep that order: say \"sony-widths\". "+
@@ -110,7 +121,7 @@ func Preset(name string) (Layout, error) {
 		return Layout{}, fmt.Errorf("%w: preset %q (28 time bits of seconds from 2016-05-20) ran out on %s; use \"uid32\" (32 bits, good until %s)",
 			ErrLayout, name, uidDefault.Horizon().Format(time.DateOnly), UID32.Horizon().Format(time.DateOnly))
 	}
-	return Layout{}, fmt.Errorf("%w: unknown preset %q (want leaf, uid32, sony or sony-widths)", ErrLayout, name)
+	return Layout{}, fmt.Errorf("%w: unknown preset %q (want leaf, uid32, sony, sony-widths or js53)", ErrLayout, name)
 }
 
 // MaxTick is the largest tick the time bits hold.
@@ -153,15 +164,15 @@ func (l Layout) Tick(t time.Time) int64 {
 }
 
 // Validate checks the layout's shape: the three widths are positive and sum
-// to 63, the unit is between 1ms and 1s and the epoch is set. It does not
+// to 63 (or to 53, for IDs below 2^53 as JS53 makes), the unit is between 1ms and 1s and the epoch is set. It does not
 // look at the clock; see ValidateAt.
 func (l Layout) Validate() error {
 	switch {
 	case l.TimeBits < 1 || l.WorkerBits < 1 || l.SequenceBits < 1:
 		return fmt.Errorf("%w: time_bits %d, worker_bits %d, sequence_bits %d: each must be at least 1",
 			ErrLayout, l.TimeBits, l.WorkerBits, l.SequenceBits)
-	case l.TimeBits+l.WorkerBits+l.SequenceBits != 63:
-		return fmt.Errorf("%w: time_bits %d + worker_bits %d + sequence_bits %d = %d, want 63 (the sign bit stays 0)",
+	case l.TimeBits+l.WorkerBits+l.SequenceBits != 63 && l.TimeBits+l.WorkerBits+l.SequenceBits != 53:
+		return fmt.Errorf("%w: time_bits %d + worker_bits %d + sequence_bits %d = %d, want 63 (the sign bit stays 0), or 53 for IDs a JavaScript number holds exactly",
 			ErrLayout, l.TimeBits, l.WorkerBits, l.SequenceBits, l.TimeBits+l.WorkerBits+l.SequenceBits)
 	case l.WorkerBits > 31:
 		return fmt.Errorf("%w: worker_bits %d is more than 31", ErrLayout, l.WorkerBits)

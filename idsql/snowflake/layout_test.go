@@ -15,7 +15,7 @@ import (
 var testNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func TestPresets(t *testing.T) {
-	for _, name := range []string{"leaf", "uid32", "sony", "sony-widths", "LEAF"} {
+	for _, name := range []string{"leaf", "uid32", "sony", "sony-widths", "js53", "LEAF"} {
 		l, err := Preset(name)
 		if err != nil {
 			t.Fatalf("Preset(%q): %v", name, err)
@@ -26,6 +26,25 @@ func TestPresets(t *testing.T) {
 	}
 	if got := Leaf.Ceiling(); got != 4_096_000 {
 		t.Errorf("leaf ceiling = %v, want 4096000", got)
+	}
+}
+
+// JS53's IDs stay below 2^53 to its horizon, so a JavaScript number holds
+// each exactly; its lifetime and rate are what its documentation states.
+func TestPresetJS53(t *testing.T) {
+	p := Parts{Time: JS53.Horizon(), Worker: JS53.MaxWorker(), Sequence: JS53.MaxSequence()}
+	id, err := JS53.Compose(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != 1<<53-1 {
+		t.Errorf("largest js53 ID = %d, want 2^53-1", id)
+	}
+	if y := JS53.Horizon().Year(); y != 2112 {
+		t.Errorf("js53 horizon %s, want 2112 as documented", JS53.Horizon())
+	}
+	if JS53.MaxWorker() != 255 || JS53.Ceiling() != 12_800 {
+		t.Errorf("js53: %d workers, %v IDs/s per worker; want 256 and 12,800 as documented", JS53.MaxWorker()+1, JS53.Ceiling())
 	}
 }
 

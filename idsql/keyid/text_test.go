@@ -1,0 +1,65 @@
+package keyid_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyid"
+)
+
+// textOrderID is a key type with a text form, as idsqlgen declares one.
+type textOrderID int64
+
+var ordText = idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}
+
+func (id textOrderID) MarshalJSON() ([]byte, error) { return keyid.MarshalJSONText(ordText, id) }
+func (id *textOrderID) UnmarshalJSON(b []byte) error {
+	return keyid.UnmarshalJSONText(id, ordText, "app.OrderID", b)
+}
+
+func TestText(t *testing.T) {
+	const id = textOrderID(3844) // "100" in base62
+	s := ordText.Format(int64(id))
+	if s != "ord_00000000100" {
+		t.Fatalf("Format = %q", s)
+	}
+	if got, err := keyid.ParseText[textOrderID](ordText, "app.OrderID", s); err != nil || got != id {
+		t.Errorf("ParseText(%q) = %d, %v", s, got, err)
+	}
+	var u textOrderID
+	if err := keyid.UnmarshalTextForm(&u, ordText, "app.OrderID", []byte(s)); err != nil || u != id {
+		t.Errorf("UnmarshalTextForm(%q) = %d, %v", s, u, err)
+	}
+	// Another table's text, and decimal text, are refused with ErrInvalid.
+	for _, in := range []string{"usr_00000000100", "3844", ""} {
+		_, err := keyid.ParseText[textOrderID](ordText, "app.OrderID", in)
+		if !errors.Is(err, keyid.ErrInvalid) || !errors.Is(err, idsql.ErrText) || !strings.HasPrefix(err.Error(), "app.OrderID: parse ") {
+			t.Errorf("ParseText(%q) = %v, want ErrInvalid and ErrText naming the type", in, err)
+		}
+	}
+
+	b, err := json.Marshal(struct{ ID textOrderID }{id})
+	if err != nil || string(b) != `{"ID":"ord_00000000100"}` {
+		t.Fatalf("Marshal = %s, %v", b, err)
+	}
+	for _, tc := range []struct {
+		in   string
+		want textOrderID
+		err  bool
+	}{
+		{`"ord_00000000100"`, id, false},
+		{`3844`, id, false}, // a JSON number cannot be mistaken
+		{`null`, 7, false},  // unchanged
+		{`"3844"`, 7, true}, // decimal text is not the form
+		{`"usr_00000000100"`, 7, true},
+	} {
+		v := textOrderID(7)
+		err := json.Unmarshal([]byte(tc.in), &v)
+		if v != tc.want || (err != nil) != tc.err || err != nil && !errors.Is(err, keyid.ErrInvalid) {
+			t.Errorf("Unmarshal(%s) = %d, %v; want %d, error %v (ErrInvalid)", tc.in, v, err, tc.want, tc.err)
+		}
+	}
+}

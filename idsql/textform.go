@@ -1,0 +1,218 @@
+package idsql
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The encodings of a table's text form (TableConfig.Text).
+const (
+	// Base62 writes a key in 11 characters of 0-9A-Za-z.
+	Base62 = "base62"
+	// Base58 writes a key in 11 characters of Bitcoin's alphabet (base62
+	// without 0, O, I and l, which are easily confused).
+	Base58 = "base58"
+	// Crockford32 writes a key in 13 characters of Douglas Crockford's
+	// base 32 (0-9 and A-Z without I, L, O and U); parsing ignores case
+	// and reads I and L as 1, O as 0.
+	Crockford32 = "crockford32"
+)
+
+// ErrText is wrapped by every error about a text that is not a key in a
+// table's text form.
+var ErrText = errors.New("idsql: not a key in its text form")
+
+// TextForm is how a table's keys are written as text (tables.T.text in
+// the configuration), for the generated key types' String, MarshalText,
+// MarshalJSON and Parse, and for decoding by the CLI and the ID server.
+// The zero value is decimal, without prefix. In YAML:
+//
+//	orders: {strategy: snowflake, text: {encoding: base62, prefix: "ord_"}}
+//
+// With an encoding every key is written at its full width (leading zero
+// digits kept), and each alphabet is in ASCII order, so the texts of one
+// table sort byte by byte (C collation) exactly as its keys do. A
+// database's locale-aware collation may not keep that order (base62 and
+// base58 mix upper and lower case; a case-insensitive collation ties them),
+// and decimal text, of varying width, never sorts like the numbers.
+//
+// A prefix is written before the encoded key and required when parsing, so
+// a key of one table does not parse as a key of another.
+type TextForm struct {
+	// Encoding is base62, base58 or crockford32; empty means decimal.
+	Encoding string `yaml:"encoding"`
+	// Prefix is written before every key: 1 to 16 letters, digits and _,
+	// as "ord_".
+	Prefix string `yaml:"prefix"`
+}
+
+var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,16}$`)
+
+// alphabet describes one encoding.
+type alphabet struct {
+	digits string
+	width  int // characters of the largest int64
+	value  [256]int8
+}
+
+// newAlphabet returns the encoding with digits, in ASCII order, and width.
+// With fold, lower-case letters read as upper case; aliases are pairs of
+// (alias, digit) read as that digit.
+func newAlphabet(digits string, width int, fold bool, aliases string) *alphabet {
+	a := &alphabet{digits: digits, width: width}
+	for i := range a.value {
+		a.value[i] = -1
+	}
+	for i := range len(digits) {
+		a.value[digits[i]] = int8(i)
+	}
+	for i := 0; i+1 < len(aliases); i += 2 {
+		a.value[aliases[i]] = a.value[aliases[i+1]]
+	}
+	if fold {
+		for c := 'a'; c <= 'z'; c++ {
+			a.value[c] = a.value[c-'a'+'A']
+		}
+	}
+	return a
+}
+
+var alphabets = map[string]*alphabet{
+	Base62:      newAlphabet("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", 11, false, ""),
+	Base58:      newAlphabet("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 11, false, ""),
+	Crockford32: newAlphabet("0123456789ABCDEFGHJKMNPQRSTVWXYZ", 13, true, "I1L1O0"),
+}
+
+// Validate checks the form, returning an error for the field it names
+// ("encoding" or "prefix").
+func (f TextForm) Validate() (field string, err error) {
+	if _, ok := alphabets[f.Encoding]; f.Encoding != "" && !ok {
+		return "encoding", fmt.Errorf("unknown encoding %q (want %s, %s or %s; leave it out for decimal)", f.Encoding, Base62, Base58, Crockford32)
+	}
+	if f.Prefix != "" && !prefixRE.MatchString(f.Prefix) {
+		return "prefix", fmt.Errorf("%q is not a prefix: 1 to 16 letters, digits and _", f.Prefix)
+	}
+	return "", nil
+}
+
+// Decimal reports whether the form writes decimal digits without prefix,
+// as keys are written by default.
+func (f TextForm) Decimal() bool { return f.Encoding == "" && f.Prefix == "" }
+
+// String describes the form: "base62, prefix ord_", or "decimal".
+func (f TextForm) String() string {
+	enc := f.Encoding
+	if enc == "" {
+		enc = "decimal"
+	}
+	if f.Prefix == "" {
+		return enc
+	}
+	return enc + ", prefix " + f.Prefix
+}
+
+// Format returns id in the form. id must be positive, as every key is.
+func (f TextForm) Format(id int64) string { return string(f.Append(nil, id)) }
+
+// Append appends id in the form to dst.
+func (f TextForm) Append(dst []byte, id int64) []byte {
+	dst = append(dst, f.Prefix...)
+	a := alphabets[f.Encoding]
+	if a == nil {
+		return strconv.AppendInt(dst, id, 10)
+	}
+	n, base := uint64(id), uint64(len(a.digits))
+	start := len(dst)
+	for range a.width {
+		dst = append(dst, 0)
+	}
+	for i := len(dst) - 1; i >= start; i-- {
+		dst[i] = a.digits[n%base]
+		n /= base
+	}
+	return dst
+}
+
+// Parse reads a key written in the form: the prefix, then the encoded key
+// at its full width (decimal: any width). It fails, wrapping ErrText, for
+// anything else, and for zero, negative and out-of-range values.
+func (f TextForm) Parse(s string) (int64, error) {
+	rest, ok := strings.CutPrefix(s, f.Prefix)
+	if !ok {
+		return 0, fmt.Errorf("%w: want the prefix %q (%s)", ErrText, f.Prefix, f)
+	}
+	a := alphabets[f.Encoding]
+	if a == nil {
+		v, err := strconv.ParseInt(rest, 10, 64)
+		if err != nil || v <= 0 {
+			return 0, fmt.Errorf("%w: want a positive decimal integer (%s)", ErrText, f)
+		}
+		return v, nil
+	}
+	if len(rest) != a.width {
+		return 0, fmt.Errorf("%w: want %d characters after the prefix, not %d (%s)", ErrText, a.width, len(rest), f)
+	}
+	var n uint64
+	base := uint64(len(a.digits))
+	for i := range len(rest) {
+		d := a.value[rest[i]]
+		if d < 0 {
+			return 0, fmt.Errorf("%w: %q is not a %s digit", ErrText, rest[i], f.Encoding)
+		}
+		hi := n * base
+		if hi/base != n || hi+uint64(d) < hi || hi+uint64(d) > 1<<63-1 {
+			return 0, fmt.Errorf("%w: beyond the largest 64-bit key (%s)", ErrText, f)
+		}
+		n = hi + uint64(d)
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("%w: zero is never a key (%s)", ErrText, f)
+	}
+	return int64(n), nil
+}
+
+// ParseKey reads a key written as text by a person or a program: in
+// decimal, or in the text form of one of c's tables (TableConfig.Text).
+// table is the table whose form it was read in, "" for decimal. A text
+// with a table's prefix is read in that table's form only; decimal comes
+// next, so an unprefixed text of digits alone reads as decimal; last, the
+// forms without prefix, which must agree on the value. Errors wrap ErrText.
+func (c *Config) ParseKey(s string) (id int64, table string, err error) {
+	names := c.TableNames()
+	for _, name := range names {
+		f := c.Tables[name].Text
+		if f.Prefix == "" || !strings.HasPrefix(s, f.Prefix) {
+			continue
+		}
+		id, err := f.Parse(s)
+		if err != nil {
+			return 0, "", fmt.Errorf("%q has the prefix of table %s but is not one of its keys: %w", s, name, err)
+		}
+		return id, name, nil
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil && v > 0 {
+		return v, "", nil
+	}
+	for _, name := range names {
+		f := c.Tables[name].Text
+		if f.Prefix != "" || f.Encoding == "" {
+			continue
+		}
+		v, err := f.Parse(s)
+		switch {
+		case err != nil:
+		case table == "":
+			id, table = v, name
+		case v != id:
+			return 0, "", fmt.Errorf("%w: %q reads as %d in the text form of table %s and as %d in that of table %s; give it in decimal",
+				ErrText, s, id, table, v, name)
+		}
+	}
+	if table != "" {
+		return id, table, nil
+	}
+	return 0, "", fmt.Errorf("%w: %q is neither a positive decimal integer nor a key in the text form of a configured table", ErrText, s)
+}

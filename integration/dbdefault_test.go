@@ -261,3 +261,70 @@ func checkKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, want map[string]int
 		}
 	}
 }
+
+// TestDBDefaultBlockUsedUp: a used-up block fails the client's INSERT
+// (on PostgreSQL with an error naming the command that extends it);
+// migrating again moves the sequence to a fresh block, which Lookup
+// traces; migrating while most of a block is left changes nothing.
+func TestDBDefaultBlockUsedUp(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		open    func(t *testing.T) (*sql.DB, client)
+		wantErr string
+	}{
+		{"postgres", func(t *testing.T) (*sql.DB, client) {
+			raw, dsn := pgtest.Open(t)
+			return raw, psqlClient(t, dsn)
+		}, `idsql migrate --db-defaults`},
+		{"mariadb", func(t *testing.T) (*sql.DB, client) {
+			raw, dsn := mysqltest.Open(t)
+			return raw, mariadbClient(t, dsn)
+		}, `has run out`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, cli := tc.open(t)
+			ctx := context.Background()
+			if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
+				t.Fatal(err)
+			}
+			cfg := dbdefaultConfig()
+			migrate := func() {
+				t.Helper()
+				if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 10}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			blocks := func() int {
+				t.Helper()
+				var n int
+				if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM idsql_alloc_log WHERE instance = 'database'`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			migrate()
+			migrate() // the whole block is left: no new one
+			if n := blocks(); n != 1 {
+				t.Fatalf("%d blocks after migrating twice, want 1", n)
+			}
+			insert := `INSERT INTO orders (note) VALUES ('a'), ('b'), ('c'), ('d'), ('e'), ('f'), ('g'), ('h'), ('i');`
+			if out, err := cli(t, insert); err != nil {
+				t.Fatalf("first 9 keys: %v: %s", err, out)
+			}
+			if out, err := cli(t, insert); err == nil || !strings.Contains(out, tc.wantErr) {
+				t.Fatalf("keys 10 to 18 of a block of 10: %v: %q, want an error saying %q", err, out, tc.wantErr)
+			}
+			if _, err := raw.ExecContext(ctx, insert); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("keys 10 to 18 of a block of 10 from Go: %v, want an error saying %q", err, tc.wantErr)
+			}
+			migrate()
+			if n := blocks(); n != 2 {
+				t.Fatalf("%d blocks after the block was used up, want 2", n)
+			}
+			if out, err := cli(t, insert); err != nil {
+				t.Fatalf("after migrating again: %v: %s", err, out)
+			}
+			checkKeys(t, raw, cfg, map[string]int{"client": 18}, "'client'")
+		})
+	}
+}

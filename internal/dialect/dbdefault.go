@@ -39,7 +39,7 @@ func (s DBDefault) Sequence() (schema, name string) {
 }
 
 // DBDefaultHint is what a used-up block's error tells the reader to run.
-const DBDefaultHint = `Run "idsql migrate --db-defaults" to allocate a fresh block and move the sequence to it.`
+const DBDefaultHint = `run "idsql migrate --db-defaults" to allocate a fresh block and move the sequence to it`
 
 // DBDefault returns the one statement that installs the default described
 // by s, or moves its sequence to a fresh block: idempotent, it allocates a
@@ -140,8 +140,8 @@ BEGIN
 	BEGIN
 		RETURN nextval(seq);
 	EXCEPTION WHEN sequence_generator_limit_exceeded THEN
-		RAISE EXCEPTION 'idsql: the database''s block of keys for table % is used up (sequence %)', tbl, seq
-			USING ERRCODE = 'sequence_generator_limit_exceeded', HINT = {hint};
+		RAISE EXCEPTION 'idsql: the database''s block of keys for table % is used up (sequence %): %', tbl, seq, {hint}
+			USING ERRCODE = 'sequence_generator_limit_exceeded';
 	END
 	$fn$;
 	CREATE SEQUENCE IF NOT EXISTS {seq} AS bigint NO CYCLE;

@@ -267,20 +267,7 @@ func checkKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, want map[string]int
 // migrating again moves the sequence to a fresh block, which Lookup
 // traces; migrating while most of a block is left changes nothing.
 func TestDBDefaultBlockUsedUp(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		open    func(t *testing.T) (*sql.DB, client)
-		wantErr string
-	}{
-		{"postgres", func(t *testing.T) (*sql.DB, client) {
-			raw, dsn := pgtest.Open(t)
-			return raw, psqlClient(t, dsn)
-		}, `idsql migrate --db-defaults`},
-		{"mariadb", func(t *testing.T) (*sql.DB, client) {
-			raw, dsn := mysqltest.Open(t)
-			return raw, mariadbClient(t, dsn)
-		}, `has run out`},
-	} {
+	for _, tc := range dbdefaultClients {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, cli := tc.open(t)
 			ctx := context.Background()
@@ -325,6 +312,53 @@ func TestDBDefaultBlockUsedUp(t *testing.T) {
 				t.Fatalf("after migrating again: %v: %s", err, out)
 			}
 			checkKeys(t, raw, cfg, map[string]int{"client": 18}, "'client'")
+		})
+	}
+}
+
+// dbdefaultClients are the databases with their own clients.
+var dbdefaultClients = []struct {
+	name    string // the dialect
+	open    func(t *testing.T) (*sql.DB, client)
+	wantErr string // in the error of a used-up block
+}{
+	{"postgres", func(t *testing.T) (*sql.DB, client) {
+		raw, dsn := pgtest.Open(t)
+		return raw, psqlClient(t, dsn)
+	}, `idsql migrate --db-defaults`},
+	{"mysql", func(t *testing.T) (*sql.DB, client) {
+		raw, dsn := mysqltest.Open(t)
+		return raw, mariadbClient(t, dsn)
+	}, `has run out`},
+}
+
+// TestDBDefaultByHand: a DBA installs the defaults with the script idsql
+// sql prints, through the database's own client, after idsql migrate.
+func TestDBDefaultByHand(t *testing.T) {
+	for _, tc := range dbdefaultClients {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, cli := tc.open(t)
+			ctx := context.Background()
+			if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
+				t.Fatal(err)
+			}
+			cfg := dbdefaultConfig()
+			if err := idsql.Migrate(ctx, raw, cfg); err != nil {
+				t.Fatal(err)
+			}
+			script, err := idsql.DBDefaultsSQL(tc.name, cfg, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // the second run changes nothing
+				if out, err := cli(t, script); err != nil {
+					t.Fatalf("the script of idsql sql: %v: %s\n%s", err, out, script)
+				}
+			}
+			if out, err := cli(t, `INSERT INTO orders (note) VALUES ('a'), ('b');`); err != nil {
+				t.Fatalf("insert: %v: %s", err, out)
+			}
+			checkKeys(t, raw, cfg, map[string]int{"client": 2}, "'client'")
 		})
 	}
 }

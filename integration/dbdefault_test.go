@@ -55,7 +55,10 @@ func psqlClient(t *testing.T, dsn string) client {
 	u.RawQuery = q.Encode()
 	return func(t *testing.T, script string) (string, error) {
 		cmd := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", u.String())
-		cmd.Env = append(os.Environ(), "PGOPTIONS=-c search_path="+schema)
+		cmd.Env = os.Environ()
+		if schema != "" {
+			cmd.Env = append(cmd.Env, "PGOPTIONS=-c search_path="+schema)
+		}
 		cmd.Stdin = strings.NewReader(script)
 		out, err := cmd.CombinedOutput()
 		return string(out), err

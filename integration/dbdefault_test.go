@@ -131,8 +131,8 @@ copy %[1]d b
 			if _, err := db.ExecContext(ctx, `INSERT INTO orders (note) VALUES ($1), ($2)`, "wrapper a", "wrapper b"); err != nil {
 				return err
 			}
-			// The wrapper cannot fill INSERT ... SELECT: it passes to the
-			// default.
+			// The front doors cannot fill INSERT ... SELECT: it passes to
+			// the default.
 			_, err := db.ExecContext(ctx, `INSERT INTO orders (note) SELECT 'wrapper select ' || g FROM generate_series(1, 3) g`)
 			return err
 		},
@@ -140,15 +140,18 @@ copy %[1]d b
 			if _, err := px.Exec(ctx, `INSERT INTO orders (note) VALUES ($1)`, "pgxid"); err != nil {
 				return err
 			}
-			_, err := px.CopyFrom(ctx, pgx.Identifier{"orders"}, []string{"note"}, pgx.CopyFromRows([][]any{{"pgxid copy a"}, {"pgxid copy b"}}))
+			if _, err := px.CopyFrom(ctx, pgx.Identifier{"orders"}, []string{"note"}, pgx.CopyFromRows([][]any{{"pgxid copy a"}, {"pgxid copy b"}})); err != nil {
+				return err
+			}
+			_, err := px.Exec(ctx, `INSERT INTO orders (note) SELECT 'pgxid select ' || g FROM generate_series(1, 2) g`)
 			return err
 		},
 	}
 	runWriters(t, writers)
 	checkKeys(t, raw, cfg, map[string]int{"psql": 7 * dbdefaultRounds, "wrapper": 2 * dbdefaultRounds,
-		"wrapper select": 3 * dbdefaultRounds, "pgxid": 3 * dbdefaultRounds},
+		"wrapper select": 3 * dbdefaultRounds, "pgxid": 3 * dbdefaultRounds, "pgxid select": 2 * dbdefaultRounds},
 		"CASE WHEN note LIKE 'psql%' OR note LIKE 'copy%' THEN 'psql' WHEN note LIKE 'wrapper select%' THEN 'wrapper select' "+
-			"WHEN note LIKE 'wrapper%' THEN 'wrapper' ELSE 'pgxid' END")
+			"WHEN note LIKE 'wrapper%' THEN 'wrapper' WHEN note LIKE 'pgxid select%' THEN 'pgxid select' ELSE 'pgxid' END")
 }
 
 func TestDBDefaultMixedWritersMariaDB(t *testing.T) {

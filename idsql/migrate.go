@@ -13,7 +13,7 @@ import (
 // Migrate creates idsql's tables in db, the application's database
 // (wrapped by idsql or not), in the stores of its dialect (StoresFor), and
 // a segment key for every segment table of cfg that has none. See
-// MigrateIn.
+// MigrateIn; MigrateWith also installs database-side key defaults.
 func Migrate(ctx context.Context, db *sql.DB, cfg *Config) error {
 	stores, err := StoresFor(db, cfg.Holder)
 	if err != nil {

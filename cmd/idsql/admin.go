@@ -125,13 +125,21 @@ func releasedOr(t time.Time) string {
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("migrate", "--dsn DSN [--config idsql.yaml]",
+	fs := newFlags("migrate", "--dsn DSN [--config idsql.yaml] [--db-defaults [--db-block N] [--dry-run]]",
 		"Creates idsql's tables (idsql_alloc, idsql_alloc_log and, on PostgreSQL and\n"+
 			"MySQL, idsql_workers) and a segment key for every segment table of the configuration\n"+
 			"that has none. A table that already holds rows (from BIGSERIAL) gets a key\n"+
-			"starting above its MAX(key column). Running it again changes nothing.", stderr)
+			"starting above its MAX(key column). Running it again changes nothing.\n\n"+
+			"With --db-defaults it also gives the key column of every segment table a\n"+
+			"database-side default (PostgreSQL, MariaDB) serving a block of keys logged in\n"+
+			"idsql_alloc_log under the instance \"database\", for writers that do not go through\n"+
+			"idsql (psql, COPY, INSERT ... SELECT). Running it again moves a default whose block\n"+
+			"has less than a tenth left to a fresh block.", stderr)
 	dsn := fs.String("dsn", "", dsnHelp)
 	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml)")
+	dbDefaults := fs.Bool("db-defaults", false, "also install database-side defaults on the segment tables' key columns")
+	dbBlock := fs.Int64("db-block", idsql.DefaultDBBlock, "keys per block of a database-side default")
+	dryRun := fs.Bool("dry-run", false, "print the SQL --db-defaults runs instead of migrating")
 	rest, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -148,7 +156,15 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer d.db.Close()
-	if err := idsql.MigrateIn(ctx, d.db, cfg, d.stores); err != nil {
+	if *dryRun {
+		script, err := idsql.DBDefaultsSQL(d.driver, cfg, *dbBlock)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(stdout, script)
+		return err
+	}
+	if err := idsql.MigrateWith(ctx, d.db, cfg, idsql.MigrateOptions{Stores: &d.stores, DBDefaults: *dbDefaults, DBBlock: *dbBlock}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "migrated %s database for namespace %s\n", d.driver, cfg.Namespace)

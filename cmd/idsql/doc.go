@@ -8,7 +8,8 @@
 //	idsql demo [--dsn DSN]                  a tour on an embedded SQLite file (no server needed), or on DSN
 //	idsql decode [--config F | --layout L] [--json] ID...
 //	idsql lookup --dsn DSN [--config F] ID...
-//	idsql migrate --dsn DSN --config F
+//	idsql migrate --dsn DSN --config F [--db-defaults [--db-block N] [--dry-run]]
+//	idsql sql --dialect postgres|mysql [--config F] [--db-block N]
 //	idsql workers --dsn DSN [--config F | --namespace NS] [--all]
 //	idsql segments --dsn DSN
 //	idsql serve [--config F --dsn DSN] [--addr 127.0.0.1:8080]

@@ -43,6 +43,7 @@ func commands() []command {
 		{name: "decode", summary: "take snowflake IDs apart: time, worker, sequence", run: runDecode},
 		{name: "lookup", summary: "trace IDs back to the table that issued them", run: runLookup},
 		{name: "migrate", summary: "create idsql's tables and the segment keys of configured tables", run: runMigrate},
+		{name: "sql", summary: "print the SQL of the database-side key defaults, for a DBA", run: runSQL},
 		{name: "workers", summary: "list the worker leases of a namespace", run: runWorkers},
 		{name: "segments", summary: "list the segment keys with their counters and steps", run: runSegments},
 		{name: "serve", summary: "run the HTTP ID server (Leaf-compatible API, monitor page)", run: runServe},

@@ -131,6 +131,13 @@ func (s *Server) Stop() {
 	s.proc.Stop(syscall.SIGINT, 30*time.Second)
 }
 
+// Crash shuts the server down as a crash would (immediate shutdown,
+// SIGQUIT: no checkpoint, sessions dropped) and waits until it has exited;
+// the next Start recovers from the WAL.
+func (s *Server) Crash() {
+	s.proc.Stop(syscall.SIGQUIT, 30*time.Second)
+}
+
 func (s *Server) initdb() {
 	s.t.Helper()
 	data := filepath.Join(s.dir, "data")

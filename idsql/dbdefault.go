@@ -1,0 +1,144 @@
+package idsql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/internal/dialect"
+)
+
+// DefaultDBBlock is the number of keys in each block a database-side
+// default is given, when MigrateOptions.DBBlock is zero.
+const DefaultDBBlock = 1 << 20
+
+// ErrNoDBDefault is wrapped by the error refusing a database-side default
+// on a database that cannot serve one (SQLite, MySQL 8).
+var ErrNoDBDefault = dialect.ErrNoDBDefault
+
+// MigrateOptions changes what MigrateWith does. The zero value does what
+// Migrate does.
+type MigrateOptions struct {
+	// Stores are where idsql keeps its records; nil means StoresFor(db,
+	// cfg.Holder), as Migrate does (MigrateIn's stores).
+	Stores *Stores
+
+	// DBDefaults also installs a database-side default on the key column
+	// of every segment table of cfg without shard or app bits, so that
+	// writers that do not go through idsql (psql, COPY, other languages,
+	// INSERT ... SELECT) get keys that are unique against idsql's: a block
+	// of DBBlock keys is allocated from the table's segment key like any
+	// process's range and logged in idsql_alloc_log under the instance
+	// "database", so Lookup traces the keys and no process is ever given
+	// them. PostgreSQL serves the block from a sequence bounded to it
+	// (MINVALUE/MAXVALUE, NO CYCLE) through the function idsql_next_key;
+	// MariaDB from a sequence in DEFAULT NEXT VALUE FOR. A used-up block
+	// fails the INSERT with an error naming "idsql migrate --db-defaults",
+	// which allocates a fresh block and moves the sequence to it: running
+	// it again does so whenever less than a tenth of the block is left,
+	// and otherwise changes nothing. The table must exist. SQLite and
+	// MySQL 8 (no sequences) are refused with ErrNoDBDefault. Snowflake
+	// tables get no default.
+	DBDefaults bool
+
+	// DBBlock is the number of keys per block of a database-side default
+	// (default DefaultDBBlock).
+	DBBlock int64
+}
+
+// MigrateWith is Migrate (or, with o.Stores, MigrateIn) with options: see
+// MigrateOptions.
+func MigrateWith(ctx context.Context, db *sql.DB, cfg *Config, o MigrateOptions) error {
+	var stores Stores
+	if o.Stores != nil {
+		stores = *o.Stores
+	} else {
+		var err error
+		if stores, err = StoresFor(db, cfg.Holder); err != nil {
+			return fmt.Errorf("idsql: migrate: %w", err)
+		}
+	}
+	if err := MigrateIn(ctx, db, cfg, stores); err != nil || !o.DBDefaults {
+		return err
+	}
+	d, err := dialectOf(db)
+	if err != nil {
+		return fmt.Errorf("idsql: migrate: %w", err)
+	}
+	if d == dialect.MySQL {
+		var version string
+		if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+			return fmt.Errorf("idsql: migrate: database defaults: %w", err)
+		}
+		if !strings.Contains(strings.ToLower(version), "mariadb") {
+			return fmt.Errorf("idsql: migrate: database defaults on MySQL %s: %w: MySQL has no sequences "+
+				"(a BEFORE INSERT trigger would be needed; not implemented)", version, ErrNoDBDefault)
+		}
+	}
+	stmts, err := dbDefaults(d, cfg, o.DBBlock)
+	if err != nil {
+		return fmt.Errorf("idsql: migrate: %w", err)
+	}
+	for _, s := range stmts {
+		table := s.table
+		if !tableExists(ctx, db, table) {
+			return fmt.Errorf("idsql: migrate: database default for table %s: no such table: create it first", table)
+		}
+		if _, err := db.ExecContext(ctx, s.sql); err != nil {
+			return fmt.Errorf("idsql: migrate: database default for table %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// DBDefaultsSQL returns the SQL that MigrateWith runs with DBDefaults on
+// a database of the named dialect ("postgres", "mysql" for MariaDB), as a
+// script for its own client (psql, mariadb), for a DBA who installs the
+// defaults by hand after idsql migrate has created the segment keys. Each
+// statement allocates and logs its block itself.
+func DBDefaultsSQL(dialectName string, cfg *Config, block int64) (string, error) {
+	d, err := dialect.ByName(dialectName)
+	if err != nil {
+		return "", fmt.Errorf("idsql: %w", err)
+	}
+	stmts, err := dbDefaults(d, cfg, block)
+	if err != nil {
+		return "", fmt.Errorf("idsql: %w", err)
+	}
+	var b strings.Builder
+	for _, s := range stmts {
+		fmt.Fprintf(&b, "-- %s: keys of table %s, column %s, from segment key %s\n", dialect.DBInstance, s.table, cfg.Tables[s.table].KeyColumn(), cfg.SegmentKey(s.table))
+		b.WriteString(d.ClientScript([]string{s.sql}))
+	}
+	return b.String(), nil
+}
+
+// tableSQL is one table's statement.
+type tableSQL struct{ table, sql string }
+
+// dbDefaults returns the statement installing each plain segment table's
+// database-side default, in table order.
+func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error) {
+	if block == 0 {
+		block = DefaultDBBlock
+	}
+	var out []tableSQL
+	for _, table := range cfg.TableNames() {
+		tc := cfg.Tables[table]
+		if tc.Strategy != Segment || !tc.Gene().Plain() {
+			continue
+		}
+		limit := int64(segment.MaxID)
+		if tc.MaxID > 0 {
+			limit = min(limit, tc.MaxID)
+		}
+		s, err := d.DBDefault(dialect.DBDefault{Table: table, Column: tc.KeyColumn(), Key: cfg.SegmentKey(table), Block: block, MaxID: limit})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tableSQL{table: table, sql: s})
+	}
+	return out, nil
+}

@@ -1,0 +1,370 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/pgxid"
+	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // the MariaDB segment store
+	"github.com/idsql/idsql/internal/mysqltest"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+// The database-side default (idsql migrate --db-defaults) serves writers
+// that do not go through idsql: psql and the mariadb client insert into
+// the configured table, with multi-row VALUES, INSERT ... SELECT and COPY,
+// while Go processes insert through the wrapper (whose INSERT ... SELECT
+// passes to the default) and pgxid. No key repeats, and Lookup traces
+// every key to the table: the client's to a block logged under the
+// instance "database", the wrapper's to a process's range.
+
+const dbdefaultRounds = 20
+
+func dbdefaultConfig() *idsql.Config {
+	return &idsql.Config{Namespace: "shop", Tables: map[string]idsql.TableConfig{
+		"orders": {Strategy: idsql.Segment, Step: 50},
+	}}
+}
+
+// client runs a script through a database's own command-line client.
+type client func(t *testing.T, script string) (string, error)
+
+// psqlClient runs scripts through psql on dsn (a pgtest DSN, whose
+// search_path becomes the session's).
+func psqlClient(t *testing.T, dsn string) client {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	q := u.Query()
+	q.Del("search_path")
+	u.RawQuery = q.Encode()
+	return func(t *testing.T, script string) (string, error) {
+		cmd := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", u.String())
+		cmd.Env = os.Environ()
+		if schema != "" {
+			cmd.Env = append(cmd.Env, "PGOPTIONS=-c search_path="+schema)
+		}
+		cmd.Stdin = strings.NewReader(script)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+}
+
+// mariadbClient runs scripts through the mariadb client on dsn (a
+// go-sql-driver DSN).
+func mariadbClient(t *testing.T, dsn string) client {
+	t.Helper()
+	c, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, ok := strings.Cut(c.Addr, ":")
+	if !ok {
+		t.Fatalf("mariadb client: address %q has no port", c.Addr)
+	}
+	return func(t *testing.T, script string) (string, error) {
+		cmd := exec.Command("mariadb", "--protocol=TCP", "-h", host, "-P", port, "-u", c.User, c.DBName)
+		cmd.Env = append(os.Environ(), "MYSQL_PWD="+c.Passwd)
+		cmd.Stdin = strings.NewReader(script)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+}
+
+func TestDBDefaultMixedWritersPostgres(t *testing.T) {
+	raw, dsn := pgtest.Open(t)
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := dbdefaultConfig()
+	if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 100_000}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	px, err := pgxid.New(pool, cfg, pgxid.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	psql := psqlClient(t, dsn)
+
+	writers := map[string]func(i int) error{
+		"psql": func(i int) error {
+			out, err := psql(t, fmt.Sprintf(`INSERT INTO orders (note) VALUES ('psql %[1]d a'), ('psql %[1]d b');
+INSERT INTO orders (note) SELECT 'psql select ' || g FROM generate_series(1, 3) g;
+COPY orders (note) FROM STDIN;
+copy %[1]d a
+copy %[1]d b
+\.
+`, i))
+			if err != nil {
+				return fmt.Errorf("psql: %w: %s", err, out)
+			}
+			return nil
+		},
+		"wrapper": func(i int) error {
+			if _, err := db.ExecContext(ctx, `INSERT INTO orders (note) VALUES ($1), ($2)`, "wrapper a", "wrapper b"); err != nil {
+				return err
+			}
+			// The front doors cannot fill INSERT ... SELECT: it passes to
+			// the default.
+			_, err := db.ExecContext(ctx, `INSERT INTO orders (note) SELECT 'wrapper select ' || g FROM generate_series(1, 3) g`)
+			return err
+		},
+		"pgxid": func(i int) error {
+			if _, err := px.Exec(ctx, `INSERT INTO orders (note) VALUES ($1)`, "pgxid"); err != nil {
+				return err
+			}
+			if _, err := px.CopyFrom(ctx, pgx.Identifier{"orders"}, []string{"note"}, pgx.CopyFromRows([][]any{{"pgxid copy a"}, {"pgxid copy b"}})); err != nil {
+				return err
+			}
+			_, err := px.Exec(ctx, `INSERT INTO orders (note) SELECT 'pgxid select ' || g FROM generate_series(1, 2) g`)
+			return err
+		},
+	}
+	runWriters(t, writers)
+	checkKeys(t, raw, cfg, map[string]int{"psql": 7 * dbdefaultRounds, "wrapper": 2 * dbdefaultRounds,
+		"wrapper select": 3 * dbdefaultRounds, "pgxid": 3 * dbdefaultRounds, "pgxid select": 2 * dbdefaultRounds},
+		"CASE WHEN note LIKE 'psql%' OR note LIKE 'copy%' THEN 'psql' WHEN note LIKE 'wrapper select%' THEN 'wrapper select' "+
+			"WHEN note LIKE 'wrapper%' THEN 'wrapper' WHEN note LIKE 'pgxid select%' THEN 'pgxid select' ELSE 'pgxid' END")
+}
+
+func TestDBDefaultMixedWritersMariaDB(t *testing.T) {
+	raw, dsn := mysqltest.Open(t)
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := dbdefaultConfig()
+	if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 100_000}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	mariadb := mariadbClient(t, dsn)
+	writers := map[string]func(i int) error{
+		"mariadb": func(i int) error {
+			out, err := mariadb(t, fmt.Sprintf(`INSERT INTO orders (note) VALUES ('mariadb %[1]d a'), ('mariadb %[1]d b');
+INSERT INTO orders (note) SELECT CONCAT('mariadb select ', seq) FROM seq_1_to_3;
+`, i))
+			if err != nil {
+				return fmt.Errorf("mariadb: %w: %s", err, out)
+			}
+			return nil
+		},
+		"wrapper": func(i int) error {
+			if _, err := db.ExecContext(ctx, `INSERT INTO orders (note) VALUES (?), (?)`, "wrapper a", "wrapper b"); err != nil {
+				return err
+			}
+			_, err := db.ExecContext(ctx, `INSERT INTO orders (note) SELECT CONCAT('wrapper select ', seq) FROM seq_1_to_3`)
+			return err
+		},
+	}
+	runWriters(t, writers)
+	checkKeys(t, raw, cfg, map[string]int{"mariadb": 5 * dbdefaultRounds, "wrapper": 2 * dbdefaultRounds,
+		"wrapper select": 3 * dbdefaultRounds},
+		"CASE WHEN note LIKE 'mariadb%' THEN 'mariadb' WHEN note LIKE 'wrapper select%' THEN 'wrapper select' ELSE 'wrapper' END")
+}
+
+// runWriters runs every writer dbdefaultRounds times, all at once.
+func runWriters(t *testing.T, writers map[string]func(i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(writers))
+	for name, w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range dbdefaultRounds {
+				if err := w(i); err != nil {
+					errs <- fmt.Errorf("%s, round %d: %w", name, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// checkKeys checks that orders holds the rows each writer (told apart by
+// the SQL expression writer over note) inserted, no key twice, and that
+// Lookup traces every key to orders: the keys idsql filled ("wrapper",
+// "pgxid") to a process's range, every other writer's to a block of the
+// instance "database".
+func checkKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, want map[string]int, writer string) {
+	t.Helper()
+	ctx := context.Background()
+	var dups int
+	if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT id FROM orders GROUP BY id HAVING COUNT(*) > 1) d`).Scan(&dups); err != nil {
+		t.Fatal(err)
+	}
+	if dups != 0 {
+		t.Fatalf("%d keys inserted more than once", dups)
+	}
+	rows, err := raw.QueryContext(ctx, `SELECT id, `+writer+` FROM orders`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string]int{}
+	for rows.Next() {
+		var id int64
+		var w string
+		if err := rows.Scan(&id, &w); err != nil {
+			t.Fatal(err)
+		}
+		got[w]++
+		origins, err := idsql.Lookup(ctx, raw, cfg, id)
+		if err != nil || len(origins) != 1 || origins[0].Table != "orders" {
+			t.Fatalf("Lookup(%d) from %s: %+v, %v", id, w, origins, err)
+		}
+		byDB := origins[0].Instance() == "database"
+		if goKeyed := w == "wrapper" || w == "pgxid"; byDB == goKeyed {
+			t.Errorf("key %d from %s traced to instance %q", id, w, origins[0].Instance())
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for w, n := range want {
+		if got[w] != n {
+			t.Errorf("%s inserted %d rows, want %d", w, got[w], n)
+		}
+	}
+}
+
+// TestDBDefaultBlockUsedUp: a used-up block fails the client's INSERT
+// (on PostgreSQL with an error naming the command that extends it);
+// migrating again moves the sequence to a fresh block, which Lookup
+// traces; migrating while most of a block is left changes nothing.
+func TestDBDefaultBlockUsedUp(t *testing.T) {
+	for _, tc := range dbdefaultClients {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, cli := tc.open(t)
+			ctx := context.Background()
+			if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
+				t.Fatal(err)
+			}
+			cfg := dbdefaultConfig()
+			migrate := func() {
+				t.Helper()
+				if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 10}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			blocks := func() int {
+				t.Helper()
+				var n int
+				if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM idsql_alloc_log WHERE instance = 'database'`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			migrate()
+			migrate() // the whole block is left: no new one
+			if n := blocks(); n != 1 {
+				t.Fatalf("%d blocks after migrating twice, want 1", n)
+			}
+			insert := `INSERT INTO orders (note) VALUES ('a'), ('b'), ('c'), ('d'), ('e'), ('f'), ('g'), ('h'), ('i');`
+			if out, err := cli(t, insert); err != nil {
+				t.Fatalf("first 9 keys: %v: %s", err, out)
+			}
+			if out, err := cli(t, insert); err == nil || !strings.Contains(out, tc.wantErr) {
+				t.Fatalf("keys 10 to 18 of a block of 10: %v: %q, want an error saying %q", err, out, tc.wantErr)
+			}
+			if _, err := raw.ExecContext(ctx, insert); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("keys 10 to 18 of a block of 10 from Go: %v, want an error saying %q", err, tc.wantErr)
+			}
+			migrate()
+			if n := blocks(); n != 2 {
+				t.Fatalf("%d blocks after the block was used up, want 2", n)
+			}
+			if out, err := cli(t, insert); err != nil {
+				t.Fatalf("after migrating again: %v: %s", err, out)
+			}
+			checkKeys(t, raw, cfg, map[string]int{"client": 18}, "'client'")
+		})
+	}
+}
+
+// dbdefaultClients are the databases with their own clients.
+var dbdefaultClients = []struct {
+	name    string // the dialect
+	open    func(t *testing.T) (*sql.DB, client)
+	wantErr string // in the error of a used-up block
+}{
+	{"postgres", func(t *testing.T) (*sql.DB, client) {
+		raw, dsn := pgtest.Open(t)
+		return raw, psqlClient(t, dsn)
+	}, `idsql migrate --db-defaults`},
+	{"mysql", func(t *testing.T) (*sql.DB, client) {
+		raw, dsn := mysqltest.Open(t)
+		return raw, mariadbClient(t, dsn)
+	}, `has run out`},
+}
+
+// TestDBDefaultByHand: a DBA installs the defaults with the script idsql
+// sql prints, through the database's own client, after idsql migrate.
+func TestDBDefaultByHand(t *testing.T) {
+	for _, tc := range dbdefaultClients {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, cli := tc.open(t)
+			ctx := context.Background()
+			if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
+				t.Fatal(err)
+			}
+			cfg := dbdefaultConfig()
+			if err := idsql.Migrate(ctx, raw, cfg); err != nil {
+				t.Fatal(err)
+			}
+			script, err := idsql.DBDefaultsSQL(tc.name, cfg, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // the second run changes nothing
+				if out, err := cli(t, script); err != nil {
+					t.Fatalf("the script of idsql sql: %v: %s\n%s", err, out, script)
+				}
+			}
+			if out, err := cli(t, `INSERT INTO orders (note) VALUES ('a'), ('b');`); err != nil {
+				t.Fatalf("insert: %v: %s", err, out)
+			}
+			checkKeys(t, raw, cfg, map[string]int{"client": 2}, "'client'")
+		})
+	}
+}

@@ -1,0 +1,203 @@
+package dialect
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrNoDBDefault is wrapped by the error of a database that cannot serve
+// keys from a block of idsql's segment ranges in a column default.
+var ErrNoDBDefault = errors.New("dialect: no database-side key default on this database")
+
+// DBInstance is the instance under which a database-side default's blocks
+// are logged in idsql_alloc_log.
+const DBInstance = "database"
+
+// DBDefault describes a database-side default for a segment table's key
+// column: the keys come from a block of Block keys allocated from the
+// segment key Key in idsql_alloc, logged in idsql_alloc_log under the
+// instance DBInstance, and served by a sequence bounded to the block.
+type DBDefault struct {
+	Table  string // the configured table name, [schema.]table
+	Column string // the key column
+	Key    string // the segment key (idsql_alloc.biz_tag)
+	Block  int64  // keys per block, > 0
+	MaxID  int64  // the largest key a block may hold
+}
+
+// Sequence returns the name of the sequence serving the default: the
+// table's name with _<column>_idsql, in the table's schema, unquoted.
+func (s DBDefault) Sequence() (schema, name string) {
+	parts := nameParts(s.Table)
+	name = parts[len(parts)-1] + "_" + s.Column + "_idsql"
+	if len(parts) == 2 {
+		schema = parts[0]
+	}
+	return schema, name
+}
+
+// DBDefaultHint is what a used-up block's error tells the reader to run.
+const DBDefaultHint = `run "idsql migrate --db-defaults" to allocate a fresh block and move the sequence to it`
+
+// DBDefault returns the one statement that installs the default described
+// by s, or moves its sequence to a fresh block: idempotent, it allocates a
+// block only when there is no sequence yet, or its block has less than a
+// tenth left. PostgreSQL: a DO block, in one transaction (the block is
+// allocated, logged and the sequence moved together; the default is
+// idsql_next_key(sequence, table), which calls nextval and turns a
+// used-up block's error into one naming the command that extends it).
+// MariaDB: a compound statement (BEGIN NOT ATOMIC); the allocation commits
+// before the sequence is altered (DDL commits by itself), so a failure in
+// between leaves a logged block unused, never a key twice. SQLite has no
+// sequences: ErrNoDBDefault. MySQL 8 has none either; its callers check
+// the server (see ErrNoDBDefault) before running the MariaDB form.
+func (d Dialect) DBDefault(s DBDefault) (string, error) {
+	fail := func(err error) (string, error) {
+		return "", fmt.Errorf("dialect: %s: database default for %s.%s: %w", d, s.Table, s.Column, err)
+	}
+	if s.Block <= 0 || s.MaxID < s.Block {
+		return fail(fmt.Errorf("block of %d keys below %d", s.Block, s.MaxID))
+	}
+	table, err := d.QuoteTable(s.Table)
+	if err != nil {
+		return fail(err)
+	}
+	col, err := d.QuoteIdent(s.Column)
+	if err != nil {
+		return fail(err)
+	}
+	schema, name := s.Sequence()
+	seq := d.Quote(name)
+	if schema != "" {
+		seq = d.Quote(schema) + "." + seq
+	}
+	for _, v := range []string{s.Table, s.Column, s.Key} {
+		// Names travel as string literals inside a dollar-quoted or
+		// compound body: refuse what would need escaping beyond ''.
+		if strings.ContainsAny(v, `\$;'`) {
+			return fail(fmt.Errorf("name %q holds \\, $, ; or '", v))
+		}
+	}
+	lit := func(v string) string { return "'" + v + "'" }
+	var tmpl string
+	switch d {
+	case PostgreSQL:
+		tmpl = pgDBDefault
+	case MySQL:
+		tmpl = mariaDBDefault
+	default:
+		return fail(ErrNoDBDefault)
+	}
+	schemaLit := "NULL"
+	if schema != "" {
+		schemaLit = lit(schema)
+	}
+	return strings.NewReplacer(
+		"{table}", table, "{col}", col, "{seq}", seq,
+		"{tablelit}", lit(table), "{collit}", lit(s.Column), "{seqlit}", lit(seq),
+		"{schemalit}", schemaLit, "{seqnamelit}", lit(name), "{tablenamelit}", lit(nameParts(s.Table)[len(nameParts(s.Table))-1]),
+		"{key}", lit(s.Key), "{tablename}", lit(s.Table),
+		"{block}", strconv.FormatInt(s.Block, 10), "{maxid}", strconv.FormatInt(s.MaxID, 10),
+		"{hint}", lit(DBDefaultHint), "{instance}", lit(DBInstance),
+	).Replace(tmpl), nil
+}
+
+// ClientScript renders statements from DBDefault as a script for the
+// database's own client (psql; mariadb, whose compound statements need
+// another delimiter).
+func (d Dialect) ClientScript(stmts []string) string {
+	var b strings.Builder
+	if d == MySQL {
+		b.WriteString("DELIMITER //\n")
+	}
+	for _, s := range stmts {
+		b.WriteString(s)
+		if d == MySQL {
+			b.WriteString("//\n")
+		} else {
+			b.WriteString(";\n")
+		}
+	}
+	if d == MySQL {
+		b.WriteString("DELIMITER ;\n")
+	}
+	return b.String()
+}
+
+// pgDBDefault is PostgreSQL's DBDefault statement. The migration lock is
+// the segment store's (8315429661) plus one, so two installs serialize.
+const pgDBDefault = `DO $idsql$
+DECLARE
+	blk_last bigint;
+	remaining bigint;
+BEGIN
+	PERFORM pg_advisory_xact_lock(8315429662);
+	PERFORM set_config('synchronous_commit', 'on', true);
+	CREATE OR REPLACE FUNCTION idsql_next_key(seq regclass, tbl text) RETURNS bigint
+	LANGUAGE plpgsql VOLATILE AS $fn$
+	BEGIN
+		RETURN nextval(seq);
+	EXCEPTION WHEN sequence_generator_limit_exceeded THEN
+		RAISE EXCEPTION 'idsql: the database''s block of keys for table % is used up (sequence %): %', tbl, seq, {hint}
+			USING ERRCODE = 'sequence_generator_limit_exceeded';
+	END
+	$fn$;
+	CREATE SEQUENCE IF NOT EXISTS {seq} AS bigint NO CYCLE;
+	SELECT s.seqmax - coalesce(pg_sequence_last_value(s.seqrelid), s.seqmin - 1) INTO remaining
+	FROM pg_sequence s
+	JOIN idsql_alloc_log l ON l.biz_tag = {key} AND l.instance = {instance} AND l.first_id = s.seqmin AND l.last_id = s.seqmax
+	WHERE s.seqrelid = to_regclass({seqlit});
+	IF remaining IS NULL OR remaining * 10 < {block} THEN
+		UPDATE idsql_alloc SET max_id = max_id + {block}, update_time = clock_timestamp()
+		WHERE biz_tag = {key} AND max_id <= {maxid} - {block}
+		RETURNING max_id INTO blk_last;
+		IF blk_last IS NULL THEN
+			RAISE EXCEPTION 'idsql: segment key % has no row in idsql_alloc, or no room for a block of % keys below %', {key}, {block}, {maxid}
+				USING HINT = 'Run "idsql migrate" first; a table whose keys are used up needs a new key.';
+		END IF;
+		INSERT INTO idsql_alloc_log (biz_tag, first_id, last_id, instance, created)
+		VALUES ({key}, blk_last - {block} + 1, blk_last, {instance}, clock_timestamp());
+		EXECUTE format('ALTER SEQUENCE %s MINVALUE %s MAXVALUE %s START WITH %s RESTART WITH %s NO CYCLE',
+			{seqlit}, blk_last - {block} + 1, blk_last, blk_last - {block} + 1, blk_last - {block} + 1);
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
+		AND pg_get_expr(d.adbin, d.adrelid) LIKE '%idsql_next_key(%') THEN
+		ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT idsql_next_key({seqlit}::regclass, {tablename});
+	END IF;
+END
+$idsql$`
+
+// mariaDBDefault is MariaDB's DBDefault statement (10.3 and later:
+// sequences, DEFAULT NEXT VALUE FOR, EXECUTE IMMEDIATE).
+const mariaDBDefault = `BEGIN NOT ATOMIC
+	DECLARE blk_last BIGINT DEFAULT NULL;
+	DECLARE remaining BIGINT DEFAULT NULL;
+	CREATE SEQUENCE IF NOT EXISTS {seq} NOCYCLE;
+	SET remaining = (SELECT s.maximum_value - s.next_not_cached_value + 1
+		FROM {seq} s
+		JOIN idsql_alloc_log l ON l.biz_tag = {key} AND l.instance = {instance}
+			AND l.first_id = s.minimum_value AND l.last_id = s.maximum_value);
+	IF remaining IS NULL OR remaining * 10 < {block} THEN
+		START TRANSACTION;
+		UPDATE idsql_alloc SET max_id = max_id + {block}, update_time = UTC_TIMESTAMP(6)
+		WHERE biz_tag = {key} AND max_id <= {maxid} - {block};
+		IF ROW_COUNT() = 0 THEN
+			ROLLBACK;
+			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'idsql: the segment key has no row in idsql_alloc, or no room for a block: run "idsql migrate" first';
+		END IF;
+		SELECT max_id INTO blk_last FROM idsql_alloc WHERE biz_tag = {key};
+		INSERT INTO idsql_alloc_log (biz_tag, first_id, last_id, instance, created)
+		VALUES ({key}, blk_last - {block} + 1, blk_last, {instance}, UTC_TIMESTAMP(6));
+		COMMIT;
+		EXECUTE IMMEDIATE CONCAT('ALTER SEQUENCE {seq} MINVALUE ', blk_last - {block} + 1, ' MAXVALUE ', blk_last,
+			' START WITH ', blk_last - {block} + 1, ' RESTART WITH ', blk_last - {block} + 1, ' NOCYCLE');
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+		WHERE table_schema = coalesce({schemalit}, DATABASE()) AND table_name = {tablenamelit}
+		AND column_name = {collit} AND column_default LIKE CONCAT('%', {seqnamelit}, '%')) THEN
+		ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT (NEXT VALUE FOR {seq});
+	END IF;
+END`

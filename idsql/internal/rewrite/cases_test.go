@@ -176,6 +176,7 @@ var rwCases = []rwCase{
 		err: "insert into orders: malformed statement: VALUES row 1 has 1 value for 2 listed columns; give each row one value per listed column (at byte 43, near \"($1)\")", noPG: true},
 	{name: "rows of different widths", in: `INSERT INTO orders (user_id, total) VALUES ($1, $2), ($3)`,
 		err: "malformed statement: VALUES row 2 has 1 value for 2 listed columns; give each row one value per listed column", noPG: true},
+	{name: "row too wide, key with a default", in: `INSERT INTO events (kind) VALUES ($1, $2)`, noPG: true}, // the database reports it
 	{name: "column indirection", in: `INSERT INTO orders (note[1]) VALUES ($1)`, err: "column list not understood", noPG: true},
 
 	// ON CONFLICT, RETURNING.

@@ -535,8 +535,11 @@ func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, *planStat
 		return l.plan, l.st, nil
 	}
 	p, err := c.rw.Plan(ctx, query, catalog{c})
-	if err != nil || p == nil {
-		return nil, nil, err
+	if err != nil {
+		return nil, nil, fmt.Errorf("idsql: %w", err)
+	}
+	if p == nil {
+		return nil, nil, nil
 	}
 	st, err := c.c.state(ctx, c, p)
 	if err != nil {

@@ -321,8 +321,8 @@ func TestReplayFuzzCorpus(t *testing.T) {
 		case planErr != nil:
 			refused++
 			var re *rewrite.Error
-			if !errors.As(err, &re) || err.Error() != planErr.Error() {
-				t.Errorf("%s: %q: wrapper error %v, want the rewriter's %v", sc.name, sc.query, err, planErr)
+			if !errors.As(err, &re) || err.Error() != "idsql: "+planErr.Error() {
+				t.Errorf("%s: %q: wrapper error %v, want the rewriter's %v after idsql's prefix", sc.name, sc.query, err, planErr)
 			}
 			if len(got) != 0 {
 				t.Errorf("%s: refused statement reached the server as %q", sc.name, got)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/idsql/pgxid"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
@@ -360,9 +361,24 @@ var frontDoorCases = []struct {
 	{"refused before sending", func(t *testing.T, d *door) {
 		ctx := context.Background()
 		// No key can be given to the rows of INSERT ... SELECT, and the
-		// key column has no default.
-		if _, err := d.exec(ctx, d.q("INSERT INTO orders (v) SELECT 1")); err == nil || !strings.Contains(err.Error(), "orders") {
-			t.Errorf("INSERT ... SELECT: %v, want a refusal naming the table", err)
+		// key column has no default: refused with the door's own prefix,
+		// naming the table, the cause and the fix.
+		prefix := "idsql: insert into orders: "
+		if d.db == nil {
+			prefix = "pgxid: insert into orders: "
+		}
+		_, err := d.exec(ctx, d.q("INSERT INTO orders (v) SELECT 1"))
+		var re *rewrite.Error
+		if err == nil || !strings.HasPrefix(err.Error(), prefix+"INSERT ... SELECT") || !strings.Contains(err.Error(), "list id in the column list") ||
+			!errors.As(err, &re) || re.Table != "orders" {
+			t.Errorf("INSERT ... SELECT: %v, want a *rewrite.Error beginning %q that says to list id", err, prefix)
+		}
+		// A malformed statement is called that, with what mends it, and
+		// not answered with the key column's default.
+		_, err = d.exec(ctx, "INSERT INTO orders (v) VALUES (1, 2)")
+		want := prefix + "malformed statement: VALUES row 1 has 2 values for 1 listed column; give each row one value per listed column"
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "default") || !errors.As(err, &re) {
+			t.Errorf("a row of 2 values for 1 column: %v, want a *rewrite.Error beginning %q", err, want)
 		}
 		// max_id: a key above it is refused, never wrapped.
 		if _, err := d.exec(ctx, d.q("INSERT INTO capped (v) VALUES (?)"), 1); !errors.Is(err, idsql.ErrKeySpaceExhausted) {

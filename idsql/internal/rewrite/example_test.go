@@ -94,7 +94,7 @@ func ExampleError() {
 	_, err := rw.Plan(context.Background(), `INSERT INTO orders (user_id) SELECT 1`, cat)
 	fmt.Println(err)
 	// Output:
-	// rewrite: insert into orders: INSERT ... SELECT (or another query form) cannot be filled, and key column id has no default; list id in the column list and pass a key from idsql's DB.NextID(ctx, "orders") or Keys.NextID, or give the column a default (at byte 29, near "SELECT 1")
+	// insert into orders: INSERT ... SELECT (or another query form) cannot be filled, and key column id has no default; list id in the column list and pass a key from idsql's DB.NextID(ctx, "orders") or Keys.NextID, or give the column a default (at byte 29, near "SELECT 1")
 }
 
 type catalog map[string][]rewrite.Column

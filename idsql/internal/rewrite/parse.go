@@ -106,6 +106,9 @@ type occurrence struct {
 	parsed     bool
 	failPos    int
 	failReason string
+	// badForm: failReason says the statement is malformed (and how to
+	// mend it), so the key column's default is no help to offer.
+	badForm bool
 
 	nameEnd      int // offset after the table name (or alias, or PARTITION list)
 	ncols        int // -1: no column list
@@ -127,12 +130,29 @@ type occurrence struct {
 func (o *occurrence) fail(p *parser, i int, reason string) *occurrence {
 	o.parsed = false
 	o.failReason = reason
+	o.badForm = false
 	if i < len(p.toks) {
 		o.failPos = p.toks[i].start
 	} else {
 		o.failPos = len(p.q)
 	}
 	return o
+}
+
+// malformed fails o at token i for a statement no database accepts: reason
+// says what is wrong with it and how to mend it.
+func (o *occurrence) malformed(p *parser, i int, reason string) *occurrence {
+	o.fail(p, i, "malformed statement: "+reason)
+	o.badForm = true
+	return o
+}
+
+// count writes n things, the noun in the plural unless n is 1.
+func count(n int, noun string) string {
+	if n != 1 {
+		noun += "s"
+	}
+	return strconv.Itoa(n) + " " + noun
 }
 
 // name reads a possibly qualified name at i: [catalog.][schema.]name.
@@ -179,7 +199,7 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 	if o != nil && o.keyListed && o.failReason != "" {
 		// The statement gives the key itself: a form not read further
 		// (INSERT ... SELECT, say) passes unchanged, as it always did.
-		o.parsed, o.failReason, o.rows, o.setKey = false, "", nil, [2]int{}
+		o.parsed, o.failReason, o.badForm, o.rows, o.setKey = false, "", false, nil, [2]int{}
 	}
 	return o
 }
@@ -310,12 +330,13 @@ func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 			if n == 0 && !mysql {
 				return o.fail(p, j, "empty VALUES row")
 			}
-			want := o.ncols
-			if want < 0 && len(o.rows) > 0 {
-				want = o.rows[0].width
-			}
-			if want >= 0 && n != want {
-				return o.fail(p, j, "VALUES row has "+strconv.Itoa(n)+" values for "+strconv.Itoa(want)+" columns")
+			switch row := strconv.Itoa(len(o.rows) + 1); {
+			case o.ncols >= 0 && n != o.ncols:
+				return o.malformed(p, j, "VALUES row "+row+" has "+count(n, "value")+" for "+count(o.ncols, "listed column")+
+					"; give each row one value per listed column")
+			case o.ncols < 0 && len(o.rows) > 0 && n != o.rows[0].width:
+				return o.malformed(p, j, "VALUES row "+row+" has "+count(n, "value")+" where row 1 has "+strconv.Itoa(o.rows[0].width)+
+					"; give each row as many values as the first")
 			}
 			o.rows = append(o.rows, row{lastEnd: p.toks[k-1].end, width: n, open: j, close: k})
 			j = k + 1
@@ -692,6 +713,9 @@ func (r *Rewriter) unfillable(ctx context.Context, q string, cat Catalog, occs [
 			if !found {
 				why = "is not in the catalog's columns of " + o.tbl.Name
 			}
+			if o.badForm {
+				return nil, newError(o.tbl, q, o.failPos, o.failReason, nil), true
+			}
 			return nil, newError(o.tbl, q, o.failPos, o.failReason+", and key column "+o.tbl.key()+" "+why+
 				"; list "+o.tbl.key()+" in the column list and pass a key from idsql's DB.NextID(ctx, "+strconv.Quote(o.tbl.String())+
 				") or Keys.NextID, or give the column a default", nil), true
@@ -752,8 +776,9 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 		case keyAt < 0:
 			return nil, newError(o.tbl, q, o.failPos, "the catalog's columns of "+o.tbl.Name+" lack key column "+o.tbl.key(), nil), true
 		case width > len(cols):
-			o.failReason = "INSERT without a column list gives " + strconv.Itoa(width) + " values for " +
-				strconv.Itoa(len(cols)) + " columns"
+			o.failReason = "malformed statement: INSERT without a column list gives " + count(width, "value") + " for the " +
+				count(len(cols), "column") + " of " + o.tbl.Name + "; give at most one value per column"
+			o.badForm = true
 			return r.unfillable(ctx, q, cat, []*occurrence{o})
 		case keyAt < width && o.tbl.KeepZero:
 			return nil, nil, true // the key is given by position

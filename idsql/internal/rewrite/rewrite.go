@@ -461,9 +461,12 @@ type Error struct {
 	Err    error  // the cause, when there is one (a Catalog error)
 }
 
-// Error formats the error with the table, the reason and the position.
+// Error formats the error with the table, the reason and the position. It
+// carries no package prefix: the front door that returns it to its caller
+// adds its own (idsql: or pgxid:), since this package is not one a user
+// knows.
 func (e *Error) Error() string {
-	s := "rewrite: insert into " + e.Table + ": " + e.Reason
+	s := "insert into " + e.Table + ": " + e.Reason
 	if e.Pos >= 0 {
 		s += fmt.Sprintf(" (at byte %d, near %q)", e.Pos, e.Near)
 	}

@@ -149,7 +149,7 @@ func TestCatalogError(t *testing.T) {
 	if !errors.As(err, &e) || !errors.Is(err, cause) || e.Table != "orders" {
 		t.Fatalf("err = %v; want *Error for orders wrapping the cause", err)
 	}
-	want := `rewrite: insert into orders: reading the catalog (at byte 0, near "INSERT INTO orders VALUES ($1)"): connection refused`
+	want := `insert into orders: reading the catalog (at byte 0, near "INSERT INTO orders VALUES ($1)"): connection refused`
 	if err.Error() != want {
 		t.Fatalf("err =\n%s\nwant\n%s", err, want)
 	}

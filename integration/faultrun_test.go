@@ -1,0 +1,233 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/internal/mysqltest"
+	"github.com/idsql/idsql/internal/pgtest"
+	"github.com/idsql/idsql/internal/zktest"
+)
+
+// The twin and clock tests run a few chaos helpers on the shared servers,
+// each drawing keys of one snowflake table without inserting rows (-draw),
+// so that each key's time is when it was issued. The checker reads every
+// key each process printed: duplicates, and the longest gap in the keys
+// of a process the fault did not touch.
+
+// faultHeartbeat is holder.heartbeat of the twin and clock tests.
+const faultHeartbeat = 500 * time.Millisecond
+
+// faultMaxGap is the longest pause allowed to a process a fault did not
+// touch (issue 28).
+const faultMaxGap = 100 * time.Millisecond
+
+// faultHolder is a holder kind and mode on a database, as a twin or clock
+// test runs it.
+type faultHolder struct {
+	name   string // row label: "local, worker table on PostgreSQL"
+	driver string // postgres or mysql: where the worker table lives
+	yaml   string // the holder section's settings, less instance and cache_dir
+	zk     bool   // needs ZooKeeper
+	// exclusive: a second process with the same identity must be refused
+	// (false for modes that hand it another worker ID).
+	exclusive bool
+}
+
+// faultHolders are the holders the twin and clock tests cover.
+var faultHolders = []faultHolder{
+	{name: "local, worker table on PostgreSQL", driver: "postgres", exclusive: true,
+		yaml: "  kind: local\n  workers: {twin: 9, other: 10, clock: 11}\n"},
+	{name: "local, worker table on MariaDB", driver: "mysql", exclusive: true,
+		yaml: "  kind: local\n  workers: {twin: 9, other: 10, clock: 11}\n"},
+	{name: "postgres/sticky", driver: "postgres", exclusive: true,
+		yaml: "  kind: postgres\n  mode: sticky\n  session_timeout: 2s\n"},
+	{name: "postgres/sticky on MariaDB", driver: "mysql", exclusive: true,
+		yaml: "  kind: postgres\n  mode: sticky\n  session_timeout: 2s\n"},
+	{name: "postgres/lease", driver: "postgres",
+		yaml: "  kind: postgres\n  mode: lease\n  session_timeout: 2s\n"},
+	{name: "postgres/disposable", driver: "postgres",
+		yaml: "  kind: postgres\n  mode: disposable\n  session_timeout: 2s\n"},
+	{name: "zookeeper/sticky", driver: "postgres", zk: true, exclusive: true,
+		yaml: "  kind: zookeeper\n  mode: sticky\n  session_timeout: 2s\n  tick_time: 500ms\n"},
+}
+
+// faultRun is one twin or clock test's world: the database holding the
+// worker table (a schema of the shared PostgreSQL or a database of the
+// shared MariaDB), the helper binary, and the processes it ran.
+type faultRun struct {
+	t   *testing.T
+	h   faultHolder
+	bin string
+	dir string
+	dsn string
+	ns  string
+	zk  string // ZooKeeper servers, for a zookeeper holder
+	mu  sync.Mutex
+	all []*chaosProc
+}
+
+func newFaultRun(t *testing.T, h faultHolder) *faultRun {
+	t.Helper()
+	r := &faultRun{t: t, h: h, dir: t.TempDir()}
+	var db *sql.DB
+	switch h.driver {
+	case "mysql":
+		db, r.dsn = mysqltest.Open(t)
+	default:
+		db, r.dsn = pgtest.Open(t)
+	}
+	if h.zk {
+		servers := zktest.Servers(t)
+		r.zk = strings.Join(servers, ", ")
+	}
+	// A namespace of its own: ZooKeeper paths are named after it.
+	r.ns = fmt.Sprintf("f%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := registry.New(db, registry.Settings{AcceptLazyCommits: true}).Migrate(ctx); err != nil {
+		t.Fatalf("migrate the worker table: %v", err)
+	}
+	r.bin = buildChaosProc(t, r.dir)
+	t.Cleanup(func() {
+		for _, p := range r.procs() {
+			p.kill()
+		}
+	})
+	return r
+}
+
+// config writes process name's configuration: identity, and a cache
+// directory of its own (a host of its own).
+func (r *faultRun) config(name, identity string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "namespace: %s\nlayout: leaf\nholder:\n%s", r.ns, r.h.yaml)
+	fmt.Fprintf(&b, "  instance: %s\n  heartbeat: %s\n  cache_dir: %q\n", identity, faultHeartbeat, filepath.Join(r.dir, "cache-"+name))
+	if r.h.zk {
+		fmt.Fprintf(&b, "  servers: [%s]\n", r.zk)
+	}
+	if r.h.driver == "mysql" {
+		b.WriteString("  accept_lazy_commits: true\n") // the test server flushes lazily
+	}
+	fmt.Fprintf(&b, "tables:\n  %s: {strategy: snowflake}\n", sfTable)
+	path := filepath.Join(r.dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	return path
+}
+
+// start launches a process drawing keys on identity; clockAt, when not
+// zero, is its clock's first reading (-clock-start).
+func (r *faultRun) start(name, identity string, clockAt time.Time, extra ...string) *chaosProc {
+	r.t.Helper()
+	args := append([]string{"-driver", r.h.driver, "-draw", "-workers", "1", "-batch", "1", "-pause", "2ms"}, extra...)
+	p, err := startProc(r.bin, r.dir, r.dsn, r.config(name, identity), name, identity, clockAt, args)
+	if err != nil {
+		r.t.Fatalf("launch %s: %v", name, err)
+	}
+	r.mu.Lock()
+	r.all = append(r.all, p)
+	r.mu.Unlock()
+	return p
+}
+
+func (r *faultRun) procs() []*chaosProc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*chaosProc(nil), r.all...)
+}
+
+// ready waits for p's first key and ends the test if none comes.
+func (r *faultRun) ready(p *chaosProc) {
+	r.t.Helper()
+	if !p.waitSnowflake(0, chaosReady) {
+		r.t.Fatalf("%s issued no key within %s: %s\n%s", p.name, chaosReady, p.outcome(), p.logTail())
+	}
+}
+
+// keys returns p's keys so far.
+func (p *chaosProc) keys() []int64 {
+	_ = p.scan()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]int64(nil), p.sf...)
+}
+
+// duplicates counts the keys that more than one process, or one process
+// twice, printed; with a few examples.
+func (r *faultRun) duplicates() (int, []string) {
+	seen := map[int64]string{}
+	n := 0
+	var ex []string
+	for _, p := range r.procs() {
+		for _, k := range p.keys() {
+			if o, dup := seen[k]; dup {
+				n++
+				if len(ex) < 3 {
+					ex = append(ex, describeKey(sfTable, k, 2, o+","+p.name))
+				}
+				continue
+			}
+			seen[k] = p.name
+		}
+	}
+	return n, ex
+}
+
+// longestGap returns the longest time in [from, to] in which p issued no
+// key, by the keys' times (the edges count: a process that stopped has a
+// gap up to to), and where it began.
+func longestGap(p *chaosProc, from, to time.Time) (time.Duration, time.Time) {
+	var ticks []time.Time
+	for _, k := range p.keys() {
+		if t := chaosLayout.Decompose(k).Time; !t.Before(from) && !t.After(to) {
+			ticks = append(ticks, t)
+		}
+	}
+	sort.Slice(ticks, func(i, j int) bool { return ticks[i].Before(ticks[j]) })
+	prev := from
+	var gap time.Duration
+	at := from
+	for _, t := range append(ticks, to) {
+		if d := t.Sub(prev); d > gap {
+			gap, at = d, prev
+		}
+		prev = t
+	}
+	return gap, at
+}
+
+// workers returns the worker IDs of p's keys.
+func workers(p *chaosProc) map[int64]bool {
+	ws := map[int64]bool{}
+	for _, k := range p.keys() {
+		ws[chaosLayout.Decompose(k).Worker] = true
+	}
+	return ws
+}
+
+// row logs a row of RELIABILITY.md's table.
+func (r *faultRun) row(fault string, keys, dups int, gap time.Duration, recovery string) {
+	r.t.Logf("reliability | %s | %s | %d | %d | %s | %s |", fault, r.h.name, keys, dups, gap.Round(time.Millisecond), recovery)
+}
+
+// totalKeys counts the keys every process printed.
+func (r *faultRun) totalKeys() int {
+	n := 0
+	for _, p := range r.procs() {
+		n += len(p.keys())
+	}
+	return n
+}

@@ -63,6 +63,21 @@ var faultHolders = []faultHolder{
 		yaml: "  kind: zookeeper\n  mode: sticky\n  session_timeout: 2s\n  tick_time: 500ms\n"},
 }
 
+// eachHolder runs f for each holder as a subtest, all at once: they
+// mostly wait, and go test runs no more parallel subtests at a time than
+// it has CPUs (-parallel). t.Run may be called from several goroutines.
+func eachHolder(t *testing.T, hs []faultHolder, f func(*testing.T, faultHolder)) {
+	var wg sync.WaitGroup
+	for _, h := range hs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(strings.NewReplacer(" ", "_", ",", "", "/", "_").Replace(h.name), func(t *testing.T) { f(t, h) })
+		}()
+	}
+	wg.Wait()
+}
+
 // faultRun is one twin or clock test's world: the database holding the
 // worker table (a schema of the shared PostgreSQL or a database of the
 // shared MariaDB), the helper binary, and the processes it ran.
@@ -71,6 +86,7 @@ type faultRun struct {
 	h   faultHolder
 	bin string
 	dir string
+	db  *sql.DB // the worker table's database
 	dsn string
 	ns  string
 	zk  string // ZooKeeper servers, for a zookeeper holder
@@ -81,12 +97,11 @@ type faultRun struct {
 func newFaultRun(t *testing.T, h faultHolder) *faultRun {
 	t.Helper()
 	r := &faultRun{t: t, h: h, dir: t.TempDir()}
-	var db *sql.DB
 	switch h.driver {
 	case "mysql":
-		db, r.dsn = mysqltest.Open(t)
+		r.db, r.dsn = mysqltest.Open(t)
 	default:
-		db, r.dsn = pgtest.Open(t)
+		r.db, r.dsn = pgtest.Open(t)
 	}
 	if h.zk {
 		servers := zktest.Servers(t)
@@ -96,7 +111,7 @@ func newFaultRun(t *testing.T, h faultHolder) *faultRun {
 	r.ns = fmt.Sprintf("f%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := registry.New(db, registry.Settings{AcceptLazyCommits: true}).Migrate(ctx); err != nil {
+	if err := registry.New(r.db, registry.Settings{AcceptLazyCommits: true}).Migrate(ctx); err != nil {
 		t.Fatalf("migrate the worker table: %v", err)
 	}
 	r.bin = buildChaosProc(t, r.dir)
@@ -230,4 +245,84 @@ func (r *faultRun) totalKeys() int {
 		n += len(p.keys())
 	}
 	return n
+}
+
+// watch samples p's key count every 5 ms until the test ends, so that the
+// test can tell how long, in true time, a process whose clock it moved
+// issued nothing (its keys' times are on its own clock).
+func (r *faultRun) watch(p *chaosProc) *watcher {
+	w := &watcher{p: p, stop: make(chan struct{})}
+	w.wg.Add(1)
+	go w.run()
+	r.t.Cleanup(w.close)
+	return w
+}
+
+type watcher struct {
+	p    *chaosProc
+	stop chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+
+	mu    sync.Mutex
+	moves []time.Time // when the count was seen to grow
+}
+
+func (w *watcher) run() {
+	defer w.wg.Done()
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	last := 0
+	for {
+		select {
+		case <-w.stop:
+			return
+		case now := <-t.C:
+			_ = w.p.scan()
+			if n, _ := w.p.counts(); n > last {
+				last = n
+				w.mu.Lock()
+				w.moves = append(w.moves, now)
+				w.mu.Unlock()
+			}
+		}
+	}
+}
+
+func (w *watcher) close() {
+	w.once.Do(func() { close(w.stop) })
+	w.wg.Wait()
+}
+
+// gap returns the longest true time in [from, to] in which the process
+// printed no key (the edges count), to 5 ms.
+func (w *watcher) gap(from, to time.Time) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	prev := from
+	var gap time.Duration
+	for _, m := range append(append([]time.Time(nil), w.moves...), to) {
+		if m.Before(from) {
+			continue
+		}
+		if m.After(to) {
+			m = to
+		}
+		gap = max(gap, m.Sub(prev))
+		prev = m
+	}
+	return gap
+}
+
+// since returns when the process first printed a key after t; false if it
+// has not.
+func (w *watcher) since(t time.Time) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, m := range w.moves {
+		if m.After(t) {
+			return m, true
+		}
+	}
+	return time.Time{}, false
 }

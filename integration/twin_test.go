@@ -19,12 +19,8 @@ import (
 // faultMaxGap, measured from its keys' times, while the twin starts and
 // keeps retrying.
 func TestTwin(t *testing.T) {
-	for _, h := range faultHolders {
-		t.Run(strings.NewReplacer(" ", "_", ",", "", "/", "_").Replace(h.name), func(t *testing.T) {
-			t.Parallel()
-			runTwin(t, h)
-		})
-	}
+	t.Parallel()
+	eachHolder(t, faultHolders, runTwin)
 }
 
 func runTwin(t *testing.T, h faultHolder) {

@@ -48,7 +48,16 @@ func (r *faultRun) setClock(p *chaosProc, path string, step time.Duration, slew 
 	if !p.waitUntil(10*time.Second, func() bool { return strings.Count(p.log(), note) > before }) {
 		r.t.Fatalf("%s did not read its clock file: %s", p.name, p.logTail())
 	}
-	return time.Now()
+	now := time.Now()
+	// The note says what its clock read then: the fault took effect.
+	log := p.log()
+	_, reading, _ := strings.Cut(log[strings.LastIndex(log, note):], ": it reads ")
+	reading, _, _ = strings.Cut(reading, "\n")
+	read, err := time.Parse(time.RFC3339Nano, reading)
+	if off := read.Sub(now.Add(step)); err != nil || off < -2*time.Second || off > 2*time.Second {
+		r.t.Fatalf("%s's clock read %q after being stepped to %s, want about %s (%v)", p.name, reading, step, now.Add(step).UTC().Format(time.RFC3339Nano), err)
+	}
+	return now
 }
 
 // TestClockStep steps the wall clock of a running process back 5 s, then
@@ -65,8 +74,8 @@ func TestClockStep(t *testing.T) {
 	eachHolder(t, clockHolders(), runClockStep)
 }
 
-func runClockStep(t *testing.T, h faultHolder) {
-	r := newFaultRun(t, h)
+func runClockStep(r *faultRun) {
+	t := r.t
 	clockFile := filepath.Join(r.dir, "clock")
 	if err := os.WriteFile(clockFile, []byte("0s 0\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -75,6 +84,7 @@ func runClockStep(t *testing.T, h faultHolder) {
 	b := r.start("b", "other", time.Time{})
 	r.ready(a)
 	r.ready(b)
+	r.control()
 	wa := r.watch(a)
 	time.Sleep(500 * time.Millisecond)
 	phases := []struct {
@@ -96,22 +106,20 @@ func runClockStep(t *testing.T, h faultHolder) {
 			t.Fatalf("%s: a process exited: a %s; b %s", ph.fault, a.outcome(), b.outcome())
 		}
 		outage := wa.gap(at, end)
-		bGap, bAt := longestGap(b, at, end)
+		bGap, excess := r.checkGap(b, at, end, ph.fault)
+		checkLease(t, b, ph.fault)
 		dups, ex := r.duplicates()
 		keys := len(a.keys()) - aBefore + len(b.keys()) - bBefore
 		t.Logf("%s: a stopped for at most %s (%s); b's longest gap %s", ph.fault, outage.Round(time.Millisecond), a.outcome(), bGap.Round(time.Millisecond))
 		if dups > 0 {
 			t.Errorf("%s: %d keys issued twice, e.g. %s", ph.fault, dups, strings.Join(ex, "; "))
 		}
-		if bGap > faultMaxGap {
-			t.Errorf("%s: b, whose clock is true, issued nothing for %s from %s (allowed: %s)", ph.fault, bGap, fmtTick(bAt), faultMaxGap)
-		}
 		// The stepped process issues again within the phase, and keeps
 		// issuing at its end.
 		if g := wa.gap(end.Add(-time.Second), end); g >= 500*time.Millisecond {
 			t.Errorf("%s: a does not issue again %s after the fault (nothing for the last %s): %s\n%s", ph.fault, ph.hold, g.Round(time.Millisecond), a.outcome(), a.logTail())
 		}
-		r.row(ph.fault, keys, dups, bGap, "stepped process stopped "+outage.Round(10*time.Millisecond).String())
+		r.row(ph.fault, keys, dups, bGap, excess, "stepped process stopped "+outage.Round(10*time.Millisecond).String())
 	}
 }
 
@@ -168,12 +176,13 @@ func TestClockSuccessor(t *testing.T) {
 	eachHolder(t, clockHolders(), runClockSuccessor)
 }
 
-func runClockSuccessor(t *testing.T, h faultHolder) {
-	r := newFaultRun(t, h)
+func runClockSuccessor(r *faultRun) {
+	t := r.t
 	a := r.start("a", "clock", time.Time{})
 	b := r.start("b", "other", time.Time{})
 	r.ready(a)
 	r.ready(b)
+	r.control()
 	begin := time.Now()
 	time.Sleep(500 * time.Millisecond)
 	a.kill()
@@ -181,14 +190,12 @@ func runClockSuccessor(t *testing.T, h faultHolder) {
 
 	horizon := r.persistedHorizon(w)
 	s := r.start("s", "clock", horizon.Add(-10*time.Second))
-	ws := r.watch(s)
 	launched := time.Now()
 	if !s.waitSnowflake(0, chaosReady) {
 		t.Fatalf("the successor s, its clock 10 s behind worker %d's horizon %s, issued nothing within %s: %s\n%s",
 			w, fmtTick(horizon), chaosReady, s.outcome(), s.logTail())
 	}
-	first, _ := ws.since(launched)
-	waited := first.Sub(launched)
+	waited := time.Since(launched) // to the 50 ms of waitSnowflake's polls
 	time.Sleep(500 * time.Millisecond)
 	s.kill()
 	sFirst, sLast := time.Time{}, time.Time{}
@@ -207,14 +214,16 @@ func runClockSuccessor(t *testing.T, h faultHolder) {
 	if !sFirst.After(horizon) {
 		t.Errorf("the successor's first key, at %s, is not after the persisted horizon %s", fmtTick(sFirst), fmtTick(horizon))
 	}
-	if waited > 30*time.Second {
-		t.Errorf("the successor took %s to its first key, more than its clock was behind plus the takeover", waited)
+	// It waited for its clock (which proves it was behind), and no longer
+	// than that plus the takeover.
+	if waited < 8*time.Second || waited > 30*time.Second {
+		t.Errorf("the successor took %s to its first key; its clock was 10 s behind: want a wait of about that", waited)
 	}
 	dups, ex := r.duplicates()
 	if dups > 0 {
 		t.Errorf("%d keys issued twice, e.g. %s", dups, strings.Join(ex, "; "))
 	}
-	r.row("successor's clock 10 s behind the persisted horizon", len(a.keys())+len(s.keys()), dups, 0, "first key after "+waited.Round(10*time.Millisecond).String())
+	r.row("successor's clock 10 s behind the persisted horizon", len(a.keys())+len(s.keys()), dups, 0, 0, "first key after "+waited.Round(10*time.Millisecond).String())
 
 	horizon = r.persistedHorizon(w)
 	s2 := r.start("s2", "clock", horizon.Add(-time.Minute))
@@ -232,10 +241,8 @@ func runClockSuccessor(t *testing.T, h faultHolder) {
 	} else {
 		t.Logf("s2, a minute behind, refused after %s: %s", answer.Round(time.Millisecond), s2.errorLines(1)[0])
 	}
-	bGap, bAt := longestGap(b, begin, end)
-	if bGap > faultMaxGap {
-		t.Errorf("b, whose clock is true, issued nothing for %s from %s (allowed: %s)", bGap, fmtTick(bAt), faultMaxGap)
-	}
+	bGap, excess := r.checkGap(b, begin, end, "successors behind")
+	checkLease(t, b, "successors behind")
 	dups, _ = r.duplicates()
-	r.row("successor's clock 60 s behind the persisted horizon", len(s2.keys()), dups, bGap, "refused after "+answer.Round(10*time.Millisecond).String())
+	r.row("successor's clock 60 s behind the persisted horizon", len(s2.keys()), dups, bGap, excess, "refused after "+answer.Round(10*time.Millisecond).String())
 }

@@ -89,37 +89,56 @@ func runClockStep(r *faultRun) {
 	time.Sleep(500 * time.Millisecond)
 	phases := []struct {
 		fault string
-		step  time.Duration // cumulative
+		step  time.Duration // added to the clock's step
 		slew  float64
 		hold  time.Duration // how long the phase lasts: the longest outage allowed, and more
 	}{
 		{"wall clock stepped back 5 s", -5 * time.Second, 0, 9 * time.Second},
-		{"wall clock stepped forward 30 s", 25 * time.Second, 0, 3 * time.Second},
-		{"clock slewed back (5 % slow)", 25 * time.Second, -0.05, 3 * time.Second},
+		{"wall clock stepped forward 30 s", 30 * time.Second, 0, 3 * time.Second},
+		{"clock slewed back (5 % slow)", 0, -0.05, 3 * time.Second},
 	}
-	for _, ph := range phases {
-		aBefore, bBefore := len(a.keys()), len(b.keys())
-		at := r.setClock(a, clockFile, ph.step, ph.slew)
-		time.Sleep(ph.hold)
-		end := time.Now()
-		if !a.alive() || !b.alive() {
-			t.Fatalf("%s: a process exited: a %s; b %s", ph.fault, a.outcome(), b.outcome())
+	// The phases once, or over and over for IDSQL_CHAOS_DURATION.
+	type total struct {
+		keys                int
+		gap, excess, outage time.Duration
+		rounds              int
+	}
+	totals := make([]total, len(phases))
+	var step time.Duration
+	soak := faultSoak(t)
+	for start := time.Now(); totals[0].rounds == 0 || time.Since(start) < soak; {
+		for i, ph := range phases {
+			aBefore, bBefore := len(a.keys()), len(b.keys())
+			step += ph.step
+			at := r.setClock(a, clockFile, step, ph.slew)
+			time.Sleep(ph.hold)
+			end := time.Now()
+			if !a.alive() || !b.alive() {
+				t.Fatalf("%s: a process exited: a %s; b %s", ph.fault, a.outcome(), b.outcome())
+			}
+			outage := wa.gap(at, end)
+			bGap, excess := r.checkGap(b, at, end, ph.fault)
+			checkLease(t, b, ph.fault)
+			dups, ex := r.duplicates()
+			if dups > 0 {
+				t.Fatalf("%s: %d keys issued twice, e.g. %s", ph.fault, dups, strings.Join(ex, "; "))
+			}
+			// The stepped process issues again within the phase, and
+			// keeps issuing at its end.
+			if g := wa.gap(end.Add(-time.Second), end); g >= 500*time.Millisecond {
+				t.Errorf("%s: a does not issue again %s after the fault (nothing for the last %s): %s\n%s", ph.fault, ph.hold, g.Round(time.Millisecond), a.outcome(), a.logTail())
+			}
+			tt := &totals[i]
+			tt.keys += len(a.keys()) - aBefore + len(b.keys()) - bBefore
+			tt.gap, tt.excess, tt.outage = max(tt.gap, bGap), max(tt.excess, excess), max(tt.outage, outage)
+			tt.rounds++
 		}
-		outage := wa.gap(at, end)
-		bGap, excess := r.checkGap(b, at, end, ph.fault)
-		checkLease(t, b, ph.fault)
-		dups, ex := r.duplicates()
-		keys := len(a.keys()) - aBefore + len(b.keys()) - bBefore
-		t.Logf("%s: a stopped for at most %s (%s); b's longest gap %s", ph.fault, outage.Round(time.Millisecond), a.outcome(), bGap.Round(time.Millisecond))
-		if dups > 0 {
-			t.Errorf("%s: %d keys issued twice, e.g. %s", ph.fault, dups, strings.Join(ex, "; "))
-		}
-		// The stepped process issues again within the phase, and keeps
-		// issuing at its end.
-		if g := wa.gap(end.Add(-time.Second), end); g >= 500*time.Millisecond {
-			t.Errorf("%s: a does not issue again %s after the fault (nothing for the last %s): %s\n%s", ph.fault, ph.hold, g.Round(time.Millisecond), a.outcome(), a.logTail())
-		}
-		r.row(ph.fault, keys, dups, bGap, excess, "stepped process stopped "+outage.Round(10*time.Millisecond).String())
+	}
+	dups, _ := r.duplicates()
+	for i, ph := range phases {
+		tt := totals[i]
+		t.Logf("%s (%d times): a stopped for at most %s; b's longest gap %s", ph.fault, tt.rounds, tt.outage.Round(time.Millisecond), tt.gap.Round(time.Millisecond))
+		r.row(fmt.Sprintf("%s (%d×)", ph.fault, tt.rounds), tt.keys, dups, tt.gap, tt.excess, "stepped process stopped "+tt.outage.Round(10*time.Millisecond).String())
 	}
 }
 

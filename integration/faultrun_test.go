@@ -38,6 +38,21 @@ const faultHeartbeat = time.Second
 // touch (issue 28).
 const faultMaxGap = 100 * time.Millisecond
 
+// faultSoak is how long the twin and clock-step tests keep their faults
+// going: IDSQL_CHAOS_DURATION, for a soak; zero (once) when unset.
+func faultSoak(t *testing.T) time.Duration {
+	t.Helper()
+	v := os.Getenv(EnvChaosDuration)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		t.Fatalf("%s=%q: want a duration such as 10m", EnvChaosDuration, v)
+	}
+	return d
+}
+
 // faultHolder is a holder kind and mode on a database, as a twin or clock
 // test runs it.
 type faultHolder struct {

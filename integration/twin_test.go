@@ -34,8 +34,8 @@ func runTwin(r *faultRun) {
 	answered := b.waitAnswer(chaosReady)
 	answer := time.Since(twinAt)
 	// The twin keeps retrying (each insert acquires anew) while the
-	// incumbent issues.
-	time.Sleep(4 * faultHeartbeat)
+	// incumbent issues; for IDSQL_CHAOS_DURATION in a soak.
+	time.Sleep(max(4*faultHeartbeat, faultSoak(t)))
 	end := time.Now()
 	aAlive := a.alive()
 	a.kill()

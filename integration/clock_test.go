@@ -118,7 +118,7 @@ func runClockStep(r *faultRun) {
 			}
 			outage := wa.gap(at, end)
 			bGap, excess := r.checkGap(b, at, end, ph.fault)
-			checkLease(t, b, ph.fault)
+			r.checkLease(b, ph.fault)
 			dups, ex := r.duplicates()
 			if dups > 0 {
 				t.Fatalf("%s: %d keys issued twice, e.g. %s", ph.fault, dups, strings.Join(ex, "; "))
@@ -261,7 +261,7 @@ func runClockSuccessor(r *faultRun) {
 		t.Logf("s2, a minute behind, refused after %s: %s", answer.Round(time.Millisecond), s2.errorLines(1)[0])
 	}
 	bGap, excess := r.checkGap(b, begin, end, "successors behind")
-	checkLease(t, b, "successors behind")
+	r.checkLease(b, "successors behind")
 	dups, _ = r.duplicates()
 	r.row("successor's clock 60 s behind the persisted horizon", len(s2.keys()), dups, bGap, excess, "refused after "+answer.Round(10*time.Millisecond).String())
 }

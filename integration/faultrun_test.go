@@ -295,12 +295,18 @@ func (r *faultRun) checkGap(p *chaosProc, from, to time.Time, what string) (gap,
 	return gap, excess
 }
 
-// checkLease checks that p, which the fault did not touch, never lost its
-// worker lease.
-func checkLease(t *testing.T, p *chaosProc, what string) {
-	t.Helper()
-	if strings.Contains(p.log(), "worker lease ended") {
-		t.Errorf("%s: %s lost its worker lease: %s", what, p.name, p.logTail())
+// checkLease checks that p, which the fault did not touch, lost its
+// worker lease no more often than the control (whose leases end when the
+// shared server stalls past their deadline).
+func (r *faultRun) checkLease(p *chaosProc, what string) {
+	r.t.Helper()
+	const ended = "worker lease ended"
+	n, c := strings.Count(p.log(), ended), strings.Count(r.c.log(), ended)
+	switch {
+	case n > c:
+		r.t.Errorf("%s: %s lost its worker lease %d times, the control %d: %s", what, p.name, n, c, p.logTail())
+	case n > 0:
+		r.t.Logf("%s: %s lost its worker lease %d times, as did the control: the shared server stalled", what, p.name, n)
 	}
 }
 

@@ -45,7 +45,7 @@ func runTwin(r *faultRun) {
 		t.Fatalf("the incumbent a exited: %s\n%s", a.outcome(), a.logTail())
 	}
 	gap, excess := r.checkGap(a, twinAt, end, "twin")
-	checkLease(t, a, "twin")
+	r.checkLease(a, "twin")
 	dups, ex := r.duplicates()
 	aKeys, bKeys := len(a.keys()), len(b.keys())
 	t.Logf("incumbent a: %s, longest gap %s; twin b (answered after %s): %s", a.outcome(), gap, answer.Round(time.Millisecond), b.outcome())

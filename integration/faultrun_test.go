@@ -72,13 +72,13 @@ var faultHolders = []faultHolder{
 	{name: "local, worker table on MariaDB", driver: "mysql", exclusive: true,
 		yaml: "  kind: local\n  workers: {twin: 9, other: 10, clock: 11, control: 12}\n"},
 	{name: "postgres/sticky", driver: "postgres", exclusive: true,
-		yaml: "  kind: postgres\n  mode: sticky\n  session_timeout: 4s\n"},
+		yaml: "  kind: postgres\n  mode: sticky\n  session_timeout: 10s\n"},
 	{name: "postgres/sticky on MariaDB", driver: "mysql", exclusive: true,
-		yaml: "  kind: postgres\n  mode: sticky\n  session_timeout: 4s\n"},
+		yaml: "  kind: postgres\n  mode: sticky\n  session_timeout: 10s\n"},
 	{name: "postgres/lease", driver: "postgres",
-		yaml: "  kind: postgres\n  mode: lease\n  session_timeout: 4s\n"},
+		yaml: "  kind: postgres\n  mode: lease\n  session_timeout: 10s\n"},
 	{name: "postgres/disposable", driver: "postgres",
-		yaml: "  kind: postgres\n  mode: disposable\n  session_timeout: 4s\n"},
+		yaml: "  kind: postgres\n  mode: disposable\n  session_timeout: 10s\n"},
 	{name: "zookeeper/sticky", driver: "postgres", zk: true, exclusive: true,
 		yaml: "  kind: zookeeper\n  mode: sticky\n  session_timeout: 2s\n  tick_time: 500ms\n"},
 }
@@ -115,6 +115,12 @@ type faultRun struct {
 	zk  string // ZooKeeper servers, for a zookeeper holder
 	mu  sync.Mutex
 	all []*chaosProc
+
+	// The slew of the process whose clock setClock moves: the rate, since
+	// when, and what it gained before.
+	slew     float64
+	slewFrom time.Time
+	slewed   time.Duration
 }
 
 func newFaultRun(t *testing.T, h faultHolder, bin string) *faultRun {

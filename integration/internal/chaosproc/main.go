@@ -65,7 +65,7 @@ import (
 func main() {
 	var (
 		configPath = flag.String("config", "", "idsql YAML configuration (required)")
-		dsn        = flag.String("dsn", "", "PostgreSQL DSN of the database holding the tables (required)")
+		dsn        = flag.String("dsn", "", "DSN of the database holding the tables, PostgreSQL or (-driver mysql) MySQL (required)")
 		name       = flag.String("name", "", "this process's label, stored in every row (required)")
 		tables     = flag.String("tables", "", "comma-separated tables to insert into; empty means every configured table")
 		clockStart = flag.String("clock-start", "", "test only: the snowflake clock's first reading (RFC 3339); it runs at the real rate from there")
@@ -83,7 +83,7 @@ func main() {
 		runtime.GOMAXPROCS(*procs)
 	}
 	if *configPath == "" || *dsn == "" || *name == "" || *workers < 1 || *batch < 1 {
-		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-tables a,b] [-clock-start T] [-workers N] [-batch N] [-pause D] [-work D] [-procs N]")
+		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-driver postgres|mysql] [-draw] [-tables a,b] [-clock-start T | -clock-file F] [-workers N] [-batch N] [-pause D] [-work D] [-procs N]")
 		os.Exit(2)
 	}
 	p := &proc{name: *name, pid: os.Getpid()}

@@ -53,6 +53,15 @@
 // protected from what it cannot see: fsync disabled under it, a disk that
 // lies, a replica promoted before it received the commit.
 //
+// # Twins
+//
+// A worker ID is held by one live row at a time, and a live process's row
+// is never ended by another: Contend, which Recorded and holder/postgres
+// use, refuses a newcomer that finds the worker ID's row renewed (a twin
+// with a copied configuration) with an error naming the holder, and takes
+// over only a row whose process is gone (expired, or not renewed for two
+// heartbeats).
+//
 // # Use
 //
 //	reg := registry.New(db, registry.Settings{})

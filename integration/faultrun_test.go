@@ -292,13 +292,27 @@ func (r *faultRun) checkGap(p *chaosProc, from, to time.Time, what string) (gap,
 	}
 	switch {
 	case excess > faultMaxGap:
-		r.t.Errorf("%s: %s issued nothing for %s from %s, the control %s only %s of it (allowed: %s)",
-			what, p.name, gap.Round(time.Millisecond), fmtTick(at), r.c.name, (gap - excess).Round(time.Millisecond), faultMaxGap)
+		r.t.Errorf("%s: %s issued nothing for %s from %s, the control %s only %s of it (allowed: %s); its slow keys (a pause inside idsql): %s",
+			what, p.name, gap.Round(time.Millisecond), fmtTick(at), r.c.name, (gap - excess).Round(time.Millisecond), faultMaxGap, slowKeys(p))
 	case gap > faultMaxGap:
 		r.t.Logf("%s: %s issued nothing for %s from %s, and nor did the control for %s of it: the machine stalled",
 			what, p.name, gap.Round(time.Millisecond), fmtTick(at), (gap - excess).Round(time.Millisecond))
 	}
 	return gap, excess
+}
+
+// slowKeys returns the last of p's notes on keys that took long.
+func slowKeys(p *chaosProc) string {
+	var out []string
+	for _, l := range strings.Split(p.log(), "\n") {
+		if _, note, ok := strings.Cut(l, "note: a key took "); ok {
+			out = append(out, note)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out[max(len(out)-3, 0):], "; ")
 }
 
 // checkLease checks that p, which the fault did not touch, lost its

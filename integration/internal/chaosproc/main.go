@@ -213,7 +213,12 @@ func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, ba
 		var ids []int64
 		var err error
 		if p.draw {
+			start := time.Now()
 			ids, err = db.Keys().NextIDs(ctx, table, n)
+			if took := time.Since(start); took > 50*time.Millisecond {
+				// A pause inside idsql, not the scheduler's.
+				p.logf("note: a key took %s from %s", took.Round(time.Millisecond), start.UTC().Format("15:04:05.000"))
+			}
 		} else {
 			ids, err = insert(ctx, db, q, args, n, work)
 		}

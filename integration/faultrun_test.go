@@ -276,9 +276,10 @@ func (r *faultRun) control() {
 
 // checkGap checks that p, which the fault did not touch, issued keys in
 // [from, to] with no gap longer than faultMaxGap, beyond the longest gap
-// of the control around the same time (within faultMaxGap of it): a gap
-// the control shows too (the machine or a shared server stalled every
-// process) is not the fault's. It returns p's
+// of the control around the same time (within faultMaxGap of it) and the
+// time p noted it did not run (-draw's probe): a gap the control shows
+// too (the machine or a shared server stalled every process), or one in
+// which the machine did not run p, is not the fault's. It returns p's
 // longest gap and the part of it the control did not share.
 func (r *faultRun) checkGap(p *chaosProc, from, to time.Time, what string) (gap, excess time.Duration) {
 	r.t.Helper()
@@ -290,6 +291,8 @@ func (r *faultRun) checkGap(p *chaosProc, from, to time.Time, what string) (gap,
 		cg, _ := longestGap(r.c, at.Add(-faultMaxGap), at.Add(gap+faultMaxGap))
 		excess = max(gap-cg, 0)
 	}
+	// Nor is the time p itself was not running, as it noted.
+	excess = max(excess-stalled(p, at, at.Add(gap)), 0)
 	switch {
 	case excess > faultMaxGap:
 		r.t.Errorf("%s: %s issued nothing for %s from %s, the control %s only %s of it (allowed: %s); its slow keys (a pause inside idsql): %s",
@@ -299,6 +302,37 @@ func (r *faultRun) checkGap(p *chaosProc, from, to time.Time, what string) (gap,
 			what, p.name, gap.Round(time.Millisecond), fmtTick(at), (gap - excess).Round(time.Millisecond))
 	}
 	return gap, excess
+}
+
+// stalled returns how long, within [from, to], p noted that it did not
+// run.
+func stalled(p *chaosProc, from, to time.Time) time.Duration {
+	var sum time.Duration
+	for _, l := range strings.Split(p.log(), "\n") {
+		_, note, ok := strings.Cut(l, "note: stalled ")
+		if !ok {
+			continue
+		}
+		d, start, _ := strings.Cut(note, " from ")
+		dur, err1 := time.ParseDuration(d)
+		clock, err2 := time.Parse("15:04:05.000", start)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		y, m, day := from.UTC().Date()
+		s := time.Date(y, m, day, clock.Hour(), clock.Minute(), clock.Second(), clock.Nanosecond(), time.UTC)
+		e := s.Add(dur)
+		if s.Before(from) {
+			s = from
+		}
+		if e.After(to) {
+			e = to
+		}
+		if e.After(s) {
+			sum += e.Sub(s)
+		}
+	}
+	return sum
 }
 
 // slowKeys returns the last of p's notes on keys that took long.

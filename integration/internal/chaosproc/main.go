@@ -179,6 +179,9 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if p.draw {
+		go p.probe(ctx)
+	}
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Add(1)
@@ -190,6 +193,26 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 	wg.Wait()
 	p.logf("stopping: %v", context.Cause(ctx))
 	return nil
+}
+
+// probe notes each time the process did not run for over 50 ms (the
+// machine did not schedule it, or its runtime stopped the world): a pause
+// in its keys then is not idsql's. It wakes every 5 ms.
+func (p *proc) probe(ctx context.Context) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if d := now.Sub(last); d > 50*time.Millisecond {
+				p.logf("note: stalled %s from %s", d.Round(time.Millisecond), last.UTC().Format("15:04:05.000"))
+			}
+			last = now
+		}
+	}
 }
 
 // insertLoop inserts batches of rows until ctx ends, printing the keys of

@@ -92,9 +92,12 @@ func (w withExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.ex
 //     and that process, within about one heartbeat;
 //   - a row with a database-clock expiry it waits out: try stops finding
 //     it once it expired;
-//   - a row without one, not renewed for two heartbeats, belongs to a
-//     process that is gone (crashed, or cut off and fenced by its own
-//     deadline): try is called with it as stale, and may end it.
+//   - a row without one, not renewed for three heartbeats, is taken over
+//     (try is called with it as stale, and may end it): the horizon its
+//     last heartbeat persisted has passed, so its process, gone or cut
+//     off, issues nothing more under it, and a successor after a crash
+//     would wait that long for the horizon anyway. A live owner whose
+//     heartbeats are slow (a stalled database) loses no more than that.
 func (r *Registry) Contend(ctx context.Context, identity string, try func(stale *Holding) (holder.Lease, *Holding, error)) (holder.Lease, error) {
 	hb := r.s.Heartbeat
 	var seen, stale *Holding
@@ -114,7 +117,7 @@ func (r *Registry) Contend(ctx context.Context, identity string, try func(stale 
 		wait := hb/2 + 10*time.Millisecond
 		if held.Expiring {
 			wait = min(held.Remaining, hb) + 10*time.Millisecond
-		} else if time.Since(seenAt) >= 2*hb {
+		} else if time.Since(seenAt) >= 3*hb {
 			stale = seen
 			continue
 		}

@@ -74,9 +74,10 @@
 // (-clock-file, re-read on SIGUSR1); TestClockSuccessor starts successors
 // 10s and 60s behind the persisted horizon, which must wait and refuse.
 // Each checks that no key was issued twice and that a process the fault
-// did not touch never paused more than 100ms longer than a control
-// process did around the same time (a loaded machine stalls every process
-// at once), by its keys' times. Each logs its rows of RELIABILITY.md.
+// did not touch never paused more than 100ms, by its keys' times, beyond
+// what a control process paused around the same time (a loaded machine
+// stalls every process at once) and the time it noted it did not run.
+// Each logs its rows of RELIABILITY.md.
 //
 //	CI=true go test ./integration/ -run 'Twin|Clock' -v
 //

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,6 +80,12 @@ var faultHolders = []faultHolder{
 		yaml: "  kind: postgres\n  mode: lease\n  session_timeout: 10s\n"},
 	{name: "postgres/disposable", driver: "postgres",
 		yaml: "  kind: postgres\n  mode: disposable\n  session_timeout: 10s\n"},
+	{name: "postgres/lease on MariaDB", driver: "mysql",
+		yaml: "  kind: postgres\n  mode: lease\n  session_timeout: 10s\n"},
+	{name: "postgres/disposable on MariaDB", driver: "mysql",
+		yaml: "  kind: postgres\n  mode: disposable\n  session_timeout: 10s\n"},
+	{name: "zookeeper/recycle", driver: "postgres", zk: true,
+		yaml: "  kind: zookeeper\n  mode: recycle\n  session_timeout: 2s\n  tick_time: 500ms\n"},
 	{name: "zookeeper/sticky", driver: "postgres", zk: true, exclusive: true,
 		yaml: "  kind: zookeeper\n  mode: sticky\n  session_timeout: 2s\n  tick_time: 500ms\n"},
 }
@@ -123,6 +130,9 @@ type faultRun struct {
 	slewed   time.Duration
 }
 
+// faultSeq numbers the runs of a test binary.
+var faultSeq atomic.Int64
+
 func newFaultRun(t *testing.T, h faultHolder, bin string) *faultRun {
 	t.Helper()
 	r := &faultRun{t: t, h: h, bin: bin, dir: memDir(t)}
@@ -137,7 +147,7 @@ func newFaultRun(t *testing.T, h faultHolder, bin string) *faultRun {
 		r.zk = strings.Join(servers, ", ")
 	}
 	// A namespace of its own: ZooKeeper paths are named after it.
-	r.ns = fmt.Sprintf("f%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	r.ns = fmt.Sprintf("f%d_%d_%d", os.Getpid(), time.Now().Unix()%1e6, faultSeq.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := registry.New(r.db, registry.Settings{AcceptLazyCommits: true}).Migrate(ctx); err != nil {

@@ -61,6 +61,26 @@
 // application_name chaos/<name>, so that the log can say which process's
 // transaction another waits for.
 //
+// # Twin and clock tests
+//
+// TestTwin, TestClockStep and TestClockSuccessor (issue 28) run a few
+// chaos helpers on the shared servers, drawing keys without inserting rows
+// (-draw), with the worker table on PostgreSQL or MariaDB (-driver mysql),
+// for every holder: local, postgres (sticky, and lease and disposable for
+// twins) and ZooKeeper sticky. TestTwin starts a copy of a running process
+// (same identity, its own cache directory): it must be refused with an
+// error naming the holder, or get another worker ID. TestClockStep steps a
+// running process's wall clock back 5s and forward 30s and slews it
+// (-clock-file, re-read on SIGUSR1); TestClockSuccessor starts successors
+// 10s and 60s behind the persisted horizon, which must wait and refuse.
+// Each checks that no key was issued twice and that a process the fault
+// did not touch never paused more than 100ms, by its keys' times, beyond
+// what a control process paused around the same time (a loaded machine
+// stalls every process at once) and the time it noted it did not run.
+// Each logs its rows of RELIABILITY.md.
+//
+//	CI=true go test ./integration/ -run 'Twin|Clock' -v
+//
 // TestChaosRedisQueue does the same for the Redis queue
 // (idsql/segment/redisqueue): four or more internal/redisqproc processes
 // take keys of one segment key through a private Redis and PostgreSQL while

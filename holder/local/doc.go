@@ -13,9 +13,13 @@
 // release the horizon is lowered to the last issued tick.
 //
 // A lock file beside each cache file makes a worker ID exclusive on the host:
-// a second process mapped to it is refused while the first lives, and the
-// kernel frees it when the first exits however it exits. Nothing checks
-// other hosts: two hosts configured with one worker ID would collide.
+// a second process mapped to it is refused while the first lives (its error
+// names the holder's pid), and the kernel frees it when the first exits
+// however it exits. The holder sees no other host: a map copied to two
+// hosts grants one worker ID to both. idsql records every lease in the
+// worker table (registry.Recorded) on PostgreSQL and MySQL, which refuses
+// the second one while the first's row is renewed; without it the two
+// would collide.
 //
 //	h, err := local.New(local.Settings{
 //		Workers: map[string]int64{"orders@10.0.0.1:8080": 1, "10.0.0.2:8080": 2},

@@ -78,6 +78,10 @@ type cacheFile struct {
 	Horizon  time.Time `json:"horizon"`
 	Table    string    `json:"table"`
 	Instance string    `json:"instance"`
+	// PID and Since say which process holds the worker ID and since
+	// when, for the error a second process on the host gets.
+	PID   int       `json:"pid,omitempty"`
+	Since time.Time `json:"since"`
 }
 
 func (h *Holder) path(ns string, w int64) string {
@@ -87,18 +91,24 @@ func (h *Holder) path(ns string, w int64) string {
 // ReadCache returns the horizon stored in a cache file, zero when the file
 // does not exist.
 func ReadCache(path string) (time.Time, error) {
+	c, err := readCache(path)
+	return c.Horizon, err
+}
+
+// readCache reads a cache file; the zero value when it does not exist.
+func readCache(path string) (cacheFile, error) {
+	var c cacheFile
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return time.Time{}, nil
+		return c, nil
 	}
 	if err != nil {
-		return time.Time{}, err
+		return c, err
 	}
-	var c cacheFile
 	if err := json.Unmarshal(b, &c); err != nil {
-		return time.Time{}, fmt.Errorf("%s: %w", path, err)
+		return c, fmt.Errorf("%s: %w", path, err)
 	}
-	return c.Horizon, nil
+	return c, nil
 }
 
 func writeCache(path string, c cacheFile) error {
@@ -134,7 +144,11 @@ func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease,
 	path := h.path(req.Namespace, w)
 	lock, err := filelock.TryLock(path + ".lock")
 	if errors.Is(err, filelock.ErrLocked) {
-		return nil, fmt.Errorf("local: worker ID %d (%s): %w", w, path, &holder.IdentityInUseError{Identity: key,
+		who := ""
+		if c, err := readCache(path); err == nil && c.PID != 0 {
+			who = fmt.Sprintf("pid %d, instance %q, since %s", c.PID, c.Instance, c.Since.UTC().Format(time.RFC3339Nano))
+		}
+		return nil, fmt.Errorf("local: worker ID %d (%s): %w", w, path, &holder.IdentityInUseError{Identity: key, Holder: who,
 			Reason: "maps to a worker ID that another live process on this host holds"})
 	}
 	if err != nil {
@@ -145,7 +159,8 @@ func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease,
 		lock.Unlock()
 		return nil, fmt.Errorf("local: read cache file: %w", err)
 	}
-	c := cacheFile{WorkerID: w, Horizon: h.horizon(), Table: req.Table, Instance: req.Instance.Key()}
+	c := cacheFile{WorkerID: w, Horizon: h.horizon(), Table: req.Table, Instance: req.Instance.Key(),
+		PID: req.Instance.PID, Since: h.s.Now()}
 	if c.Horizon.Before(after) {
 		c.Horizon = after
 	}
@@ -159,6 +174,14 @@ func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease,
 	l.wg.Add(1)
 	go l.run()
 	return l, nil
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // horizon is how far a lease may issue on the strength of one cache write:
@@ -186,9 +209,11 @@ func (l *lease) run() {
 			return
 		case <-t.C:
 			// The horizon moves only once it is on disk; a failing write
-			// makes the generator stop at the last one.
+			// makes the generator stop at the last one. It never moves
+			// back, also when the clock steps back: IDs up to it may
+			// have been issued, and the next lease starts after it.
 			c := l.c
-			c.Horizon = l.h.horizon()
+			c.Horizon = later(l.h.horizon(), l.c.Horizon)
 			if writeCache(l.path, c) == nil {
 				l.c = c
 				l.Renew(time.Time{}, c.Horizon)

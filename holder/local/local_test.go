@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,14 +90,14 @@ func TestSecondProcessRefused(t *testing.T) {
 		}
 		return h
 	}
-	req := holder.Request{Namespace: "ns", Table: "orders", Instance: holder.Instance{Host: "host"}, WorkerBits: 10}
+	req := holder.Request{Namespace: "ns", Table: "orders", Instance: holder.Instance{Host: "host", PID: 4242}, WorkerBits: 10}
 	first, err := newHolder().Acquire(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = newHolder().Acquire(ctx, req)
-	if !errors.Is(err, holder.ErrIdentityInUse) {
-		t.Fatalf("second process: Acquire = %v, want ErrIdentityInUse", err)
+	if !errors.Is(err, holder.ErrIdentityInUse) || !strings.Contains(err.Error(), "pid 4242") || !strings.Contains(err.Error(), "since ") {
+		t.Fatalf("second process: Acquire = %v, want ErrIdentityInUse naming the process that holds the worker ID and since when", err)
 	}
 	if err := first.Release(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
@@ -157,5 +159,46 @@ func TestHorizonOnDiskFirst(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
+	}
+}
+
+// A clock that steps back while a lease runs never lowers the horizon in
+// its cache file: IDs up to it may have been issued, and a process that
+// takes the worker ID after a crash starts after it.
+func TestHorizonNeverMovesBack(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var mu sync.Mutex
+	off := time.Duration(0)
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(off)
+	}
+	h, err := local.New(local.Settings{Dir: dir, Workers: map[string]int64{"x": 3}, Refresh: 10 * time.Millisecond, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := h.Acquire(ctx, holder.Request{Namespace: "ns", Table: "t", Instance: holder.Instance{ID: "x"}, WorkerBits: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx, time.Time{})
+	path := filepath.Join(dir, "ns.worker-3.json")
+	time.Sleep(50 * time.Millisecond)
+	before, err := local.ReadCache(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	off = -5 * time.Second
+	mu.Unlock()
+	time.Sleep(50 * time.Millisecond) // several refreshes on the stepped clock
+	after, err := local.ReadCache(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Before(before) {
+		t.Fatalf("the cache file's horizon moved back from %s to %s when the clock stepped back", before, after)
 	}
 }

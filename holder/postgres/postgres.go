@@ -99,8 +99,8 @@ func (h *Holder) Kind() string { return h.d.String() + "/" + string(h.s.Mode) }
 
 // Acquire implements holder.Holder. In sticky mode it refuses an identity
 // that cannot be unique, and while another process's lease on the same
-// identity has not expired it waits for it to expire, refusing at once if
-// that lease is seen renewed (its process is alive).
+// identity has not expired it waits for it to expire, refusing as soon as
+// it sees that lease renewed (its process is alive: registry.Contend).
 func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -110,42 +110,14 @@ func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease,
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
 	}
-	var seen *holding
-	for {
-		l, held, err := h.tryAcquire(ctx, req)
-		if err != nil || held == nil {
-			return l, err
-		}
-		if seen != nil && (held.leaseID != seen.leaseID || held.heartbeat > seen.heartbeat) {
-			return nil, fmt.Errorf("postgres: %w", &holder.IdentityInUseError{Identity: req.Instance.Key(),
-				Holder: held.who, Reason: fmt.Sprintf("is held by a live lease (%d) of worker %d that keeps renewing", held.leaseID, held.worker)})
-		}
-		if seen == nil {
-			seen = held
-		}
-		// Wait for the row to expire, checking once a heartbeat whether
-		// its owner renews it.
-		wait := min(held.remaining, h.reg.Settings().Heartbeat) + 10*time.Millisecond
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return nil, fmt.Errorf("postgres: waiting for sticky identity %q (held by %s) to expire: %w", req.Instance.Key(), held.who, ctx.Err())
-		}
-	}
-}
-
-// holding describes a live lease of the sticky identity being acquired.
-type holding struct {
-	leaseID   int64
-	worker    int64
-	heartbeat int64 // last_heartbeat, µs since 1970
-	remaining time.Duration
-	who       string
+	return h.reg.Contend(ctx, req.Instance.Key(), func(*registry.Holding) (holder.Lease, *registry.Holding, error) {
+		return h.tryAcquire(ctx, req)
+	})
 }
 
 // tryAcquire grants a lease, or reports the live lease that holds the sticky
 // identity.
-func (h *Holder) tryAcquire(ctx context.Context, req holder.Request) (holder.Lease, *holding, error) {
+func (h *Holder) tryAcquire(ctx context.Context, req holder.Request) (holder.Lease, *registry.Holding, error) {
 	var c claimed
 	var claimErr error // the last run's own error, which says where
 	err := h.reg.InTx(ctx, func(tx *sql.Tx) error {
@@ -168,7 +140,7 @@ func (h *Holder) tryAcquire(ctx context.Context, req holder.Request) (holder.Lea
 type claimed struct {
 	started registry.Started
 	opts    registry.LeaseOptions
-	held    *holding
+	held    *registry.Holding
 }
 
 // claim picks a worker ID for req inside tx, under the namespace lock, and
@@ -185,7 +157,7 @@ func (h *Holder) claim(ctx context.Context, tx *sql.Tx, req holder.Request) (cla
 	var err error
 	switch h.s.Mode {
 	case Sticky:
-		var held *holding
+		var held *registry.Holding
 		w, held, err = h.sticky(ctx, tx, req)
 		if held != nil {
 			return claimed{held: held}, nil
@@ -216,13 +188,6 @@ type queries struct {
 	// stickyLatest: the worker ID of the identity's latest row (namespace,
 	// instance, table, kind).
 	stickyLatest string
-	// stickyLive: the identity's live, unexpired row on that worker ID:
-	// lease ID, last heartbeat (µs since 1970), host, pid, microseconds
-	// left on the database clock (namespace, worker, instance, table).
-	stickyLive string
-	// stickyOther: another live, unexpired row on that worker ID, as
-	// table@instance (namespace, worker, instance, table).
-	stickyOther string
 	// stickyTaken: worker IDs assigned to sticky identities or held
 	// (namespace, kind).
 	stickyTaken string
@@ -239,15 +204,6 @@ var pgQueries = queries{
 	stickyLatest: `SELECT worker_id FROM idsql_workers
 		WHERE namespace = $1 AND instance = $2 AND table_name = $3 AND holder_kind = $4
 		ORDER BY lease_id DESC LIMIT 1`,
-	stickyLive: `SELECT lease_id, (extract(epoch FROM last_heartbeat) * 1e6)::bigint, host, pid,
-			(extract(epoch FROM expires - clock_timestamp()) * 1e6)::bigint
-		FROM idsql_workers
-		WHERE namespace = $1 AND worker_id = $2 AND instance = $3 AND table_name = $4
-		AND released IS NULL AND expires > clock_timestamp()
-		ORDER BY lease_id DESC LIMIT 1`,
-	stickyOther: `SELECT table_name || '@' || instance FROM idsql_workers
-		WHERE namespace = $1 AND worker_id = $2 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())
-		AND NOT (instance = $3 AND table_name = $4) LIMIT 1`,
 	stickyTaken: `SELECT worker_id FROM idsql_workers
 		WHERE namespace = $1 AND (holder_kind = $2 OR (released IS NULL AND (expires IS NULL OR expires > clock_timestamp())))`,
 	disposableNext: `SELECT coalesce(max(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = $1`,
@@ -261,15 +217,6 @@ var mysqlQueries = queries{
 	stickyLatest: `SELECT worker_id FROM idsql_workers
 		WHERE namespace = ? AND instance = ? AND table_name = ? AND holder_kind = ?
 		ORDER BY lease_id DESC LIMIT 1`,
-	stickyLive: `SELECT lease_id, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', last_heartbeat), host, pid,
-			TIMESTAMPDIFF(MICROSECOND, ` + dialect.MySQL.Clock() + `, expires)
-		FROM idsql_workers
-		WHERE namespace = ? AND worker_id = ? AND instance = ? AND table_name = ?
-		AND released IS NULL AND expires > ` + dialect.MySQL.Clock() + `
-		ORDER BY lease_id DESC LIMIT 1`,
-	stickyOther: `SELECT CONCAT(table_name, '@', instance) FROM idsql_workers
-		WHERE namespace = ? AND worker_id = ? AND released IS NULL AND (expires IS NULL OR expires > ` + dialect.MySQL.Clock() + `)
-		AND NOT (instance = ? AND table_name = ?) LIMIT 1`,
 	stickyTaken: `SELECT worker_id FROM idsql_workers
 		WHERE namespace = ? AND (holder_kind = ? OR (released IS NULL AND (expires IS NULL OR expires > ` + dialect.MySQL.Clock() + `)))`,
 	disposableNext: `SELECT COALESCE(MAX(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = ?`,
@@ -310,7 +257,7 @@ func lowestFree(taken map[int64]bool, req holder.Request, what string) (int64, e
 		ErrExhausted, req.MaxWorkers(), req.WorkerBits, req.Namespace, what)
 }
 
-func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (int64, *holding, error) {
+func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (int64, *registry.Holding, error) {
 	var w int64
 	err := tx.QueryRowContext(ctx, h.q.stickyLatest, req.Namespace, req.Instance.Key(), req.Table, h.Kind()).Scan(&w)
 	switch {
@@ -318,31 +265,18 @@ func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (in
 		if w >= req.MaxWorkers() {
 			return 0, nil, fmt.Errorf("postgres: sticky worker %d of %s@%s is out of range 0..%d", w, req.Table, req.Instance.Key(), req.MaxWorkers()-1)
 		}
-		// Our identity live in another process: wait for it to expire.
-		held := &holding{worker: w}
-		var host string
-		var pid int
-		var remaining int64
-		err := tx.QueryRowContext(ctx, h.q.stickyLive, req.Namespace, w, req.Instance.Key(), req.Table).
-			Scan(&held.leaseID, &held.heartbeat, &host, &pid, &remaining)
-		if err == nil {
-			held.who = fmt.Sprintf("host %s pid %d", host, pid)
-			held.remaining = time.Duration(remaining) * time.Microsecond
+		held, err := h.reg.LiveTx(ctx, tx, req.Namespace, w)
+		switch {
+		case err != nil:
+			return 0, nil, fmt.Errorf("postgres: acquire: %w", err)
+		case held == nil:
+			return w, nil, nil
+		case held.Instance == req.Instance.Key() && held.Table == req.Table:
+			// Our identity live in another process: wait for it to expire.
 			return w, held, nil
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return 0, nil, fmt.Errorf("postgres: acquire: %w", err)
-		}
 		// Someone else live on our worker ID means a misconfiguration.
-		var other string
-		err = tx.QueryRowContext(ctx, h.q.stickyOther, req.Namespace, w, req.Instance.Key(), req.Table).Scan(&other)
-		if err == nil {
-			return 0, nil, fmt.Errorf("postgres: sticky worker %d of %s@%s is held by %s", w, req.Table, req.Instance.Key(), other)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return 0, nil, fmt.Errorf("postgres: acquire: %w", err)
-		}
-		return w, nil, nil
+		return 0, nil, fmt.Errorf("postgres: sticky worker %d of %s@%s is held by %s@%s (%s)", w, req.Table, req.Instance.Key(), held.Table, held.Instance, held.Who())
 	case errors.Is(err, sql.ErrNoRows):
 	default:
 		return 0, nil, fmt.Errorf("postgres: acquire: %w", err)

@@ -56,6 +56,15 @@
 // protected from what it cannot see: fsync disabled under it, a disk that
 // lies, a replica promoted before it received the commit.
 //
+// # Twins
+//
+// A worker ID is held by one live row at a time, and a row that its
+// process keeps renewing is never ended by another: Contend, which
+// Recorded and holder/postgres use, refuses a newcomer that finds the
+// worker ID's row renewed (a twin with a copied configuration) with an
+// error naming the holder, and takes over only a row that expired or was
+// not renewed for three heartbeats (past the horizon it persisted).
+//
 // # Use
 //
 //	reg := registry.New(db, registry.Settings{})

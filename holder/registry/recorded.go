@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -14,6 +15,13 @@ import (
 // Acquire returns, with its first horizon, kept fresh with heartbeats that
 // raise the horizon, and marked released on Release. kind names the holder
 // in the table ("zookeeper/recycle", "local", ...).
+//
+// A worker ID that h grants may still have a live lease in the table:
+// one of a process that is gone, or one of a live twin that h cannot see
+// (the local holder's map copied to two hosts). Recorded tells them apart
+// as Registry.Contend does, and never ends the lease of a live process:
+// the newcomer is refused within about a heartbeat, with an error naming
+// the process that holds the worker ID, and its inner lease released.
 //
 // The returned leases report the row's IDsAfter as After, so a generator
 // never issues an ID that Find could attribute to an earlier lease. Their
@@ -35,12 +43,8 @@ func (r *recorded) Acquire(ctx context.Context, req holder.Request) (holder.Leas
 	if err != nil {
 		return nil, err
 	}
-	sent := r.reg.Now()
-	opts := LeaseOptions{Sent: sent}
-	rec, err := r.reg.Begin(ctx, Start{
-		Namespace: req.Namespace, WorkerID: inner.WorkerID(), Table: req.Table,
-		Instance: req.Instance, Kind: r.kind, LastTime: inner.After(),
-		Horizon: r.reg.Horizon(sent, opts),
+	l, err := r.reg.Contend(ctx, req.Instance.Key(), func(stale *Holding) (holder.Lease, *Holding, error) {
+		return r.record(ctx, req, inner, stale)
 	})
 	if err != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -48,7 +52,50 @@ func (r *recorded) Acquire(ctx context.Context, req holder.Request) (holder.Leas
 		inner.Release(rctx, time.Time{})
 		return nil, err
 	}
-	return StartLease(r.reg, rec, inner, opts), nil
+	return l, nil
+}
+
+// record records inner's lease, under the namespace lock, unless another
+// live lease of its worker ID is in the way (and is not stale, the lease
+// Contend found gone): then it returns that one.
+func (r *recorded) record(ctx context.Context, req holder.Request, inner holder.Lease, stale *Holding) (holder.Lease, *Holding, error) {
+	var st Started
+	var held *Holding
+	var opts LeaseOptions
+	var own error // the transaction's own error, which says where
+	err := r.reg.InTx(ctx, func(tx *sql.Tx) error {
+		held = nil
+		if own = r.reg.LockNamespace(ctx, tx, req.Namespace); own != nil {
+			own = fmt.Errorf("registry: record worker %d: lock namespace %q: %w", inner.WorkerID(), req.Namespace, own)
+			return own
+		}
+		if held, own = r.reg.LiveTx(ctx, tx, req.Namespace, inner.WorkerID()); own != nil {
+			return own
+		}
+		if held != nil && (stale == nil || held.renewedSince(stale)) {
+			return nil
+		}
+		held = nil
+		// StartTx ends the stale row: a late heartbeat of it finds it
+		// ended, and its horizon is read after.
+		sent := r.reg.Now()
+		opts = LeaseOptions{Sent: sent}
+		st, own = r.reg.StartTx(ctx, tx, Start{
+			Namespace: req.Namespace, WorkerID: inner.WorkerID(), Table: req.Table,
+			Instance: req.Instance, Kind: r.kind, LastTime: inner.After(),
+			Horizon: r.reg.Horizon(sent, opts),
+		})
+		return own
+	})
+	switch {
+	case own != nil:
+		return nil, nil, own
+	case err != nil:
+		return nil, nil, fmt.Errorf("registry: record worker %d: %w", inner.WorkerID(), err)
+	case held != nil:
+		return nil, held, nil
+	}
+	return StartLease(r.reg, st.Record, inner, opts), nil, nil
 }
 
 // LeaseOptions tune the heartbeats of a Lease.

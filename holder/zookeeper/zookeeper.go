@@ -710,7 +710,7 @@ func (h *Holder) claimSticky(ctx context.Context, req holder.Request, node strin
 		if !errors.Is(err, zk.ErrNodeExists) {
 			return nil, fmt.Errorf("zookeeper: claim %s: %w", owner, err)
 		}
-		b, _, ch, err := h.conn.GetW(owner)
+		b, stat, ch, err := h.conn.GetW(owner)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
@@ -719,7 +719,7 @@ func (h *Holder) claimSticky(ctx context.Context, req holder.Request, node strin
 		}
 		who := ""
 		if d, err := parseData(b); err == nil {
-			who = fmt.Sprintf("host %s pid %d", d.Host, d.PID)
+			who = fmt.Sprintf("host %s pid %d since %s", d.Host, d.PID, time.UnixMilli(stat.Ctime).UTC().Format(time.RFC3339Nano))
 		}
 		select {
 		case <-ch:

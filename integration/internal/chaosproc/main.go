@@ -17,6 +17,21 @@
 // took to get there (Go ignores faketime). The offset it settles on is
 // logged as a note.
 //
+// -clock-file is for tests only too: the snowflake clock is the true one
+// stepped and slewed as the file says ("<step> <slew>", e.g. "-5s 0" or
+// "0s -0.05"), read at start and again on every SIGUSR1 (each reading is
+// logged as a note). The step moves the wall reading only, as an NTP step
+// does: Go's monotonic reading, which such a step leaves alone, stays true.
+// The slew is a rate (-0.05: the clock loses 50 ms a second from the
+// moment it is read) that moves both readings, as the kernel's frequency
+// adjustment moves both clocks.
+//
+// -draw takes keys straight from the tables' key sources (DB.Keys) without
+// inserting rows, and -driver mysql opens a MySQL or MariaDB database (the
+// worker table then lives there): the twin and clock tests use them, so
+// that what they measure, each key's issue time, does not wait for a
+// database round trip.
+//
 // It is not a tool for users; the chaos tests build and run it.
 package main
 
@@ -32,9 +47,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
+	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/lib/pq"
 
 	_ "github.com/idsql/idsql/holder/etcd"      // holder.kind: etcd
@@ -48,10 +66,13 @@ import (
 func main() {
 	var (
 		configPath = flag.String("config", "", "idsql YAML configuration (required)")
-		dsn        = flag.String("dsn", "", "PostgreSQL DSN of the database holding the tables (required)")
+		dsn        = flag.String("dsn", "", "DSN of the database holding the tables, PostgreSQL or (-driver mysql) MySQL (required)")
 		name       = flag.String("name", "", "this process's label, stored in every row (required)")
 		tables     = flag.String("tables", "", "comma-separated tables to insert into; empty means every configured table")
 		clockStart = flag.String("clock-start", "", "test only: the snowflake clock's first reading (RFC 3339); it runs at the real rate from there")
+		clockFile  = flag.String("clock-file", "", "test only: a file holding the clock's step and slew, read at start and on SIGUSR1")
+		driver     = flag.String("driver", "postgres", "database driver: postgres or mysql")
+		draw       = flag.Bool("draw", false, "take keys without inserting rows")
 		workers    = flag.Int("workers", 2, "goroutines inserting at once")
 		batch      = flag.Int("batch", 5, "rows per INSERT: 1 to this many")
 		pause      = flag.Duration("pause", 5*time.Millisecond, "pause of each goroutine between INSERTs")
@@ -63,7 +84,7 @@ func main() {
 		runtime.GOMAXPROCS(*procs)
 	}
 	if *configPath == "" || *dsn == "" || *name == "" || *workers < 1 || *batch < 1 {
-		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-tables a,b] [-clock-start T] [-workers N] [-batch N] [-pause D] [-work D] [-procs N]")
+		fmt.Fprintln(os.Stderr, "usage: chaosproc -config FILE -dsn DSN -name LABEL [-driver postgres|mysql] [-draw] [-tables a,b] [-clock-start T | -clock-file F] [-workers N] [-batch N] [-pause D] [-work D] [-procs N]")
 		os.Exit(2)
 	}
 	p := &proc{name: *name, pid: os.Getpid()}
@@ -76,6 +97,15 @@ func main() {
 		}
 		clock = &startClock{start: start, logf: p.logf}
 	}
+	if *clockFile != "" {
+		c, err := newFileClock(*clockFile, p.logf)
+		if err != nil {
+			p.logf("-clock-file: %v", err)
+			os.Exit(2)
+		}
+		clock = c
+	}
+	p.driver, p.draw = *driver, *draw
 	if err := p.run(*configPath, *dsn, *tables, clock, *workers, *batch, *pause, *work); err != nil {
 		p.logf("%v", err)
 		os.Exit(1)
@@ -83,8 +113,10 @@ func main() {
 }
 
 type proc struct {
-	name string
-	pid  int
+	name   string
+	pid    int
+	driver string
+	draw   bool // take keys without inserting
 
 	outMu sync.Mutex // one write per committed INSERT
 	errMu sync.Mutex
@@ -125,7 +157,7 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 	if err != nil {
 		return err
 	}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Clock: clock}})
+	db, err := idsql.Open(p.driver, dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Clock: clock}})
 	if err != nil {
 		return err
 	}
@@ -138,13 +170,19 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 		names = strings.Split(tableList, ",")
 	}
 	clockDesc := "true"
-	if c, ok := clock.(*startClock); ok {
+	switch c := clock.(type) {
+	case *startClock:
 		clockDesc = "starting at " + c.start.UTC().Format(time.RFC3339Nano)
+	case *fileClock:
+		clockDesc = "from " + c.path
 	}
 	p.logf("pid %d, instance %q, clock %s, tables %s", p.pid, cfg.Holder.Instance, clockDesc, strings.Join(names, ","))
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if p.draw {
+		go p.probe(ctx)
+	}
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Add(1)
@@ -156,6 +194,26 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 	wg.Wait()
 	p.logf("stopping: %v", context.Cause(ctx))
 	return nil
+}
+
+// probe notes each time the process did not run for over 50 ms (the
+// machine did not schedule it, or its runtime stopped the world): a pause
+// in its keys then is not idsql's. It wakes every 5 ms.
+func (p *proc) probe(ctx context.Context) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if d := now.Sub(last); d > 50*time.Millisecond {
+				p.logf("note: stalled %s from %s", d.Round(time.Millisecond), last.UTC().Format("15:04:05.000"))
+			}
+			last = now
+		}
+	}
 }
 
 // insertLoop inserts batches of rows until ctx ends, printing the keys of
@@ -176,7 +234,18 @@ func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, ba
 		for range n {
 			args = append(args, p.name, p.pid)
 		}
-		ids, err := insert(ctx, db, q, args, n, work)
+		var ids []int64
+		var err error
+		if p.draw {
+			start := time.Now()
+			ids, err = db.Keys().NextIDs(ctx, table, n)
+			if took := time.Since(start); took > 50*time.Millisecond {
+				// A pause inside idsql, not the scheduler's.
+				p.logf("note: a key took %s from %s", took.Round(time.Millisecond), start.UTC().Format("15:04:05.000"))
+			}
+		} else {
+			ids, err = insert(ctx, db, q, args, n, work)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				p.fail(fmt.Sprintf("insert into %s: %v", table, err))
@@ -301,4 +370,107 @@ func (c *startClock) Now() time.Time {
 
 func (c *startClock) Sleep(ctx context.Context, d time.Duration) error {
 	return snowflake.SystemClock{}.Sleep(ctx, d)
+}
+
+// fileClock is the clock -clock-file describes; see the command's doc.
+type fileClock struct {
+	path string
+	logf func(format string, args ...any)
+	st   atomic.Pointer[clockState]
+}
+
+// clockState is one reading of the clock file.
+type clockState struct {
+	step time.Duration // of the wall reading only
+	rate float64       // slew: clock time gained per true second
+	from time.Time     // when the rate was read
+	base time.Duration // slew gained before from
+}
+
+func newFileClock(path string, logf func(format string, args ...any)) (*fileClock, error) {
+	if err := checkWallShift(); err != nil {
+		return nil, err
+	}
+	c := &fileClock{path: path, logf: logf}
+	c.st.Store(&clockState{from: time.Now()})
+	if err := c.reload(); err != nil {
+		return nil, err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	go func() {
+		for range sig {
+			if err := c.reload(); err != nil {
+				logf("-clock-file: %v", err)
+			}
+		}
+	}()
+	return c, nil
+}
+
+// reload reads the file; the slew gained so far is kept.
+func (c *fileClock) reload() error {
+	b, err := os.ReadFile(c.path)
+	if err != nil {
+		return err
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return fmt.Errorf("%s: want \"<step> <slew>\", have %q", c.path, b)
+	}
+	step, err := time.ParseDuration(f[0])
+	if err != nil {
+		return fmt.Errorf("%s: step: %w", c.path, err)
+	}
+	rate, err := strconv.ParseFloat(f[1], 64)
+	if err != nil {
+		return fmt.Errorf("%s: slew: %w", c.path, err)
+	}
+	now := time.Now()
+	old := c.st.Load()
+	c.st.Store(&clockState{step: step, rate: rate, from: now,
+		base: old.base + time.Duration(float64(now.Sub(old.from))*old.rate)})
+	c.logf("note: clock step %s slew %g: it reads %s", step, rate, c.Now().UTC().Format(time.RFC3339Nano))
+	return nil
+}
+
+func (c *fileClock) Now() time.Time {
+	now := time.Now()
+	s := c.st.Load()
+	slew := s.base + time.Duration(float64(now.Sub(s.from))*s.rate)
+	return wallShift(now.Add(slew), s.step)
+}
+
+func (c *fileClock) Sleep(ctx context.Context, d time.Duration) error {
+	return snowflake.SystemClock{}.Sleep(ctx, d)
+}
+
+// timeWords is package time's layout of a time.Time.
+type timeWords struct {
+	wall uint64
+	ext  int64
+	loc  *time.Location
+}
+
+// wallShift returns t with its wall reading moved by d and its monotonic
+// reading kept. Package time has no way to do it (Add moves both), so it
+// takes the wall word of t.Add(d); checkWallShift makes sure that works.
+func wallShift(t time.Time, d time.Duration) time.Time {
+	if d == 0 {
+		return t
+	}
+	u := t.Add(d)
+	(*timeWords)(unsafe.Pointer(&t)).wall = (*timeWords)(unsafe.Pointer(&u)).wall
+	return t
+}
+
+// checkWallShift fails when wallShift does not move the wall reading alone
+// (a Go release with another layout of time.Time).
+func checkWallShift() error {
+	now := time.Now()
+	s := wallShift(now, time.Hour)
+	if unsafe.Sizeof(now) != unsafe.Sizeof(timeWords{}) || s.Sub(now) != 0 || s.Round(0).Sub(now.Round(0)) != time.Hour {
+		return errors.New("cannot step the wall clock alone with this Go release's time.Time")
+	}
+	return nil
 }

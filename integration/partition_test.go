@@ -1,0 +1,642 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/go-sql-driver/mysql"
+	"github.com/rs/zerolog"
+
+	"github.com/idsql/idsql/holder"
+	_ "github.com/idsql/idsql/holder/postgres" // holder.kind: postgres
+	"github.com/idsql/idsql/holder/registry"
+	_ "github.com/idsql/idsql/holder/zookeeper" // holder.kind: zookeeper
+	"github.com/idsql/idsql/idsql"
+	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment store on MySQL
+	_ "github.com/idsql/idsql/idsql/segment/redisqueue" // buffer: redis
+	"github.com/idsql/idsql/internal/mysqltest"
+	"github.com/idsql/idsql/internal/pgtest"
+	"github.com/idsql/idsql/internal/redistest"
+	"github.com/idsql/idsql/internal/zktest"
+)
+
+// The partition tests put a Toxiproxy proxy, run inside the test process,
+// between one of two in-process key issuers and its coordination server
+// (ZooKeeper, PostgreSQL, MariaDB or Redis), and cut or slow that link
+// while both issue keys through idsql.Keys as an application does. The
+// other issuer talks to the same servers directly: the fault does not
+// touch it. Each case is one target (holder kind and mode, segment store or
+// Redis queue) and one fault; every case runs at once with a few others.
+// The checker (partResult) then reports duplicates, the untouched
+// issuer's longest gap, when the faulted one stopped and how long after
+// healing it issued again, and keys skipped.
+
+// Timings: a lease shorter than the chaos tests' so that a case takes
+// seconds.
+const (
+	partTTL       = 1500 * time.Millisecond // ZooKeeper session timeout, database lease TTL
+	partHeartbeat = 300 * time.Millisecond  // holder.heartbeat (below TTL minus the TTL/3 margin)
+	partMargin    = partTTL / 3             // the holders' default margin
+	partWarm      = time.Second             // both issue before the fault
+	partEvery     = 5 * time.Millisecond    // pause between two keys of one issuer
+	partMaxGap    = 100 * time.Millisecond  // the longest gap allowed to an untouched issuer
+	partParallel  = 12                      // cases at once
+	sfPartTable   = "part_sf"
+	segPartTable  = "part_seg"
+)
+
+// partTarget is what a case cuts off: a holder kind and mode (snowflake
+// keys), a segment store or the Redis queue (segment keys).
+type partTarget struct {
+	name   string
+	link   string // the server the fault cuts: zookeeper, postgres, mysql, redis
+	db     string // the application's database: postgres or mysql
+	holder idsql.HolderConfig
+	table  idsql.TableConfig
+	// fenced: the faulted issuer holds a lease the server lets expire
+	// after partTTL, so it must stop issuing by then.
+	fenced bool
+}
+
+func (p partTarget) snowflake() bool { return p.table.Strategy == idsql.Snowflake }
+
+var partTargets = func() []partTarget {
+	sf := idsql.TableConfig{Strategy: idsql.Snowflake}
+	seg := idsql.TableConfig{Strategy: idsql.Segment, Step: 50}
+	var ts []partTarget
+	for _, mode := range []string{"sticky", "recycle"} {
+		ts = append(ts, partTarget{name: "zookeeper/" + mode, link: "zookeeper", db: "postgres",
+			holder: idsql.HolderConfig{Kind: "zookeeper", Mode: mode}, table: sf, fenced: true})
+	}
+	for _, db := range []string{"postgres", "mysql"} {
+		for _, mode := range []string{"sticky", "disposable", "lease"} {
+			ts = append(ts, partTarget{name: db + "/" + mode, link: db, db: db,
+				holder: idsql.HolderConfig{Kind: "postgres", Mode: mode}, table: sf, fenced: true})
+		}
+	}
+	// The local map's leases are static; the worker table records them.
+	ts = append(ts, partTarget{name: "local+table", link: "postgres", db: "postgres",
+		holder: idsql.HolderConfig{Kind: "local"}, table: sf})
+	for _, db := range []string{"postgres", "mysql"} {
+		ts = append(ts, partTarget{name: "segment/" + db, link: db, db: db, table: seg})
+	}
+	rq := seg
+	rq.Buffer = idsql.BufferRedis
+	ts = append(ts, partTarget{name: "redis-queue", link: "redis", db: "postgres", table: rq})
+	return ts
+}()
+
+// partFault is a fault on the faulted issuer's link: Toxiproxy toxics, for
+// a while.
+type partFault struct {
+	name   string
+	toxics []string // toxic JSON
+	lasts  time.Duration
+	// late: the link stays cut past the lease, so a fenced target's issuer
+	// must stop issuing within partTTL of the fault.
+	late bool
+}
+
+var partFaults = []partFault{
+	// Dropped packets in both directions, healed before the lease ends.
+	{name: "blackhole", lasts: partTTL / 2, toxics: []string{
+		`{"name":"bh_up","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`,
+		`{"name":"bh_down","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`}},
+	// The same, healed after the lease has expired on the server.
+	{name: "heal-late", lasts: 2 * partTTL, late: true, toxics: []string{
+		`{"name":"bh_up","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`,
+		`{"name":"bh_down","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`}},
+	// Every connection reset by the peer as soon as it sends.
+	{name: "reset", lasts: 2 * partTTL, late: true, toxics: []string{
+		`{"name":"rst","type":"reset_peer","stream":"upstream","attributes":{"timeout":0}}`}},
+	// Replies delayed by more than the lease margin.
+	{name: "latency", lasts: 2 * partTTL, toxics: []string{
+		fmt.Sprintf(`{"name":"lat","type":"latency","stream":"downstream","attributes":{"latency":%d}}`,
+			(partMargin + partTTL/4).Milliseconds())}},
+	// One-way loss: the server receives, its replies are lost.
+	{name: "drop-replies", lasts: 2 * partTTL, late: true, toxics: []string{
+		`{"name":"drop_down","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`}},
+	// One-way loss the other way: the requests are lost.
+	{name: "drop-requests", lasts: 2 * partTTL, late: true, toxics: []string{
+		`{"name":"drop_up","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`}},
+}
+
+// partServers are the shared test servers, found through IDSQL_TEST_*.
+type partServers struct {
+	pg, my     string // base DSNs
+	pgAdmin    *sql.DB
+	myAdmin    *sql.DB
+	zk         []string
+	redis      string
+	toxi       *toxiproxy.ApiServer
+	mu         sync.Mutex
+	seq        int
+	namePrefix string
+	dir        string // cache directories
+}
+
+func TestPartition(t *testing.T) {
+	t.Parallel()
+	s := &partServers{pg: pgtest.BaseDSN(t), my: mysqltest.BaseDSN(t), zk: zktest.Servers(t), redis: redistest.Addr(t),
+		namePrefix: fmt.Sprintf("part_%d", os.Getpid()), dir: t.TempDir()}
+	var err error
+	if s.pgAdmin, err = sql.Open("postgres", s.pg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.pgAdmin.Close() })
+	if s.myAdmin, err = sql.Open("mysql", s.my); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.myAdmin.Close() })
+	s.toxi = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+
+	// A soak repeats every case for IDSQL_CHAOS_DURATION.
+	soak := time.Duration(0)
+	if v := os.Getenv(EnvChaosDuration); v != "" {
+		if soak, err = time.ParseDuration(v); err != nil {
+			t.Fatalf("%s=%q: want a duration such as 10m", EnvChaosDuration, v)
+		}
+	}
+	type job struct {
+		target partTarget
+		fault  partFault
+	}
+	var jobs []job
+	for _, tg := range partTargets {
+		for _, f := range partFaults {
+			jobs = append(jobs, job{tg, f})
+		}
+	}
+	results := map[string][]*partResult{}
+	var mu sync.Mutex
+	start := time.Now()
+	for round := 1; ; round++ {
+		sem := make(chan struct{}, partParallel)
+		var wg sync.WaitGroup
+		for _, j := range jobs {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				r := s.run(j.target, j.fault)
+				mu.Lock()
+				results[r.name()] = append(results[r.name()], r)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		if time.Since(start) >= soak {
+			t.Logf("%d rounds of %d cases in %s", round, len(jobs), time.Since(start).Round(time.Second))
+			break
+		}
+	}
+	var rows []*partResult
+	for _, j := range jobs {
+		rs := results[j.target.name+"/"+j.fault.name]
+		t.Run(j.target.name+"/"+j.fault.name, func(t *testing.T) {
+			for i, r := range rs {
+				for _, f := range r.failures {
+					t.Errorf("round %d: %s", i+1, f)
+				}
+				t.Logf("round %d: %s", i+1, r.summary())
+			}
+		})
+		rows = append(rows, mergeResults(rs))
+	}
+	t.Logf("partitions, %s:\n%s", time.Since(start).Round(time.Second), partTable(rows))
+}
+
+// partProc is one in-process issuer: a Keys on its own connections, and
+// what it issued.
+type partProc struct {
+	name string
+	keys *idsql.Keys
+	db   *sql.DB
+
+	mu     sync.Mutex
+	at     []time.Time // when each key came back
+	ids    []int64
+	errs   map[string]int
+	errOrd []string
+}
+
+func (p *partProc) issue(ctx context.Context, table string) {
+	for ctx.Err() == nil {
+		c, cancel := context.WithTimeout(ctx, time.Second)
+		id, err := p.keys.NextID(c, table)
+		cancel()
+		now := time.Now()
+		p.mu.Lock()
+		if err == nil {
+			p.at = append(p.at, now)
+			p.ids = append(p.ids, id)
+		} else if ctx.Err() == nil {
+			msg := err.Error()
+			if p.errs[msg] == 0 {
+				p.errOrd = append(p.errOrd, msg)
+			}
+			p.errs[msg]++
+		}
+		p.mu.Unlock()
+		time.Sleep(partEvery)
+	}
+}
+
+func (p *partProc) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.ids)
+}
+
+// partResult is what the checker found in one case.
+type partResult struct {
+	target, fault string
+	fenced, late  bool
+	keys          [2]int // faulted, untouched
+	dups          int
+	dupEx         []string
+	gap           time.Duration // the untouched issuer's longest gap
+	gapAt         time.Duration // when it began, after the fault
+	stoppedAfter  time.Duration // faulted: last key before healing, after the fault began; -1: none
+	lateKeys      int           // faulted: keys stamped at or after the fault + partTTL, before healing
+	recovery      time.Duration // faulted: first key after healing, after healing; -1: none
+	skipped       int64         // segment keys between the lowest and highest issued that nobody issued
+	errors        []string      // the faulted issuer's errors, a few
+	failures      []string
+}
+
+func (r *partResult) name() string { return r.target + "/" + r.fault }
+
+func (r *partResult) failf(format string, args ...any) {
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+func (r *partResult) summary() string {
+	return fmt.Sprintf("keys %d faulted + %d untouched, %d duplicates; untouched longest gap %s (at fault%+.2fs); faulted stopped %s after the fault, recovered %s after healing, %d keys after its deadline; %d segment keys skipped; errors: %s",
+		r.keys[0], r.keys[1], r.dups, r.gap.Round(time.Millisecond), r.gapAt.Seconds(), fmtDur(r.stoppedAfter), fmtDur(r.recovery), r.lateKeys, r.skipped, strings.Join(r.errors, " | "))
+}
+
+func fmtDur(d time.Duration) string {
+	if d < 0 {
+		return "-"
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// run plays one case and checks it. It never ends the test: setup errors
+// are failures of the case.
+func (s *partServers) run(tg partTarget, f partFault) *partResult {
+	r := &partResult{target: tg.name, fault: f.name, fenced: tg.fenced, late: f.late, stoppedAfter: -1, recovery: -1}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	env, err := s.setup(ctx, tg)
+	if env != nil {
+		defer env.close()
+	}
+	if err != nil {
+		r.failf("setup: %v", err)
+		return r
+	}
+	a, b := env.procs[0], env.procs[1]
+	table := sfPartTable
+	if !tg.snowflake() {
+		table = segPartTable
+	}
+	ictx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, p := range env.procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.issue(ictx, table)
+		}()
+	}
+	defer func() {
+		stop()
+		wg.Wait()
+	}()
+	// Both issue, for a while.
+	ready := time.Now().Add(30 * time.Second)
+	for a.count() == 0 || b.count() == 0 {
+		if time.Now().After(ready) {
+			r.failf("no first key within 30s: faulted %d keys (%s), untouched %d keys (%s)", a.count(), a.firstErrors(), b.count(), b.firstErrors())
+			return r
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(partWarm)
+	faultAt := time.Now()
+	for _, tx := range f.toxics {
+		if _, err := env.proxy.Toxics.AddToxicJson(strings.NewReader(tx)); err != nil {
+			r.failf("add toxic %s: %v", tx, err)
+			return r
+		}
+	}
+	time.Sleep(f.lasts)
+	env.proxy.Toxics.ResetToxics(context.Background())
+	healAt := time.Now()
+	// The faulted issuer issues again within a lease period; wait a little
+	// longer to measure it.
+	time.Sleep(partTTL + time.Second)
+	stop()
+	wg.Wait()
+	end := time.Now()
+
+	s.check(r, tg, env, faultAt, healAt, end)
+	return r
+}
+
+// check reads what both issuers issued and fills r.
+func (s *partServers) check(r *partResult, tg partTarget, env *partEnv, faultAt, healAt, end time.Time) {
+	a, b := env.procs[0], env.procs[1]
+	r.keys = [2]int{len(a.ids), len(b.ids)}
+	seen := map[int64]string{}
+	for _, p := range env.procs {
+		for _, id := range p.ids {
+			if by, ok := seen[id]; ok {
+				r.dups++
+				if len(r.dupEx) < 3 {
+					r.dupEx = append(r.dupEx, fmt.Sprintf("%d by %s and %s", id, by, p.name))
+				}
+			}
+			seen[id] = p.name
+		}
+	}
+	if r.dups > 0 {
+		r.failf("%d keys issued twice, e.g. %s", r.dups, strings.Join(r.dupEx, "; "))
+	}
+
+	// The untouched issuer's longest gap, from the fault to the end.
+	from := faultAt.Add(-partWarm)
+	prev := from
+	for _, at := range b.at {
+		if at.Before(from) {
+			continue
+		}
+		if g := at.Sub(prev); g > r.gap {
+			r.gap, r.gapAt = g, prev.Sub(faultAt)
+		}
+		prev = at
+	}
+	if g := end.Sub(prev); g > r.gap {
+		r.gap, r.gapAt = g, prev.Sub(faultAt)
+	}
+	if r.gap > partMaxGap {
+		r.failf("the untouched issuer paused %s (from %+.2fs after the fault), more than %s", r.gap.Round(time.Millisecond), r.gapAt.Seconds(), partMaxGap)
+	}
+
+	// The faulted issuer: when it stopped, keys past its deadline, and
+	// its first key after healing.
+	layout, _ := env.cfg.SnowflakeLayout()
+	deadline := faultAt.Add(partTTL)
+	for i, at := range a.at {
+		switch {
+		case at.Before(faultAt):
+		case at.Before(healAt):
+			r.stoppedAfter = at.Sub(faultAt)
+			if tg.snowflake() && !layout.Decompose(a.ids[i]).Time.Before(deadline) {
+				r.lateKeys++
+			}
+		case r.recovery < 0:
+			r.recovery = at.Sub(healAt)
+		}
+	}
+	if tg.fenced && r.lateKeys > 0 {
+		r.failf("the faulted issuer issued %d keys stamped after the fault plus the lease (%s), before healing: not fenced", r.lateKeys, partTTL)
+	}
+	if r.recovery < 0 || r.recovery > partTTL {
+		r.failf("the faulted issuer did not issue within one lease period (%s) after healing (first key after %s); its errors: %s", partTTL, fmtDur(r.recovery), a.firstErrors())
+	}
+	r.errors = a.errorSample(3)
+
+	if !tg.snowflake() && len(seen) > 0 {
+		lo, hi := int64(1<<62), int64(0)
+		for id := range seen {
+			lo, hi = min(lo, id), max(hi, id)
+		}
+		r.skipped = hi - lo + 1 - int64(len(seen))
+	}
+}
+
+func (p *partProc) firstErrors() string {
+	s := p.errorSample(3)
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, " | ")
+}
+
+// errorSample returns up to n distinct errors, with their counts.
+func (p *partProc) errorSample(n int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, e := range p.errOrd {
+		if len(out) == n {
+			break
+		}
+		out = append(out, fmt.Sprintf("%s (×%d)", e, p.errs[e]))
+	}
+	return out
+}
+
+// partEnv is one case's world: a configuration, the proxy on the faulted
+// issuer's link, and the two issuers.
+type partEnv struct {
+	cfg    *idsql.Config
+	proxy  *toxiproxy.Proxy
+	procs  [2]*partProc // faulted, untouched
+	drop   func()
+	closed bool
+}
+
+func (e *partEnv) close() {
+	for _, p := range e.procs {
+		if p == nil {
+			continue
+		}
+		if p.keys != nil {
+			done := make(chan struct{})
+			go func() {
+				p.keys.Close()
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+			}
+		}
+		p.db.Close()
+	}
+	if e.proxy != nil {
+		e.proxy.Stop()
+	}
+	if e.drop != nil {
+		e.drop()
+	}
+}
+
+// setup makes a case's database (a schema or a database of its own), its
+// configuration, the proxy and both issuers.
+func (s *partServers) setup(ctx context.Context, tg partTarget) (*partEnv, error) {
+	s.mu.Lock()
+	s.seq++
+	name := fmt.Sprintf("%s_%d", s.namePrefix, s.seq)
+	s.mu.Unlock()
+	env := &partEnv{}
+
+	var dsn, driver, dbAddr string
+	switch tg.db {
+	case "postgres":
+		driver = "postgres"
+		if _, err := s.pgAdmin.ExecContext(ctx, `CREATE SCHEMA `+name); err != nil {
+			return env, fmt.Errorf("create schema: %w", err)
+		}
+		env.drop = func() { s.pgAdmin.Exec(`DROP SCHEMA ` + name + ` CASCADE`) }
+		u, err := url.Parse(s.pg)
+		if err != nil {
+			return env, err
+		}
+		q := u.Query()
+		q.Set("search_path", name)
+		u.RawQuery = q.Encode()
+		dsn, dbAddr = u.String(), u.Host
+	case "mysql":
+		driver = "mysql"
+		if _, err := s.myAdmin.ExecContext(ctx, "CREATE DATABASE `"+name+"`"); err != nil {
+			return env, fmt.Errorf("create database: %w", err)
+		}
+		env.drop = func() { s.myAdmin.Exec("DROP DATABASE IF EXISTS `" + name + "`") }
+		c, err := mysql.ParseDSN(s.my)
+		if err != nil {
+			return env, err
+		}
+		c.DBName, c.ParseTime = name, true
+		dsn, dbAddr = c.FormatDSN(), c.Addr
+	}
+
+	upstream := map[string]string{"postgres": dbAddr, "mysql": dbAddr, "redis": s.redis}[tg.link]
+	if tg.link == "zookeeper" {
+		upstream = s.zk[0]
+	}
+	env.proxy = toxiproxy.NewProxy(s.toxi, name, "127.0.0.1:0", upstream)
+	if err := env.proxy.Start(); err != nil {
+		return env, fmt.Errorf("start the proxy to %s: %w", upstream, err)
+	}
+
+	cfg := &idsql.Config{Namespace: name, Tables: map[string]idsql.TableConfig{}}
+	if tg.snowflake() {
+		cfg.Tables[sfPartTable] = tg.table
+		cfg.Holder = tg.holder
+		cfg.Holder.SessionTimeout = partTTL
+		cfg.Holder.Heartbeat = partHeartbeat
+		cfg.Holder.AcceptLazyCommits = true // the test MariaDB flushes lazily; no crash is played here
+		switch tg.holder.Kind {
+		case "zookeeper":
+			cfg.Holder.TickTime = 500 * time.Millisecond
+		case "local":
+			cfg.Holder.SessionTimeout = 0
+			cfg.Holder.Workers = map[string]int64{"part-a": 1, "part-b": 2}
+		}
+	} else {
+		cfg.Tables[segPartTable] = tg.table
+		cfg.Redis.Addr = s.redis
+	}
+	admin, err := sql.Open(driver, dsn)
+	if err != nil {
+		return env, err
+	}
+	err = idsql.Migrate(ctx, admin, cfg)
+	admin.Close()
+	if err != nil {
+		return env, fmt.Errorf("migrate: %w", err)
+	}
+	env.cfg = cfg
+
+	for i, who := range []string{"part-a", "part-b"} {
+		pc := *cfg
+		pc.Holder.CacheDir = filepath.Join(s.dir, name+"-"+who)
+		pdsn := dsn
+		if i == 0 {
+			switch tg.link {
+			case "zookeeper":
+				pc.Holder.Servers = []string{env.proxy.Listen}
+			case "redis":
+				pc.Redis.Addr = env.proxy.Listen
+			default:
+				pdsn = strings.Replace(dsn, dbAddr, env.proxy.Listen, 1)
+			}
+		} else if tg.link == "zookeeper" {
+			pc.Holder.Servers = s.zk
+		}
+		db, err := sql.Open(driver, pdsn)
+		if err != nil {
+			return env, err
+		}
+		p := &partProc{name: who, db: db, errs: map[string]int{}}
+		env.procs[i] = p
+		reg := registry.New(db, registry.Settings{Heartbeat: partHeartbeat, AcceptLazyCommits: true})
+		inst := holder.Instance{ID: who, Host: "host-" + who, PID: os.Getpid()}
+		p.keys, err = idsql.NewKeys(&pc, idsql.KeysOptions{DB: db, Registry: reg, Instance: inst,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			return env, fmt.Errorf("%s: %w", who, err)
+		}
+	}
+	return env, nil
+}
+
+// mergeResults sums the rounds of one case: keys, duplicates and skipped
+// keys added up, gaps and times the worst of any round.
+func mergeResults(rs []*partResult) *partResult {
+	m := *rs[0]
+	m.failures = nil
+	for _, r := range rs[1:] {
+		m.keys[0] += r.keys[0]
+		m.keys[1] += r.keys[1]
+		m.dups += r.dups
+		m.lateKeys += r.lateKeys
+		m.skipped += r.skipped
+		m.gap = max(m.gap, r.gap)
+		m.stoppedAfter = max(m.stoppedAfter, r.stoppedAfter)
+		if r.recovery < 0 || m.recovery >= 0 && r.recovery > m.recovery {
+			m.recovery = r.recovery
+		}
+	}
+	for _, r := range rs {
+		m.failures = append(m.failures, r.failures...)
+	}
+	return &m
+}
+
+// partTable is the Markdown table of RELIABILITY.md: one row per case.
+func partTable(rows []*partResult) string {
+	var b strings.Builder
+	b.WriteString("| target | fault | keys (faulted + untouched) | duplicates | untouched: longest gap | faulted: last key after fault | keys past deadline | recovery after heal | segment keys skipped | ok |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		ok := "yes"
+		if len(r.failures) > 0 {
+			ok = fmt.Sprintf("**no** (%d)", len(r.failures))
+		}
+		skipped := "-"
+		if strings.HasPrefix(r.target, "segment") || strings.HasPrefix(r.target, "redis") {
+			skipped = fmt.Sprint(r.skipped)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d + %d | %d | %s | %s | %d | %s | %s | %s |\n", r.target, r.fault, r.keys[0], r.keys[1], r.dups,
+			fmtDur(r.gap), fmtDur(r.stoppedAfter), r.lateKeys, fmtDur(r.recovery), skipped, ok)
+	}
+	return b.String()
+}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -45,15 +46,21 @@ import (
 // Timings: a lease shorter than the chaos tests' so that a case takes
 // seconds.
 const (
-	partTTL       = 1500 * time.Millisecond // ZooKeeper session timeout, database lease TTL
-	partHeartbeat = 300 * time.Millisecond  // holder.heartbeat (below TTL minus the TTL/3 margin)
-	partMargin    = partTTL / 3             // the holders' default margin
-	partWarm      = time.Second             // both issue before the fault
-	partEvery     = 5 * time.Millisecond    // pause between two keys of one issuer
-	partMaxGap    = 100 * time.Millisecond  // the longest gap allowed to an untouched issuer
-	partParallel  = 12                      // cases at once
-	sfPartTable   = "part_sf"
-	segPartTable  = "part_seg"
+	partTTL = 1500 * time.Millisecond // database lease TTL
+	// partZKTTL is the ZooKeeper session timeout: go-zookeeper waits a
+	// second before each reconnection to a one-server ensemble, so that a
+	// healed link gives a new session only after about two (one to learn
+	// that the old session expired, one for the new one).
+	partZKTTL     = 3 * time.Second
+	partHeartbeat = 300 * time.Millisecond // holder.heartbeat (below TTL minus the TTL/3 margin)
+	partWarm      = time.Second            // both issue before the fault
+	partEvery     = 5 * time.Millisecond   // pause between two keys of one issuer
+	partMaxGap    = 100 * time.Millisecond // the longest gap allowed to an untouched issuer
+	// partCallTimeout bounds each NextID of the issuers, as an
+	// application bounds a request.
+	partCallTimeout = 5 * time.Second
+	sfPartTable     = "part_sf"
+	segPartTable    = "part_seg"
 )
 
 // partTarget is what a case cuts off: a holder kind and mode (snowflake
@@ -65,8 +72,9 @@ type partTarget struct {
 	holder idsql.HolderConfig
 	table  idsql.TableConfig
 	// fenced: the faulted issuer holds a lease the server lets expire
-	// after partTTL, so it must stop issuing by then.
+	// after ttl, so it must stop issuing by then.
 	fenced bool
+	ttl    time.Duration // lease TTL or session timeout
 }
 
 func (p partTarget) snowflake() bool { return p.table.Strategy == idsql.Snowflake }
@@ -77,59 +85,64 @@ var partTargets = func() []partTarget {
 	var ts []partTarget
 	for _, mode := range []string{"sticky", "recycle"} {
 		ts = append(ts, partTarget{name: "zookeeper/" + mode, link: "zookeeper", db: "postgres",
-			holder: idsql.HolderConfig{Kind: "zookeeper", Mode: mode}, table: sf, fenced: true})
+			holder: idsql.HolderConfig{Kind: "zookeeper", Mode: mode}, table: sf, fenced: true, ttl: partZKTTL})
 	}
 	for _, db := range []string{"postgres", "mysql"} {
 		for _, mode := range []string{"sticky", "disposable", "lease"} {
 			ts = append(ts, partTarget{name: db + "/" + mode, link: db, db: db,
-				holder: idsql.HolderConfig{Kind: "postgres", Mode: mode}, table: sf, fenced: true})
+				holder: idsql.HolderConfig{Kind: "postgres", Mode: mode}, table: sf, fenced: true, ttl: partTTL})
 		}
 	}
 	// The local map's leases are static; the worker table records them.
 	ts = append(ts, partTarget{name: "local+table", link: "postgres", db: "postgres",
-		holder: idsql.HolderConfig{Kind: "local"}, table: sf})
+		holder: idsql.HolderConfig{Kind: "local"}, table: sf, ttl: partTTL})
 	for _, db := range []string{"postgres", "mysql"} {
-		ts = append(ts, partTarget{name: "segment/" + db, link: db, db: db, table: seg})
+		ts = append(ts, partTarget{name: "segment/" + db, link: db, db: db, table: seg, ttl: partTTL})
 	}
 	rq := seg
 	rq.Buffer = idsql.BufferRedis
-	ts = append(ts, partTarget{name: "redis-queue", link: "redis", db: "postgres", table: rq})
+	ts = append(ts, partTarget{name: "redis-queue", link: "redis", db: "postgres", table: rq, ttl: partTTL})
 	return ts
 }()
 
 // partFault is a fault on the faulted issuer's link: Toxiproxy toxics, for
-// a while.
+// a multiple of the target's TTL.
 type partFault struct {
 	name   string
-	toxics []string // toxic JSON
-	lasts  time.Duration
+	toxics func(ttl time.Duration) []string // toxic JSON
+	lasts  float64                          // times the TTL
 	// late: the link stays cut past the lease, so a fenced target's issuer
-	// must stop issuing within partTTL of the fault.
+	// must stop issuing within its TTL of the fault.
 	late bool
 }
 
+// toxics returns a fault's toxics that do not depend on the TTL.
+func toxics(js ...string) func(time.Duration) []string {
+	return func(time.Duration) []string { return js }
+}
+
+const (
+	dropUp   = `{"name":"drop_up","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`
+	dropDown = `{"name":"drop_down","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`
+)
+
 var partFaults = []partFault{
 	// Dropped packets in both directions, healed before the lease ends.
-	{name: "blackhole", lasts: partTTL / 2, toxics: []string{
-		`{"name":"bh_up","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`,
-		`{"name":"bh_down","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`}},
+	{name: "blackhole", lasts: 0.5, toxics: toxics(dropUp, dropDown)},
 	// The same, healed after the lease has expired on the server.
-	{name: "heal-late", lasts: 2 * partTTL, late: true, toxics: []string{
-		`{"name":"bh_up","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`,
-		`{"name":"bh_down","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`}},
+	{name: "heal-late", lasts: 2, late: true, toxics: toxics(dropUp, dropDown)},
 	// Every connection reset by the peer as soon as it sends.
-	{name: "reset", lasts: 2 * partTTL, late: true, toxics: []string{
-		`{"name":"rst","type":"reset_peer","stream":"upstream","attributes":{"timeout":0}}`}},
-	// Replies delayed by more than the lease margin.
-	{name: "latency", lasts: 2 * partTTL, toxics: []string{
-		fmt.Sprintf(`{"name":"lat","type":"latency","stream":"downstream","attributes":{"latency":%d}}`,
-			(partMargin + partTTL/4).Milliseconds())}},
+	{name: "reset", lasts: 2, late: true, toxics: toxics(
+		`{"name":"rst","type":"reset_peer","stream":"upstream","attributes":{"timeout":0}}`)},
+	// Replies delayed by more than the lease margin (a third of the TTL).
+	{name: "latency", lasts: 2, toxics: func(ttl time.Duration) []string {
+		return []string{fmt.Sprintf(`{"name":"lat","type":"latency","stream":"downstream","attributes":{"latency":%d}}`,
+			(ttl/3 + ttl/4).Milliseconds())}
+	}},
 	// One-way loss: the server receives, its replies are lost.
-	{name: "drop-replies", lasts: 2 * partTTL, late: true, toxics: []string{
-		`{"name":"drop_down","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`}},
+	{name: "drop-replies", lasts: 2, late: true, toxics: toxics(dropDown)},
 	// One-way loss the other way: the requests are lost.
-	{name: "drop-requests", lasts: 2 * partTTL, late: true, toxics: []string{
-		`{"name":"drop_up","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`}},
+	{name: "drop-requests", lasts: 2, late: true, toxics: toxics(dropUp)},
 }
 
 // partServers are the shared test servers, found through IDSQL_TEST_*.
@@ -144,6 +157,7 @@ type partServers struct {
 	seq        int
 	namePrefix string
 	dir        string // cache directories
+	stalls     *stallMeter
 }
 
 func TestPartition(t *testing.T) {
@@ -160,62 +174,58 @@ func TestPartition(t *testing.T) {
 	}
 	t.Cleanup(func() { s.myAdmin.Close() })
 	s.toxi = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	s.stalls = startStallMeter(t)
 
-	// A soak repeats every case for IDSQL_CHAOS_DURATION.
+	// A soak repeats every case until IDSQL_CHAOS_DURATION has passed.
 	soak := time.Duration(0)
 	if v := os.Getenv(EnvChaosDuration); v != "" {
 		if soak, err = time.ParseDuration(v); err != nil {
 			t.Fatalf("%s=%q: want a duration such as 10m", EnvChaosDuration, v)
 		}
 	}
-	type job struct {
-		target partTarget
-		fault  partFault
-	}
-	var jobs []job
-	for _, tg := range partTargets {
-		for _, f := range partFaults {
-			jobs = append(jobs, job{tg, f})
-		}
-	}
-	results := map[string][]*partResult{}
-	var mu sync.Mutex
 	start := time.Now()
-	for round := 1; ; round++ {
-		sem := make(chan struct{}, partParallel)
-		var wg sync.WaitGroup
-		for _, j := range jobs {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				r := s.run(j.target, j.fault)
-				mu.Lock()
-				results[r.name()] = append(results[r.name()], r)
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-		if time.Since(start) >= soak {
-			t.Logf("%d rounds of %d cases in %s", round, len(jobs), time.Since(start).Round(time.Second))
-			break
-		}
-	}
+	var mu sync.Mutex
 	var rows []*partResult
-	for _, j := range jobs {
-		rs := results[j.target.name+"/"+j.fault.name]
-		t.Run(j.target.name+"/"+j.fault.name, func(t *testing.T) {
-			for i, r := range rs {
-				for _, f := range r.failures {
-					t.Errorf("round %d: %s", i+1, f)
+	// Each target's faults run at once; targets run as go test's
+	// -parallel allows (GOMAXPROCS by default).
+	t.Run("targets", func(t *testing.T) {
+		for _, tg := range partTargets {
+			t.Run(tg.name, func(t *testing.T) {
+				t.Parallel()
+				results := make([][]*partResult, len(partFaults))
+				for round := 1; round == 1 || time.Since(start) < soak; round++ {
+					var wg sync.WaitGroup
+					for i, f := range partFaults {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							results[i] = append(results[i], s.run(tg, f))
+						}()
+					}
+					wg.Wait()
 				}
-				t.Logf("round %d: %s", i+1, r.summary())
-			}
-		})
-		rows = append(rows, mergeResults(rs))
+				for i, f := range partFaults {
+					t.Run(f.name, func(t *testing.T) {
+						for n, r := range results[i] {
+							for _, msg := range r.failures {
+								t.Errorf("round %d: %s", n+1, msg)
+							}
+							t.Logf("round %d: %s", n+1, r.summary())
+						}
+					})
+					mu.Lock()
+					rows = append(rows, mergeResults(results[i]))
+					mu.Unlock()
+				}
+			})
+		}
+	})
+	order := map[string]int{}
+	for i, tg := range partTargets {
+		order[tg.name] = i
 	}
-	t.Logf("partitions, %s:\n%s", time.Since(start).Round(time.Second), partTable(rows))
+	sort.SliceStable(rows, func(i, j int) bool { return order[rows[i].target] < order[rows[j].target] })
+	t.Logf("partitions (%s, %d rounds of each case at most):\n%s", time.Since(start).Round(time.Second), maxRounds(rows), partTable(rows))
 }
 
 // partProc is one in-process issuer: a Keys on its own connections, and
@@ -234,7 +244,7 @@ type partProc struct {
 
 func (p *partProc) issue(ctx context.Context, table string) {
 	for ctx.Err() == nil {
-		c, cancel := context.WithTimeout(ctx, time.Second)
+		c, cancel := context.WithTimeout(ctx, partCallTimeout)
 		id, err := p.keys.NextID(c, table)
 		cancel()
 		now := time.Now()
@@ -264,13 +274,15 @@ func (p *partProc) count() int {
 type partResult struct {
 	target, fault string
 	fenced, late  bool
-	keys          [2]int // faulted, untouched
+	rounds        int
+	stall         time.Duration // the test process's own longest stall during the untouched issuer's longest gap
+	keys          [2]int        // faulted, untouched
 	dups          int
 	dupEx         []string
 	gap           time.Duration // the untouched issuer's longest gap
 	gapAt         time.Duration // when it began, after the fault
 	stoppedAfter  time.Duration // faulted: last key before healing, after the fault began; -1: none
-	lateKeys      int           // faulted: keys stamped at or after the fault + partTTL, before healing
+	lateKeys      int           // faulted: keys stamped at or after the fault + TTL, before healing
 	recovery      time.Duration // faulted: first key after healing, after healing; -1: none
 	skipped       int64         // segment keys between the lowest and highest issued that nobody issued
 	errors        []string      // the faulted issuer's errors, a few
@@ -284,8 +296,8 @@ func (r *partResult) failf(format string, args ...any) {
 }
 
 func (r *partResult) summary() string {
-	return fmt.Sprintf("keys %d faulted + %d untouched, %d duplicates; untouched longest gap %s (at fault%+.2fs); faulted stopped %s after the fault, recovered %s after healing, %d keys after its deadline; %d segment keys skipped; errors: %s",
-		r.keys[0], r.keys[1], r.dups, r.gap.Round(time.Millisecond), r.gapAt.Seconds(), fmtDur(r.stoppedAfter), fmtDur(r.recovery), r.lateKeys, r.skipped, strings.Join(r.errors, " | "))
+	return fmt.Sprintf("keys %d faulted + %d untouched, %d duplicates; untouched longest gap %s (at fault%+.2fs; test process stalled %s); faulted stopped %s after the fault, recovered %s after healing, %d keys after its deadline; %d segment keys skipped; errors: %s",
+		r.keys[0], r.keys[1], r.dups, r.gap.Round(time.Millisecond), r.gapAt.Seconds(), r.stall.Round(time.Millisecond), fmtDur(r.stoppedAfter), fmtDur(r.recovery), r.lateKeys, r.skipped, strings.Join(r.errors, " | "))
 }
 
 func fmtDur(d time.Duration) string {
@@ -298,7 +310,7 @@ func fmtDur(d time.Duration) string {
 // run plays one case and checks it. It never ends the test: setup errors
 // are failures of the case.
 func (s *partServers) run(tg partTarget, f partFault) *partResult {
-	r := &partResult{target: tg.name, fault: f.name, fenced: tg.fenced, late: f.late, stoppedAfter: -1, recovery: -1}
+	r := &partResult{target: tg.name, fault: f.name, fenced: tg.fenced, late: f.late, rounds: 1, stoppedAfter: -1, recovery: -1}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	env, err := s.setup(ctx, tg)
@@ -338,18 +350,18 @@ func (s *partServers) run(tg partTarget, f partFault) *partResult {
 	}
 	time.Sleep(partWarm)
 	faultAt := time.Now()
-	for _, tx := range f.toxics {
+	for _, tx := range f.toxics(tg.ttl) {
 		if _, err := env.proxy.Toxics.AddToxicJson(strings.NewReader(tx)); err != nil {
 			r.failf("add toxic %s: %v", tx, err)
 			return r
 		}
 	}
-	time.Sleep(f.lasts)
+	time.Sleep(time.Duration(f.lasts * float64(tg.ttl)))
 	env.proxy.Toxics.ResetToxics(context.Background())
 	healAt := time.Now()
 	// The faulted issuer issues again within a lease period; wait a little
 	// longer to measure it.
-	time.Sleep(partTTL + time.Second)
+	time.Sleep(tg.ttl + time.Second)
 	stop()
 	wg.Wait()
 	end := time.Now()
@@ -393,14 +405,18 @@ func (s *partServers) check(r *partResult, tg partTarget, env *partEnv, faultAt,
 	if g := end.Sub(prev); g > r.gap {
 		r.gap, r.gapAt = g, prev.Sub(faultAt)
 	}
-	if r.gap > partMaxGap {
-		r.failf("the untouched issuer paused %s (from %+.2fs after the fault), more than %s", r.gap.Round(time.Millisecond), r.gapAt.Seconds(), partMaxGap)
+	// A gap the whole test process had too (a loaded machine that did not
+	// run it) is not the fault's doing.
+	gapFrom := faultAt.Add(r.gapAt)
+	r.stall = s.stalls.within(gapFrom, gapFrom.Add(r.gap))
+	if r.gap-r.stall > partMaxGap {
+		r.failf("the untouched issuer paused %s (from %+.2fs after the fault; the test process stalled %s meanwhile), more than %s", r.gap.Round(time.Millisecond), r.gapAt.Seconds(), r.stall.Round(time.Millisecond), partMaxGap)
 	}
 
 	// The faulted issuer: when it stopped, keys past its deadline, and
 	// its first key after healing.
 	layout, _ := env.cfg.SnowflakeLayout()
-	deadline := faultAt.Add(partTTL)
+	deadline := faultAt.Add(tg.ttl)
 	for i, at := range a.at {
 		switch {
 		case at.Before(faultAt):
@@ -414,10 +430,10 @@ func (s *partServers) check(r *partResult, tg partTarget, env *partEnv, faultAt,
 		}
 	}
 	if tg.fenced && r.lateKeys > 0 {
-		r.failf("the faulted issuer issued %d keys stamped after the fault plus the lease (%s), before healing: not fenced", r.lateKeys, partTTL)
+		r.failf("the faulted issuer issued %d keys stamped after the fault plus the lease (%s), before healing: not fenced", r.lateKeys, tg.ttl)
 	}
-	if r.recovery < 0 || r.recovery > partTTL {
-		r.failf("the faulted issuer did not issue within one lease period (%s) after healing (first key after %s); its errors: %s", partTTL, fmtDur(r.recovery), a.firstErrors())
+	if r.recovery < 0 || r.recovery > tg.ttl {
+		r.failf("the faulted issuer did not issue within one lease period (%s) after healing (first key after %s); its errors: %s", tg.ttl, fmtDur(r.recovery), a.firstErrors())
 	}
 	r.errors = a.errorSample(3)
 
@@ -540,7 +556,7 @@ func (s *partServers) setup(ctx context.Context, tg partTarget) (*partEnv, error
 	if tg.snowflake() {
 		cfg.Tables[sfPartTable] = tg.table
 		cfg.Holder = tg.holder
-		cfg.Holder.SessionTimeout = partTTL
+		cfg.Holder.SessionTimeout = tg.ttl
 		cfg.Holder.Heartbeat = partHeartbeat
 		cfg.Holder.AcceptLazyCommits = true // the test MariaDB flushes lazily; no crash is played here
 		switch tg.holder.Kind {
@@ -602,14 +618,16 @@ func (s *partServers) setup(ctx context.Context, tg partTarget) (*partEnv, error
 // keys added up, gaps and times the worst of any round.
 func mergeResults(rs []*partResult) *partResult {
 	m := *rs[0]
-	m.failures = nil
+	m.failures, m.rounds = nil, len(rs)
 	for _, r := range rs[1:] {
 		m.keys[0] += r.keys[0]
 		m.keys[1] += r.keys[1]
 		m.dups += r.dups
 		m.lateKeys += r.lateKeys
 		m.skipped += r.skipped
-		m.gap = max(m.gap, r.gap)
+		if r.gap-r.stall > m.gap-m.stall {
+			m.gap, m.stall = r.gap, r.stall
+		}
 		m.stoppedAfter = max(m.stoppedAfter, r.stoppedAfter)
 		if r.recovery < 0 || m.recovery >= 0 && r.recovery > m.recovery {
 			m.recovery = r.recovery
@@ -624,7 +642,7 @@ func mergeResults(rs []*partResult) *partResult {
 // partTable is the Markdown table of RELIABILITY.md: one row per case.
 func partTable(rows []*partResult) string {
 	var b strings.Builder
-	b.WriteString("| target | fault | keys (faulted + untouched) | duplicates | untouched: longest gap | faulted: last key after fault | keys past deadline | recovery after heal | segment keys skipped | ok |\n")
+	b.WriteString("| target | fault | keys (faulted + untouched) | duplicates | untouched: longest gap (test process stalled) | faulted: last key after fault | keys past deadline | recovery after heal | segment keys skipped | ok |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		ok := "yes"
@@ -636,7 +654,56 @@ func partTable(rows []*partResult) string {
 			skipped = fmt.Sprint(r.skipped)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d + %d | %d | %s | %s | %d | %s | %s | %s |\n", r.target, r.fault, r.keys[0], r.keys[1], r.dups,
-			fmtDur(r.gap), fmtDur(r.stoppedAfter), r.lateKeys, fmtDur(r.recovery), skipped, ok)
+			fmtDur(r.gap)+" ("+fmtDur(r.stall)+")", fmtDur(r.stoppedAfter), r.lateKeys, fmtDur(r.recovery), skipped, ok)
 	}
 	return b.String()
+}
+
+func maxRounds(rows []*partResult) int {
+	n := 0
+	for _, r := range rows {
+		n = max(n, r.rounds)
+	}
+	return n
+}
+
+// stallMeter notes the time every partEvery in a goroutine of its own, so
+// that a gap of an issuer can be told from a stall of the whole test
+// process (a loaded machine, the garbage collector's pauses).
+type stallMeter struct {
+	mu    sync.Mutex
+	ticks []time.Time
+}
+
+func startStallMeter(t *testing.T) *stallMeter {
+	m := &stallMeter{}
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(partEvery):
+			}
+			now := time.Now()
+			m.mu.Lock()
+			m.ticks = append(m.ticks, now)
+			m.mu.Unlock()
+		}
+	}()
+	return m
+}
+
+// within returns the longest gap between two ticks, beyond the meter's own
+// period, that overlaps [from, to].
+func (m *stallMeter) within(from, to time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := sort.Search(len(m.ticks), func(i int) bool { return !m.ticks[i].Before(from) })
+	var longest time.Duration
+	for i = max(i, 1); i < len(m.ticks) && !m.ticks[i-1].After(to); i++ {
+		longest = max(longest, m.ticks[i].Sub(m.ticks[i-1])-partEvery)
+	}
+	return longest
 }

@@ -99,8 +99,10 @@ var partTargets = func() []partTarget {
 	for _, db := range []string{"postgres", "mysql"} {
 		ts = append(ts, partTarget{name: "segment/" + db, link: db, db: db, table: seg, ttl: partTTL})
 	}
+	// The Redis queue refills its shared list at 20 % of the step: 100
+	// keys, a quarter second of both issuers' keys.
 	rq := seg
-	rq.Buffer = idsql.BufferRedis
+	rq.Buffer, rq.Step = idsql.BufferRedis, 500
 	ts = append(ts, partTarget{name: "redis-queue", link: "redis", db: "postgres", table: rq, ttl: partTTL})
 	return ts
 }()

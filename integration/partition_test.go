@@ -189,7 +189,10 @@ func TestPartition(t *testing.T) {
 	var mu sync.Mutex
 	var rows []*partResult
 	// Each target's faults run at once; targets run as go test's
-	// -parallel allows (GOMAXPROCS by default).
+	// -parallel allows (GOMAXPROCS by default). A soak (IDSQL_CHAOS_DURATION)
+	// plays a target's faults one after the other, round after round,
+	// until the duration has passed since the test started: give it
+	// -parallel 12 so that every target soaks that long.
 	t.Run("targets", func(t *testing.T) {
 		for _, tg := range partTargets {
 			t.Run(tg.name, func(t *testing.T) {
@@ -198,6 +201,12 @@ func TestPartition(t *testing.T) {
 				for round := 1; round == 1 || time.Since(start) < soak; round++ {
 					var wg sync.WaitGroup
 					for i, f := range partFaults {
+						if soak > 0 {
+							// A soak plays them one after the other
+							// and every target at once (-parallel).
+							results[i] = append(results[i], s.run(tg, f))
+							continue
+						}
 						wg.Add(1)
 						go func() {
 							defer wg.Done()

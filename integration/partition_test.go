@@ -300,8 +300,6 @@ type partResult struct {
 	failures      []string
 }
 
-func (r *partResult) name() string { return r.target + "/" + r.fault }
-
 func (r *partResult) failf(format string, args ...any) {
 	r.failures = append(r.failures, fmt.Sprintf(format, args...))
 }
@@ -440,7 +438,7 @@ func (s *partServers) check(r *partResult, tg partTarget, env *partEnv, faultAt,
 			r.recovery = at.Sub(healAt)
 		}
 	}
-	if tg.fenced && r.lateKeys > 0 {
+	if r.fenced && r.late && r.lateKeys > 0 {
 		r.failf("the faulted issuer issued %d keys stamped after the fault plus the lease (%s), before healing: not fenced", r.lateKeys, tg.ttl)
 	}
 	if r.recovery < 0 || r.recovery > tg.ttl {
@@ -482,11 +480,10 @@ func (p *partProc) errorSample(n int) []string {
 // partEnv is one case's world: a configuration, the proxy on the faulted
 // issuer's link, and the two issuers.
 type partEnv struct {
-	cfg    *idsql.Config
-	proxy  *toxiproxy.Proxy
-	procs  [2]*partProc // faulted, untouched
-	drop   func()
-	closed bool
+	cfg   *idsql.Config
+	proxy *toxiproxy.Proxy
+	procs [2]*partProc // faulted, untouched
+	drop  func()
 }
 
 func (e *partEnv) close() {

@@ -219,13 +219,34 @@ func TestPartition(t *testing.T) {
 					}
 					wg.Wait()
 				}
+				// The short form plays a case that missed only a timing
+				// goal (a pause, a late recovery: a loaded machine can
+				// cause either) once more, and fails if it misses again.
+				// Safety failures (duplicates, keys past the deadline)
+				// fail at once. A soak counts every round.
+				again := map[int]*partResult{}
+				for i, f := range partFaults {
+					if r := results[i][0]; soak == 0 && len(r.failures) == 0 && len(r.missed) > 0 {
+						again[i] = s.run(tg, f)
+					}
+				}
 				for i, f := range partFaults {
 					t.Run(f.name, func(t *testing.T) {
 						for n, r := range results[i] {
 							for _, msg := range r.failures {
 								t.Errorf("round %d: %s", n+1, msg)
 							}
+							for _, msg := range r.missed {
+								if a, ok := again[i]; ok && len(a.failures)+len(a.missed) == 0 {
+									t.Logf("round %d: %s (met when played again: %s)", n+1, msg, a.summary())
+								} else {
+									t.Errorf("round %d: %s", n+1, msg)
+								}
+							}
 							t.Logf("round %d: %s", n+1, r.summary())
+						}
+						if a, ok := again[i]; ok && len(a.failures)+len(a.missed) > 0 {
+							t.Errorf("played again: %s", strings.Join(append(a.failures, a.missed...), "; "))
 						}
 					})
 					mu.Lock()
@@ -302,11 +323,17 @@ type partResult struct {
 	recovery      time.Duration // faulted: first key after healing, after healing; -1: none
 	skipped       int64         // segment keys between the lowest and highest issued that nobody issued
 	errors        []string      // the faulted issuer's errors, a few
-	failures      []string
+	failures      []string      // setup errors and broken promises: duplicates, keys past the deadline
+	missed        []string      // timing goals missed: the untouched issuer's pause, the recovery
 }
 
 func (r *partResult) failf(format string, args ...any) {
 	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+// miss notes a timing goal missed: a pause or a late recovery.
+func (r *partResult) miss(format string, args ...any) {
+	r.missed = append(r.missed, fmt.Sprintf(format, args...))
 }
 
 func (r *partResult) summary() string {
@@ -436,7 +463,7 @@ func (s *partServers) check(r *partResult, tg partTarget, env *partEnv, faultAt,
 		r.serverStall = max(r.serverStall, s.servers[l].within(gapFrom, gapTo))
 	}
 	if excuse := max(r.stall, r.serverStall); r.gap-excuse > partMaxGap {
-		r.failf("the untouched issuer paused %s (from %+.2fs after the fault; meanwhile the test process stalled %s, the servers %s), more than %s",
+		r.miss("the untouched issuer paused %s (from %+.2fs after the fault; meanwhile the test process stalled %s, the servers %s), more than %s",
 			r.gap.Round(time.Millisecond), r.gapAt.Seconds(), r.stall.Round(time.Millisecond), r.serverStall.Round(time.Millisecond), partMaxGap)
 	}
 
@@ -460,7 +487,7 @@ func (s *partServers) check(r *partResult, tg partTarget, env *partEnv, faultAt,
 		r.failf("the faulted issuer issued %d keys stamped after the fault plus the lease (%s), before healing: not fenced", r.lateKeys, tg.ttl)
 	}
 	if r.recovery < 0 || r.recovery > tg.ttl {
-		r.failf("the faulted issuer did not issue within one lease period (%s) after healing (first key after %s); its errors: %s", tg.ttl, fmtDur(r.recovery), a.firstErrors())
+		r.miss("the faulted issuer did not issue within one lease period (%s) after healing (first key after %s); its errors: %s", tg.ttl, fmtDur(r.recovery), a.firstErrors())
 	}
 	r.errors = a.errorSample(3)
 
@@ -644,7 +671,7 @@ func (s *partServers) setup(ctx context.Context, tg partTarget) (*partEnv, error
 // keys added up, gaps and times the worst of any round.
 func mergeResults(rs []*partResult) *partResult {
 	m := *rs[0]
-	m.failures, m.rounds = nil, len(rs)
+	m.failures, m.missed, m.rounds = nil, nil, len(rs)
 	for _, r := range rs[1:] {
 		m.keys[0] += r.keys[0]
 		m.keys[1] += r.keys[1]
@@ -661,6 +688,7 @@ func mergeResults(rs []*partResult) *partResult {
 	}
 	for _, r := range rs {
 		m.failures = append(m.failures, r.failures...)
+		m.missed = append(m.missed, r.missed...)
 	}
 	return &m
 }
@@ -668,12 +696,12 @@ func mergeResults(rs []*partResult) *partResult {
 // partTable is the Markdown table of RELIABILITY.md: one row per case.
 func partTable(rows []*partResult) string {
 	var b strings.Builder
-	b.WriteString("| target | fault | keys (faulted + untouched) | duplicates | untouched: longest gap (stall of the test process / servers) | faulted: last key after fault | keys past deadline | recovery after heal | segment keys skipped | ok |\n")
+	b.WriteString("| target | fault | keys (faulted + untouched) | duplicates | untouched: longest gap (stall of the test process / servers) | faulted: last key after fault | keys past deadline | recovery after heal | segment keys skipped | rounds / goals missed / failures |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		ok := "yes"
+		ok := fmt.Sprintf("%d / %d / %d", r.rounds, len(r.missed), len(r.failures))
 		if len(r.failures) > 0 {
-			ok = fmt.Sprintf("**no** (%d)", len(r.failures))
+			ok = "**" + ok + "**"
 		}
 		skipped := "-"
 		if strings.HasPrefix(r.target, "segment") || strings.HasPrefix(r.target, "redis") {

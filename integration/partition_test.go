@@ -51,8 +51,8 @@ const (
 	partTTL = 1500 * time.Millisecond // database lease TTL
 	// partZKTTL is the ZooKeeper session timeout: go-zookeeper waits a
 	// second before each reconnection to a one-server ensemble, so that a
-	// healed link gives a new session only after about two (one to learn
-	// that the old session expired, one for the new one).
+	// healed link gives a new session only after about two seconds (one
+	// to learn that the old session expired, one for the new one).
 	partZKTTL     = 3 * time.Second
 	partHeartbeat = 300 * time.Millisecond // holder.heartbeat (below TTL minus the TTL/3 margin)
 	partWarm      = time.Second            // both issue before the fault

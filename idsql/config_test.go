@@ -245,3 +245,22 @@ tables:
 		t.Errorf("no tables: %v", err)
 	}
 }
+
+// A short session timeout lowers the bound on the wait between attempts
+// to acquire a new lease to half of it (a healed process issues again
+// within about one lease period); no timeout, or a long one, leaves
+// MaxRenewBackoff.
+func TestMaxRenewBackoff(t *testing.T) {
+	for _, c := range []struct {
+		timeout, want time.Duration
+	}{
+		{0, MaxRenewBackoff},
+		{1500 * time.Millisecond, 750 * time.Millisecond},
+		{30 * time.Second, MaxRenewBackoff},
+	} {
+		k := &Keys{cfg: &Config{Holder: HolderConfig{SessionTimeout: c.timeout}}}
+		if got := k.maxRenewBackoff(); got != c.want {
+			t.Errorf("session_timeout %s: bound %s, want %s", c.timeout, got, c.want)
+		}
+	}
+}

@@ -260,8 +260,8 @@ func (k *Keys) startSnowflake(ctx context.Context, table string, tc TableConfig)
 // under a worker lease. Keys owns it. When the lease ends (lost, or its
 // deadline passed) the table stops the generator, releases the lease and
 // acquires a new one, never holding two at once; after a failed attempt it
-// waits before trying again (up to MaxRenewBackoff), answering the error
-// meanwhile.
+// waits before trying again (up to MaxRenewBackoff, see there), answering
+// the error meanwhile.
 type SnowflakeTable struct {
 	k      *Keys
 	table  string
@@ -279,8 +279,19 @@ type SnowflakeTable struct {
 }
 
 // MaxRenewBackoff bounds how long a SnowflakeTable waits between attempts
-// to acquire a new lease.
+// to acquire a new lease; a holder.session_timeout shorter than twice it
+// lowers the bound to half the timeout, so that a process whose link to
+// its holder healed issues again within about one lease period.
 const MaxRenewBackoff = 5 * time.Second
+
+// maxRenewBackoff is MaxRenewBackoff, or half the configured session
+// timeout when that is shorter.
+func (k *Keys) maxRenewBackoff() time.Duration {
+	if st := k.cfg.Holder.SessionTimeout; st > 0 {
+		return min(MaxRenewBackoff, st/2)
+	}
+	return MaxRenewBackoff
+}
 
 // leasedGenerator is a generator and the lease it issues under.
 type leasedGenerator struct {
@@ -388,7 +399,7 @@ func (t *SnowflakeTable) renew(ctx context.Context, old *leasedGenerator) (*leas
 	g, err := t.k.startGenerator(ctx, t.table, t.cached)
 	if err != nil {
 		t.failedAt = time.Now()
-		t.backoff = min(max(2*t.backoff, 100*time.Millisecond), MaxRenewBackoff)
+		t.backoff = min(max(2*t.backoff, 100*time.Millisecond), t.k.maxRenewBackoff())
 		t.lastErr = fmt.Errorf("idsql: table %s: new worker lease: %w (next attempt in %s)", t.table, err, t.backoff)
 		return nil, t.lastErr
 	}

@@ -139,13 +139,27 @@ func startProc(bin, dir, dsn, cfg, name, identity string, clockAt time.Time, ext
 	return p, nil
 }
 
-// pause sends SIGSTOP.
-func (p *chaosProc) pause() {
+// pause sends SIGSTOP and reports whether the process is stopped: the
+// kernel shows it in state T (stopped) within a second.
+func (p *chaosProc) pause() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.alive() && p.cmd.Process.Signal(syscall.SIGSTOP) == nil {
-		p.stopped = true
+	if !p.alive() || p.cmd.Process.Signal(syscall.SIGSTOP) != nil {
+		return false
 	}
+	p.stopped = true
+	stat := fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid)
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ...: the comm may hold spaces and parentheses.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
+			return true
+		}
+	}
+	return false
 }
 
 // resume sends SIGCONT.

@@ -110,14 +110,30 @@ func TestChaosRedisQueue(t *testing.T) {
 		}
 	}
 
+	// handed returns every key handed out so far.
+	handedSoFar := func() map[string]bool {
+		out := map[string]bool{}
+		for _, p := range procs {
+			ids, _ := p.keys()
+			for _, id := range ids {
+				out[strconv.FormatInt(id, 10)] = true
+			}
+		}
+		return out
+	}
+	const (
+		killProc     = "process killed"
+		killRedis    = "Redis killed and restarted from an older snapshot"
+		restartPG    = "PostgreSQL restarted"
+		maxReloadTry = 5 // extra Redis restarts to get a reload holding keys handed out
+	)
 	faults := map[string]int{}
 	staleReloads := 0
-	var reloaded []string // keys of lists of earlier runs found after restarts
-	end := time.Now().Add(soak)
-	for time.Now().Before(end) {
-		time.Sleep(time.Duration(300+r.IntN(900)) * time.Millisecond)
-		switch f := r.IntN(10); {
-		case f < 4: // a process dies, a new one starts
+	reloaded := map[string]bool{} // keys of lists of earlier runs found after restarts
+	danger := map[string]bool{}   // those of them handed out already
+	play := func(kind string) {
+		switch kind {
+		case killProc: // a process dies, a new one starts
 			var live []*rqProc
 			for _, p := range procs {
 				if p.alive() {
@@ -126,10 +142,10 @@ func TestChaosRedisQueue(t *testing.T) {
 			}
 			if len(live) > 0 {
 				live[r.IntN(len(live))].stop(syscall.SIGKILL)
-				faults["process killed"]++
+				faults[kind]++
 			}
 			start()
-		case f < 7: // Redis crashes and reloads an older snapshot
+		case killRedis: // Redis crashes and reloads an older snapshot
 			if err := rdb.Save(ctx).Err(); err != nil {
 				t.Logf("SAVE: %v", err)
 			}
@@ -138,33 +154,78 @@ func TestChaosRedisQueue(t *testing.T) {
 			rs.Kill()
 			time.Sleep(time.Duration(r.IntN(1000)) * time.Millisecond) // down: processes fall back
 			rs.Start()
-			// The processes delete it at their first refill: look now.
-			if old, _ := lists(oldRID); len(old) > 0 {
-				staleReloads++
-				reloaded = append(reloaded, old...)
+			if runID(ctx, rdb) == oldRID {
+				t.Errorf("Redis kept its run_id %s across a restart", oldRID)
 			}
-			faults["Redis killed and restarted from an older snapshot"]++
-		default: // the database restarts
+			// The processes delete it at their first refill: look now.
+			old, _ := lists(oldRID)
+			if len(old) > 0 {
+				staleReloads++
+			}
+			seen := handedSoFar()
+			for _, v := range old {
+				reloaded[v] = true
+				if seen[v] {
+					danger[v] = true
+				}
+			}
+			faults[kind]++
+		case restartPG: // the database restarts
 			pg.Stop()
 			time.Sleep(time.Duration(r.IntN(1500)) * time.Millisecond)
 			pg.Start()
-			faults["PostgreSQL restarted"]++
+			faults[kind]++
 		}
 	}
-	// Calm: the fleet must hand out keys again after the last fault.
-	before := 0
+	// Every kind once, in a random order, then random ones for the soak.
+	kinds := []string{killProc, killRedis, restartPG}
+	r.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	end := time.Now().Add(soak)
+	for i := 0; i < len(kinds) || time.Now().Before(end); i++ {
+		time.Sleep(time.Duration(300+r.IntN(900)) * time.Millisecond)
+		if i < len(kinds) {
+			play(kinds[i])
+			continue
+		}
+		switch f := r.IntN(10); {
+		case f < 4:
+			play(killProc)
+		case f < 7:
+			play(killRedis)
+		default:
+			play(restartPG)
+		}
+	}
+	// The reload the run_id check is for: a list holding keys handed out
+	// since the snapshot. Restart Redis again until one did.
+	for try := 0; len(danger) == 0 && try < maxReloadTry; try++ {
+		time.Sleep(500 * time.Millisecond)
+		play(killRedis)
+	}
+	for _, k := range []string{killProc, killRedis, restartPG} {
+		if faults[k] == 0 {
+			t.Errorf("fault %q was never played", k)
+		}
+	}
+	if len(danger) == 0 {
+		t.Errorf("no Redis restart (%d) reloaded a list holding keys handed out already: the run_id check was not put to the test", faults[killRedis])
+	}
+	// Calm: every live process hands out keys again after the last fault,
+	// and goes on for a second (back on Redis after a restart of it).
+	after := map[*rqProc]int{}
+	var live []*rqProc
 	for _, p := range procs {
-		before += p.count()
-	}
-	if !waitFor(chaosReady, func() bool {
-		n := 0
-		for _, p := range procs {
-			n += p.count()
+		if p.alive() {
+			after[p] = p.count()
+			live = append(live, p)
 		}
-		return n > before+100
-	}) {
-		t.Errorf("the fleet handed out no keys within %v after the last fault", chaosReady)
 	}
+	for _, p := range live {
+		if !waitFor(chaosReady, func() bool { return p.count() > after[p]+100 }) {
+			t.Errorf("%s handed out %d keys within %v after the last fault, want more than 100\n%s", p.name, p.count()-after[p], chaosReady, p.log())
+		}
+	}
+	time.Sleep(time.Second)
 	for _, p := range procs {
 		p.stop(syscall.SIGTERM)
 	}
@@ -180,14 +241,16 @@ func TestChaosRedisQueue(t *testing.T) {
 		t.Logf("%s: %d keys, %s", p.name, len(ids), p.outcome())
 	}
 	handed := len(all)
-	seen := make(map[string]bool, handed)
+	// A reloaded key handed out before the restart must not be handed
+	// out again: each would be a duplicate (checkChaosKeys counts it
+	// too; this names the cause).
+	times := map[string]int{}
 	for _, id := range all {
-		seen[strconv.FormatInt(id, 10)] = true
+		times[strconv.FormatInt(id, 10)]++
 	}
-	danger := 0
-	for _, v := range reloaded {
-		if seen[v] {
-			danger++
+	for v := range danger {
+		if times[v] > 1 {
+			t.Errorf("key %s, in a list an old snapshot reloaded after it had been handed out, was handed out %d times", v, times[v])
 		}
 	}
 	rid := runID(ctx, rdb)
@@ -218,12 +281,54 @@ func TestChaosRedisQueue(t *testing.T) {
 		allocated += rg.Len()
 	}
 	t.Logf("faults: %v; %d Redis restarts reloaded a list of the earlier run, holding %d keys, %d of them handed out already (each a duplicate without the run_id check)",
-		faults, staleReloads, len(reloaded), danger)
+		faults, staleReloads, len(reloaded), len(danger))
+	checkThroughRedis(t, procs, after, ranges)
 	t.Logf("%d keys handed out by %d processes, %d waiting in Redis, %d allocated in %d ranges (%d skipped: buffered by stopped processes, in their fallback segments, in lists of earlier Redis runs, or in ranges cut short)",
 		handed, len(procs), len(waiting), allocated, len(ranges), allocated-int64(len(all)))
 	checkChaosKeys(t, all, ranges)
-	if danger == 0 {
-		t.Logf("note: no reloaded list held a key handed out already this time: the run_id check was not put to the test")
+}
+
+// rqFallbackSuffix ends the instance name of the ranges a redisqproc's
+// fallback generator allocates (its fallbackSuffix).
+const rqFallbackSuffix = " fallback"
+
+// checkThroughRedis fails the test unless most keys came through Redis,
+// not from the processes' fallback generators: over the whole run, and
+// after the last fault (keys past after[p] of each process).
+func checkThroughRedis(t *testing.T, procs []*rqProc, after map[*rqProc]int, ranges []segment.Range) {
+	t.Helper()
+	sorted := slices.Clone(ranges)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].First < sorted[j].First })
+	viaRedis := func(id int64) bool {
+		i := sort.Search(len(sorted), func(i int) bool { return sorted[i].Last >= id })
+		return i < len(sorted) && sorted[i].Contains(id) && !strings.HasSuffix(sorted[i].Instance, rqFallbackSuffix)
+	}
+	var all, redisAll, late, redisLate int
+	for _, p := range procs {
+		ids, err := p.keys()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range ids {
+			r := viaRedis(id)
+			all++
+			if r {
+				redisAll++
+			}
+			if n, ok := after[p]; ok && i >= n {
+				late++
+				if r {
+					redisLate++
+				}
+			}
+		}
+	}
+	t.Logf("%d of %d keys came through Redis (the rest from fallback generators); after the last fault %d of %d", redisAll, all, redisLate, late)
+	if 2*redisAll < all {
+		t.Errorf("only %d of %d keys came through Redis: the queue ran on its fallback", redisAll, all)
+	}
+	if 2*redisLate < late {
+		t.Errorf("after the last fault only %d of %d keys came through Redis: the processes did not return to it", redisLate, late)
 	}
 }
 

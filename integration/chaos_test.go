@@ -416,7 +416,10 @@ func (c *chaos) pausedPastTimeout() {
 	}
 	time.Sleep(time.Second) // busy for a while
 	for _, v := range vs {
-		v.pause()
+		if !v.pause() {
+			c.t.Errorf("pause: SIGSTOP did not stop %s: %s", v.name, v.outcome())
+			continue
+		}
 		c.fault("pause")
 	}
 	c.unlockStopped(vs)
@@ -597,8 +600,11 @@ func (c *chaos) unlockStopped(vs []*chaosProc) {
 		}
 		time.Sleep(time.Duration(round) * 20 * time.Millisecond)
 		for _, n := range hs {
-			byName[n].pause()
-			c.fault("pause-again")
+			if byName[n].pause() {
+				c.fault("pause-again")
+			} else {
+				c.t.Errorf("pause: SIGSTOP did not stop %s again: %s", n, byName[n].outcome())
+			}
 		}
 	}
 }
@@ -792,7 +798,8 @@ func (c *chaos) anonymousTwins() {
 			case len(x.err) > 0:
 				t.Logf("anonymous twins: %s refused: %s", x.p.name, x.err[0])
 			default:
-				t.Logf("anonymous twins: %s issued nothing and reported nothing in %s", x.p.name, chaosReady/2)
+				t.Errorf("anonymous twins: %s issued nothing and reported nothing in %s: neither refused nor started, scenario not played", x.p.name, chaosReady/2)
+				ok = false
 			}
 		}
 		return ok
@@ -967,7 +974,10 @@ func (c *chaos) checkClock(d *chaosData, pred, succ *chaosProc, w int64, behind 
 
 // soak injects random faults for d: kills and restarts, pauses shorter and
 // longer than the timeout, server restarts and new processes. Every kind
-// is played at least once, however short d is.
+// is played at least once, however short d is: a kind that could not be
+// played when drawn (no process to stop, the fleet full) is tried again,
+// and the test fails if one never was. Then every process of the fleet
+// must issue keys again (issuesAfterLastFault).
 func (c *chaos) soak(d time.Duration) {
 	kinds := []string{"kill+restart", "pause", "postgres-restart", "spawn"}
 	if c.zk != nil {
@@ -975,18 +985,89 @@ func (c *chaos) soak(d time.Duration) {
 	}
 	first := append([]string(nil), kinds...)
 	c.r.Shuffle(len(first), func(i, j int) { first[i], first[j] = first[j], first[i] })
-	deadline := time.Now().Add(d)
-	for i := 0; i < len(first) || time.Now().Before(deadline); i++ {
-		kind := kinds[c.r.IntN(len(kinds))]
-		if i < len(first) {
-			kind = first[i]
+	played := map[string]int{}
+	unplayed := func() []string {
+		var out []string
+		for _, k := range kinds {
+			if played[k] == 0 {
+				out = append(out, k)
+			}
 		}
-		c.inject(kind)
+		return out
+	}
+	deadline := time.Now().Add(d)
+	for i := 0; i < len(first) || time.Now().Before(deadline) || len(unplayed()) > 0 && i < 4*len(kinds); i++ {
+		kind := kinds[c.r.IntN(len(kinds))]
+		switch left := unplayed(); {
+		case i < len(first):
+			kind = first[i]
+		case len(left) > 0:
+			kind = left[0]
+		}
+		if c.inject(kind) {
+			played[kind]++
+		} else {
+			c.note("soak: %s not played this time", kind)
+		}
 		time.Sleep(time.Duration(500+c.r.IntN(1000)) * time.Millisecond)
 	}
 	c.resume.Wait()
-	// Every process issues again after the last fault.
-	time.Sleep(chaosExpired)
+	for _, k := range unplayed() {
+		c.t.Errorf("soak: the fault %s was never played", k)
+	}
+	c.issuesAfterLastFault()
+}
+
+// chaosAfter is how many keys of each table every process of the fleet
+// must issue after the last fault.
+const chaosAfter = 5
+
+// issuesAfterLastFault waits until every process of the fleet (restarted
+// and spawned ones included) has issued chaosAfter more keys of each table
+// since the last fault, at most chaosReady; any that did not fails the
+// test. Every key acknowledged is then checked as stored (checkStored).
+func (c *chaos) issuesAfterLastFault() {
+	last := time.Now()
+	type mark struct{ sf, seg int }
+	before := map[*chaosProc]mark{}
+	var fleet []*chaosProc
+	for _, p := range c.slots {
+		if p == nil {
+			continue
+		}
+		_ = p.scan()
+		sf, seg := p.counts()
+		before[p] = mark{sf, seg}
+		fleet = append(fleet, p)
+	}
+	behind := func(p *chaosProc) (int, int, bool) {
+		_ = p.scan()
+		sf, seg := p.counts()
+		sf, seg = sf-before[p].sf, seg-before[p].seg
+		return sf, seg, sf < chaosAfter || seg < chaosAfter
+	}
+	pending := fleet
+	for len(pending) > 0 && time.Since(last) < chaosReady {
+		var still []*chaosProc
+		for _, p := range pending {
+			if _, _, b := behind(p); b && p.alive() {
+				still = append(still, p)
+			}
+		}
+		pending = still
+		time.Sleep(100 * time.Millisecond)
+	}
+	ok := true
+	for _, p := range fleet {
+		if sf, seg, b := behind(p); b {
+			ok = false
+			c.t.Errorf("after the last fault: %s (identity %q, launched %.1fs into the test) issued %d %s and %d %s keys within %s, want at least %d of each: %s\n%s",
+				p.name, p.identity, p.launched.Sub(c.base).Seconds(), sf, sfTable, seg, segTable, time.Since(last).Round(time.Second), chaosAfter, p.outcome(), p.logTail())
+		}
+	}
+	if ok {
+		c.note("after the last fault: all %d processes of the fleet issued at least %d keys of each table within %s", len(fleet), chaosAfter, time.Since(last).Round(time.Millisecond))
+	}
 }
 
 // live returns the fleet's processes that run and are not stopped.
@@ -1000,12 +1081,13 @@ func (c *chaos) live() []int {
 	return out
 }
 
-func (c *chaos) inject(kind string) {
+// inject plays one fault of kind and reports whether it did.
+func (c *chaos) inject(kind string) bool {
 	live := c.live()
 	switch kind {
 	case "kill+restart":
 		if len(live) == 0 {
-			return
+			return false
 		}
 		i := live[c.r.IntN(len(live))]
 		p := c.slots[i]
@@ -1015,16 +1097,20 @@ func (c *chaos) inject(kind string) {
 		c.note("soak: SIGKILL %s (worker %d), restart after %s", p.name, p.lastWorker(), delay.Round(time.Millisecond))
 		time.Sleep(delay)
 		np := c.start(baseName(p.name), p.identity, time.Time{})
-		if np != nil {
-			c.slots[i] = np
+		if np == nil {
+			return false
 		}
+		c.slots[i] = np
 	case "pause":
 		if len(live) < 2 {
-			return
+			return false
 		}
 		p := c.slots[live[c.r.IntN(len(live))]]
 		d := chaosTimeout/2 + time.Duration(c.r.Int64N(int64(5*chaosTimeout/2)))
-		p.pause()
+		if !p.pause() {
+			c.t.Errorf("soak: SIGSTOP did not stop %s: %s", p.name, p.outcome())
+			return false
+		}
 		c.fault("pause")
 		if d > chaosTimeout {
 			c.fault("pause-past-timeout")
@@ -1051,12 +1137,16 @@ func (c *chaos) inject(kind string) {
 		c.note("soak: ZooKeeper restarted (down %s more after stopping)", down)
 	case "spawn":
 		if len(c.slots) >= chaosFleet+3 {
-			return
+			return false
 		}
 		p := c.startSlot(len(c.slots))
+		if p == nil {
+			return false
+		}
 		c.fault("spawn")
 		c.note("soak: new process %s", p.name)
 	}
+	return true
 }
 
 // finish stops every process and checks what they stored.

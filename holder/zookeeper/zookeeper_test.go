@@ -1,6 +1,7 @@
 package zookeeper_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -35,13 +36,16 @@ func chroot(t *testing.T) ([]string, string) {
 	return servers, c
 }
 
+// sessionTimeout is the session timeout of newHolder's holders.
+const sessionTimeout = 4 * time.Second
+
 func newHolder(t *testing.T, s zookeeper.Settings) *zookeeper.Holder {
 	t.Helper()
 	if s.Servers == nil {
 		s.Servers, s.Root = chroot(t)
 	}
 	if s.SessionTimeout == 0 {
-		s.SessionTimeout = 4 * time.Second
+		s.SessionTimeout = sessionTimeout
 	}
 	if s.Report == 0 {
 		s.Report = 300 * time.Millisecond
@@ -227,7 +231,9 @@ func (s *sniffer) expire(t *testing.T) {
 // worker issues IDs for one table, re-acquiring whenever the lease ends,
 // and records every ID.
 type worker struct {
+	hold   time.Duration // how long it keeps a lease; zero means 300ms
 	leases atomic.Int64
+	lost   atomic.Int64 // leases that ended lost, not released by run
 	ids    atomic.Int64
 }
 
@@ -239,7 +245,7 @@ func (w *worker) run(ctx context.Context, t *testing.T, h holder.Holder, table s
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
-		until := time.Now().Add(300 * time.Millisecond) // then churn
+		until := time.Now().Add(cmp.Or(w.hold, 300*time.Millisecond)) // then churn
 		w.leases.Add(1)
 		gen, err := snowflake.New(ctx, l, snowflake.Settings{})
 		if errors.Is(err, snowflake.ErrStopped) {
@@ -269,6 +275,9 @@ func (w *worker) run(ctx context.Context, t *testing.T, h holder.Holder, table s
 			w.ids.Add(1)
 			time.Sleep(50 * time.Microsecond)
 		}
+		if errors.Is(l.Err(), holder.ErrLeaseLost) {
+			w.lost.Add(1)
+		}
 		l.Release(context.Background(), gen.Stop())
 	}
 }
@@ -283,8 +292,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestSessionExpiryAndRestart forces the session of one of two competing
-// recycle holders to expire, then restarts the server: the generators stop,
-// re-acquire, and no ID is issued twice.
+// recycle holders to expire, then stops the server for longer than the
+// session timeout: the generators stop (their leases are lost, not just
+// released by the workers' churn), re-acquire, and no ID is issued twice.
 func TestSessionExpiryAndRestart(t *testing.T) {
 	t.Parallel()
 	srv := zktest.StartServer(t)
@@ -295,7 +305,8 @@ func TestSessionExpiryAndRestart(t *testing.T) {
 	a, b := newHolder(t, hs), newHolder(t, settings)
 	ctx, cancel := context.WithCancel(context.Background())
 	var seen sync.Map
-	var wa, wb worker
+	// a keeps its lease until it loses it; the others churn.
+	wa, wb := worker{hold: time.Hour}, worker{}
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() { defer wg.Done(); wa.run(ctx, t, a, "orders", 0, &seen) }()
@@ -303,24 +314,53 @@ func TestSessionExpiryAndRestart(t *testing.T) {
 	go func() { defer wg.Done(); wb.run(ctx, t, b, "users", 1, &seen) }()
 	// A third competitor for the two worker IDs makes sure a freed one is
 	// taken at once.
-	go func() { defer wg.Done(); new(worker).run(ctx, t, b, "items", 2, &seen) }()
+	var wi worker
+	go func() { defer wg.Done(); wi.run(ctx, t, b, "items", 2, &seen) }()
+	waitFor(t, "b's first IDs", func() bool { return wb.ids.Load() > 100 })
+	if n := wa.lost.Load() + wb.lost.Load() + wi.lost.Load(); n > 0 {
+		t.Fatalf("%d leases lost before any fault", n)
+	}
 
+	// The sniffed session is a's, and expire ends it: a gets a new one.
+	sid := a.Conn().SessionID()
+	sn.mu.Lock()
+	sniffed := sn.id
+	sn.mu.Unlock()
+	if sniffed != sid {
+		t.Fatalf("sniffed session %#x, but a's is %#x", sniffed, sid)
+	}
 	sn.expire(t)
-	l := wa.leases.Load()
-	waitFor(t, "re-acquire after session expiry", func() bool { return wa.leases.Load() > l })
+	waitFor(t, "a new session after expiry", func() bool { s := a.Conn().SessionID(); return s != 0 && s != sid })
+	waitFor(t, "a lease lost to the expiry", func() bool { return wa.lost.Load() > 0 })
 	n := wa.ids.Load()
 	waitFor(t, "IDs after expiry", func() bool { return wa.ids.Load() > n+100 })
 
+	// Down for longer than the session timeout: the leases held when it
+	// stops are lost, and nobody issues an ID once their deadlines have
+	// passed, until it is back.
+	lost := func() int64 { return wa.lost.Load() + wb.lost.Load() + wi.lost.Load() }
+	issued := func() int64 { return wa.ids.Load() + wb.ids.Load() + wi.ids.Load() }
+	l0, la := lost(), wa.lost.Load()
 	srv.Stop()
-	time.Sleep(500 * time.Millisecond)
+	stopped := time.Now()
+	time.Sleep(sessionTimeout)
+	during := issued()
+	time.Sleep(time.Second)
+	if n := issued() - during; n > 0 {
+		t.Errorf("%d IDs issued while the server was down, past the session timeout", n)
+	}
 	srv.Start()
-	la := wa.leases.Load()
-	waitFor(t, "re-acquire after restart", func() bool { return wa.leases.Load() > la || wb.leases.Load() > 1 })
-	n = wa.ids.Load() + wb.ids.Load()
-	waitFor(t, "IDs after restart", func() bool { return wa.ids.Load()+wb.ids.Load() > n+100 })
+	if down := time.Since(stopped); down < sessionTimeout {
+		t.Fatalf("the server was down %s, not past the session timeout %s", down, sessionTimeout)
+	}
+	if wa.lost.Load() == la {
+		t.Errorf("the server's stop did not end a's lease (all workers lost %d leases before it, %d after)", l0, lost())
+	}
+	na, nb := wa.ids.Load(), wb.ids.Load()
+	waitFor(t, "IDs of both after restart", func() bool { return wa.ids.Load() > na+100 && wb.ids.Load() > nb+100 })
 	cancel()
 	wg.Wait()
-	t.Logf("leases: a %d, b %d; IDs: a %d, b %d", wa.leases.Load(), wb.leases.Load(), wa.ids.Load(), wb.ids.Load())
+	t.Logf("leases: a %d (%d lost), b %d (%d lost); IDs: a %d, b %d", wa.leases.Load(), wa.lost.Load(), wb.leases.Load(), wb.lost.Load(), wa.ids.Load(), wb.ids.Load())
 }
 
 // TestEnsembleMemberKilled kills one of three servers mid-run: the

@@ -23,7 +23,9 @@
 // pushes the range's keys with RPUSH, in chunks. The lock only keeps
 // processes from allocating at the same moment; uniqueness does not depend
 // on it: two refillers after a lock expired each push a distinct range of
-// their own.
+// their own. A caller that has found the list empty for 50 ms refills
+// without the lock, so a refiller that is slow or cut off from Redis after
+// taking it stalls nobody else.
 //
 // # What is lost and what is kept
 //

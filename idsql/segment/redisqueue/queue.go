@@ -213,7 +213,7 @@ func (q *Queue) NextN(ctx context.Context, name string, n int) ([]int64, error) 
 // waiting for another process's refill) while it is empty, for at most
 // WaitTimeout. Called with k.lock held and k.buf empty.
 func (q *Queue) fill(ctx context.Context, k *keyState, count int) error {
-	var deadline time.Time
+	var emptySince, deadline time.Time
 	pause := time.Millisecond
 	for {
 		if err := q.usable(); err != nil {
@@ -239,11 +239,13 @@ func (q *Queue) fill(ctx context.Context, k *keyState, count int) error {
 			return nil
 		}
 		// Empty: refill now, in this goroutine, unless another refiller
-		// holds the lock; then wait for its push.
+		// holds the lock; then wait for its push, for lockPatience, and
+		// refill without the lock after that.
 		if deadline.IsZero() {
-			deadline = time.Now().Add(q.s.WaitTimeout)
+			emptySince = time.Now()
+			deadline = emptySince.Add(q.s.WaitTimeout)
 		}
-		done, err := q.refill(ctx, k.name)
+		done, err := q.refill(ctx, k.name, time.Since(emptySince) >= lockPatience)
 		if err != nil {
 			if isDown(err) || ctx.Err() != nil || errors.Is(err, segment.ErrUnknownKey) ||
 				errors.Is(err, segment.ErrExhausted) || errors.Is(err, segment.ErrInvalidRange) {
@@ -268,6 +270,13 @@ func (q *Queue) fill(ctx context.Context, k *keyState, count int) error {
 		pause = min(2*pause, 50*time.Millisecond)
 	}
 }
+
+// lockPatience is how long a caller that finds the list empty waits for
+// the refiller holding the lock before it refills without the lock. The
+// lock only spares allocations (uniqueness never depends on it), and a
+// refiller cut off from Redis after taking it would otherwise keep every
+// other process waiting until LockTTL.
+const lockPatience = 50 * time.Millisecond
 
 // usable reports ErrClosed after Close.
 func (q *Queue) usable() error {
@@ -388,7 +397,7 @@ func (q *Queue) refillAsync(k *keyState) {
 	go func() {
 		defer q.bgWG.Done()
 		defer k.refilling.Store(false)
-		_, err := q.refill(q.ctx, k.name)
+		_, err := q.refill(q.ctx, k.name, false)
 		if err != nil {
 			k.lastErr.Store(&err)
 			if q.ctx.Err() == nil {
@@ -405,8 +414,10 @@ func (q *Queue) refillAsync(k *keyState) {
 // checks that the list is still below the low-water mark, allocates one
 // range of Step keys in the store (recorded in idsql_alloc_log when
 // Allocate returns) and only then pushes its keys, chunk by chunk, and
-// releases the lock.
-func (q *Queue) refill(ctx context.Context, name string) (done bool, err error) {
+// releases the lock. With force it takes no lock: a caller that has found
+// the list empty for lockPatience does not wait any longer for a refiller
+// that may be slow (a link with latency, a reply lost) or cut off.
+func (q *Queue) refill(ctx context.Context, name string, force bool) (done bool, err error) {
 	rid := q.currentRunID()
 	if rid == "" {
 		if rid, err = q.fetchRunID(ctx); err != nil {
@@ -417,10 +428,13 @@ func (q *Queue) refill(ctx context.Context, name string) (done bool, err error) 
 	token := newToken()
 	q.stats.calls.Add(1)
 	ok, err := q.rdb.SetNX(ctx, lock, token, q.s.LockTTL).Result()
-	if err != nil || !ok {
+	if err != nil || !ok && !force {
 		return false, err
 	}
 	defer func() {
+		if !ok {
+			return // forced: the lock is another's
+		}
 		// Release with a context of its own: a caller's cancelled context
 		// must not leave the lock to expire.
 		uctx, cancel := context.WithTimeout(context.Background(), q.s.LoadTimeout)

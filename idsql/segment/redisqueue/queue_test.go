@@ -109,6 +109,28 @@ func testConcurrent(t *testing.T, c dbCase) {
 	t.Logf("%d refills of %d keys", st.Refills, s.Step)
 }
 
+// A refiller that took the lock and never pushes (cut off from Redis, or
+// slow) does not stall the others: a caller that finds the list empty
+// refills without the lock after lockPatience, long before the lock
+// expires or WaitTimeout ends.
+func TestLockHeldByAStalledRefiller(t *testing.T) {
+	t.Parallel()
+	store := pgStore(t)
+	rdb := client(t)
+	ns := namespace(t, rdb)
+	ctx := context.Background()
+	q := newQueue(t, rdb, store, Settings{Namespace: ns, Step: 50, Batch: 10})
+	lock := q.lockKey(testKey, q.currentRunID())
+	rdb.Set(ctx, lock, "stalled", time.Minute)
+	defer rdb.Del(ctx, lock)
+	if _, err := q.Next(ctx, testKey); err != nil {
+		t.Fatalf("Next with the refill lock held by a stalled refiller: %v", err)
+	}
+	if v := rdb.Get(ctx, lock).Val(); v != "stalled" {
+		t.Errorf("the lock holds %q after a refill without it, want the stalled refiller's %q", v, "stalled")
+	}
+}
+
 // A refiller whose lock expired while it allocated pushes its range after
 // another refiller took the lock and pushed its own: both ranges are
 // distinct (allocated from the database), and the late one's release
@@ -129,14 +151,14 @@ func TestLockExpiredTwoRefillers(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		// B refills meanwhile, under a lock of its own.
-		done, err := b.refill(ctx, testKey)
+		done, err := b.refill(ctx, testKey, false)
 		if err != nil || !done {
 			t.Errorf("second refiller: done %v, %v", done, err)
 		}
 		// And someone else holds the lock when A releases it.
 		rdb.Set(ctx, lock, "other", time.Minute)
 	}
-	done, err := a.refill(ctx, testKey)
+	done, err := a.refill(ctx, testKey, false)
 	if err != nil || !done {
 		t.Fatalf("first refiller: done %v, %v", done, err)
 	}

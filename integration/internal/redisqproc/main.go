@@ -69,7 +69,10 @@ func main() {
 	q, err := redisqueue.New(ctx, rdb, segment.NewPostgresStore(db), redisqueue.Settings{
 		Namespace: *ns, Step: *step, Batch: *batch, WaitTimeout: 2 * time.Second, LoadTimeout: 2 * time.Second,
 		RetryInterval: 200 * time.Millisecond, Instance: *name, Logger: log,
-		Fallback: segment.Settings{RefreshInterval: -1, WaitTimeout: 2 * time.Second, LoadTimeout: 2 * time.Second},
+		// Its own instance name: the test tells the fallback's ranges
+		// from those pushed to Redis in idsql_alloc_log.
+		Fallback: segment.Settings{RefreshInterval: -1, WaitTimeout: 2 * time.Second, LoadTimeout: 2 * time.Second,
+			Instance: *name + fallbackSuffix},
 	})
 	if err != nil {
 		log.Error("new queue", "err", err)
@@ -117,6 +120,10 @@ func main() {
 	log.Info("stopping", "handed", st.Handed, "fallback", st.Fallback, "refills", st.Refills,
 		"restarts", st.Restarts, "outages", st.Outages, "redis_calls", st.RedisCalls)
 }
+
+// fallbackSuffix ends the instance name of the fallback generator's
+// ranges; the test's copy is rqFallbackSuffix.
+const fallbackSuffix = " fallback"
 
 // errLog prints an error once per second at most, counting the others.
 type errLog struct {

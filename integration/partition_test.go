@@ -102,7 +102,7 @@ var partTargets = func() []partTarget {
 	for _, db := range []string{"postgres", "mysql"} {
 		for _, mode := range []string{"sticky", "disposable", "lease"} {
 			ts = append(ts, partTarget{name: db + "/" + mode, link: db, db: db,
-				holder: idsql.HolderConfig{Kind: "postgres", Mode: mode}, table: sf, fenced: true, ttl: partTTL})
+				holder: idsql.HolderConfig{Kind: idsql.HolderKind(db), Mode: mode}, table: sf, fenced: true, ttl: partTTL})
 		}
 	}
 	// The local map's leases are static; the worker table records them.

@@ -123,10 +123,10 @@
 //
 // TestPartition puts a Toxiproxy proxy (github.com/Shopify/toxiproxy/v2,
 // run inside the test process) between one of two in-process issuers and
-// its coordination server, for every holder kind and mode (ZooKeeper
-// sticky and recycle; PostgreSQL and MariaDB sticky, disposable and lease;
-// the local map recording to the worker table), the segment stores on
-// PostgreSQL and MariaDB, and the Redis queue. Both issue keys through
+// its coordination server, for every holder kind and mode (ZooKeeper and
+// etcd, sticky and recycle; PostgreSQL and MariaDB sticky, disposable
+// and lease; the local map recording to the worker table), the segment
+// stores on PostgreSQL and MariaDB, and the Redis queue. Both issue keys through
 // idsql.Keys; the other issuer talks to the servers directly. The faults:
 // a short blackhole (packets dropped both ways, healed within the lease),
 // one healed after the lease expired, connections reset, replies delayed

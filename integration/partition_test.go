@@ -20,14 +20,17 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/idsql/idsql/holder"
+	_ "github.com/idsql/idsql/holder/etcd"     // holder.kind: etcd
 	_ "github.com/idsql/idsql/holder/postgres" // holder.kind: postgres
 	"github.com/idsql/idsql/holder/registry"
 	_ "github.com/idsql/idsql/holder/zookeeper" // holder.kind: zookeeper
 	"github.com/idsql/idsql/idsql"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment store on MySQL
 	_ "github.com/idsql/idsql/idsql/segment/redisqueue" // buffer: redis
+	"github.com/idsql/idsql/internal/etcdtest"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 	"github.com/idsql/idsql/internal/redistest"
@@ -36,7 +39,7 @@ import (
 
 // The partition tests put a Toxiproxy proxy, run inside the test process,
 // between one of two in-process key issuers and its coordination server
-// (ZooKeeper, PostgreSQL, MariaDB or Redis), and cut or slow that link
+// (ZooKeeper, etcd, PostgreSQL, MariaDB or Redis), and cut or slow that link
 // while both issue keys through idsql.Keys as an application does. The
 // other issuer talks to the same servers directly: the fault does not
 // touch it. Each case is one target (holder kind and mode, segment store or
@@ -53,7 +56,10 @@ const (
 	// second before each reconnection to a one-server ensemble, so that a
 	// healed link gives a new session only after about two seconds (one
 	// to learn that the old session expired, one for the new one).
-	partZKTTL     = 3 * time.Second
+	partZKTTL = 3 * time.Second
+	// partEtcdTTL is the etcd lease TTL: etcd's minimum (one and a half
+	// election timeouts, rounded up to whole seconds) is 2s.
+	partEtcdTTL   = 2 * time.Second
 	partHeartbeat = 300 * time.Millisecond // holder.heartbeat (below TTL minus the TTL/3 margin)
 	partWarm      = time.Second            // both issue before the fault
 	partEvery     = 5 * time.Millisecond   // pause between two keys of one issuer
@@ -69,7 +75,7 @@ const (
 // keys), a segment store or the Redis queue (segment keys).
 type partTarget struct {
 	name   string
-	link   string // the server the fault cuts: zookeeper, postgres, mysql, redis
+	link   string // the server the fault cuts: zookeeper, etcd, postgres, mysql, redis
 	db     string // the application's database: postgres or mysql
 	holder idsql.HolderConfig
 	table  idsql.TableConfig
@@ -89,10 +95,14 @@ var partTargets = func() []partTarget {
 		ts = append(ts, partTarget{name: "zookeeper/" + mode, link: "zookeeper", db: "postgres",
 			holder: idsql.HolderConfig{Kind: "zookeeper", Mode: mode}, table: sf, fenced: true, ttl: partZKTTL})
 	}
+	for _, mode := range []string{"sticky", "recycle"} {
+		ts = append(ts, partTarget{name: "etcd/" + mode, link: "etcd", db: "postgres",
+			holder: idsql.HolderConfig{Kind: "etcd", Mode: mode}, table: sf, fenced: true, ttl: partEtcdTTL})
+	}
 	for _, db := range []string{"postgres", "mysql"} {
 		for _, mode := range []string{"sticky", "disposable", "lease"} {
 			ts = append(ts, partTarget{name: db + "/" + mode, link: db, db: db,
-				holder: idsql.HolderConfig{Kind: "postgres", Mode: mode}, table: sf, fenced: true, ttl: partTTL})
+				holder: idsql.HolderConfig{Kind: idsql.HolderKind(db), Mode: mode}, table: sf, fenced: true, ttl: partTTL})
 		}
 	}
 	// The local map's leases are static; the worker table records them.
@@ -155,6 +165,7 @@ type partServers struct {
 	pgAdmin    *sql.DB
 	myAdmin    *sql.DB
 	zk         []string
+	etcd       []string
 	redis      string
 	toxi       *toxiproxy.ApiServer
 	mu         sync.Mutex
@@ -167,7 +178,7 @@ type partServers struct {
 
 func TestPartition(t *testing.T) {
 	t.Parallel()
-	s := &partServers{pg: pgtest.BaseDSN(t), my: mysqltest.BaseDSN(t), zk: zktest.Servers(t), redis: redistest.Addr(t),
+	s := &partServers{pg: pgtest.BaseDSN(t), my: mysqltest.BaseDSN(t), zk: zktest.Servers(t), etcd: etcdtest.Endpoints(t), redis: redistest.Addr(t),
 		namePrefix: fmt.Sprintf("part_%d", os.Getpid()), dir: t.TempDir()}
 	var err error
 	if s.pgAdmin, err = sql.Open("postgres", s.pg); err != nil {
@@ -597,8 +608,11 @@ func (s *partServers) setup(ctx context.Context, tg partTarget) (*partEnv, error
 	}
 
 	upstream := map[string]string{"postgres": dbAddr, "mysql": dbAddr, "redis": s.redis}[tg.link]
-	if tg.link == "zookeeper" {
+	switch tg.link {
+	case "zookeeper":
 		upstream = s.zk[0]
+	case "etcd":
+		upstream = s.etcd[0]
 	}
 	env.proxy = toxiproxy.NewProxy(s.toxi, name, "127.0.0.1:0", upstream)
 	if err := env.proxy.Start(); err != nil {
@@ -642,13 +656,20 @@ func (s *partServers) setup(ctx context.Context, tg partTarget) (*partEnv, error
 			switch tg.link {
 			case "zookeeper":
 				pc.Holder.Servers = []string{env.proxy.Listen}
+			case "etcd":
+				pc.Holder.Endpoints = []string{env.proxy.Listen}
 			case "redis":
 				pc.Redis.Addr = env.proxy.Listen
 			default:
 				pdsn = strings.Replace(dsn, dbAddr, env.proxy.Listen, 1)
 			}
-		} else if tg.link == "zookeeper" {
-			pc.Holder.Servers = s.zk
+		} else {
+			switch tg.link {
+			case "zookeeper":
+				pc.Holder.Servers = s.zk
+			case "etcd":
+				pc.Holder.Endpoints = s.etcd
+			}
 		}
 		db, err := sql.Open(driver, pdsn)
 		if err != nil {
@@ -725,7 +746,7 @@ func maxRounds(rows []*partResult) int {
 // that a gap of an issuer can be told from a stall of the whole test
 // process (a loaded machine, the garbage collector's pauses) or of a
 // server: with a probe (a round trip that takes no lock: SELECT 1, PING,
-// a read of ZooKeeper's root), a tick is noted only once the server
+// a read of ZooKeeper's root, a read of one etcd key), a tick is noted only once the server
 // answered.
 type stallMeter struct {
 	mu    sync.Mutex
@@ -783,6 +804,9 @@ func (s *partServers) serverMeters(t *testing.T) map[string]*stallMeter {
 	t.Cleanup(zc.Close)
 	rc := redis.NewClient(&redis.Options{Addr: s.redis})
 	t.Cleanup(func() { rc.Close() })
+	ec := etcdtest.Client(t, s.etcd)
+	// The etcd holders' keys, under the cases' namespaces.
+	t.Cleanup(func() { ec.Delete(context.Background(), "/idsql/"+s.namePrefix+"_", clientv3.WithPrefix()) })
 	// On the databases, a committed write to a table of the meter's own:
 	// the path a heartbeat takes, without its locks.
 	ctx := context.Background()
@@ -804,6 +828,7 @@ func (s *partServers) serverMeters(t *testing.T) map[string]*stallMeter {
 		"mysql":     startStallMeter(t, write(s.myAdmin, "CREATE DATABASE "+meter, "DROP DATABASE "+meter)),
 		"redis":     startStallMeter(t, func(ctx context.Context) error { return rc.Ping(ctx).Err() }),
 		"zookeeper": startStallMeter(t, func(context.Context) error { _, _, err := zc.Exists("/"); return err }),
+		"etcd":      startStallMeter(t, func(ctx context.Context) error { _, err := ec.Get(ctx, "/idsql/"+meter); return err }),
 	}
 }
 

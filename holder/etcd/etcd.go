@@ -17,6 +17,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/idsql/idsql/holder"
 )
@@ -120,7 +122,12 @@ func New(s Settings) (*Holder, error) {
 	if s.Now == nil {
 		s.Now = time.Now
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: s.Endpoints, DialTimeout: s.RequestTimeout, Logger: zap.NewNop()})
+	// gRPC waits up to 2 minutes between two attempts to reconnect;
+	// waiting at most Report uses a healed link before the lease expires.
+	retry := backoff.DefaultConfig
+	retry.MaxDelay = s.Report
+	cli, err := clientv3.New(clientv3.Config{Endpoints: s.Endpoints, DialTimeout: s.RequestTimeout, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{Backoff: retry, MinConnectTimeout: s.RequestTimeout})}})
 	if err != nil {
 		return nil, fmt.Errorf("etcd: client for %v: %w", s.Endpoints, err)
 	}

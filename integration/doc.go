@@ -137,8 +137,8 @@
 // issuer never paused more than 100 ms (beyond any stall of the test
 // process or of the servers, which meters of their own measure); and the
 // faulted issuer issued again within one TTL of healing. A case that
-// missed only one of the last two (timing goals) is played once more and
-// fails if it misses again. It also reports segment keys skipped. It uses
+// missed only one of the last two (timing goals) is played up to twice
+// more and fails if its last try misses too. It also reports segment keys skipped. It uses
 // the shared servers (IDSQL_TEST_*), a schema, database or namespace per
 // case, and takes about a minute:
 //

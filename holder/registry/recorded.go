@@ -72,7 +72,7 @@ func (r *recorded) record(ctx context.Context, req holder.Request, inner holder.
 		if held, own = r.reg.LiveTx(ctx, tx, req.Namespace, inner.WorkerID()); own != nil {
 			return own
 		}
-		if held != nil && (stale == nil || held.renewedSince(stale)) {
+		if held != nil && !held.ownedBy(req) && (stale == nil || held.renewedSince(stale)) {
 			return nil
 		}
 		held = nil
@@ -268,4 +268,18 @@ func (l *Lease) Release(ctx context.Context, last time.Time) error {
 		err = errors.Join(err, l.inner.Release(ctx, last))
 	})
 	return err
+}
+
+// ownedBy reports whether the live row h was recorded by the process that
+// asks again, req, for the same table and identity: its own earlier lease,
+// which ended (a process asks for a table's worker ID again only after its
+// lease of it ended) but whose release did not reach the table, as when
+// the link to the database was cut. That row is not a twin's: the process
+// takes it over at once instead of watching it for three heartbeats. The
+// new row starts after the old one's horizon, as for any stale row, so the
+// keys of the two never meet. A row without a process ID is never taken
+// for one's own.
+func (h *Holding) ownedBy(req holder.Request) bool {
+	return h.PID != 0 && h.PID == req.Instance.PID && h.Host == req.Instance.Host &&
+		h.Instance == req.Instance.Key() && h.Table == req.Table
 }

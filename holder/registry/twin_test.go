@@ -94,3 +94,44 @@ func testRecordedTwin(t *testing.T, b backend) {
 		t.Errorf("the new lease's After %s is before the gone lease's horizon %s", next.After(), gone.LastTimestamp)
 	}
 }
+
+// A process whose own lease of a table ended without its release reaching
+// the table (the link was cut) takes its worker ID back at once: the row
+// is its own, not a twin's, and it is not watched for three heartbeats.
+// With an hour's heartbeat, watching would outlast the test's deadline.
+func TestRecordedRetakesOwnRow(t *testing.T) {
+	for _, b := range []backend{postgreSQL, mySQL} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			reg := registry.New(b.open(t), b.settings(registry.Settings{Heartbeat: time.Hour, Slack: time.Minute}))
+			if err := reg.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			self := holder.Instance{ID: "self", Host: "h", PID: 500}
+			own, err := reg.Begin(ctx, registry.Start{Namespace: "ns", WorkerID: 5, Table: "t", Instance: self, Kind: "fixed",
+				Horizon: time.Now().Add(time.Second).Truncate(time.Microsecond)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			again, err := registry.Recorded(holder.Fixed(5), reg, "fixed").Acquire(actx,
+				holder.Request{Namespace: "ns", Table: "t", Instance: self, WorkerBits: 4})
+			if err != nil {
+				t.Fatalf("retaking its own row: %v", err)
+			}
+			defer again.Release(ctx, time.Time{})
+			if again.After().Before(own.LastTimestamp) {
+				t.Errorf("the new lease's After %s is before the old lease's horizon %s", again.After(), own.LastTimestamp)
+			}
+			live, err := reg.Leases(ctx, "ns", true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(live) != 1 || live[0].LeaseID == own.LeaseID {
+				t.Fatalf("live leases = %+v, want only the new one (the old row %d ended)", live, own.LeaseID)
+			}
+		})
+	}
+}

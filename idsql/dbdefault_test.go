@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/idsql"
-	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 )
 
 // SQLite has no sequences: MigrateWith refuses its database-side defaults
@@ -18,12 +17,7 @@ import (
 // package integration, TestDBDefault*.)
 func TestDBDefaultsSQLite(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.DB().Close() })
+	store, dir := sqliteStore(t)
 	raw, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "app.db"))
 	if err != nil {
 		t.Fatal(err)

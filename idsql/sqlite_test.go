@@ -30,13 +30,8 @@ CREATE TABLE plain (id INTEGER PRIMARY KEY, n INTEGER, s TEXT);
 func openSQLite(t *testing.T) (*idsql.DB, *sql.DB, func() [][2]int64) {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
+	store, dir := sqliteStore(t)
 	path := filepath.Join(dir, "app.db")
-	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.DB().Close() })
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -404,12 +399,7 @@ func TestSQLiteSharedStoreFileRefused(t *testing.T) {
 // says to run the migration, and still wraps segment.ErrUnknownKey.
 func TestSegmentBeforeMigrate(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.DB().Close() })
+	store, dir := sqliteStore(t)
 	dsn := "file:" + filepath.Join(dir, "app.db")
 	cfg := &idsql.Config{Namespace: "lite", Tables: map[string]idsql.TableConfig{"bolts": {Strategy: idsql.Segment}}}
 	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store}})
@@ -429,4 +419,18 @@ func TestSegmentBeforeMigrate(t *testing.T) {
 			t.Errorf("insert before Migrate: %v\nwant it to say %q", err, want)
 		}
 	}
+}
+
+// sqliteStore opens an SQLite segment store, idsql.db, in a new temporary
+// directory, closed when the test ends, and returns it and the directory,
+// where the test puts the application's own file beside it.
+func sqliteStore(t *testing.T) (*segment.SQLStore, string) {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := sqlitestore.Open(context.Background(), filepath.Join(dir, "idsql.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.DB().Close() })
+	return store, dir
 }

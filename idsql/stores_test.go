@@ -98,12 +98,7 @@ func TestStoresFollowTheDatabase(t *testing.T) {
 // given the store's own handle (as the idsql command does) finds the same.
 func TestStoresFollowTheDatabaseSQLite(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.DB().Close() })
+	store, dir := sqliteStore(t)
 	cfg := &idsql.Config{Namespace: "lite", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment, Step: 10}}}
 	db, err := idsql.Open("sqlite", sqlitestore.DSN(filepath.Join(dir, "app.db")), cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store}})
 	if err != nil {

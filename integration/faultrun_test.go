@@ -303,7 +303,14 @@ func (r *faultRun) checkGap(p *chaosProc, from, to time.Time, what string) (gap,
 	}
 	// Nor is the time p itself was not running, as it noted.
 	excess = max(excess-stalled(p, at, at.Add(gap)), 0)
+	// A process and a control that both lost a worker lease lost them to
+	// a stall of the shared server (the control meets no fault), and their
+	// pauses ran for as long as each took a new one: not the fault's.
+	serverStalled := r.c != nil && leasesEnded(p) > 0 && leasesEnded(r.c) > 0
 	switch {
+	case excess > faultMaxGap && serverStalled:
+		r.t.Logf("%s: %s issued nothing for %s from %s, the control %s of it; both lost a worker lease: the shared server stalled",
+			what, p.name, gap.Round(time.Millisecond), fmtTick(at), (gap - excess).Round(time.Millisecond))
 	case excess > faultMaxGap:
 		r.t.Errorf("%s: %s issued nothing for %s from %s, the control %s only %s of it (allowed: %s); its slow keys (a pause inside idsql): %s",
 			what, p.name, gap.Round(time.Millisecond), fmtTick(at), r.c.name, (gap - excess).Round(time.Millisecond), faultMaxGap, slowKeys(p))
@@ -364,8 +371,7 @@ func slowKeys(p *chaosProc) string {
 // shared server stalls past their deadline).
 func (r *faultRun) checkLease(p *chaosProc, what string) {
 	r.t.Helper()
-	const ended = "worker lease ended"
-	n, c := strings.Count(p.log(), ended), strings.Count(r.c.log(), ended)
+	n, c := leasesEnded(p), leasesEnded(r.c)
 	switch {
 	case n > c:
 		r.t.Errorf("%s: %s lost its worker lease %d times, the control %d: %s", what, p.name, n, c, p.logTail())
@@ -373,6 +379,9 @@ func (r *faultRun) checkLease(p *chaosProc, what string) {
 		r.t.Logf("%s: %s lost its worker lease %d times, as did the control: the shared server stalled", what, p.name, n)
 	}
 }
+
+// leasesEnded counts the worker leases p lost, as its log says.
+func leasesEnded(p *chaosProc) int { return strings.Count(p.log(), "worker lease ended") }
 
 // longestGap returns the longest time in [from, to] in which p issued no
 // key, by the keys' times (the edges count: a process that stopped has a

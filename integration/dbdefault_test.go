@@ -89,18 +89,7 @@ func mariadbClient(t *testing.T, dsn string) client {
 func TestDBDefaultMixedWritersPostgres(t *testing.T) {
 	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note TEXT NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	cfg := dbdefaultConfig()
-	if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 100_000}); err != nil {
-		t.Fatal(err)
-	}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, cfg := openWithDefaults(t, raw, "postgres", dsn, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note TEXT NOT NULL)`)
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -157,18 +146,7 @@ copy %[1]d b
 func TestDBDefaultMixedWritersMariaDB(t *testing.T) {
 	raw, dsn := mysqltest.Open(t)
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	cfg := dbdefaultConfig()
-	if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 100_000}); err != nil {
-		t.Fatal(err)
-	}
-	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, cfg := openWithDefaults(t, raw, "mysql", dsn, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`)
 	mariadb := mariadbClient(t, dsn)
 	writers := map[string]func(i int) error{
 		"mariadb": func(i int) error {
@@ -367,4 +345,25 @@ func TestDBDefaultByHand(t *testing.T) {
 			checkKeys(t, raw, cfg, map[string]int{"client": 2}, "'client'")
 		})
 	}
+}
+
+// openWithDefaults creates the orders table on raw with ddl, migrates it
+// with its database-side default (a block of 100,000 keys) and opens it
+// through idsql, closed when the test ends.
+func openWithDefaults(t *testing.T, raw *sql.DB, driver, dsn, ddl string) (*idsql.DB, *idsql.Config) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, ddl); err != nil {
+		t.Fatal(err)
+	}
+	cfg := dbdefaultConfig()
+	if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 100_000}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := idsql.Open(driver, dsn, cfg, idsql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, cfg
 }

@@ -87,19 +87,6 @@ type partTarget struct {
 
 func (p partTarget) snowflake() bool { return p.table.Strategy == idsql.Snowflake }
 
-// recoveryGoal is how soon after healing the faulted issuer must issue
-// again: one lease period. One known exception, open (RELIABILITY.md): the
-// local holder recording to the worker table takes about 1.95 s, past its
-// 1.5 s lease, after its PostgreSQL link was reset (every other fault: tens
-// of milliseconds); its goal there is two lease periods until the cause is
-// found, so that a slower recovery still fails.
-func (p partTarget) recoveryGoal(fault string) time.Duration {
-	if p.name == "local+table" && fault == "reset" {
-		return 2 * p.ttl
-	}
-	return p.ttl
-}
-
 var partTargets = func() []partTarget {
 	sf := idsql.TableConfig{Strategy: idsql.Snowflake}
 	seg := idsql.TableConfig{Strategy: idsql.Segment, Step: 50}
@@ -515,8 +502,8 @@ func (s *partServers) check(r *partResult, tg partTarget, env *partEnv, faultAt,
 	if r.fenced && r.late && r.lateKeys > 0 {
 		r.failf("the faulted issuer issued %d keys stamped after the fault plus the lease (%s), before healing: not fenced", r.lateKeys, tg.ttl)
 	}
-	if goal := tg.recoveryGoal(r.fault); r.recovery < 0 || r.recovery > goal {
-		r.miss("the faulted issuer did not issue within %s after healing (first key after %s); its errors: %s", goal, fmtDur(r.recovery), a.firstErrors())
+	if r.recovery < 0 || r.recovery > tg.ttl {
+		r.miss("the faulted issuer did not issue within one lease period (%s) after healing (first key after %s); its errors: %s", tg.ttl, fmtDur(r.recovery), a.firstErrors())
 	}
 	r.errors = a.errorSample(3)
 

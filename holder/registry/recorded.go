@@ -47,9 +47,15 @@ func (r *recorded) Acquire(ctx context.Context, req holder.Request) (holder.Leas
 		return r.record(ctx, req, inner, stale)
 	})
 	if err != nil {
+		// No ID was issued under inner: give its horizon back, so that the
+		// next attempt starts right after the previous leases' IDs rather
+		// than after the horizon this one reserved (the local holder's
+		// reaches two refresh periods ahead: an attempt every 100 ms
+		// while the database refused them kept the lease that finally
+		// succeeded waiting about two seconds). Zero keeps the horizon.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		inner.Release(rctx, time.Time{})
+		inner.Release(rctx, inner.After())
 		return nil, err
 	}
 	return l, nil

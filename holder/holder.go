@@ -83,12 +83,19 @@ type Request struct {
 	Namespace string
 	Table     string
 	Instance  Instance
-	// WorkerBits bounds the worker IDs: a lease's ID is in [0, 1<<WorkerBits).
+	// WorkerBits bounds the worker IDs: a lease's ID is in
+	// [0, 1<<WorkerBits - Reserved).
 	WorkerBits int
+	// Reserved is how many worker IDs at the top of the range no lease
+	// takes: they are kept for database-side defaults, which compose keys
+	// inside the database under a worker ID recorded for the database
+	// (holder.database_workers in idsql's configuration).
+	Reserved int64
 }
 
-// MaxWorkers returns how many worker IDs the request's layout allows.
-func (r Request) MaxWorkers() int64 { return int64(1) << r.WorkerBits }
+// MaxWorkers returns how many worker IDs a lease may take: the layout's
+// 1<<WorkerBits less the Reserved ones at the top.
+func (r Request) MaxWorkers() int64 { return int64(1)<<r.WorkerBits - r.Reserved }
 
 // Validate reports a request that no holder can serve.
 func (r Request) Validate() error {
@@ -99,6 +106,8 @@ func (r Request) Validate() error {
 		return errors.New("holder: request: table is empty")
 	case r.WorkerBits < 1 || r.WorkerBits > 31:
 		return fmt.Errorf("holder: request: worker bits %d out of range 1..31", r.WorkerBits)
+	case r.Reserved < 0 || r.Reserved >= int64(1)<<r.WorkerBits:
+		return fmt.Errorf("holder: request: %d reserved worker IDs leave none of the %d for leases", r.Reserved, int64(1)<<r.WorkerBits)
 	}
 	return nil
 }

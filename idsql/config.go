@@ -148,6 +148,14 @@ type HolderConfig struct {
 	Port int `yaml:"port"`
 	// Workers is the local holder's static map from identity to worker ID.
 	Workers map[string]int64 `yaml:"workers"`
+	// DatabaseWorkers is how many worker IDs at the top of the layout's
+	// range no holder hands to a process: they are kept for database-side
+	// defaults of snowflake tables (idsql migrate --db-defaults), which
+	// compose keys inside the database under a worker ID reserved in the
+	// worker table. Every process of the namespace must carry the same
+	// value; one that records its leases in the worker table refuses a
+	// reserved worker ID with an error naming the table it serves.
+	DatabaseWorkers int64 `yaml:"database_workers"`
 	// CacheDir keeps the local cache file of worker IDs and timestamps;
 	// empty means the user cache directory.
 	CacheDir string `yaml:"cache_dir"`
@@ -184,6 +192,21 @@ type HolderConfig struct {
 	// default it is refused with registry.ErrNotDurable. It has no effect
 	// on PostgreSQL, where each lease commit asks for a synchronous commit.
 	AcceptLazyCommits bool `yaml:"accept_lazy_commits"`
+}
+
+// lastProcessWorker is the largest worker ID a process may lease: the
+// layout's last less the database workers.
+func (h HolderConfig) lastProcessWorker(layout snowflake.Layout) int64 {
+	return layout.MaxWorker() - h.DatabaseWorkers
+}
+
+// reservedNote says, for an error about a worker ID out of range, that
+// the range's top is kept for the database; empty when none is.
+func (h HolderConfig) reservedNote(layout snowflake.Layout) string {
+	if h.DatabaseWorkers == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d..%d are holder.database_workers)", h.lastProcessWorker(layout)+1, layout.MaxWorker())
 }
 
 // HeartbeatOrDefault returns Heartbeat, or the registry's default.
@@ -494,9 +517,13 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 		}
 		return fail("endpoints", "only the etcd holder uses endpoints")
 	}
+	if h.DatabaseWorkers < 0 || h.DatabaseWorkers > layout.MaxWorker() {
+		return fail("database_workers", "%d is outside 0..%d: the layout %s has %d worker IDs, and processes need at least one",
+			h.DatabaseWorkers, layout.MaxWorker(), layout.Name, layout.MaxWorker()+1)
+	}
 	for id, w := range h.Workers {
-		if w < 0 || w > layout.MaxWorker() {
-			return fail("workers."+id, "worker ID %d out of range 0..%d for layout %s", w, layout.MaxWorker(), layout.Name)
+		if last := h.lastProcessWorker(layout); w < 0 || w > last {
+			return fail("workers."+id, "worker ID %d out of range 0..%d for layout %s%s", w, last, layout.Name, h.reservedNote(layout))
 		}
 	}
 	if h.OrdinalOffset < 0 {

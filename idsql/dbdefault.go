@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -38,9 +39,26 @@ type MigrateOptions struct {
 	// fails the INSERT with an error naming "idsql migrate --db-defaults",
 	// which allocates a fresh block and moves the sequence to it: running
 	// it again does so whenever less than a tenth of the block is left,
-	// and otherwise changes nothing. The table must exist. SQLite and
-	// MySQL 8 (no sequences) are refused with ErrNoDBDefault. Snowflake
-	// tables get no default.
+	// and otherwise changes nothing.
+	//
+	// Every snowflake table of cfg without shard or app bits gets a
+	// default too: the database composes its keys under a worker ID
+	// reserved for the table in idsql_workers (instance "database"), taken
+	// from the top holder.database_workers IDs of the layout, which no
+	// holder hands to a process (cfg must set it, and so must every
+	// process of the namespace). The keys come from one counter of tick
+	// and sequence that only moves forward, so they never repeat, also
+	// when the database clock steps back (the keys are then stamped ahead
+	// of it), and they start past every earlier lease of the worker ID.
+	// PostgreSQL composes them in the function idsql_snowflake_key, whose
+	// counter is a sequence taken under a session-level advisory lock held
+	// for microseconds; MariaDB in a BEFORE INSERT trigger, whose counter
+	// is a row of idsql_db_keys locked until the writer's transaction
+	// ends: the database-side writers of one table serialise there (never
+	// a Go process, which composes its own keys).
+	//
+	// The table must exist. SQLite and MySQL 8 (no sequences) are refused
+	// with ErrNoDBDefault.
 	DBDefaults bool
 
 	// DBBlock is the number of keys per block of a database-side default
@@ -118,7 +136,7 @@ func DBDefaultsSQL(dialectName string, cfg *Config, block int64) (string, error)
 // tableSQL is one table's statement.
 type tableSQL struct{ table, sql string }
 
-// dbDefaults returns the statement installing each plain segment table's
+// dbDefaults returns the statement installing each plain table's
 // database-side default, in table order.
 func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error) {
 	if block == 0 {
@@ -127,18 +145,50 @@ func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error)
 	var out []tableSQL
 	for _, table := range cfg.TableNames() {
 		tc := cfg.Tables[table]
-		if tc.Strategy != Segment || !tc.Gene().Plain() {
+		if !tc.Gene().Plain() {
 			continue
 		}
-		limit := int64(segment.MaxID)
-		if tc.MaxID > 0 {
-			limit = min(limit, tc.MaxID)
+		var s string
+		var err error
+		if tc.Strategy == Snowflake {
+			s, err = snowflakeDBDefault(d, cfg, table)
+		} else {
+			limit := int64(segment.MaxID)
+			if tc.MaxID > 0 {
+				limit = min(limit, tc.MaxID)
+			}
+			s, err = d.DBDefault(dialect.DBDefault{Table: table, Column: tc.KeyColumn(), Key: cfg.SegmentKey(table), Block: block, MaxID: limit})
 		}
-		s, err := d.DBDefault(dialect.DBDefault{Table: table, Column: tc.KeyColumn(), Key: cfg.SegmentKey(table), Block: block, MaxID: limit})
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, tableSQL{table: table, sql: s})
 	}
 	return out, nil
+}
+
+// snowflakeDBDefault returns the statement installing snowflake table's
+// database-side default, under a worker ID of the configuration's
+// holder.database_workers.
+func snowflakeDBDefault(d dialect.Dialect, cfg *Config, table string) (string, error) {
+	layout, err := cfg.SnowflakeLayout()
+	if err != nil {
+		return "", err
+	}
+	hc := cfg.Holder
+	if hc.DatabaseWorkers == 0 {
+		return "", &FieldError{Field: "holder.database_workers", Err: fmt.Errorf(
+			"is 0, so no worker ID is kept for the database-side default of snowflake table %s: "+
+				"set it (1 per snowflake table, e.g. %d) in the configuration of every process of namespace %q, restart them, then install the defaults",
+			table, len(cfg.snowflakeTables()), cfg.Namespace)}
+	}
+	tc := cfg.Tables[table]
+	return d.SnowflakeDBDefault(dialect.DBSnowflake{
+		Namespace: cfg.Namespace, Table: table, Column: tc.KeyColumn(),
+		Epoch: layout.Epoch, Unit: layout.Unit,
+		TimeBits: layout.TimeBits, WorkerBits: layout.WorkerBits, SequenceBits: layout.SequenceBits, WorkerLow: layout.WorkerLow,
+		FirstWorker: hc.lastProcessWorker(layout) + 1, LastWorker: layout.MaxWorker(),
+		MaxKey: tc.MaxID,
+		Stale:  max(registry.DefaultSlack, 3*hc.HeartbeatOrDefault()),
+	})
 }

@@ -427,6 +427,7 @@ func (k *Keys) startGenerator(ctx context.Context, table string, cached bool) (*
 		Table:      table,
 		Instance:   k.opts.Instance,
 		WorkerBits: k.layout.WorkerBits,
+		Reserved:   k.cfg.Holder.DatabaseWorkers,
 	})
 	if err != nil {
 		return nil, err

@@ -33,21 +33,26 @@ func localWorkers(cfg *Config, layout snowflake.Layout, inst holder.Instance) (m
 		return hc.Workers, nil
 	}
 	w := ord + hc.OrdinalOffset
-	if w > layout.MaxWorker() {
-		return nil, fail("%s: pod %s has ordinal %d, and with holder.ordinal_offset %d its worker ID %d does not fit layout %s's %d worker bits (0..%d)",
-			InstanceOrdinal, id, ord, hc.OrdinalOffset, w, layout.Name, layout.WorkerBits, layout.MaxWorker())
+	if last := hc.lastProcessWorker(layout); w > last {
+		return nil, fail("%s: pod %s has ordinal %d, and with holder.ordinal_offset %d its worker ID %d does not fit layout %s's %d worker bits (0..%d%s)",
+			InstanceOrdinal, id, ord, hc.OrdinalOffset, w, layout.Name, layout.WorkerBits, last, hc.reservedNote(layout))
 	}
-	var tables []string
-	for _, t := range cfg.TableNames() {
-		if cfg.Tables[t].Strategy == Snowflake {
-			tables = append(tables, t)
-		}
-	}
-	if len(tables) > 1 {
+	if tables := cfg.snowflakeTables(); len(tables) > 1 {
 		return nil, fail("%s: the pod ordinal gives this process one worker ID (%d), but snowflake tables %s need one each: "+
 			"map them in holder.workers, or let etcd, ZooKeeper or the worker table hand worker IDs out", InstanceOrdinal, w, strings.Join(tables, ", "))
 	}
 	return map[string]int64{id: w}, nil
+}
+
+// snowflakeTables returns the names of cfg's snowflake tables, in order.
+func (c *Config) snowflakeTables() []string {
+	var tables []string
+	for _, t := range c.TableNames() {
+		if c.Tables[t].Strategy == Snowflake {
+			tables = append(tables, t)
+		}
+	}
+	return tables
 }
 
 // podOrdinal returns the ordinal a StatefulSet gives its pod's host name:

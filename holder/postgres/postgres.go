@@ -191,8 +191,9 @@ type queries struct {
 	// stickyTaken: worker IDs assigned to sticky identities or held
 	// (namespace, kind).
 	stickyTaken string
-	// disposableNext: one past the greatest worker ID ever used
-	// (namespace).
+	// disposableNext: one past the greatest worker ID ever used by a
+	// process (namespace); the database's reservations at the top of the
+	// range do not count.
 	disposableNext string
 }
 
@@ -206,7 +207,7 @@ var pgQueries = queries{
 		ORDER BY lease_id DESC LIMIT 1`,
 	stickyTaken: `SELECT worker_id FROM idsql_workers
 		WHERE namespace = $1 AND (holder_kind = $2 OR (released IS NULL AND (expires IS NULL OR expires > clock_timestamp())))`,
-	disposableNext: `SELECT coalesce(max(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = $1`,
+	disposableNext: `SELECT coalesce(max(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = $1 AND instance <> '` + dialect.DBInstance + `'`,
 }
 
 // mysqlQueries read the database clock with dialect.Clock: UTC read at
@@ -219,7 +220,7 @@ var mysqlQueries = queries{
 		ORDER BY lease_id DESC LIMIT 1`,
 	stickyTaken: `SELECT worker_id FROM idsql_workers
 		WHERE namespace = ? AND (holder_kind = ? OR (released IS NULL AND (expires IS NULL OR expires > ` + dialect.MySQL.Clock() + `)))`,
-	disposableNext: `SELECT COALESCE(MAX(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = ?`,
+	disposableNext: `SELECT COALESCE(MAX(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = ? AND instance <> '` + dialect.DBInstance + `'`,
 }
 
 // busy returns the worker IDs held by live, unexpired rows.

@@ -144,15 +144,12 @@ func (r *Registry) LockNamespace(ctx context.Context, tx *sql.Tx, namespace stri
 	if r.err != nil {
 		return r.err
 	}
-	if lock := r.d.XactLock("hashtext('idsql_workers/' || " + r.d.Placeholder(1) + ")"); lock != "" {
-		_, err := tx.ExecContext(ctx, lock, namespace)
-		return err
+	if r.d == dialect.MySQL {
+		if err := checkName("namespace", namespace); err != nil {
+			return err
+		}
 	}
-	if err := checkName("namespace", namespace); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO idsql_worker_locks (namespace) VALUES (?)
-		ON DUPLICATE KEY UPDATE namespace = namespace`, namespace)
+	_, err := tx.ExecContext(ctx, r.d.NamespaceLock(r.d.Placeholder(1)), namespace)
 	return err
 }
 

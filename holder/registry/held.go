@@ -91,6 +91,9 @@ func (w withExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.ex
 //     worker ID belongs to a live process, a twin configured like this
 //     one: it refuses with a *holder.IdentityInUseError naming identity
 //     and that process, within about one heartbeat;
+//   - a row that reserves the worker ID for a database-side default
+//     (instance "database") it refuses at once with ErrReserved: that
+//     row is never renewed, and never ends;
 //   - a row with a database-clock expiry it waits out: try stops finding
 //     it once it expired;
 //   - a row without one, not renewed for three heartbeats, is taken over
@@ -107,6 +110,9 @@ func (r *Registry) Contend(ctx context.Context, identity string, try func(stale 
 		l, held, err := try(stale)
 		if err != nil || held == nil {
 			return l, err
+		}
+		if held.Reserved() {
+			return nil, reservedError(held.Namespace, held.WorkerID, held.Table)
 		}
 		if seen != nil && held.renewedSince(seen) {
 			return nil, &holder.IdentityInUseError{Identity: identity, Holder: held.Who(),

@@ -21,6 +21,21 @@ const (
 // served the namespace at that time. It is wrapped by *NoLeaseError.
 var ErrNoLease = errors.New("registry: no lease explains this ID")
 
+// ErrReserved means a holder handed out a worker ID that the worker table
+// reserves for a database-side default (a row of instance "database"):
+// the process's configuration lacks the holder.database_workers that keeps
+// the top of the range for the database. It is wrapped by the error that
+// names the worker ID and the table whose default holds it.
+var ErrReserved = errors.New("registry: worker ID reserved for a database-side default")
+
+// reservedError is the error refusing worker of namespace, reserved for
+// the database-side default of table.
+func reservedError(namespace string, worker int64, table string) error {
+	return fmt.Errorf("%w: worker %d of namespace %q serves the database-side default of table %s (instance %q in idsql_workers); "+
+		"give every process of the namespace the holder.database_workers the defaults were installed with, so that no holder hands it out",
+		ErrReserved, worker, namespace, table, dialect.DBInstance)
+}
+
 // NoLeaseError says which ID found no lease.
 type NoLeaseError struct {
 	Namespace string
@@ -209,6 +224,11 @@ type Record struct {
 // Live reports whether the lease has not ended.
 func (r Record) Live() bool { return r.Released.IsZero() }
 
+// Reserved reports whether the row reserves its worker ID for a
+// database-side default (instance "database"): it is never renewed, and
+// never ends while the default is installed.
+func (r Record) Reserved() bool { return r.Instance == dialect.DBInstance }
+
 // Start describes a lease to record.
 type Start struct {
 	Namespace string
@@ -259,6 +279,18 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 		}
 	}
 	if err := r.durable(ctx, tx); err != nil {
+		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
+	}
+	// A reservation for the database never ends by a process's lease, so
+	// every holder (Recorded, holder/postgres's modes) is refused it here.
+	var reservedFor string
+	err := tx.QueryRowContext(ctx, r.d.Rebind(`SELECT table_name FROM idsql_workers
+		WHERE namespace = ? AND worker_id = ? AND released IS NULL AND instance = ?`),
+		s.Namespace, s.WorkerID, dialect.DBInstance).Scan(&reservedFor)
+	switch {
+	case err == nil:
+		return Started{}, reservedError(s.Namespace, s.WorkerID, reservedFor)
+	case !errors.Is(err, sql.ErrNoRows):
 		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
 	now := r.s.Now()
@@ -316,7 +348,7 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 		}
 		return Started{Record: rec, PrevHighWater: prevHW}, nil
 	}
-	err := tx.QueryRowContext(ctx, `
+	err = tx.QueryRowContext(ctx, `
 		INSERT INTO idsql_workers (namespace, worker_id, table_name, instance, host, port, pid,
 			holder_kind, started, ids_after, last_heartbeat, expires, last_timestamp)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9,
@@ -510,6 +542,11 @@ func (r *Registry) Find(ctx context.Context, namespace string, workerID int64, a
 	}
 	if rec.LastTimestamp.After(end) {
 		end = rec.LastTimestamp
+	}
+	if rec.Reserved() && rec.Live() {
+		// The database issues keys under its reservation for as long as
+		// the default is installed, on its own clock, with no heartbeat.
+		return rec, nil
 	}
 	if at.After(end) {
 		return Record{}, &NoLeaseError{Namespace: namespace, WorkerID: workerID, At: at,

@@ -54,33 +54,9 @@ const DBDefaultHint = `run "idsql migrate --db-defaults" to allocate a fresh blo
 // sequences: ErrNoDBDefault. MySQL 8 has none either; its callers check
 // the server (see ErrNoDBDefault) before running the MariaDB form.
 func (d Dialect) DBDefault(s DBDefault) (string, error) {
-	fail := func(err error) (string, error) {
-		return "", fmt.Errorf("dialect: %s: database default for %s.%s: %w", d, s.Table, s.Column, err)
-	}
 	if s.Block <= 0 || s.MaxID < s.Block {
-		return fail(fmt.Errorf("block of %d keys below %d", s.Block, s.MaxID))
+		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("block of %d keys below %d", s.Block, s.MaxID))
 	}
-	table, err := d.QuoteTable(s.Table)
-	if err != nil {
-		return fail(err)
-	}
-	col, err := d.QuoteIdent(s.Column)
-	if err != nil {
-		return fail(err)
-	}
-	schema, name := s.Sequence()
-	seq := d.Quote(name)
-	if schema != "" {
-		seq = d.Quote(schema) + "." + seq
-	}
-	for _, v := range []string{s.Table, s.Column, s.Key} {
-		// Names travel as string literals inside a dollar-quoted or
-		// compound body: refuse what would need escaping beyond ''.
-		if strings.ContainsAny(v, `\$;'`) {
-			return fail(fmt.Errorf("name %q holds \\, $, ; or '", v))
-		}
-	}
-	lit := func(v string) string { return "'" + v + "'" }
 	var tmpl string
 	switch d {
 	case PostgreSQL:
@@ -88,21 +64,71 @@ func (d Dialect) DBDefault(s DBDefault) (string, error) {
 	case MySQL:
 		tmpl = mariaDBDefault
 	default:
-		return fail(ErrNoDBDefault)
+		return "", d.dbDefaultError(s.Table, s.Column, ErrNoDBDefault)
+	}
+	r, err := d.dbNames(s.Table, s.Column, s.Key)
+	if err != nil {
+		return "", err
+	}
+	return r.with(
+		"{key}", lit(s.Key),
+		"{block}", strconv.FormatInt(s.Block, 10), "{maxid}", strconv.FormatInt(s.MaxID, 10),
+		"{hint}", lit(DBDefaultHint),
+	).Replace(tmpl), nil
+}
+
+// dbDefaultError is the error of a database default that cannot be made.
+func (d Dialect) dbDefaultError(table, column string, err error) error {
+	return fmt.Errorf("dialect: %s: database default for %s.%s: %w", d, table, column, err)
+}
+
+// names are the replacements every database default's template shares:
+// the table, column and sequence, quoted and as string literals.
+type names []string
+
+// with returns a replacer for the shared names and more.
+func (n names) with(more ...string) *strings.Replacer {
+	return strings.NewReplacer(append(append([]string(nil), n...), more...)...)
+}
+
+// dbNames quotes the names of table's default on column and checks them
+// and the other names that travel as string literals.
+func (d Dialect) dbNames(table, column string, others ...string) (names, error) {
+	qt, err := d.QuoteTable(table)
+	if err != nil {
+		return nil, d.dbDefaultError(table, column, err)
+	}
+	col, err := d.QuoteIdent(column)
+	if err != nil {
+		return nil, d.dbDefaultError(table, column, err)
+	}
+	for _, v := range append([]string{table, column}, others...) {
+		// Names travel as string literals inside a dollar-quoted or
+		// compound body: refuse what would need escaping beyond ''.
+		if strings.ContainsAny(v, `\$;'`) {
+			return nil, d.dbDefaultError(table, column, fmt.Errorf("name %q holds \\, $, ; or '", v))
+		}
+	}
+	schema, name := DBDefault{Table: table, Column: column}.Sequence()
+	seq := d.Quote(name)
+	if schema != "" {
+		seq = d.Quote(schema) + "." + seq
 	}
 	schemaLit := "NULL"
 	if schema != "" {
 		schemaLit = lit(schema)
 	}
-	return strings.NewReplacer(
-		"{table}", table, "{col}", col, "{seq}", seq,
-		"{tablelit}", lit(table), "{collit}", lit(s.Column), "{seqlit}", lit(seq),
-		"{schemalit}", schemaLit, "{seqnamelit}", lit(name), "{tablenamelit}", lit(nameParts(s.Table)[len(nameParts(s.Table))-1]),
-		"{key}", lit(s.Key), "{tablename}", lit(s.Table),
-		"{block}", strconv.FormatInt(s.Block, 10), "{maxid}", strconv.FormatInt(s.MaxID, 10),
-		"{hint}", lit(DBDefaultHint), "{instance}", lit(DBInstance),
-	).Replace(tmpl), nil
+	parts := nameParts(table)
+	return names{
+		"{table}", qt, "{col}", col, "{seq}", seq,
+		"{tablelit}", lit(qt), "{collit}", lit(column), "{seqlit}", lit(seq),
+		"{schemalit}", schemaLit, "{seqnamelit}", lit(name), "{tablenamelit}", lit(parts[len(parts)-1]),
+		"{tablename}", lit(table), "{instance}", lit(DBInstance),
+	}, nil
 }
+
+// lit is v as an SQL string literal; dbNames has refused quotes in it.
+func lit(v string) string { return "'" + v + "'" }
 
 // ClientScript renders statements from DBDefault as a script for the
 // database's own client (psql; mariadb, whose compound statements need

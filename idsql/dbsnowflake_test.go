@@ -1,0 +1,349 @@
+package idsql_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/postgres"
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/internal/mysqltest"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+// snowflakeDBTarget is a database a snowflake table's database-side
+// default is installed on.
+type snowflakeDBTarget struct {
+	name, driver string
+	open         func(t testing.TB) (*sql.DB, string)
+	create       string // CREATE TABLE %s, a table with a key and a note
+	ph           string // the first placeholder
+	// setClock returns the statement that makes the session's default
+	// read the clock at us microseconds since 1970.
+	setClock func(us int64) string
+	// manyRows inserts n rows with INSERT ... SELECT, keys left to the
+	// default.
+	manyRows string
+	// holder is the kind whose worker table the database holds.
+	holder idsql.HolderKind
+}
+
+var snowflakeDBTargets = []snowflakeDBTarget{
+	{
+		name: "postgres", driver: "postgres", open: pgtest.Open,
+		create: `CREATE TABLE %s (id bigint PRIMARY KEY, note text NOT NULL)`, ph: "$1",
+		setClock: func(us int64) string { return fmt.Sprintf("SET idsql.now_us = '%d'", us) },
+		manyRows: `INSERT INTO events (note) SELECT 'select-' || g FROM generate_series(1, %d) g`,
+		holder:   idsql.HolderPostgres,
+	},
+	{
+		name: "mariadb", driver: "mysql", open: mysqltest.Open,
+		create: `CREATE TABLE %s (id BIGINT PRIMARY KEY, note VARCHAR(40) NOT NULL)`, ph: "?",
+		setClock: func(us int64) string { return fmt.Sprintf("SET @idsql_now_us = %d", us) },
+		manyRows: `INSERT INTO events (note) SELECT CONCAT('select-', seq) FROM seq_1_to_%d`,
+		holder:   idsql.HolderMySQL,
+	},
+}
+
+// snowflakeDBConfig is a namespace with one snowflake table and two
+// worker IDs kept for the database.
+func snowflakeDBConfig(kind idsql.HolderKind) *idsql.Config {
+	cfg := &idsql.Config{Namespace: "shop", Tables: map[string]idsql.TableConfig{
+		"events": {Strategy: idsql.Snowflake},
+	}}
+	cfg.Holder.Kind = kind
+	cfg.Holder.Mode = "lease"
+	cfg.Holder.DatabaseWorkers = 2
+	cfg.Holder.AcceptLazyCommits = true // the test MariaDB does not flush every commit
+	return cfg
+}
+
+// A snowflake table's database-side default composes keys under a worker
+// ID reserved in idsql_workers: writers that bypass idsql (plain INSERT,
+// multi-row VALUES, INSERT ... SELECT) get keys that Lookup traces to the
+// table, that never repeat while the database clock steps back and
+// forth, and that the wrapper's own keys (from the worker IDs below the
+// reserved ones) never meet. Installing again changes nothing.
+func TestSnowflakeDBDefault(t *testing.T) {
+	for _, target := range snowflakeDBTargets {
+		t.Run(target.name, func(t *testing.T) {
+			ctx := context.Background()
+			raw, dsn := target.open(t)
+			if _, err := raw.ExecContext(ctx, fmt.Sprintf(target.create, "events")); err != nil {
+				t.Fatal(err)
+			}
+			cfg := snowflakeDBConfig(target.holder)
+			layout, err := cfg.SnowflakeLayout()
+			if err != nil {
+				t.Fatal(err)
+			}
+			reserved := layout.MaxWorker() - 1 // the lowest of the two
+			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true}); err != nil {
+				t.Fatalf("MigrateWith: %v", err)
+			}
+			var before string
+			defaultOf(t, raw, target, &before)
+			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true}); err != nil {
+				t.Fatalf("MigrateWith again: %v", err)
+			}
+			var after string
+			defaultOf(t, raw, target, &after)
+			if after != before {
+				t.Fatalf("installing again changed the default:\n%s\nto\n%s", before, after)
+			}
+
+			// One connection, so the session's clock holds for each insert.
+			conn, err := raw.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			var order []int64 // keys in the order they were drawn
+			insert := func(q string) {
+				t.Helper()
+				var maxBefore int64
+				if err := conn.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&maxBefore); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := conn.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				rows, err := conn.QueryContext(ctx, `SELECT id FROM events WHERE id > `+target.ph+` ORDER BY id`, maxBefore)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				n := 0
+				for rows.Next() {
+					var id int64
+					if err := rows.Scan(&id); err != nil {
+						t.Fatal(err)
+					}
+					order = append(order, id)
+					n++
+				}
+				if n == 0 {
+					t.Fatalf("%s: no row with a key above every earlier one: the counter moved back", q)
+				}
+			}
+			now := time.Now()
+			steps := []struct {
+				name string
+				at   time.Time
+			}{
+				{"now", now},
+				{"back 5s", now.Add(-5 * time.Second)},
+				{"back 1h", now.Add(-time.Hour)},
+				{"forward 30s", now.Add(30 * time.Second)},
+				{"back to now", now},
+			}
+			for _, s := range steps {
+				if _, err := conn.ExecContext(ctx, target.setClock(s.at.UnixMicro())); err != nil {
+					t.Fatal(err)
+				}
+				insert(`INSERT INTO events (note) VALUES ('one ` + s.name + `')`)
+				insert(`INSERT INTO events (note) VALUES ('multi ` + s.name + `'), ('multi 2'), ('multi 3')`)
+				insert(fmt.Sprintf(target.manyRows, 50))
+				last := layout.Decompose(order[len(order)-1])
+				if last.Time.Before(s.at.Add(-layout.Unit)) && s.name == "forward 30s" {
+					t.Errorf("after the clock stepped %s, the key is stamped %s, behind it: the counter did not follow the clock", s.name, last.Time)
+				}
+			}
+			seen := map[int64]bool{}
+			for i, id := range order {
+				if seen[id] {
+					t.Fatalf("key %d drawn twice", id)
+				}
+				seen[id] = true
+				if i > 0 && id <= order[i-1] {
+					t.Fatalf("key %d drawn after %d: the counter moved back", id, order[i-1])
+				}
+				if p := layout.Decompose(id); p.Worker != reserved {
+					t.Fatalf("key %d has worker %d, want the reserved %d", id, p.Worker, reserved)
+				}
+			}
+			for _, id := range []int64{order[0], order[len(order)/2], order[len(order)-1]} {
+				origins, err := idsql.Lookup(ctx, raw, cfg, id)
+				if err != nil || len(origins) != 1 || origins[0].Table != "events" || origins[0].Instance() != "database" {
+					t.Fatalf("Lookup(%d) = %+v, %v; want table events, instance database", id, origins, err)
+				}
+			}
+
+			// The wrapper's keys come from a process's worker ID, below
+			// the reserved ones; the default leaves them alone.
+			db, err := idsql.Open(target.driver, dsn, cfg, idsql.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for i := range 20 {
+				res, err := db.ExecContext(ctx, `INSERT INTO events (note) VALUES (`+target.ph+`)`, fmt.Sprint("wrapper ", i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				id, err := res.LastInsertId()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w := layout.Decompose(id).Worker; w >= reserved {
+					t.Fatalf("the wrapper's key %d has worker %d, one kept for the database", id, w)
+				}
+			}
+			var rows, distinct int
+			if err := raw.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT id) FROM events`).Scan(&rows, &distinct); err != nil {
+				t.Fatal(err)
+			}
+			if rows != distinct || rows != len(order)+20 {
+				t.Fatalf("%d rows, %d distinct keys; want %d", rows, distinct, len(order)+20)
+			}
+		})
+	}
+}
+
+// defaultOf reads what fills the events table's key on target: the
+// column default on PostgreSQL, the trigger on MariaDB.
+func defaultOf(t *testing.T, db *sql.DB, target snowflakeDBTarget, into *string) {
+	t.Helper()
+	q := `SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+		WHERE d.adrelid = 'events'::regclass AND a.attname = 'id'`
+	if target.driver == "mysql" {
+		q = `SELECT CONCAT(ACTION_STATEMENT, CREATED) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME = 'events_id_idsql'`
+	}
+	if err := db.QueryRowContext(context.Background(), q).Scan(into); err != nil {
+		t.Fatalf("the default of events.id: %v", err)
+	}
+	if !strings.Contains(*into, "idsql") {
+		t.Fatalf("the default of events.id is not idsql's: %s", *into)
+	}
+}
+
+// A worker ID the database holds is never a process's: a holder that
+// hands it out anyway (a process configured without
+// holder.database_workers) is refused at once with ErrReserved naming
+// the table; the disposable mode's numbering passes over it; and the
+// install refuses a worker ID a live process holds, naming the process.
+func TestSnowflakeDBReservation(t *testing.T) {
+	for _, target := range snowflakeDBTargets {
+		t.Run(target.name, func(t *testing.T) {
+			ctx := context.Background()
+			raw, _ := target.open(t)
+			for _, table := range []string{"events", "audit"} {
+				if _, err := raw.ExecContext(ctx, fmt.Sprintf(target.create, table)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := snowflakeDBConfig(target.holder)
+			layout, err := cfg.SnowflakeLayout()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true}); err != nil {
+				t.Fatalf("install: %v", err)
+			}
+			stores, err := idsql.StoresFor(raw, cfg.Holder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := stores.Workers
+			reserved := layout.MaxWorker() - 1 // events's
+
+			req := holder.Request{Namespace: "shop", Table: "events", WorkerBits: layout.WorkerBits,
+				Instance: holder.Instance{ID: "twin", Host: "twin", PID: 1}}
+			start := time.Now()
+			_, err = registry.Recorded(holder.Fixed(reserved), reg, "local").Acquire(ctx, req)
+			if !errors.Is(err, registry.ErrReserved) || !strings.Contains(err.Error(), "events") {
+				t.Fatalf("a process leasing the reserved worker: %v; want ErrReserved naming events", err)
+			}
+			if waited := time.Since(start); waited > 3*reg.Settings().Heartbeat {
+				t.Errorf("the refusal took %s: it waited for the reservation to go stale", waited)
+			}
+
+			// The disposable mode numbers past the greatest worker ID a
+			// process used, not the database's.
+			h, err := postgres.New(reg, postgres.Settings{Mode: postgres.Disposable})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Reserved = cfg.Holder.DatabaseWorkers
+			for want := range int64(2) {
+				l, err := h.Acquire(ctx, req)
+				if err != nil {
+					t.Fatalf("disposable lease %d: %v", want, err)
+				}
+				if got := l.WorkerID(); got != want {
+					t.Fatalf("disposable lease took worker %d, want %d", got, want)
+				}
+				if err := l.Release(ctx, time.Time{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			// A second table takes the next reserved worker ID, which a
+			// live process holds: refused, naming it, until it ends.
+			cfg.Tables["audit"] = idsql.TableConfig{Strategy: idsql.Snowflake}
+			busy, err := reg.Begin(ctx, registry.Start{Namespace: "shop", WorkerID: reserved + 1, Table: "events",
+				Instance: holder.Instance{ID: "web-7", Host: "web-7", PID: 4242}, Kind: "local"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true})
+			if err == nil || !strings.Contains(err.Error(), "web-7") || !strings.Contains(err.Error(), "database_workers") {
+				t.Fatalf("install over a live lease: %v; want a refusal naming web-7 and holder.database_workers", err)
+			}
+			if err := reg.Release(ctx, busy.LeaseID, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true}); err != nil {
+				t.Fatalf("install after the lease ended: %v", err)
+			}
+			if _, err := raw.ExecContext(ctx, `INSERT INTO audit (note) VALUES ('by the database')`); err != nil {
+				t.Fatal(err)
+			}
+			var id int64
+			if err := raw.QueryRowContext(ctx, `SELECT id FROM audit`).Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			if w := layout.Decompose(id).Worker; w != reserved+1 {
+				t.Fatalf("audit's key %d has worker %d, want %d", id, w, reserved+1)
+			}
+
+			// Both reserved worker IDs serve tables: a third is refused.
+			cfg.Tables["third"] = idsql.TableConfig{Strategy: idsql.Snowflake}
+			if _, err := raw.ExecContext(ctx, fmt.Sprintf(target.create, "third")); err != nil {
+				t.Fatal(err)
+			}
+			err = idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true})
+			if err == nil || !strings.Contains(err.Error(), "database_workers") {
+				t.Fatalf("install of a third table with two database workers: %v; want a refusal naming holder.database_workers", err)
+			}
+		})
+	}
+}
+
+// A snowflake table's default needs worker IDs kept for the database:
+// without holder.database_workers the install is refused, naming it.
+func TestSnowflakeDBDefaultNeedsDatabaseWorkers(t *testing.T) {
+	cfg := snowflakeDBConfig(idsql.HolderPostgres)
+	cfg.Holder.DatabaseWorkers = 0
+	_, err := idsql.DBDefaultsSQL("postgres", cfg, 0)
+	var fe *idsql.FieldError
+	if !errors.As(err, &fe) || fe.Field != "holder.database_workers" || !strings.Contains(err.Error(), "events") {
+		t.Fatalf("DBDefaultsSQL without database workers: %v; want a FieldError on holder.database_workers naming events", err)
+	}
+	cfg.Holder.DatabaseWorkers = 1
+	for _, d := range []string{"postgres", "mysql"} {
+		script, err := idsql.DBDefaultsSQL(d, cfg, 0)
+		if err != nil {
+			t.Fatalf("DBDefaultsSQL(%s): %v", d, err)
+		}
+		if !strings.Contains(script, "'database'") || !strings.Contains(script, "events") {
+			t.Fatalf("DBDefaultsSQL(%s) reserves no worker for events:\n%s", d, script)
+		}
+	}
+}

@@ -130,14 +130,16 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"MySQL, idsql_workers) and a segment key for every segment table of the configuration\n"+
 			"that has none. A table that already holds rows (from BIGSERIAL) gets a key\n"+
 			"starting above its MAX(key column). Running it again changes nothing.\n\n"+
-			"With --db-defaults it also gives the key column of every segment table a\n"+
-			"database-side default (PostgreSQL, MariaDB) serving a block of keys logged in\n"+
-			"idsql_alloc_log under the instance \"database\", for writers that do not go through\n"+
-			"idsql (psql, COPY, INSERT ... SELECT). Running it again moves a default whose block\n"+
-			"has less than a tenth left to a fresh block.", stderr)
+			"With --db-defaults it also gives the key column of every table a database-side\n"+
+			"default (PostgreSQL, MariaDB), for writers that do not go through idsql (psql,\n"+
+			"COPY, INSERT ... SELECT). A segment table's serves a block of keys logged in\n"+
+			"idsql_alloc_log under the instance \"database\"; running it again moves a default\n"+
+			"whose block has less than a tenth left to a fresh block. A snowflake table's\n"+
+			"composes keys under a worker ID reserved in idsql_workers (instance \"database\")\n"+
+			"from the top holder.database_workers IDs, which the configuration must set.", stderr)
 	dsn := fs.String("dsn", "", dsnHelp)
 	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml)")
-	dbDefaults := fs.Bool("db-defaults", false, "also install database-side defaults on the segment tables' key columns")
+	dbDefaults := fs.Bool("db-defaults", false, "also install database-side defaults on the tables' key columns")
 	dbBlock := fs.Int64("db-block", idsql.DefaultDBBlock, "keys per block of a database-side default")
 	dryRun := fs.Bool("dry-run", false, "print the SQL --db-defaults runs instead of migrating")
 	rest, err := parse(fs, args)

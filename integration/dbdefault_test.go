@@ -32,10 +32,24 @@ import (
 
 const dbdefaultRounds = 20
 
-func dbdefaultConfig() *idsql.Config {
-	return &idsql.Config{Namespace: "shop", Tables: map[string]idsql.TableConfig{
-		"orders": {Strategy: idsql.Segment, Step: 50},
+func dbdefaultConfig() *idsql.Config { return dbdefaultConfigOf(idsql.Segment, "") }
+
+// dbdefaultStrategies are the kinds of table a database-side default
+// serves.
+var dbdefaultStrategies = []idsql.Strategy{idsql.Segment, idsql.Snowflake}
+
+// dbdefaultConfigOf is a namespace whose table orders has strategy; a
+// snowflake one keeps a worker ID for the database, and its processes
+// take theirs from the worker table of kind (postgres or mysql).
+func dbdefaultConfigOf(strategy idsql.Strategy, kind idsql.HolderKind) *idsql.Config {
+	cfg := &idsql.Config{Namespace: "shop", Tables: map[string]idsql.TableConfig{
+		"orders": {Strategy: strategy, Step: 50},
 	}}
+	if strategy == idsql.Snowflake {
+		cfg.Tables["orders"] = idsql.TableConfig{Strategy: strategy}
+		cfg.Holder = idsql.HolderConfig{Kind: kind, Mode: "lease", DatabaseWorkers: 1, AcceptLazyCommits: true}
+	}
+	return cfg
 }
 
 // client runs a script through a database's own command-line client.
@@ -87,9 +101,15 @@ func mariadbClient(t *testing.T, dsn string) client {
 }
 
 func TestDBDefaultMixedWritersPostgres(t *testing.T) {
+	for _, strategy := range dbdefaultStrategies {
+		t.Run(string(strategy), func(t *testing.T) { mixedWritersPostgres(t, dbdefaultConfigOf(strategy, idsql.HolderPostgres)) })
+	}
+}
+
+func mixedWritersPostgres(t *testing.T, cfg *idsql.Config) {
 	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()
-	db, cfg := openWithDefaults(t, raw, "postgres", dsn, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note TEXT NOT NULL)`)
+	db := openWithDefaults(t, raw, cfg, "postgres", dsn, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note TEXT NOT NULL)`)
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -144,9 +164,15 @@ copy %[1]d b
 }
 
 func TestDBDefaultMixedWritersMariaDB(t *testing.T) {
+	for _, strategy := range dbdefaultStrategies {
+		t.Run(string(strategy), func(t *testing.T) { mixedWritersMariaDB(t, dbdefaultConfigOf(strategy, idsql.HolderMySQL)) })
+	}
+}
+
+func mixedWritersMariaDB(t *testing.T, cfg *idsql.Config) {
 	raw, dsn := mysqltest.Open(t)
 	ctx := context.Background()
-	db, cfg := openWithDefaults(t, raw, "mysql", dsn, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`)
+	db := openWithDefaults(t, raw, cfg, "mysql", dsn, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`)
 	mariadb := mariadbClient(t, dsn)
 	writers := map[string]func(i int) error{
 		"mariadb": func(i int) error {
@@ -320,43 +346,49 @@ var dbdefaultClients = []struct {
 // sql prints, through the database's own client, after idsql migrate.
 func TestDBDefaultByHand(t *testing.T) {
 	for _, tc := range dbdefaultClients {
-		t.Run(tc.name, func(t *testing.T) {
-			raw, cli := tc.open(t)
-			ctx := context.Background()
-			if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
-				t.Fatal(err)
-			}
-			cfg := dbdefaultConfig()
-			if err := idsql.Migrate(ctx, raw, cfg); err != nil {
-				t.Fatal(err)
-			}
-			script, err := idsql.DBDefaultsSQL(tc.name, cfg, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for range 2 { // the second run changes nothing
-				if out, err := cli(t, script); err != nil {
-					t.Fatalf("the script of idsql sql: %v: %s\n%s", err, out, script)
-				}
-			}
-			if out, err := cli(t, `INSERT INTO orders (note) VALUES ('a'), ('b');`); err != nil {
-				t.Fatalf("insert: %v: %s", err, out)
-			}
-			checkKeys(t, raw, cfg, map[string]int{"client": 2}, "'client'")
-		})
+		for _, strategy := range dbdefaultStrategies {
+			t.Run(tc.name+"/"+string(strategy), func(t *testing.T) {
+				byHand(t, tc.open, dbdefaultConfigOf(strategy, idsql.HolderKind(tc.name)), tc.name)
+			})
+		}
 	}
 }
 
-// openWithDefaults creates the orders table on raw with ddl, migrates it
-// with its database-side default (a block of 100,000 keys) and opens it
-// through idsql, closed when the test ends.
-func openWithDefaults(t *testing.T, raw *sql.DB, driver, dsn, ddl string) (*idsql.DB, *idsql.Config) {
+// byHand runs idsql migrate, then installs cfg's defaults with the script
+// of idsql sql --dialect dialect through the client, twice, and inserts.
+func byHand(t *testing.T, open func(t *testing.T) (*sql.DB, client), cfg *idsql.Config, dialect string) {
+	raw, cli := open(t)
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
+		t.Fatal(err)
+	}
+	script, err := idsql.DBDefaultsSQL(dialect, cfg, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second run changes nothing
+		if out, err := cli(t, script); err != nil {
+			t.Fatalf("the script of idsql sql: %v: %s\n%s", err, out, script)
+		}
+	}
+	if out, err := cli(t, `INSERT INTO orders (note) VALUES ('a'), ('b');`); err != nil {
+		t.Fatalf("insert: %v: %s", err, out)
+	}
+	checkKeys(t, raw, cfg, map[string]int{"client": 2}, "'client'")
+}
+
+// openWithDefaults creates the orders table on raw with ddl, migrates cfg
+// with its database-side defaults (a segment table's has a block of
+// 100,000 keys) and opens it through idsql, closed when the test ends.
+func openWithDefaults(t *testing.T, raw *sql.DB, cfg *idsql.Config, driver, dsn, ddl string) *idsql.DB {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := raw.ExecContext(ctx, ddl); err != nil {
 		t.Fatal(err)
 	}
-	cfg := dbdefaultConfig()
 	if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 100_000}); err != nil {
 		t.Fatal(err)
 	}
@@ -365,5 +397,5 @@ func openWithDefaults(t *testing.T, raw *sql.DB, driver, dsn, ddl string) (*idsq
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return db, cfg
+	return db
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
-// BenchmarkDBDefault measures keys per second from a database-side default
-// (idsql migrate --db-defaults) against the same INSERT into a table whose
-// key is the database's own BIGSERIAL / AUTO_INCREMENT, from one
+// BenchmarkDBDefault measures keys per second from the database-side
+// defaults (idsql migrate --db-defaults) of a segment table and of a
+// snowflake table against the same INSERT into a table whose key is the
+// database's own BIGSERIAL / AUTO_INCREMENT, from one
 // connection and from 8, one row per statement (commit-bound) and 1,000
 // rows per INSERT ... SELECT (key-bound), in one run:
 //
@@ -23,24 +24,29 @@ func BenchmarkDBDefault(b *testing.B) {
 		open   func(b *testing.B) *sql.DB
 		serial string
 		rows   string // 1,000 rows for INSERT ... SELECT
+		holder idsql.HolderKind
 	}{
 		{"postgres", func(b *testing.B) *sql.DB { db, _ := pgtest.Open(b); return db },
-			"BIGSERIAL", "generate_series(1, 1000)"},
+			"BIGSERIAL", "generate_series(1, 1000)", idsql.HolderPostgres},
 		{"mariadb", func(b *testing.B) *sql.DB { db, _ := mysqltest.Open(b); return db },
-			"BIGINT AUTO_INCREMENT", "seq_1_to_1000"},
+			"BIGINT AUTO_INCREMENT", "seq_1_to_1000", idsql.HolderMySQL},
 	} {
 		b.Run(db.name, func(b *testing.B) {
 			raw := db.open(b)
 			ctx := context.Background()
 			for _, q := range []string{
 				`CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(8) NOT NULL)`,
+				`CREATE TABLE events (id BIGINT PRIMARY KEY, note VARCHAR(8) NOT NULL)`,
 				`CREATE TABLE serial (id ` + db.serial + ` PRIMARY KEY, note VARCHAR(8) NOT NULL)`,
 			} {
 				if _, err := raw.ExecContext(ctx, q); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if err := idsql.MigrateWith(ctx, raw, dbdefaultConfig(), idsql.MigrateOptions{DBDefaults: true, DBBlock: 1 << 30}); err != nil {
+			cfg := dbdefaultConfigOf(idsql.Snowflake, db.holder)
+			cfg.Tables["events"] = cfg.Tables["orders"]
+			cfg.Tables["orders"] = dbdefaultConfig().Tables["orders"]
+			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 1 << 30}); err != nil {
 				b.Fatal(err)
 			}
 			raw.SetMaxOpenConns(8)
@@ -49,9 +55,11 @@ func BenchmarkDBDefault(b *testing.B) {
 				name, table, values string
 				rows                int
 			}{
-				{"idsql/rows=1", "orders", "VALUES ('x')", 1},
+				{"segment/rows=1", "orders", "VALUES ('x')", 1},
+				{"snowflake/rows=1", "events", "VALUES ('x')", 1},
 				{"serial/rows=1", "serial", "VALUES ('x')", 1},
-				{"idsql/rows=1000", "orders", "SELECT 'x' FROM " + db.rows, 1000},
+				{"segment/rows=1000", "orders", "SELECT 'x' FROM " + db.rows, 1000},
+				{"snowflake/rows=1000", "events", "SELECT 'x' FROM " + db.rows, 1000},
 				{"serial/rows=1000", "serial", "SELECT 'x' FROM " + db.rows, 1000},
 			} {
 				name, q := c.name, "INSERT INTO "+c.table+" (note) "+c.values

@@ -42,9 +42,11 @@ func dbdefaultConfig() *idsql.Config {
 type client func(t *testing.T, script string) (string, error)
 
 // psqlClient runs scripts through psql on dsn (a pgtest DSN, whose
-// search_path becomes the session's).
+// search_path becomes the session's). Without psql in PATH the test skips,
+// or fails under CI.
 func psqlClient(t *testing.T, dsn string) client {
 	t.Helper()
+	needClient(t, "psql")
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -66,9 +68,11 @@ func psqlClient(t *testing.T, dsn string) client {
 }
 
 // mariadbClient runs scripts through the mariadb client on dsn (a
-// go-sql-driver DSN).
+// go-sql-driver DSN). Without mariadb in PATH the test skips, or fails
+// under CI.
 func mariadbClient(t *testing.T, dsn string) client {
 	t.Helper()
+	needClient(t, "mariadb")
 	c, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +87,14 @@ func mariadbClient(t *testing.T, dsn string) client {
 		cmd.Stdin = strings.NewReader(script)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
+	}
+}
+
+// needClient stops the test when the command name is not in PATH.
+func needClient(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		pgtest.Unavailable(t, "the "+name+" client ("+err.Error()+")")
 	}
 }
 

@@ -6,42 +6,106 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
-// TestDBDefaultChaos: psql writes into a table with the database-side
-// default (multi-row VALUES, INSERT ... SELECT, COPY) while chaos helper
-// processes insert through the wrapper; one helper is killed with SIGKILL
-// and replaced, and the database crashes (immediate shutdown) and
-// restarts under them all, recovering its sequences from the WAL. No key is
-// stored twice, every key the helpers acknowledged is stored, and every
-// stored key lies in a range of the table's segment key (Lookup traces
-// psql's to the instance "database").
+// TestDBDefaultChaos: on each database, its own client writes into the
+// configured tables with the database-side default (multi-row VALUES,
+// INSERT ... SELECT, and COPY on PostgreSQL) while chaos helper processes
+// insert through the wrapper; one helper is killed with SIGKILL and
+// replaced, and the database crashes and restarts under them all,
+// recovering its sequences from its log. No key is stored twice, every key
+// the helpers acknowledged is stored, and Lookup traces every stored key to
+// its table: the client's to the instance "database", the helpers' to a
+// process.
 func TestDBDefaultChaos(t *testing.T) {
-	srv := pgtest.StartServer(t)
-	dsn := srv.DSN()
-	raw, err := sql.Open("postgres", dsn)
+	cfg := "namespace: chaos\ntables:\n  " + segTable + ": {strategy: segment, step: 100}\n"
+	for _, tc := range dbChaosTargets {
+		t.Run(tc.driver, func(t *testing.T) { dbDefaultChaos(t, tc, cfg) })
+	}
+}
+
+// crashable is a database server of the test's own.
+type crashable interface {
+	Crash() // the server dies as in a crash
+	Start() // it starts again and recovers
+}
+
+// dbChaosTarget is a database that TestDBDefaultChaos runs on.
+type dbChaosTarget struct {
+	driver string // database/sql driver, the helpers' -driver, the subtest's name
+	// start starts a server of the test's own and returns it with the DSN
+	// of its database and the DSN the helpers use, whose commits survive
+	// a crash of the server.
+	start  func(t *testing.T) (srv crashable, dsn, procDSN string)
+	client func(t *testing.T, dsn string) client
+	// rows is one round of the client's inserts of rows (proc, pid) into
+	// table, proc being 'client'.
+	rows func(table string, round int) string
+}
+
+var dbChaosTargets = []dbChaosTarget{
+	{"postgres", func(t *testing.T) (crashable, string, string) {
+		srv := pgtest.StartServer(t) // Crash: an immediate shutdown
+		// The test server commits lazily (synchronous_commit = off): the
+		// helpers' sessions ask for durable commits, so that the keys they
+		// acknowledged survive the crash.
+		return srv, srv.DSN(), srv.DSN() + "&synchronous_commit=on"
+	}, psqlClient, func(table string, i int) string {
+		return fmt.Sprintf(`INSERT INTO %[1]s (proc, pid) VALUES ('client', %[2]d), ('client', %[2]d);
+INSERT INTO %[1]s (proc, pid) SELECT 'client', g FROM generate_series(1, 3) g;
+COPY %[1]s (proc, pid) FROM STDIN;
+client	%[2]d
+\.
+`, table, i)
+	}},
+	{"mysql", func(t *testing.T) (crashable, string, string) {
+		// Crash: SIGKILL of mariadbd. Its commits reach the redo log file
+		// before they are acknowledged, so the helpers' survive.
+		srv := mysqltest.StartServer(t)
+		return srv, srv.DSN(), srv.DSN()
+	}, mariadbClient, func(table string, i int) string {
+		// MariaDB has no COPY.
+		return fmt.Sprintf(`INSERT INTO %[1]s (proc, pid) VALUES ('client', %[2]d), ('client', %[2]d);
+INSERT INTO %[1]s (proc, pid) SELECT 'client', seq FROM seq_1_to_3;
+`, table, i)
+	}},
+}
+
+// dbDefaultChaos runs the chaos on tc with the idsql configuration
+// cfgYAML, whose every table it creates.
+func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
+	srv, dsn, procDSN := tc.start(t)
+	cli := tc.client(t, dsn)
+	raw, err := sql.Open(tc.driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { raw.Close() })
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE `+segTable+` (id bigint NOT NULL, proc text NOT NULL, pid int NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "idsql.yaml")
-	if err := os.WriteFile(cfgPath, []byte("namespace: chaos\ntables:\n  "+segTable+": {strategy: segment, step: 100}\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(cfgYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := idsql.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
+	}
+	tables := cfg.TableNames()
+	for _, table := range tables {
+		// Keys not unique: a duplicate is stored, and counted.
+		if _, err := raw.ExecContext(ctx, `CREATE TABLE `+table+` (id BIGINT NOT NULL, proc VARCHAR(32) NOT NULL, pid INT NOT NULL)`); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 100_000}); err != nil {
 		t.Fatal(err)
@@ -50,10 +114,7 @@ func TestDBDefaultChaos(t *testing.T) {
 	var procs []*chaosProc
 	start := func(name string) {
 		t.Helper()
-		// The test server commits lazily (synchronous_commit = off): the
-		// helpers' sessions ask for durable commits, so that the keys they
-		// acknowledged survive the crash.
-		p, err := startProc(bin, dir, dsn+"&synchronous_commit=on", cfgPath, name, "", time.Time{}, []string{"-workers", "2", "-pause", "10ms"})
+		p, err := startProc(bin, dir, procDSN, cfgPath, name, "", time.Time{}, []string{"-driver", tc.driver, "-workers", "2", "-pause", "10ms"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,10 +128,13 @@ func TestDBDefaultChaos(t *testing.T) {
 		}
 	})
 
-	psql := psqlClient(t, dsn)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var ok, failed int
+	// restarts is odd while the database crashes and restarts: only then
+	// may a client script fail.
+	var restarts atomic.Int32
+	var ok, failed, unexpected int
+	var lastErr string // the last failure outside the restart
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -80,16 +144,20 @@ func TestDBDefaultChaos(t *testing.T) {
 				return
 			default:
 			}
-			// Errors are expected while the database restarts.
-			if _, err := psql(t, fmt.Sprintf(`INSERT INTO %[1]s (proc, pid) VALUES ('psql', %[2]d), ('psql', %[2]d);
-INSERT INTO %[1]s (proc, pid) SELECT 'psql', g FROM generate_series(1, 3) g;
-COPY %[1]s (proc, pid) FROM STDIN;
-psql	%[2]d
-\.
-`, segTable, i)); err != nil {
-				failed++
-			} else {
+			var script strings.Builder
+			for _, table := range tables {
+				script.WriteString(tc.rows(table, i))
+			}
+			before := restarts.Load()
+			out, err := cli(t, script.String())
+			switch {
+			case err == nil:
 				ok++
+			case before == restarts.Load() && before%2 == 0:
+				unexpected++
+				lastErr = fmt.Sprintf("%v: %s", err, out)
+			default:
+				failed++
 			}
 		}
 	}()
@@ -100,70 +168,60 @@ psql	%[2]d
 	}
 	start("c3")
 	time.Sleep(time.Second)
+	restarts.Add(1)
 	srv.Crash()
 	srv.Start()
+	restarts.Add(1)
 	time.Sleep(1500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
 	for _, p := range procs {
 		p.kill()
 	}
-	if ok == 0 {
-		t.Fatalf("no psql script succeeded (%d failed)", failed)
+	if unexpected > 0 || ok == 0 {
+		t.Fatalf("client scripts: %d succeeded, %d failed outside the restart (the last: %s)", ok, unexpected, lastErr)
 	}
-	t.Logf("psql scripts: %d succeeded, %d failed (the restart)", ok, failed)
+	t.Logf("client scripts: %d succeeded, %d failed in the restart", ok, failed)
 
-	var rows, dups, untraced, byDB int
-	if err := raw.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(*) - COUNT(DISTINCT id) FROM `+segTable).Scan(&rows, &dups); err != nil {
-		t.Fatal(err)
-	}
-	if dups != 0 {
-		t.Fatalf("%d of %d keys stored twice", dups, rows)
-	}
-	if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+segTable+` o WHERE NOT EXISTS (
-		SELECT 1 FROM idsql_alloc_log l WHERE l.biz_tag = $1 AND o.id BETWEEN l.first_id AND l.last_id)`, segTable).Scan(&untraced); err != nil {
-		t.Fatal(err)
-	}
-	if untraced != 0 {
-		t.Fatalf("%d of %d keys in no range of segment key %s", untraced, rows, segTable)
-	}
-	stored := map[int64]bool{}
-	all, err := raw.QueryContext(ctx, `SELECT id, proc FROM `+segTable)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer all.Close()
-	for all.Next() {
-		var id int64
-		var proc string
-		if err := all.Scan(&id, &proc); err != nil {
-			t.Fatal(err)
-		}
-		stored[id] = true
-		if proc != "psql" {
-			continue
-		}
-		byDB++
-		if origins, err := idsql.Lookup(ctx, raw, cfg, id); err != nil || len(origins) != 1 || origins[0].Instance() != "database" {
-			t.Fatalf("Lookup(%d), inserted by psql: %+v, %v", id, origins, err)
-		}
-	}
-	if err := all.Err(); err != nil {
-		t.Fatal(err)
-	}
 	for _, p := range procs {
 		if err := p.scan(); err != nil {
 			t.Fatal(err)
 		}
-		_, seg := p.counts()
-		if seg == 0 {
+		if sf, seg := p.counts(); sf+seg == 0 {
 			t.Errorf("%s acknowledged no key:\n%s", p.name, p.logTail())
 		}
-		for _, id := range p.seg {
-			if !stored[id] {
-				t.Errorf("%s acknowledged key %d, which is not stored", p.name, id)
-			}
+	}
+	for _, table := range tables {
+		checkDBChaosKeys(t, raw, cfg, table, procs)
+	}
+}
+
+// checkDBChaosKeys checks table after the chaos (see traceKeys; the
+// helpers' rows are keyed by idsql, the client's by the database) and that
+// it holds every key the helpers acknowledged.
+func checkDBChaosKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, table string, procs []*chaosProc) {
+	t.Helper()
+	stored := traceKeys(t, raw, cfg, table, "proc", func(proc string) bool { return proc != "client" })
+	byDB := 0
+	for _, proc := range stored {
+		if proc == "client" {
+			byDB++
 		}
 	}
-	t.Logf("%d keys, %d from psql, none twice", rows, byDB)
+	for _, p := range procs {
+		keys := p.seg
+		if table == sfTable {
+			keys = p.sf
+		}
+		var lost []int64
+		for _, id := range keys {
+			if _, ok := stored[id]; !ok {
+				lost = append(lost, id)
+			}
+		}
+		if len(lost) > 0 {
+			t.Errorf("%s: %d of the %d keys %s acknowledged are not stored, among them %v", table, len(lost), len(keys), p.name, lost[:min(len(lost), 5)])
+		}
+	}
+	t.Logf("%s: %d keys, %d from the client, none twice", table, len(stored), byDB)
 }

@@ -56,9 +56,11 @@ func dbdefaultConfigOf(strategy idsql.Strategy, kind idsql.HolderKind) *idsql.Co
 type client func(t *testing.T, script string) (string, error)
 
 // psqlClient runs scripts through psql on dsn (a pgtest DSN, whose
-// search_path becomes the session's).
+// search_path becomes the session's). Without psql in PATH the test skips,
+// or fails under CI.
 func psqlClient(t *testing.T, dsn string) client {
 	t.Helper()
+	needClient(t, "psql")
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -80,9 +82,11 @@ func psqlClient(t *testing.T, dsn string) client {
 }
 
 // mariadbClient runs scripts through the mariadb client on dsn (a
-// go-sql-driver DSN).
+// go-sql-driver DSN). Without mariadb in PATH the test skips, or fails
+// under CI.
 func mariadbClient(t *testing.T, dsn string) client {
 	t.Helper()
+	needClient(t, "mariadb")
 	c, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +101,14 @@ func mariadbClient(t *testing.T, dsn string) client {
 		cmd.Stdin = strings.NewReader(script)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
+	}
+}
+
+// needClient stops the test when the command name is not in PATH.
+func needClient(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		pgtest.Unavailable(t, "the "+name+" client ("+err.Error()+")")
 	}
 }
 
@@ -226,50 +238,63 @@ func runWriters(t *testing.T, writers map[string]func(i int) error) {
 }
 
 // checkKeys checks that orders holds the rows each writer (told apart by
-// the SQL expression writer over note) inserted, no key twice, and that
-// Lookup traces every key to orders: the keys idsql filled ("wrapper",
-// "pgxid") to a process's range, every other writer's to a block of the
-// instance "database".
+// the SQL expression writer over its columns) inserted, no key twice, and
+// that Lookup traces every key to orders: the keys idsql filled
+// ("wrapper", "pgxid") to a process's range, every other writer's to a
+// block of the instance "database".
 func checkKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, want map[string]int, writer string) {
 	t.Helper()
-	ctx := context.Background()
-	var dups int
-	if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT id FROM orders GROUP BY id HAVING COUNT(*) > 1) d`).Scan(&dups); err != nil {
-		t.Fatal(err)
-	}
-	if dups != 0 {
-		t.Fatalf("%d keys inserted more than once", dups)
-	}
-	rows, err := raw.QueryContext(ctx, `SELECT id, `+writer+` FROM orders`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	got := map[string]int{}
-	for rows.Next() {
-		var id int64
-		var w string
-		if err := rows.Scan(&id, &w); err != nil {
-			t.Fatal(err)
-		}
+	for _, w := range traceKeys(t, raw, cfg, "orders", writer, func(w string) bool { return w == "wrapper" || w == "pgxid" }) {
 		got[w]++
-		origins, err := idsql.Lookup(ctx, raw, cfg, id)
-		if err != nil || len(origins) != 1 || origins[0].Table != "orders" {
-			t.Fatalf("Lookup(%d) from %s: %+v, %v", id, w, origins, err)
-		}
-		byDB := origins[0].Instance() == "database"
-		if goKeyed := w == "wrapper" || w == "pgxid"; byDB == goKeyed {
-			t.Errorf("key %d from %s traced to instance %q", id, w, origins[0].Instance())
-		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	for w, n := range want {
 		if got[w] != n {
 			t.Errorf("%s inserted %d rows, want %d", w, got[w], n)
 		}
 	}
+}
+
+// traceKeys checks that table holds no key twice and that Lookup traces
+// every key to table: the keys of the writers idsql fills (goKeyed) to a
+// process, every other writer's to the instance "database". It returns
+// the writer of every key, told apart by the SQL expression writer over
+// table's columns.
+func traceKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, table, writer string, goKeyed func(writer string) bool) map[int64]string {
+	t.Helper()
+	ctx := context.Background()
+	var dups int
+	if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT id FROM `+table+` GROUP BY id HAVING COUNT(*) > 1) d`).Scan(&dups); err != nil {
+		t.Fatal(err)
+	}
+	if dups != 0 {
+		t.Fatalf("%s: %d keys inserted more than once", table, dups)
+	}
+	rows, err := raw.QueryContext(ctx, `SELECT id, `+writer+` FROM `+table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	keys := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var w string
+		if err := rows.Scan(&id, &w); err != nil {
+			t.Fatal(err)
+		}
+		keys[id] = w
+		origins, err := idsql.Lookup(ctx, raw, cfg, id)
+		if err != nil || len(origins) != 1 || origins[0].Table != table {
+			t.Fatalf("%s: Lookup(%d) from %s: %+v, %v", table, id, w, origins, err)
+		}
+		if byDB := origins[0].Instance() == "database"; byDB == goKeyed(w) {
+			t.Errorf("%s: key %d from %s traced to instance %q", table, id, w, origins[0].Instance())
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }
 
 // TestDBDefaultBlockUsedUp: a used-up block fails the client's INSERT

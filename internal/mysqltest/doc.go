@@ -16,7 +16,15 @@
 // statement per query (multiStatements stays off unless the variable turns it
 // on).
 //
-// Without the variable a test skips with a message saying how to run it;
+// A test that crashes and restarts the database mid-run starts a MariaDB of
+// its own instead (the mariadbd in IDSQL_TEST_MYSQL_BIN, which scripts/test
+// sets), like pgtest.StartServer:
+//
+//	srv := mysqltest.StartServer(t) // srv.DSN(): root on its idsql_test
+//	srv.Crash()                     // SIGKILL, as a crash would
+//	srv.Start()                     // InnoDB recovers from its redo log
+//
+// Without the variables a test skips with a message saying how to run it;
 // with CI set, a missing or unreachable server fails the test instead (see
 // pgtest.Unavailable).
 package mysqltest

@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -106,21 +105,8 @@ func (s *Server) Start() {
 		s.t.Fatalf("pgtest: %v", err)
 	}
 	defer db.Close()
-	deadline := time.Now().Add(startTimeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err := db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			return
-		}
-		if exited, werr := s.proc.Exited(); exited {
-			s.t.Fatalf("pgtest: PostgreSQL exited during start-up (%v)\n%s", werr, s.proc.LogTail())
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("pgtest: PostgreSQL on port %d did not accept connections within %v: %v\n%s", s.port, startTimeout, err, s.proc.LogTail())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := s.proc.AwaitDB(db, startTimeout); err != nil {
+		s.t.Fatalf("pgtest: PostgreSQL on port %d: %v", s.port, err)
 	}
 }
 

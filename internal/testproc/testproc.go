@@ -6,6 +6,9 @@ package testproc
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -92,6 +95,28 @@ func (p *Proc) Stop(sig os.Signal, grace time.Duration) {
 		<-p.waitErr
 	}
 	p.cmd = nil
+}
+
+// AwaitDB waits until db, a pool on the process's database server,
+// answers a ping (each given 2s, every 50ms), the process exits or
+// timeout passes; the error of the last two says so, with the log's tail.
+func (p *Proc) AwaitDB(db *sql.DB, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := db.PingContext(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if exited, werr := p.Exited(); exited {
+			return fmt.Errorf("%s exited during start-up (%v)\n%s", p.name, werr, p.LogTail())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not accept connections within %v: %w\n%s", p.name, timeout, err, p.LogTail())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // LogTail returns the last lines of the log, for failure messages.

@@ -59,6 +59,7 @@ import (
 	_ "github.com/idsql/idsql/holder/postgres"  // holder.kind: postgres
 	_ "github.com/idsql/idsql/holder/zookeeper" // holder.kind: zookeeper
 	"github.com/idsql/idsql/idsql"
+	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment tables on MySQL
 	_ "github.com/idsql/idsql/idsql/segment/redisqueue" // buffer: redis
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -227,7 +228,7 @@ func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, ba
 		key := table + "/" + strconv.Itoa(n)
 		q, ok := queries[key]
 		if !ok {
-			q = insertQuery(table, n)
+			q = insertQuery(table, n, p.driver)
 			queries[key] = q
 		}
 		args := make([]any, 0, 2*n)
@@ -271,15 +272,21 @@ func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, ba
 	}
 }
 
-// insertQuery is an INSERT of n rows that leaves the key to idsql.
-func insertQuery(table string, n int) string {
+// insertQuery is an INSERT of n rows that leaves the key to idsql, with
+// the driver's placeholders ($1 for postgres, ? for mysql). MySQL refuses
+// RETURNING; MariaDB (10.5 and later) takes it.
+func insertQuery(table string, n int, driver string) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO " + table + " (proc, pid) VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "($%d, $%d)", 2*i+1, 2*i+2)
+		if driver == "mysql" {
+			b.WriteString("(?, ?)")
+		} else {
+			fmt.Fprintf(&b, "($%d, $%d)", 2*i+1, 2*i+2)
+		}
 	}
 	b.WriteString(" RETURNING id")
 	return b.String()

@@ -1,0 +1,207 @@
+package mysqltest
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/idsql/idsql/internal/pgtest"
+	"github.com/idsql/idsql/internal/testproc"
+)
+
+// EnvBin names the variable holding the path of the MariaDB server
+// executable (mariadbd); mariadb-install-db is looked for beside it, then
+// in PATH.
+const EnvBin = "IDSQL_TEST_MYSQL_BIN"
+
+// serverDB is the database that Server.DSN names.
+const serverDB = "idsql_test"
+
+// startTimeout bounds how long Start waits for the server to accept
+// connections (InnoDB's crash recovery after Crash included).
+const startTimeout = 60 * time.Second
+
+// Server is a throw-away MariaDB owned by one test, for tests that crash
+// and restart the database mid-run. Its data survives Crash and Start (same
+// port, same DSN); everything is removed when the test ends. Call Stop,
+// Crash and Start from the test's goroutine: they end the test on failure.
+//
+// Run as root, the server runs as the mysql user (mariadbd --user=mysql),
+// as in scripts/servers.
+type Server struct {
+	t    testing.TB
+	bin  string
+	dir  string // holds my.cnf, data/ and log
+	port int
+	user []string // --user=mysql when we are root
+	proc *testproc.Proc
+}
+
+// StartServer initializes and starts a MariaDB server of this test's own on
+// a free loopback port (root without a password, the database idsql_test),
+// and stops it and removes its files when the test ends. It needs mariadbd
+// in IDSQL_TEST_MYSQL_BIN and mariadb-install-db; without them the test
+// skips, or fails under CI.
+func StartServer(t testing.TB) *Server {
+	t.Helper()
+	bin := os.Getenv(EnvBin)
+	if bin == "" {
+		pgtest.Unavailable(t, "a MariaDB server executable ("+EnvBin+" unset)")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		pgtest.Unavailable(t, "a MariaDB server executable ("+err.Error()+")")
+	}
+	installDB := filepath.Join(filepath.Dir(bin), "mariadb-install-db")
+	if _, err := os.Stat(installDB); err != nil {
+		if installDB, err = exec.LookPath("mariadb-install-db"); err != nil {
+			pgtest.Unavailable(t, "mariadb-install-db, beside "+bin+" or in PATH")
+		}
+	}
+	s := &Server{t: t, bin: bin, port: testproc.FreePorts(t, 1)[0]}
+	// Not t.TempDir: its parents are 0700 root-owned, so the mysql user
+	// could not reach a directory inside.
+	var err error
+	s.dir, err = os.MkdirTemp("", "idsql-mysqltest-")
+	if err != nil {
+		t.Fatalf("mysqltest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(s.dir); err != nil {
+			t.Logf("mysqltest: remove %s: %v", s.dir, err)
+		}
+	})
+	if err := os.Chmod(s.dir, 0o755); err != nil {
+		t.Fatalf("mysqltest: %v", err)
+	}
+	if os.Geteuid() == 0 {
+		if err := chownToMySQL(s.dir); err != nil {
+			t.Fatalf("mysqltest: running as root, the server must run as the mysql user: %v", err)
+		}
+		s.user = []string{"--user=mysql"}
+	}
+	s.proc = testproc.New("MariaDB", s.dir)
+	s.install(installDB)
+	t.Cleanup(s.Stop)
+	s.Start()
+	db := s.open("")
+	defer db.Close()
+	if _, err := db.Exec("CREATE DATABASE " + serverDB); err != nil {
+		t.Fatalf("mysqltest: create database %s: %v", serverDB, err)
+	}
+	return s
+}
+
+// DSN returns the go-sql-driver DSN of the server's idsql_test database,
+// as root, with parseTime on.
+func (s *Server) DSN() string { return s.config(serverDB).FormatDSN() }
+
+func (s *Server) config(dbName string) *mysql.Config {
+	cfg := mysql.NewConfig()
+	cfg.User = "root"
+	cfg.Net = "tcp"
+	cfg.Addr = fmt.Sprintf("127.0.0.1:%d", s.port)
+	cfg.DBName = dbName
+	cfg.ParseTime = true
+	cfg.Timeout = 2 * time.Second
+	return cfg
+}
+
+// open returns a pool on the database dbName ("" for none).
+func (s *Server) open(dbName string) *sql.DB {
+	s.t.Helper()
+	conn, err := mysql.NewConnector(s.config(dbName))
+	if err != nil {
+		s.t.Fatalf("mysqltest: %v", err)
+	}
+	return sql.OpenDB(conn)
+}
+
+// Start starts the server (again) and waits until it accepts connections.
+// Starting a running server does nothing.
+func (s *Server) Start() {
+	s.t.Helper()
+	args := append([]string{"--defaults-file=" + filepath.Join(s.dir, "my.cnf")}, s.user...)
+	cmd := exec.Command(s.bin, args...)
+	cmd.Dir = s.dir
+	started, err := s.proc.Start(cmd, nil)
+	if err != nil {
+		s.t.Fatalf("mysqltest: start mariadbd: %v", err)
+	}
+	if !started {
+		return
+	}
+	db := s.open("")
+	defer db.Close()
+	if err := s.proc.AwaitDB(db, startTimeout); err != nil {
+		s.t.Fatalf("mysqltest: MariaDB on port %d: %v", s.port, err)
+	}
+}
+
+// Stop shuts the server down (SIGTERM: a clean shutdown, SIGKILL after 60s)
+// and waits until it has exited. Stopping a stopped server does nothing.
+func (s *Server) Stop() {
+	s.proc.Stop(syscall.SIGTERM, 60*time.Second)
+}
+
+// Crash kills the server with SIGKILL, as a crash would (no shutdown,
+// sessions dropped), and waits until it has exited; the next Start
+// recovers from InnoDB's redo log.
+func (s *Server) Crash() {
+	s.proc.Stop(syscall.SIGKILL, 10*time.Second)
+}
+
+// install writes the server's my.cnf (nothing from /etc/mysql leaks in)
+// and initializes its data directory.
+func (s *Server) install(installDB string) {
+	s.t.Helper()
+	// Commits are flushed to the redo log file (not synced): a crash of
+	// the server loses none, a crash of the machine would.
+	cnf := fmt.Sprintf(`# written by mysqltest.StartServer: a throw-away test server
+[mysqld]
+datadir = %[1]s/data
+bind-address = 127.0.0.1
+port = %[2]d
+socket = %[1]s/sock
+pid-file = %[1]s/mariadbd.pid
+skip-name-resolve
+character-set-server = utf8mb4
+collation-server = utf8mb4_unicode_ci
+performance_schema = OFF
+innodb_buffer_pool_size = 16M
+innodb_log_file_size = 8M
+innodb_flush_log_at_trx_commit = 2
+innodb_doublewrite = OFF
+innodb_use_native_aio = OFF
+`, s.dir, s.port)
+	if err := os.WriteFile(filepath.Join(s.dir, "my.cnf"), []byte(cnf), 0o644); err != nil {
+		s.t.Fatalf("mysqltest: %v", err)
+	}
+	args := append([]string{"--defaults-file=" + filepath.Join(s.dir, "my.cnf")}, s.user...)
+	args = append(args, "--auth-root-authentication-method=normal", "--skip-test-db")
+	cmd := exec.Command(installDB, args...)
+	cmd.Dir = s.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("mysqltest: mariadb-install-db: %v\n%s", err, out)
+	}
+}
+
+// chownToMySQL gives dir to the mysql system user.
+func chownToMySQL(dir string) error {
+	u, err := user.Lookup("mysql")
+	if err != nil {
+		return err
+	}
+	var uid, gid int
+	if _, err := fmt.Sscan(u.Uid+" "+u.Gid, &uid, &gid); err != nil {
+		return fmt.Errorf("mysql user %s:%s: %w", u.Uid, u.Gid, err)
+	}
+	return os.Chown(dir, uid, gid)
+}

@@ -27,8 +27,13 @@ import (
 // its table: the client's to the instance "database", the helpers' to a
 // process.
 func TestDBDefaultChaos(t *testing.T) {
-	cfg := "namespace: chaos\ntables:\n  " + segTable + ": {strategy: segment, step: 100}\n"
 	for _, tc := range dbChaosTargets {
+		// The snowflake table's processes lease worker IDs from the
+		// worker table (the test MariaDB flushes commits lazily), below
+		// the one kept for the database.
+		cfg := "namespace: chaos\n" +
+			"holder: {kind: " + tc.driver + ", mode: lease, database_workers: 1, accept_lazy_commits: true}\n" +
+			"tables:\n  " + segTable + ": {strategy: segment, step: 100}\n  " + sfTable + ": {strategy: snowflake}\n"
 		t.Run(tc.driver, func(t *testing.T) { dbDefaultChaos(t, tc, cfg) })
 	}
 }

@@ -57,16 +57,7 @@ func (d Dialect) DBDefault(s DBDefault) (string, error) {
 	if s.Block <= 0 || s.MaxID < s.Block {
 		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("block of %d keys below %d", s.Block, s.MaxID))
 	}
-	var tmpl string
-	switch d {
-	case PostgreSQL:
-		tmpl = pgDBDefault
-	case MySQL:
-		tmpl = mariaDBDefault
-	default:
-		return "", d.dbDefaultError(s.Table, s.Column, ErrNoDBDefault)
-	}
-	r, err := d.dbNames(s.Table, s.Column, s.Key)
+	tmpl, r, err := d.dbTemplate(pgDBDefault, mariaDBDefault, s.Table, s.Column, s.Key)
 	if err != nil {
 		return "", err
 	}
@@ -91,22 +82,32 @@ func (n names) with(more ...string) *strings.Replacer {
 	return strings.NewReplacer(append(append([]string(nil), n...), more...)...)
 }
 
-// dbNames quotes the names of table's default on column and checks them
-// and the other names that travel as string literals.
-func (d Dialect) dbNames(table, column string, others ...string) (names, error) {
+// dbTemplate returns the template of table's default on column for the
+// dialect (pg or maria; ErrNoDBDefault for another), and its names,
+// quoted, checked with the other names that travel as string literals.
+func (d Dialect) dbTemplate(pg, maria, table, column string, others ...string) (string, names, error) {
+	var tmpl string
+	switch d {
+	case PostgreSQL:
+		tmpl = pg
+	case MySQL:
+		tmpl = maria
+	default:
+		return "", nil, d.dbDefaultError(table, column, ErrNoDBDefault)
+	}
 	qt, err := d.QuoteTable(table)
 	if err != nil {
-		return nil, d.dbDefaultError(table, column, err)
+		return "", nil, d.dbDefaultError(table, column, err)
 	}
 	col, err := d.QuoteIdent(column)
 	if err != nil {
-		return nil, d.dbDefaultError(table, column, err)
+		return "", nil, d.dbDefaultError(table, column, err)
 	}
 	for _, v := range append([]string{table, column}, others...) {
 		// Names travel as string literals inside a dollar-quoted or
 		// compound body: refuse what would need escaping beyond ''.
 		if strings.ContainsAny(v, `\$;'`) {
-			return nil, d.dbDefaultError(table, column, fmt.Errorf("name %q holds \\, $, ; or '", v))
+			return "", nil, d.dbDefaultError(table, column, fmt.Errorf("name %q holds \\, $, ; or '", v))
 		}
 	}
 	schema, name := DBDefault{Table: table, Column: column}.Sequence()
@@ -119,7 +120,7 @@ func (d Dialect) dbNames(table, column string, others ...string) (names, error) 
 		schemaLit = lit(schema)
 	}
 	parts := nameParts(table)
-	return names{
+	return tmpl, names{
 		"{table}", qt, "{col}", col, "{seq}", seq,
 		"{tablelit}", lit(qt), "{collit}", lit(column), "{seqlit}", lit(seq),
 		"{schemalit}", schemaLit, "{seqnamelit}", lit(name), "{tablenamelit}", lit(parts[len(parts)-1]),

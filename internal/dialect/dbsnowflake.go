@@ -72,16 +72,7 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	case s.Unit < time.Millisecond || s.Unit%time.Microsecond != 0 || s.Epoch.Truncate(time.Microsecond) != s.Epoch:
 		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("layout unit %s or epoch %s is not whole microseconds", s.Unit, s.Epoch))
 	}
-	var tmpl string
-	switch d {
-	case PostgreSQL:
-		tmpl = pgSnowflakeDefault
-	case MySQL:
-		tmpl = mariaSnowflakeDefault
-	default:
-		return "", d.dbDefaultError(s.Table, s.Column, ErrNoDBDefault)
-	}
-	r, err := d.dbNames(s.Table, s.Column, s.Namespace)
+	tmpl, r, err := d.dbTemplate(pgSnowflakeDefault, mariaSnowflakeDefault, s.Table, s.Column, s.Namespace)
 	if err != nil {
 		return "", err
 	}

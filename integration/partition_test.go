@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -83,6 +85,10 @@ type partTarget struct {
 	// after ttl, so it must stop issuing by then.
 	fenced bool
 	ttl    time.Duration // lease TTL or session timeout
+	// dbDefault: the table has its database-side default too, and a
+	// writer on a connection of its own, which the fault does not cut,
+	// inserts rows keyed by the database under its reserved worker ID.
+	dbDefault bool
 }
 
 func (p partTarget) snowflake() bool { return p.table.Strategy == idsql.Snowflake }
@@ -104,6 +110,10 @@ var partTargets = func() []partTarget {
 			ts = append(ts, partTarget{name: db + "/" + mode, link: db, db: db,
 				holder: idsql.HolderConfig{Kind: idsql.HolderKind(db), Mode: mode}, table: sf, fenced: true, ttl: partTTL})
 		}
+	}
+	for _, db := range []string{"postgres", "mysql"} {
+		ts = append(ts, partTarget{name: db + "/lease+db-default", link: db, db: db,
+			holder: idsql.HolderConfig{Kind: idsql.HolderKind(db), Mode: "lease"}, table: sf, fenced: true, ttl: partTTL, dbDefault: true})
 	}
 	// The local map's leases are static; the worker table records them.
 	ts = append(ts, partTarget{name: "local+table", link: "postgres", db: "postgres",
@@ -330,6 +340,7 @@ type partResult struct {
 	stall         time.Duration // the test process's own longest stall during the untouched issuer's longest gap
 	serverStall   time.Duration // the servers' longest stall then (a plain round trip of another client)
 	keys          [2]int        // faulted, untouched
+	dbKeys        [2]int        // a dbDefault target's rows keyed by the database: in all, during the fault
 	dups          int
 	dupEx         []string
 	gap           time.Duration // the untouched issuer's longest gap
@@ -353,8 +364,12 @@ func (r *partResult) miss(format string, args ...any) {
 }
 
 func (r *partResult) summary() string {
-	return fmt.Sprintf("keys %d faulted + %d untouched, %d duplicates; untouched longest gap %s (at fault%+.2fs; test process stalled %s, servers %s); faulted stopped %s after the fault, recovered %s after healing, %d keys after its deadline; %d segment keys skipped; errors: %s",
-		r.keys[0], r.keys[1], r.dups, r.gap.Round(time.Millisecond), r.gapAt.Seconds(), r.stall.Round(time.Millisecond), r.serverStall.Round(time.Millisecond), fmtDur(r.stoppedAfter), fmtDur(r.recovery), r.lateKeys, r.skipped, strings.Join(r.errors, " | "))
+	db := ""
+	if r.dbKeys[0] > 0 {
+		db = fmt.Sprintf(" + %d by the database (%d during the fault)", r.dbKeys[0], r.dbKeys[1])
+	}
+	return fmt.Sprintf("keys %d faulted + %d untouched%s, %d duplicates; untouched longest gap %s (at fault%+.2fs; test process stalled %s, servers %s); faulted stopped %s after the fault, recovered %s after healing, %d keys after its deadline; %d segment keys skipped; errors: %s",
+		r.keys[0], r.keys[1], db, r.dups, r.gap.Round(time.Millisecond), r.gapAt.Seconds(), r.stall.Round(time.Millisecond), r.serverStall.Round(time.Millisecond), fmtDur(r.stoppedAfter), fmtDur(r.recovery), r.lateKeys, r.skipped, strings.Join(r.errors, " | "))
 }
 
 func fmtDur(d time.Duration) string {
@@ -390,6 +405,18 @@ func (s *partServers) run(tg partTarget, f partFault) *partResult {
 		go func() {
 			defer wg.Done()
 			p.issue(ictx, table)
+		}()
+	}
+	if env.direct != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ictx.Err() == nil {
+				if _, err := env.direct.ExecContext(ictx, `INSERT INTO `+sfPartTable+` (note) VALUES ('db')`); err == nil {
+					env.written = append(env.written, time.Now())
+				}
+				time.Sleep(partEvery)
+			}
 		}()
 	}
 	defer func() {
@@ -431,16 +458,34 @@ func (s *partServers) run(tg partTarget, f partFault) *partResult {
 func (s *partServers) check(r *partResult, tg partTarget, env *partEnv, faultAt, healAt, end time.Time) {
 	a, b := env.procs[0], env.procs[1]
 	r.keys = [2]int{len(a.ids), len(b.ids)}
+	issued := map[string][]int64{a.name: a.ids, b.name: b.ids}
+	if env.direct != nil {
+		byDB, err := tableKeys(env.direct, sfPartTable)
+		if err != nil {
+			r.failf("the database's keys: %v", err)
+		}
+		issued["the database"] = byDB
+		during := 0
+		for _, at := range env.written {
+			if at.After(faultAt) && at.Before(healAt) {
+				during++
+			}
+		}
+		r.dbKeys = [2]int{len(byDB), during}
+		if during == 0 {
+			r.failf("the database's own writer, whose connection the fault does not cut, inserted no row during the fault (%d rows in all)", len(byDB))
+		}
+	}
 	seen := map[int64]string{}
-	for _, p := range env.procs {
-		for _, id := range p.ids {
+	for _, who := range slices.Sorted(maps.Keys(issued)) {
+		for _, id := range issued[who] {
 			if by, ok := seen[id]; ok {
 				r.dups++
 				if len(r.dupEx) < 3 {
-					r.dupEx = append(r.dupEx, fmt.Sprintf("%d by %s and %s", id, by, p.name))
+					r.dupEx = append(r.dupEx, fmt.Sprintf("%d by %s and %s", id, by, who))
 				}
 			}
-			seen[id] = p.name
+			seen[id] = who
 		}
 	}
 	if r.dups > 0 {
@@ -516,6 +561,24 @@ func (s *partServers) check(r *partResult, tg partTarget, env *partEnv, faultAt,
 	}
 }
 
+// tableKeys reads every key of table.
+func tableKeys(db *sql.DB, table string) ([]int64, error) {
+	rows, err := db.Query(`SELECT id FROM ` + table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 func (p *partProc) firstErrors() string {
 	s := p.errorSample(3)
 	if len(s) == 0 {
@@ -545,6 +608,11 @@ type partEnv struct {
 	proxy *toxiproxy.Proxy
 	procs [2]*partProc // faulted, untouched
 	drop  func()
+	// direct is a connection the fault does not cut, for the database's
+	// own writer of a dbDefault target; nil for others.
+	direct *sql.DB
+	// written holds when each of that writer's rows was inserted.
+	written []time.Time
 }
 
 func (e *partEnv) close() {
@@ -564,6 +632,9 @@ func (e *partEnv) close() {
 			}
 		}
 		p.db.Close()
+	}
+	if e.direct != nil {
+		e.direct.Close()
 	}
 	if e.proxy != nil {
 		e.proxy.Stop()
@@ -646,8 +717,17 @@ func (s *partServers) setup(ctx context.Context, tg partTarget) (*partEnv, error
 	if err != nil {
 		return env, err
 	}
-	err = idsql.Migrate(ctx, admin, cfg)
-	admin.Close()
+	if tg.dbDefault {
+		env.direct = admin
+		cfg.Holder.DatabaseWorkers = 1
+		if _, err := admin.ExecContext(ctx, `CREATE TABLE `+sfPartTable+` (id BIGINT PRIMARY KEY, note VARCHAR(8) NOT NULL)`); err != nil {
+			return env, err
+		}
+		err = idsql.MigrateWith(ctx, admin, cfg, idsql.MigrateOptions{DBDefaults: true})
+	} else {
+		err = idsql.Migrate(ctx, admin, cfg)
+		admin.Close()
+	}
 	if err != nil {
 		return env, fmt.Errorf("migrate: %w", err)
 	}

@@ -122,10 +122,10 @@ func (d Dialect) namespaceLock(ns string) string {
 
 // pgSnowflakeDefault is PostgreSQL's SnowflakeDBDefault statement. A
 // session may set idsql.now_us to read its own clock (tests step it), as
-// @idsql_now_us on MariaDB. The
-// counter's lock is the session-level advisory lock ('idsq' << 32 | the
-// sequence's OID), which an install takes too before it moves the
-// sequence forward.
+// @idsql_now_us on MariaDB. The counter's lock is the advisory lock
+// ('idsq' << 32 | the sequence's OID): idsql_snowflake_key takes it at
+// session level around nextval and setval; an install takes it to the end
+// of its transaction before it moves the sequence forward.
 const pgSnowflakeDefault = `DO $idsql$
 DECLARE
 	w bigint;
@@ -219,9 +219,10 @@ BEGIN
 	WHERE namespace = {ns} AND worker_id = w AND instance = {instance} AND released IS NULL;
 	v0 := ((floor(extract(epoch FROM hw) * 1000000)::bigint - {epoch}) / {unit} + 1) << {sb};
 	CREATE SEQUENCE IF NOT EXISTS {seq} AS bigint MINVALUE 0 NO CYCLE;
-	PERFORM pg_advisory_lock((1768190833::bigint << 32) | {seqlit}::regclass::oid::bigint);
+	-- The counter's lock, to the end of this transaction (a session lock
+	-- left behind by an error would stall the table's writers).
+	PERFORM pg_advisory_xact_lock((1768190833::bigint << 32) | {seqlit}::regclass::oid::bigint);
 	PERFORM setval({seqlit}, v0) FROM {seq} WHERE last_value < v0;
-	PERFORM pg_advisory_unlock((1768190833::bigint << 32) | {seqlit}::regclass::oid::bigint);
 	IF changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
 		AND position('idsql_snowflake_key(' IN pg_get_expr(d.adbin, d.adrelid)) > 0

@@ -343,3 +343,34 @@ func ExampleTextForm() {
 	// 7139826715123912704 <nil>
 	// idsql: not a key in its text form: want the prefix "usr_" (base58, prefix usr_)
 }
+
+// MigrateWith with DBDefaults gives the key columns of the configured
+// tables database-side defaults that share idsql's records, so that psql,
+// COPY, INSERT ... SELECT and services in other languages get keys too.
+// A snowflake table's default needs worker IDs kept for the database, in
+// every process's configuration (holder.database_workers). It needs
+// PostgreSQL or MariaDB (here lib/pq, and holder/postgres imported for
+// holder.kind: postgres); the DSN is a placeholder.
+func ExampleMigrateWith() {
+	ctx := context.Background()
+	cfg, err := idsql.Parse("idsql.yaml", []byte(`
+namespace: shop
+holder: {kind: postgres, mode: lease, database_workers: 1}
+tables:
+  orders: {strategy: snowflake}
+  users:  {strategy: segment, step: 100}
+`), time.Now())
+	if err != nil {
+		log.Fatal(err)
+	}
+	db, err := sql.Open("postgres", "postgres://app@db.internal/shop")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	if err := idsql.MigrateWith(ctx, db, cfg, idsql.MigrateOptions{DBDefaults: true}); err != nil {
+		log.Fatal(err)
+	}
+	// From here on, `INSERT INTO orders (total) VALUES (9.5)` in psql
+	// gets a key that idsql lookup traces to orders.
+}

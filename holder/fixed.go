@@ -68,6 +68,26 @@ func (l *staticLease) Release(ctx context.Context, last time.Time) error {
 	return nil
 }
 
+// KeepAlive calls renew every period until stop is closed or the lease
+// ends (its Done closes): the loop a holder's lease runs in a goroutine of
+// its own to renew itself with the server. A renewal that fails reports
+// nothing here: it leaves the lease's deadline and horizon where they are,
+// and the lease ends at its deadline.
+func KeepAlive(l Lease, period time.Duration, stop <-chan struct{}, renew func()) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-l.Done():
+			return
+		case <-t.C:
+			renew()
+		}
+	}
+}
+
 // StaticLease is a Lease that holds until released or until its deadline
 // passes. Holders that need no renewal return it as it is; others embed it
 // for the bookkeeping, call Renew after each successful renewal and End when

@@ -550,18 +550,7 @@ func (l *lease) start() {
 
 func (l *lease) run() {
 	defer l.wg.Done()
-	t := time.NewTicker(l.h.s.Report)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-l.Done():
-			return
-		case <-t.C:
-			l.renew() // a failure leaves the deadline and horizon where they are
-		}
-	}
+	holder.KeepAlive(l, l.h.s.Report, l.stop, func() { l.renew() })
 }
 
 // Release implements holder.Lease: it stops issuing, persists the final

@@ -547,18 +547,7 @@ func (l *lease) writeStamp(ts time.Time) error {
 
 func (l *lease) run() {
 	defer l.wg.Done()
-	t := time.NewTicker(l.h.s.Report)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-l.Done():
-			return
-		case <-t.C:
-			l.report() // a failure leaves the deadline and horizon where they are
-		}
-	}
+	holder.KeepAlive(l, l.h.s.Report, l.stop, func() { l.report() })
 }
 
 // Release implements holder.Lease: it stops issuing, persists the final

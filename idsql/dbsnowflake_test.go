@@ -232,7 +232,7 @@ func TestSnowflakeDBReservation(t *testing.T) {
 	for _, target := range snowflakeDBTargets {
 		t.Run(target.name, func(t *testing.T) {
 			ctx := context.Background()
-			raw, _ := target.open(t)
+			raw, dsn := target.open(t)
 			for _, table := range []string{"events", "audit"} {
 				if _, err := raw.ExecContext(ctx, fmt.Sprintf(target.create, table)); err != nil {
 					t.Fatal(err)
@@ -295,6 +295,19 @@ func TestSnowflakeDBReservation(t *testing.T) {
 			err = idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true})
 			if err == nil || !strings.Contains(err.Error(), "web-7") || !strings.Contains(err.Error(), "database_workers") {
 				t.Fatalf("install over a live lease: %v; want a refusal naming web-7 and holder.database_workers", err)
+			}
+			// The refused install left no transaction open: a connection
+			// of another pool takes the namespace lock at once.
+			other, err := sql.Open(target.driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			otherReg := registry.New(other, reg.Settings())
+			lockCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := otherReg.InTx(lockCtx, func(tx *sql.Tx) error { return otherReg.LockNamespace(lockCtx, tx, "shop") }); err != nil {
+				t.Fatalf("the namespace lock after a refused install: %v", err)
 			}
 			if err := reg.Release(ctx, busy.LeaseID, time.Time{}); err != nil {
 				t.Fatal(err)

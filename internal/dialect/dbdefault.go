@@ -202,6 +202,8 @@ $idsql$`
 const mariaDBDefault = `BEGIN NOT ATOMIC
 	DECLARE blk_last BIGINT DEFAULT NULL;
 	DECLARE remaining BIGINT DEFAULT NULL;
+	-- An error must not leave the transaction open on a pooled connection.
+	DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 	CREATE SEQUENCE IF NOT EXISTS {seq} NOCYCLE;
 	SET remaining = (SELECT s.maximum_value - s.next_not_cached_value + 1
 		FROM {seq} s
@@ -212,7 +214,6 @@ const mariaDBDefault = `BEGIN NOT ATOMIC
 		UPDATE idsql_alloc SET max_id = max_id + {block}, update_time = UTC_TIMESTAMP(6)
 		WHERE biz_tag = {key} AND max_id <= {maxid} - {block};
 		IF ROW_COUNT() = 0 THEN
-			ROLLBACK;
 			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'idsql: the segment key has no row in idsql_alloc, or no room for a block: run "idsql migrate" first';
 		END IF;
 		SELECT max_id INTO blk_last FROM idsql_alloc WHERE biz_tag = {key};

@@ -286,6 +286,9 @@ const mariaSnowflakeDefault = `BEGIN NOT ATOMIC
 	DECLARE msg VARCHAR(1000) DEFAULT NULL;
 	DECLARE v0 BIGINT DEFAULT NULL;
 	DECLARE changed BOOLEAN DEFAULT FALSE;
+	-- An error must not leave the transaction, and the namespace lock, open
+	-- on a pooled connection.
+	DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 	CREATE TABLE IF NOT EXISTS idsql_db_keys (
 		counter    VARCHAR(191) NOT NULL PRIMARY KEY,
 		last_value BIGINT       NOT NULL
@@ -302,7 +305,6 @@ const mariaSnowflakeDefault = `BEGIN NOT ATOMIC
 			SET w = w + 1;
 		END WHILE;
 		IF w > {last} THEN
-			ROLLBACK;
 			SET msg = CONCAT('idsql: the ', {last} - {first} + 1, ' database workers (', {first}, '..', {last}, ') of namespace ', {ns},
 				' all serve other tables: raise holder.database_workers in every process''s configuration first');
 			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
@@ -312,7 +314,6 @@ const mariaSnowflakeDefault = `BEGIN NOT ATOMIC
 			AND (expires > {clock} OR (expires IS NULL AND last_heartbeat > {clock} - INTERVAL {stale} MICROSECOND))
 			ORDER BY lease_id DESC LIMIT 1);
 		IF busy IS NOT NULL THEN
-			ROLLBACK;
 			SET msg = CONCAT('idsql: worker ', w, ' of namespace ', {ns}, ', kept for the database by holder.database_workers, is leased to ', busy,
 				': give every process holder.database_workers and restart it, then install again');
 			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;

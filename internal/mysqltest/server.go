@@ -131,16 +131,8 @@ func (s *Server) Start() {
 	args := append([]string{"--defaults-file=" + filepath.Join(s.dir, "my.cnf")}, s.user...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
-	started, err := s.proc.Start(cmd, nil)
-	if err != nil {
-		s.t.Fatalf("mysqltest: start mariadbd: %v", err)
-	}
-	if !started {
-		return
-	}
-	db := s.open("")
-	defer db.Close()
-	if err := s.proc.AwaitDB(db, startTimeout); err != nil {
+	open := func() (*sql.DB, error) { return s.open(""), nil }
+	if err := s.proc.StartDB(cmd, nil, open, startTimeout); err != nil {
 		s.t.Fatalf("mysqltest: MariaDB on port %d: %v", s.port, err)
 	}
 }

@@ -93,19 +93,8 @@ func (s *Server) Start() {
 	s.t.Helper()
 	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"))
 	cmd.Dir = s.dir
-	started, err := s.proc.Start(cmd, s.cred)
-	if err != nil {
-		s.t.Fatalf("pgtest: start postgres: %v", err)
-	}
-	if !started {
-		return
-	}
-	db, err := sql.Open("postgres", s.DSN())
-	if err != nil {
-		s.t.Fatalf("pgtest: %v", err)
-	}
-	defer db.Close()
-	if err := s.proc.AwaitDB(db, startTimeout); err != nil {
+	open := func() (*sql.DB, error) { return sql.Open("postgres", s.DSN()) }
+	if err := s.proc.StartDB(cmd, s.cred, open, startTimeout); err != nil {
 		s.t.Fatalf("pgtest: PostgreSQL on port %d: %v", s.port, err)
 	}
 }

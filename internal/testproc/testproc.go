@@ -9,10 +9,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -97,10 +100,21 @@ func (p *Proc) Stop(sig os.Signal, grace time.Duration) {
 	p.cmd = nil
 }
 
-// AwaitDB waits until db, a pool on the process's database server,
-// answers a ping (each given 2s, every 50ms), the process exits or
-// timeout passes; the error of the last two says so, with the log's tail.
-func (p *Proc) AwaitDB(db *sql.DB, timeout time.Duration) error {
+// StartDB starts cmd, a database server, as Start does and, when it
+// started it, waits until a pool from open answers a ping (each given 2s,
+// every 50ms), the process exits or timeout passes; the error of the last
+// two says so, with the log's tail. Starting a running process does
+// nothing.
+func (p *Proc) StartDB(cmd *exec.Cmd, cred *syscall.Credential, open func() (*sql.DB, error), timeout time.Duration) error {
+	started, err := p.Start(cmd, cred)
+	if err != nil || !started {
+		return err
+	}
+	db, err := open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
 	deadline := time.Now().Add(timeout)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -132,9 +146,13 @@ func (p *Proc) LogTail() string {
 	return "----- " + p.name + " log tail -----\n" + string(bytes.Join(lines, []byte("\n")))
 }
 
-// FreePorts returns n distinct loopback ports that were free a moment ago.
+// FreePorts returns n distinct loopback ports that were free a moment ago,
+// drawn below the kernel's ephemeral range (ip_local_port_range), as
+// scripts/servers draws them: a server restarted on its port while clients
+// reconnect could otherwise find it taken as some connection's own port.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
+	lo, hi := belowEphemeral()
 	ports := make([]int, 0, n)
 	var ls []net.Listener
 	defer func() {
@@ -142,13 +160,37 @@ func FreePorts(t testing.TB, n int) []int {
 			l.Close()
 		}
 	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 1000 {
+			t.Fatalf("testproc: no free loopback port in %d..%d", lo, hi)
+		}
+		p := lo + rand.IntN(hi-lo+1)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 		if err != nil {
-			t.Fatalf("testproc: free port: %v", err)
+			continue
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, p)
 	}
 	return ports
+}
+
+// belowEphemeral returns a range of ports under the kernel's ephemeral
+// ones: about 12,000 ports up to the first ephemeral one, or 20000..32767
+// when the range cannot be read.
+func belowEphemeral() (lo, hi int) {
+	lo, hi = 20000, 32767
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return lo, hi
+	}
+	if first, err := strconv.Atoi(fields[0]); err == nil && first > 11000 {
+		hi = first - 1
+		lo = max(10000, hi-12000)
+	}
+	return lo, hi
 }

@@ -102,12 +102,17 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 // NamespaceLock returns the statement that takes the worker table's lock
 // of the namespace the SQL expression ns gives, held to the end of the
 // transaction: every lease and database reservation of the namespace is
-// recorded under it.
+// recorded under it. PostgreSQL: an advisory lock; MySQL: the row lock of
+// an upsert into idsql_worker_locks; "" for SQLite, which has no worker
+// table.
 func (d Dialect) NamespaceLock(ns string) string {
-	if lock := d.XactLock("hashtext('idsql_workers/' || " + ns + ")"); lock != "" {
-		return lock
+	switch d {
+	case PostgreSQL:
+		return d.XactLock("hashtext('idsql_workers/' || " + ns + ")")
+	case MySQL:
+		return "INSERT INTO idsql_worker_locks (namespace) VALUES (" + ns + ") ON DUPLICATE KEY UPDATE namespace = namespace"
 	}
-	return "INSERT INTO idsql_worker_locks (namespace) VALUES (" + ns + ") ON DUPLICATE KEY UPDATE namespace = namespace"
+	return ""
 }
 
 // namespaceLock is NamespaceLock as a statement of a PL/pgSQL or compound

@@ -360,3 +360,47 @@ func TestSnowflakeDBDefaultNeedsDatabaseWorkers(t *testing.T) {
 		}
 	}
 }
+
+// A table that was a segment table with a database-side default, then
+// configured as a snowflake table, gets the snowflake default on the next
+// install: its sequence, bounded to a block before, no longer limits it.
+func TestSnowflakeDBDefaultAfterSegment(t *testing.T) {
+	for _, target := range snowflakeDBTargets {
+		t.Run(target.name, func(t *testing.T) {
+			ctx := context.Background()
+			raw, _ := target.open(t)
+			if _, err := raw.ExecContext(ctx, fmt.Sprintf(target.create, "events")); err != nil {
+				t.Fatal(err)
+			}
+			cfg := snowflakeDBConfig(target.holder)
+			cfg.Tables["events"] = idsql.TableConfig{Strategy: idsql.Segment}
+			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 10}); err != nil {
+				t.Fatalf("install as a segment table: %v", err)
+			}
+			insert := `INSERT INTO events (note) VALUES ('a')`
+			if _, err := raw.ExecContext(ctx, insert); err != nil {
+				t.Fatal(err)
+			}
+			cfg.Tables["events"] = idsql.TableConfig{Strategy: idsql.Snowflake}
+			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true}); err != nil {
+				t.Fatalf("install as a snowflake table: %v", err)
+			}
+			layout, err := cfg.SnowflakeLayout()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 20 { // past the segment block of 10
+				if _, err := raw.ExecContext(ctx, insert); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var id int64
+			if err := raw.QueryRowContext(ctx, `SELECT MAX(id) FROM events`).Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			if w := layout.Decompose(id).Worker; w != layout.MaxWorker()-1 {
+				t.Fatalf("key %d has worker %d, want the reserved %d", id, w, layout.MaxWorker()-1)
+			}
+		})
+	}
+}

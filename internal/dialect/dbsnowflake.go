@@ -224,6 +224,10 @@ BEGIN
 	WHERE namespace = {ns} AND worker_id = w AND instance = {instance} AND released IS NULL;
 	v0 := ((floor(extract(epoch FROM hw) * 1000000)::bigint - {epoch}) / {unit} + 1) << {sb};
 	CREATE SEQUENCE IF NOT EXISTS {seq} AS bigint MINVALUE 0 NO CYCLE;
+	-- A table that was a segment table has its sequence bounded to a block.
+	IF (SELECT seqmax FROM pg_sequence WHERE seqrelid = {seqlit}::regclass) <> 9223372036854775807 THEN
+		ALTER SEQUENCE {seq} MINVALUE 0 NO MAXVALUE NO CYCLE;
+	END IF;
 	-- The counter's lock, to the end of this transaction (a session lock
 	-- left behind by an error would stall the table's writers).
 	PERFORM pg_advisory_xact_lock((1768190833::bigint << 32) | {seqlit}::regclass::oid::bigint);

@@ -11,11 +11,9 @@ import (
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/etcd"
 	"github.com/idsql/idsql/holder/holdertest"
-	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/clocktest"
 	"github.com/idsql/idsql/internal/etcdtest"
-	"github.com/idsql/idsql/internal/pgtest"
 )
 
 // prefixes gives every (sub)test one key prefix shared by all its holders.
@@ -64,16 +62,9 @@ func TestConformance(t *testing.T) {
 // TestChurnLookup: 6 recorded recycle holders x 4 tables on 16 worker IDs.
 func TestChurnLookup(t *testing.T) {
 	t.Parallel()
-	db, _ := pgtest.Open(t)
-	reg := registry.New(db, registry.Settings{Heartbeat: 50 * time.Millisecond})
-	if err := reg.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var holders []holder.Holder
-	for i := 0; i < 6; i++ {
-		holders = append(holders, registry.Recorded(newHolder(t, etcd.Settings{Mode: etcd.Recycle}), reg, "etcd/recycle"))
-	}
-	holdertest.Churn(t, holders, reg, holdertest.ChurnOptions{Busy: etcd.ErrExhausted})
+	holdertest.ChurnRecorded(t, 6, "etcd/recycle", etcd.ErrExhausted, func(t *testing.T) holder.Holder {
+		return newHolder(t, etcd.Settings{Mode: etcd.Recycle})
+	})
 }
 
 // The deadline counts from the granted TTL, measured from before the grant
@@ -161,11 +152,7 @@ func TestStickyTwinRefusedAtOnce(t *testing.T) {
 
 func TestStickyRefusesIdentityWithoutPort(t *testing.T) {
 	t.Parallel()
-	_, err := newHolder(t, etcd.Settings{Mode: etcd.Sticky}).Acquire(context.Background(),
-		holder.Request{Namespace: "ns", Table: "t", WorkerBits: 4, Instance: holder.Instance{Host: "h"}})
-	if !errors.Is(err, holder.ErrIdentityInUse) {
-		t.Fatalf("err = %v, want ErrIdentityInUse", err)
-	}
+	holdertest.StickyRefusesUnidentified(t, newHolder(t, etcd.Settings{Mode: etcd.Sticky}))
 }
 
 func TestRecycleExhausted(t *testing.T) {

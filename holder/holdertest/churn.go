@@ -12,6 +12,7 @@ import (
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/snowflake"
+	"github.com/idsql/idsql/internal/pgtest"
 )
 
 // ChurnOptions tune Churn.
@@ -169,4 +170,21 @@ func layout(workerBits int) snowflake.Layout {
 	l.WorkerBits = workerBits
 	l.SequenceBits = 22 - workerBits
 	return l
+}
+
+// ChurnRecorded runs Churn on n holders from newHolder, each recording its
+// leases as kind in a worker table of its own test schema on PostgreSQL
+// (heartbeat 50ms); busy is the holder's ErrExhausted.
+func ChurnRecorded(t *testing.T, n int, kind string, busy error, newHolder func(t *testing.T) holder.Holder) {
+	t.Helper()
+	db, _ := pgtest.Open(t)
+	reg := registry.New(db, registry.Settings{Heartbeat: 50 * time.Millisecond})
+	if err := reg.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	holders := make([]holder.Holder, n)
+	for i := range holders {
+		holders[i] = registry.Recorded(newHolder(t), reg, kind)
+	}
+	Churn(t, holders, reg, ChurnOptions{Busy: busy})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -260,5 +261,18 @@ func testClock(t *testing.T, newHolder Factory) {
 	defer l.Release(ctx, time.Time{})
 	if _, err := snowflake.New(ctx, l, snowflake.Settings{Clock: clock}); err != nil {
 		t.Errorf("snowflake.New after the clock caught up: %v", err)
+	}
+}
+
+// StickyRefusesUnidentified checks that h, a holder in a sticky mode,
+// refuses an identity that cannot tell two processes of a host apart (a
+// host name with no instance ID and port 0) with ErrIdentityInUse naming
+// it.
+func StickyRefusesUnidentified(t *testing.T, h holder.Holder) {
+	t.Helper()
+	_, err := h.Acquire(context.Background(), holder.Request{Namespace: Namespace, Table: "t",
+		Instance: holder.Instance{Host: "web-1"}, WorkerBits: 4})
+	if !errors.Is(err, holder.ErrIdentityInUse) || !strings.Contains(err.Error(), "web-1:0") {
+		t.Fatalf("Acquire with identity web-1:0 = %v, want it refused as not unique", err)
 	}
 }

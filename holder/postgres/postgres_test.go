@@ -361,11 +361,7 @@ func testStickyTakesOverExpiredIdentity(t *testing.T, b backend) {
 
 func testStickyRefusesIdentityWithoutPort(t *testing.T, b backend) {
 	h, _ := newHolder(t, b, time.Now, postgres.Settings{Mode: postgres.Sticky})
-	_, err := h.Acquire(context.Background(), holder.Request{Namespace: "ns", Table: "t",
-		Instance: holder.Instance{Host: "web-1"}, WorkerBits: 4})
-	if !errors.Is(err, holder.ErrIdentityInUse) || !strings.Contains(err.Error(), "web-1:0") {
-		t.Fatalf("Acquire with identity web-1:0 = %v, want it refused as not unique", err)
-	}
+	holdertest.StickyRefusesUnidentified(t, h)
 }
 
 // Lease rows and horizons commit durably even on a server running with

@@ -15,10 +15,8 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/holdertest"
-	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/holder/zookeeper"
 	"github.com/idsql/idsql/idsql/snowflake"
-	"github.com/idsql/idsql/internal/pgtest"
 	"github.com/idsql/idsql/internal/zktest"
 )
 
@@ -389,16 +387,9 @@ func TestEnsembleMemberKilled(t *testing.T) {
 // TestChurnLookup: 8 recorded recycle holders x 4 tables on 16 worker IDs.
 func TestChurnLookup(t *testing.T) {
 	t.Parallel()
-	db, _ := pgtest.Open(t)
-	reg := registry.New(db, registry.Settings{Heartbeat: 50 * time.Millisecond})
-	if err := reg.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var holders []holder.Holder
-	for i := 0; i < 8; i++ {
-		holders = append(holders, registry.Recorded(newHolder(t, zookeeper.Settings{Mode: zookeeper.Recycle}), reg, "zookeeper/recycle"))
-	}
-	holdertest.Churn(t, holders, reg, holdertest.ChurnOptions{Busy: zookeeper.ErrExhausted})
+	holdertest.ChurnRecorded(t, 8, "zookeeper/recycle", zookeeper.ErrExhausted, func(t *testing.T) holder.Holder {
+		return newHolder(t, zookeeper.Settings{Mode: zookeeper.Recycle})
+	})
 }
 
 // Two live processes with one sticky identity never share its worker ID:
@@ -441,12 +432,7 @@ func TestStickySecondLiveProcessRefused(t *testing.T) {
 
 func TestStickyRefusesIdentityWithoutPort(t *testing.T) {
 	t.Parallel()
-	h := newHolder(t, zookeeper.Settings{Mode: zookeeper.Sticky})
-	_, err := h.Acquire(context.Background(), holder.Request{Namespace: "ns", Table: "t",
-		Instance: holder.Instance{Host: "web-1"}, WorkerBits: 4})
-	if !errors.Is(err, holder.ErrIdentityInUse) || !strings.Contains(err.Error(), "web-1:0") {
-		t.Fatalf("Acquire with identity web-1:0 = %v, want it refused as not unique", err)
-	}
+	holdertest.StickyRefusesUnidentified(t, newHolder(t, zookeeper.Settings{Mode: zookeeper.Sticky}))
 }
 
 // A lease's deadline counts from the session timeout the server

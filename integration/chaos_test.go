@@ -187,24 +187,7 @@ func newChaos(t *testing.T, m chaosMode, seed uint64) *chaos {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, table := range []string{sfTable, segTable} {
-		// No unique constraint: duplicates are stored, to be counted.
-		q := `CREATE TABLE ` + table + ` (id bigint NOT NULL, proc text NOT NULL, pid int NOT NULL,
-			at timestamptz NOT NULL DEFAULT clock_timestamp())`
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("create %s: %v", table, err)
-		}
-	}
-	// The tables idsql needs, made once before any process starts.
-	cfg := &idsql.Config{Namespace: chaosNamespace, Tables: map[string]idsql.TableConfig{
-		sfTable:  {Strategy: idsql.Snowflake},
-		segTable: {Strategy: idsql.Segment, Step: 50},
-	}}
-	if err := idsql.Migrate(ctx, db, cfg); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
+	createChaosTables(t, db)
 	// Registered after the servers' cleanups, so it runs before them.
 	t.Cleanup(func() {
 		c.mu.Lock()
@@ -1183,5 +1166,28 @@ func (c *chaos) finish() {
 		if p.killed.IsZero() {
 			t.Errorf("%s exited by itself: %v\n%s", p.name, p.waitErr, p.logTail())
 		}
+	}
+}
+
+// createChaosTables makes the chaos tables on db, a PostgreSQL database,
+// without a unique constraint (a duplicate is stored, to be counted), and
+// the tables idsql needs for them, once, before any process starts.
+func createChaosTables(t *testing.T, db *sql.DB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, table := range []string{sfTable, segTable} {
+		q := `CREATE TABLE ` + table + ` (id bigint NOT NULL, proc text NOT NULL, pid int NOT NULL,
+			at timestamptz NOT NULL DEFAULT clock_timestamp())`
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("create %s: %v", table, err)
+		}
+	}
+	cfg := &idsql.Config{Namespace: chaosNamespace, Tables: map[string]idsql.TableConfig{
+		sfTable:  {Strategy: idsql.Snowflake},
+		segTable: {Strategy: idsql.Segment, Step: 50},
+	}}
+	if err := idsql.Migrate(ctx, db, cfg); err != nil {
+		t.Fatalf("migrate: %v", err)
 	}
 }

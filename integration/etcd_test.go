@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/internal/etcdtest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -56,21 +54,7 @@ func newEtcdChaos(t *testing.T, bin, mode string) *etcdChaos {
 	e.etcd = etcdtest.StartServer(t)
 	db, dsn := pgtest.Open(t)
 	e.dsn = dsn
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, table := range []string{sfTable, segTable} {
-		// No unique constraint: duplicates are stored, to be counted.
-		q := `CREATE TABLE ` + table + ` (id bigint NOT NULL, proc text NOT NULL, pid int NOT NULL,
-			at timestamptz NOT NULL DEFAULT clock_timestamp())`
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("create %s: %v", table, err)
-		}
-	}
-	cfg := &idsql.Config{Namespace: chaosNamespace, Tables: map[string]idsql.TableConfig{
-		sfTable: {Strategy: idsql.Snowflake}, segTable: {Strategy: idsql.Segment, Step: 50}}}
-	if err := idsql.Migrate(ctx, db, cfg); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
+	createChaosTables(t, db)
 	t.Cleanup(func() {
 		for _, p := range e.procs {
 			p.kill()

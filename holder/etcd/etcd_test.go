@@ -43,20 +43,13 @@ func newHolder(t *testing.T, s etcd.Settings) *etcd.Holder {
 }
 
 func TestConformance(t *testing.T) {
-	for _, c := range []struct {
-		mode etcd.Mode
-		opts holdertest.Options
-	}{
-		{etcd.Sticky, holdertest.Options{WorkerBits: 6}},
-		{etcd.Recycle, holdertest.Options{}},
-	} {
-		t.Run(string(c.mode), func(t *testing.T) {
-			t.Parallel()
-			holdertest.Run(t, func(t *testing.T, now func() time.Time) holder.Holder {
-				return newHolder(t, etcd.Settings{Mode: c.mode, Now: now})
-			}, c.opts)
-		})
-	}
+	holdertest.RunModes(t, func(t *testing.T, now func() time.Time, sticky bool) holder.Holder {
+		mode := etcd.Recycle
+		if sticky {
+			mode = etcd.Sticky
+		}
+		return newHolder(t, etcd.Settings{Mode: mode, Now: now})
+	})
 }
 
 // TestChurnLookup: 6 recorded recycle holders x 4 tables on 16 worker IDs.

@@ -276,3 +276,20 @@ func StickyRefusesUnidentified(t *testing.T, h holder.Holder) {
 		t.Fatalf("Acquire with identity web-1:0 = %v, want it refused as not unique", err)
 	}
 }
+
+// RunModes runs Run on a holder of a coordination service in its two
+// modes, as subtests named sticky and recycle; newHolder makes one in the
+// mode asked (sticky or not). Sticky mode gets 6 worker bits: it hands
+// each identity an ID of its own for good, so the identities need room.
+func RunModes(t *testing.T, newHolder func(t *testing.T, now func() time.Time, sticky bool) holder.Holder) {
+	for _, sticky := range []bool{true, false} {
+		name, opts := "recycle", Options{}
+		if sticky {
+			name, opts = "sticky", Options{WorkerBits: 6}
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			Run(t, func(t *testing.T, now func() time.Time) holder.Holder { return newHolder(t, now, sticky) }, opts)
+		})
+	}
+}

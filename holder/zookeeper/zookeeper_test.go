@@ -57,20 +57,13 @@ func newHolder(t *testing.T, s zookeeper.Settings) *zookeeper.Holder {
 }
 
 func TestConformance(t *testing.T) {
-	for _, c := range []struct {
-		mode zookeeper.Mode
-		opts holdertest.Options
-	}{
-		{zookeeper.Sticky, holdertest.Options{WorkerBits: 6}},
-		{zookeeper.Recycle, holdertest.Options{}},
-	} {
-		t.Run(string(c.mode), func(t *testing.T) {
-			t.Parallel()
-			holdertest.Run(t, func(t *testing.T, now func() time.Time) holder.Holder {
-				return newHolder(t, zookeeper.Settings{Mode: c.mode, Now: now})
-			}, c.opts)
-		})
-	}
+	holdertest.RunModes(t, func(t *testing.T, now func() time.Time, sticky bool) holder.Holder {
+		mode := zookeeper.Recycle
+		if sticky {
+			mode = zookeeper.Sticky
+		}
+		return newHolder(t, zookeeper.Settings{Mode: mode, Now: now})
+	})
 }
 
 func TestStickyFirstStartAndCache(t *testing.T) {

@@ -66,21 +66,7 @@ func StartServer(t testing.TB) *Server {
 		}
 	}
 	s := &Server{t: t, bin: bin, port: testproc.FreePorts(t, 1)[0]}
-	// Not t.TempDir: its parents are 0700 root-owned, so the mysql user
-	// could not reach a directory inside.
-	var err error
-	s.dir, err = os.MkdirTemp("", "idsql-mysqltest-")
-	if err != nil {
-		t.Fatalf("mysqltest: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := os.RemoveAll(s.dir); err != nil {
-			t.Logf("mysqltest: remove %s: %v", s.dir, err)
-		}
-	})
-	if err := os.Chmod(s.dir, 0o755); err != nil {
-		t.Fatalf("mysqltest: %v", err)
-	}
+	s.dir = testproc.ServerDir(t, "idsql-mysqltest-")
 	if os.Geteuid() == 0 {
 		if err := chownToMySQL(s.dir); err != nil {
 			t.Fatalf("mysqltest: running as root, the server must run as the mysql user: %v", err)

@@ -61,20 +61,7 @@ func StartServer(t testing.TB) *Server {
 			t.Fatalf("pgtest: running as root, the server must run as the postgres user: %v", err)
 		}
 	}
-	// Not t.TempDir: its parents are 0700 root-owned, so the postgres user
-	// could not reach a directory inside.
-	s.dir, err = os.MkdirTemp("", "idsql-pgtest-")
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := os.RemoveAll(s.dir); err != nil {
-			t.Logf("pgtest: remove %s: %v", s.dir, err)
-		}
-	})
-	if err := os.Chmod(s.dir, 0o755); err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
+	s.dir = testproc.ServerDir(t, "idsql-pgtest-")
 	s.proc = testproc.New("PostgreSQL", s.dir)
 	s.initdb()
 	t.Cleanup(s.Stop)

@@ -194,3 +194,23 @@ func belowEphemeral() (lo, hi int) {
 	}
 	return lo, hi
 }
+
+// ServerDir returns a new directory for a server's files that another
+// user (postgres, mysql, when the tests run as root) can reach, removed
+// when the test ends. Not t.TempDir: its parents are 0700 and root-owned.
+func ServerDir(t testing.TB, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatalf("testproc: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Logf("testproc: remove %s: %v", dir, err)
+		}
+	})
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatalf("testproc: %v", err)
+	}
+	return dir
+}

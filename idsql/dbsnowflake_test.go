@@ -264,6 +264,13 @@ func TestSnowflakeDBReservation(t *testing.T) {
 				t.Errorf("the refusal took %s: it waited for the reservation to go stale", waited)
 			}
 
+			// The reservation explains the database's keys for as long as
+			// it lives, with no heartbeat: also far past its start.
+			later := time.Now().Add(time.Hour)
+			if rec, err := reg.Find(ctx, "shop", reserved, later); err != nil || rec.Instance != "database" || rec.Table != "events" {
+				t.Fatalf("Find(worker %d, an hour on) = %+v, %v; want the reservation of events", reserved, rec, err)
+			}
+
 			// The disposable mode numbers past the greatest worker ID a
 			// process used, not the database's.
 			h, err := postgres.New(reg, postgres.Settings{Mode: postgres.Disposable})
@@ -402,5 +409,52 @@ func TestSnowflakeDBDefaultAfterSegment(t *testing.T) {
 				t.Fatalf("key %d has worker %d, want the reserved %d", id, w, layout.MaxWorker()-1)
 			}
 		})
+	}
+}
+
+// holder.database_workers reaches the holders: with 2 of a layout's 4
+// worker IDs kept for the database, a process's first two snowflake tables
+// get the two below them and its third none, even with no reservation
+// recorded yet to keep a holder off them.
+func TestDatabaseWorkersKeptFromProcesses(t *testing.T) {
+	ctx := context.Background()
+	_, dsn := pgtest.Open(t)
+	cfg, err := idsql.Parse("idsql.yaml", []byte(`
+namespace: shop
+layout: {time_bits: 41, worker_bits: 2, sequence_bits: 20, unit: 1ms, epoch: 2024-01-01T00:00:00Z}
+holder: {kind: postgres, mode: lease, database_workers: 2}
+tables:
+  a: {strategy: snowflake}
+  b: {strategy: snowflake}
+  c: {strategy: snowflake}
+`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := idsql.Migrate(ctx, db.DB.DB, cfg); err != nil {
+		t.Fatal(err)
+	}
+	layout, err := cfg.SnowflakeLayout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"a", "b"} {
+		id, err := db.Keys().NextID(ctx, table)
+		if err != nil {
+			t.Fatalf("NextID(%s): %v", table, err)
+		}
+		if w := layout.Decompose(id).Worker; w >= 2 {
+			t.Fatalf("table %s got worker %d, kept for the database", table, w)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if id, err := db.Keys().NextID(cctx, "c"); err == nil {
+		t.Fatalf("table c got key %d (worker %d) with both unreserved worker IDs leased", id, layout.Decompose(id).Worker)
 	}
 }

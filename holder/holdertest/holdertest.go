@@ -59,6 +59,7 @@ func Run(t *testing.T, newHolder Factory, opts Options) {
 	t.Run("UniqueConcurrent", func(t *testing.T) { testUnique(t, newHolder, opts) })
 	t.Run("StopOnRelease", func(t *testing.T) { testStop(t, newHolder) })
 	t.Run("ReleaseReacquire", func(t *testing.T) { testReacquire(t, newHolder, opts) })
+	t.Run("ReservedNeverLeased", func(t *testing.T) { testReserved(t, newHolder, opts) })
 	t.Run("ClockRefusal", func(t *testing.T) {
 		if opts.Fresh {
 			t.Skip("fresh worker IDs carry no persisted timestamp")
@@ -206,6 +207,32 @@ func testReacquire(t *testing.T, newHolder Factory, opts Options) {
 		t.Fatal(err)
 	}
 	l.Release(ctx, time.Time{})
+}
+
+// testReserved: with all but two worker IDs reserved (kept for
+// database-side defaults), two identities get the two below, and a third
+// is refused rather than given a reserved one.
+func testReserved(t *testing.T, newHolder Factory, opts Options) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h := newHolder(t, time.Now)
+	reserved := int64(1)<<opts.WorkerBits - 2
+	for id := range 3 {
+		req := request("reserved", id, opts.WorkerBits)
+		req.Reserved = reserved
+		l, err := h.Acquire(ctx, req)
+		switch {
+		case id < 2 && err != nil:
+			t.Fatalf("identity %d: Acquire with %d of %d worker IDs reserved: %v", id, reserved, 1<<opts.WorkerBits, err)
+		case id < 2 && l.WorkerID() >= 2:
+			t.Fatalf("identity %d was leased worker %d, one of the reserved %d..%d", id, l.WorkerID(), 2, 1<<opts.WorkerBits-1)
+		case id == 2 && err == nil:
+			t.Fatalf("a third identity was leased worker %d with only 2 worker IDs unreserved", l.WorkerID())
+		}
+		if err == nil {
+			defer l.Release(context.Background(), time.Time{})
+		}
+	}
 }
 
 func testClock(t *testing.T, newHolder Factory) {

@@ -264,6 +264,12 @@ func TestSnowflakeDBReservation(t *testing.T) {
 				t.Errorf("the refusal took %s: it waited for the reservation to go stale", waited)
 			}
 
+			// Recording a lease over it is refused too, whatever the holder.
+			if _, err := reg.Begin(ctx, registry.Start{Namespace: "shop", WorkerID: reserved, Table: "events",
+				Instance: holder.Instance{ID: "direct", Host: "h", PID: 2}, Kind: "custom"}); !errors.Is(err, registry.ErrReserved) {
+				t.Fatalf("recording a lease of the reserved worker: %v; want ErrReserved", err)
+			}
+
 			// The reservation explains the database's keys for as long as
 			// it lives, with no heartbeat: also far past its start.
 			later := time.Now().Add(time.Hour)

@@ -55,6 +55,8 @@ type dbChaosTarget struct {
 	// rows is one round of the client's inserts of rows (proc, pid) into
 	// table, proc being 'client'.
 	rows func(table string, round int) string
+	// uptime is a query of the seconds since the server started.
+	uptime string
 }
 
 var dbChaosTargets = []dbChaosTarget{
@@ -71,7 +73,7 @@ COPY %[1]s (proc, pid) FROM STDIN;
 client	%[2]d
 \.
 `, table, i)
-	}},
+	}, `SELECT extract(epoch FROM now() - pg_postmaster_start_time())::float8`},
 	{"mysql", func(t *testing.T) (crashable, string, string) {
 		// Crash: SIGKILL of mariadbd. Its commits reach the redo log file
 		// before they are acknowledged, so the helpers' survive.
@@ -82,7 +84,7 @@ client	%[2]d
 		return fmt.Sprintf(`INSERT INTO %[1]s (proc, pid) VALUES ('client', %[2]d), ('client', %[2]d);
 INSERT INTO %[1]s (proc, pid) SELECT 'client', seq FROM seq_1_to_3;
 `, table, i)
-	}},
+	}, `SELECT VARIABLE_VALUE + 0 FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'`},
 }
 
 // dbDefaultChaos runs the chaos on tc with the idsql configuration
@@ -171,15 +173,34 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 	if !procs[0].kill() {
 		t.Fatalf("c1 had exited before it was killed:\n%s", procs[0].log())
 	}
+	if procs[0].alive() {
+		t.Fatal("c1 still runs after SIGKILL")
+	}
 	start("c3")
 	time.Sleep(time.Second)
 	restarts.Add(1)
+	crashed := time.Now()
 	srv.Crash()
 	srv.Start()
 	restarts.Add(1)
-	time.Sleep(1500 * time.Millisecond)
+	var up float64
+	if err := raw.QueryRowContext(ctx, tc.uptime).Scan(&up); err != nil {
+		t.Fatalf("the server's uptime after the restart: %v", err)
+	}
+	if since := time.Since(crashed).Seconds(); up > since+1 {
+		t.Fatalf("the server has run %.1fs, since before its crash %.1fs ago: it never crashed", up, since)
+	}
+	// The processes alive keep issuing after the restart, and the client
+	// keeps writing.
+	survivors := procs[1:]
+	issuesAfter(t, survivors, 30*time.Second)
+	okBefore := ok
+	time.Sleep(500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
+	if ok == okBefore {
+		t.Errorf("no client script succeeded after the restart (%d before it)", okBefore)
+	}
 	for _, p := range procs {
 		p.kill()
 	}
@@ -229,4 +250,32 @@ func checkDBChaosKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, table string
 		}
 	}
 	t.Logf("%s: %d keys, %d from the client, none twice", table, len(stored), byDB)
+}
+
+// issuesAfter waits, at most within, until every one of procs has
+// acknowledged 5 more keys of each table than it had when called, and
+// fails the test for any that did not (a process that stopped issuing).
+func issuesAfter(t *testing.T, procs []*chaosProc, within time.Duration) {
+	t.Helper()
+	type mark struct{ sf, seg int }
+	before := map[*chaosProc]mark{}
+	for _, p := range procs {
+		if err := p.scan(); err != nil {
+			t.Fatal(err)
+		}
+		sf, seg := p.counts()
+		before[p] = mark{sf, seg}
+	}
+	for _, p := range procs {
+		var sf, seg int
+		p.waitUntil(within, func() bool {
+			sf, seg = p.counts()
+			sf, seg = sf-before[p].sf, seg-before[p].seg
+			return sf >= chaosAfter && seg >= chaosAfter
+		})
+		if sf < chaosAfter || seg < chaosAfter {
+			t.Errorf("%s issued %d %s and %d %s keys after the last fault, want at least %d of each:\n%s",
+				p.name, sf, sfTable, seg, segTable, chaosAfter, p.logTail())
+		}
+	}
 }

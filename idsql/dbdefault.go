@@ -187,8 +187,7 @@ func snowflakeDBDefault(d dialect.Dialect, cfg *Config, table string) (string, e
 		Namespace: cfg.Namespace, Table: table, Column: tc.KeyColumn(),
 		Epoch: layout.Epoch, Unit: layout.Unit,
 		TimeBits: layout.TimeBits, WorkerBits: layout.WorkerBits, SequenceBits: layout.SequenceBits, WorkerLow: layout.WorkerLow,
-		FirstWorker: hc.lastProcessWorker(layout) + 1, LastWorker: layout.MaxWorker(),
-		MaxKey: tc.MaxID,
-		Stale:  max(registry.DefaultSlack, 3*hc.HeartbeatOrDefault()),
+		Reserved: hc.DatabaseWorkers, MaxKey: tc.MaxID,
+		Stale: max(registry.DefaultSlack, 3*hc.HeartbeatOrDefault()),
 	})
 }

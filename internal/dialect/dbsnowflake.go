@@ -10,8 +10,8 @@ import (
 // DBSnowflake describes a database-side default for a snowflake table's
 // key column. The database composes the keys itself, under a worker ID
 // reserved for it in idsql_workers: a row of instance DBInstance for the
-// table, taken from the top FirstWorker..LastWorker of the layout's range
-// (holder.database_workers), which no holder hands to a process and which
+// table, taken from the top Reserved worker IDs of the layout's range
+// (holder.database_workers), which no holder hands to a process, and which
 // never ends. The keys are unique without trusting the database clock:
 // each comes from one counter of tick<<SequenceBits | sequence that only
 // moves forward (a clock behind it, stepped back or outrun, stamps the
@@ -29,8 +29,8 @@ type DBSnowflake struct {
 	SequenceBits int
 	WorkerLow    bool // the worker ID in the lowest bits (snowflake.Layout.WorkerLow)
 
-	FirstWorker, LastWorker int64 // the reserved range
-	MaxKey                  int64 // the table's max_id; 0 for none
+	Reserved int64 // how many worker IDs at the top of the range are the database's
+	MaxKey   int64 // the table's max_id; 0 for none
 
 	// Stale is how long after its last heartbeat a process's lease of the
 	// chosen worker ID counts as gone (and is ended); a fresher one is
@@ -65,10 +65,11 @@ func (s DBSnowflake) fingerprint() string {
 // trigger), so that row's lock serialises the database-side writers of
 // the table until each one's transaction ends. SQLite: ErrNoDBDefault.
 func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
+	workers := int64(1) << s.WorkerBits
 	switch {
-	case s.FirstWorker < 0 || s.LastWorker < s.FirstWorker || s.LastWorker >= int64(1)<<s.WorkerBits:
-		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("reserved workers %d..%d outside the layout's 0..%d",
-			s.FirstWorker, s.LastWorker, int64(1)<<s.WorkerBits-1))
+	case s.Reserved < 1 || s.Reserved >= workers:
+		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("%d worker IDs for the database, want 1..%d of the layout's %d",
+			s.Reserved, workers-1, workers))
 	case s.Unit < time.Millisecond || s.Unit%time.Microsecond != 0 || s.Epoch.Truncate(time.Microsecond) != s.Epoch:
 		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("layout unit %s or epoch %s is not whole microseconds", s.Unit, s.Epoch))
 	}
@@ -85,7 +86,7 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 		"{ns}", lit(s.Namespace), "{fp}", lit(s.fingerprint()),
 		"{epoch}", i(s.Epoch.UnixMicro()), "{unit}", i(s.Unit.Microseconds()),
 		"{tb}", strconv.Itoa(s.TimeBits), "{wb}", strconv.Itoa(s.WorkerBits), "{sb}", strconv.Itoa(s.SequenceBits),
-		"{low}", low, "{first}", i(s.FirstWorker), "{last}", i(s.LastWorker), "{maxkey}", i(s.MaxKey),
+		"{low}", low, "{first}", i(workers - s.Reserved), "{last}", i(workers - 1), "{maxkey}", i(s.MaxKey),
 		"{stale}", i(s.Stale.Microseconds()), "{nslock}", d.namespaceLock(lit(s.Namespace)),
 		"{clock}", d.Clock(),
 	}

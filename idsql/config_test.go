@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql/internal/fill"
+	"github.com/idsql/idsql/idsql/internal/engine"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -230,7 +230,7 @@ tables:
 		if !ok || !valid || schema != want.schema || table != want.table || tc.FillsZero() != want.fill {
 			t.Errorf("%s: configured %v, split %q %q %v, fills zero %v; want %+v", name, ok, schema, table, valid, tc.FillsZero(), want)
 		}
-		rt := fill.Tables([]string{name}, cfg.Tables)[0]
+		rt := engine.Tables([]string{name}, cfg.Tables)[0].Table
 		if rt.String() != name || rt.Schema != want.schema || rt.Name != want.table || rt.KeepZero == want.fill {
 			t.Errorf("%s: rewriter table %+v", name, rt)
 		}

@@ -8,12 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"reflect"
 	"sync"
 	"sync/atomic"
 
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/idsql/internal/fill"
+	"github.com/idsql/idsql/idsql/internal/engine"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -72,6 +71,15 @@ type Options struct {
 	KeysOptions KeysOptions
 	// CacheSize bounds the rewrite plan cache; 0 means the default.
 	CacheSize int
+	// FoundRows says that the inner MySQL connector asks the server for
+	// found rows (go-sql-driver/mysql's ClientFoundRows, clientFoundRows=true
+	// in a DSN): an upsert then counts a row it left unchanged as 1, like
+	// one it inserted, so its generated key is not known to be written
+	// (LastInsertId answers the server's value, NamedExec writes nothing
+	// back). A connector opened from a DSN (Open, Register) reads the
+	// setting from the DSN; one built in code (mysql.NewConnector) must say
+	// it here: idsql cannot ask the server which flags the client sent.
+	FoundRows bool
 }
 
 // Connector wraps an inner driver.Connector: every connection it opens
@@ -86,26 +94,19 @@ type Options struct {
 // the DSN's or the session's setting. (A sql_mode changed by other means,
 // a stored procedure say, is not seen.)
 type Connector struct {
-	inner    driver.Connector
-	driver   *wrappedDriver
-	dialect  dialect.Dialect
-	rwConfig rewrite.Config
-	// rws holds a rewriter per sql_mode flag combination (see modeIndex);
-	// rws[0] is made by NewConnector, the others on first use.
-	rws  [4]atomic.Pointer[rewrite.Rewriter]
-	rwMu sync.Mutex
-	// mode is the modeIndex of the connection opened last: NamedExec
-	// plans with its rewriter before it has a connection.
-	mode       atomic.Int32
-	keyChecked sync.Map // configured table name -> true once its key column was found wide enough
-	states     fill.States[planState]
-	keys       *Keys
-	ownKeys    bool
-	keysDB     *sql.DB // the unwrapped pool behind owned keys
-	// countsUpdates: MySQL or MariaDB counting a row an upsert updated
-	// twice, and one it left unchanged not at all (not CLIENT_FOUND_ROWS):
-	// a one-row upsert then tells an insert from an update (fill.Known).
-	countsUpdates bool
+	inner   driver.Connector
+	driver  *wrappedDriver
+	dialect dialect.Dialect
+	// eng decides every filled statement's keys (the statement engine);
+	// the connector and its connections are its database/sql adapter.
+	eng *engine.Engine
+	// named is the rewriter of the sql_mode the connection opened last
+	// read: NamedExec plans with it before database/sql picks a
+	// connection.
+	named   atomic.Pointer[rewrite.Rewriter]
+	keys    *Keys
+	ownKeys bool
+	keysDB  *sql.DB // the unwrapped pool behind owned keys
 	// sqliteChecked is set once a connection showed that the segment
 	// store is not in the application's SQLite file (checkSQLiteStore).
 	sqliteChecked atomic.Bool
@@ -117,6 +118,12 @@ type Connector struct {
 // NewConnector wraps inner for cfg. The SQL dialect is chosen here, once
 // (see Options.DriverName).
 func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector, error) {
+	return newConnector(inner, cfg, opts, "")
+}
+
+// newConnector is NewConnector for a connector opened from dsn ("" when
+// there is none to read).
+func newConnector(inner driver.Connector, cfg *Config, opts Options, dsn string) (*Connector, error) {
 	if inner == nil {
 		return nil, errors.New("idsql: NewConnector: inner connector is nil")
 	}
@@ -127,14 +134,7 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 	if err != nil {
 		return nil, err
 	}
-	c := &Connector{inner: inner, keys: opts.Keys, dialect: d, name: sqlxName(opts.DriverName, d),
-		rwConfig: rewrite.Config{Tables: fill.Tables(cfg.TableNames(), cfg.Tables), Dialect: d, CacheSize: opts.CacheSize}}
-	rw, err := rewrite.New(c.rwConfig)
-	if err != nil {
-		return nil, fmt.Errorf("idsql: %w", err)
-	}
-	c.rws[0].Store(rw)
-	c.countsUpdates = d == dialect.MySQL && !foundRows(inner)
+	c := &Connector{inner: inner, keys: opts.Keys, dialect: d, name: sqlxName(opts.DriverName, d)}
 	if len(cfg.Tables) == 0 {
 		log := opts.KeysOptions.Logger
 		if log == nil {
@@ -179,85 +179,21 @@ func NewConnector(inner driver.Connector, cfg *Config, opts Options) (*Connector
 		}
 		c.ownKeys = true
 	}
-	return c, nil
-}
-
-// rewriter returns the rewriter for a MySQL sql_mode.
-func (c *Connector) rewriter(m dialect.SQLMode) (*rewrite.Rewriter, error) {
-	i := modeIndex(m)
-	if rw := c.rws[i].Load(); rw != nil {
-		return rw, nil
-	}
-	c.rwMu.Lock()
-	defer c.rwMu.Unlock()
-	if rw := c.rws[i].Load(); rw != nil {
-		return rw, nil
-	}
-	cfg := c.rwConfig
-	cfg.NoBackslashEscapes, cfg.ANSIQuotes = m.NoBackslashEscapes, m.ANSIQuotes
-	rw, err := rewrite.New(cfg)
+	c.eng, err = engine.New(engine.Config{Dialect: d, Tables: engine.Tables(cfg.TableNames(), cfg.Tables), Keys: c.keys,
+		ShardOf: ShardOf, CacheSize: opts.CacheSize, Prefix: "idsql", CountsUpdates: d.CountsUpdates(opts.FoundRows || d.FoundRowsDSN(dsn))})
 	if err != nil {
+		c.closeOwned()
 		return nil, fmt.Errorf("idsql: %w", err)
 	}
-	c.rws[i].Store(rw)
-	return rw, nil
+	c.named.Store(c.eng.Default())
+	return c, nil
 }
 
 // namedRewriter is the rewriter of the sql_mode the last connection
 // opened with: the one NamedExec plans with before database/sql picks a
 // connection. (A pool whose connections run different sql_modes may see
 // NamedExec leave some keys to the driver, which then generates them.)
-func (c *Connector) namedRewriter() *rewrite.Rewriter {
-	if rw := c.rws[c.mode.Load()].Load(); rw != nil {
-		return rw
-	}
-	return c.rws[0].Load()
-}
-
-// foundRows reports whether a MySQL connector asks the server for found
-// rows (go-sql-driver/mysql's clientFoundRows): the affected-rows count of
-// an upsert then counts a row it left unchanged as 1, like one it
-// inserted. It reads the setting from go-sql-driver/mysql's connector
-// (its cfg, a *mysql.Config), found in inner or in a connector that inner
-// wraps (a few levels down). A connector it cannot find is taken to have
-// the driver's default, off.
-func foundRows(inner driver.Connector) bool {
-	found, _ := clientFoundRows(reflect.ValueOf(inner), 3)
-	return found
-}
-
-// clientFoundRows looks for go-sql-driver/mysql's connector in v, and in
-// the values v holds down to depth levels.
-func clientFoundRows(v reflect.Value, depth int) (found, ok bool) {
-	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
-		if v.IsNil() {
-			return false, false
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return false, false
-	}
-	if v.Type().PkgPath() == "github.com/go-sql-driver/mysql" {
-		cfg := v.FieldByName("cfg")
-		if cfg.Kind() == reflect.Pointer && !cfg.IsNil() && cfg.Elem().Kind() == reflect.Struct {
-			if f := cfg.Elem().FieldByName("ClientFoundRows"); f.Kind() == reflect.Bool {
-				return f.Bool(), true
-			}
-		}
-	}
-	if depth == 0 {
-		return false, false
-	}
-	for i := range v.NumField() {
-		if f := v.Field(i); f.Kind() == reflect.Interface || f.Kind() == reflect.Pointer {
-			if found, ok := clientFoundRows(f, depth-1); ok {
-				return found, true
-			}
-		}
-	}
-	return false, false
-}
+func (c *Connector) namedRewriter() *rewrite.Rewriter { return c.named.Load() }
 
 // innerOnly hides the Connector's optional interfaces so the pool that
 // allocates keys does not close the inner connector it shares.
@@ -276,13 +212,14 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	cn := &conn{inner: ic, c: c, rw: c.rws[0].Load()}
+	cn := &conn{inner: ic, c: c, rw: c.eng.Default()}
+	cn.cat = c.eng.Catalog(cn)
 	cn.execer, _ = ic.(driver.ExecerContext)
 	cn.queryer, _ = ic.(driver.QueryerContext)
 	cn.checker, _ = ic.(driver.NamedValueChecker)
 	cn.validator, _ = ic.(driver.Validator)
 	cn.resetter, _ = ic.(driver.SessionResetter)
-	if c.dialect == dialect.MySQL {
+	if c.dialect.SessionMode() {
 		if err := cn.readSQLMode(ctx); err != nil {
 			ic.Close()
 			return nil, err
@@ -303,12 +240,12 @@ func (c *conn) readSQLMode(ctx context.Context) error {
 		return fmt.Errorf("idsql: read the session's sql_mode: %w", err)
 	}
 	m := dialect.ParseSQLMode(mode)
-	rw, err := c.c.rewriter(m)
+	rw, err := c.c.eng.Rewriter(m)
 	if err != nil {
-		return err
+		return fmt.Errorf("idsql: %w", err)
 	}
 	c.rw = rw
-	c.c.mode.Store(int32(modeIndex(m)))
+	c.c.named.Store(rw)
 	return nil
 }
 
@@ -319,19 +256,25 @@ func (c *Connector) Driver() driver.Driver { return c.driver }
 // the inner connector when it is an io.Closer.
 func (c *Connector) Close() error {
 	c.closeMu.Do(func() {
-		var errs []error
-		if c.ownKeys {
-			errs = append(errs, c.keys.Close())
-		}
-		if c.keysDB != nil {
-			errs = append(errs, c.keysDB.Close())
-		}
+		errs := []error{c.closeOwned()}
 		if cl, ok := c.inner.(io.Closer); ok {
 			errs = append(errs, cl.Close())
 		}
 		c.closeErr = errors.Join(errs...)
 	})
 	return c.closeErr
+}
+
+// closeOwned releases the keys the connector made and their pool.
+func (c *Connector) closeOwned() error {
+	var errs []error
+	if c.ownKeys {
+		errs = append(errs, c.keys.Close())
+	}
+	if c.keysDB != nil {
+		errs = append(errs, c.keysDB.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // wrappedDriver is the driver.Driver of a Connector, and what Register
@@ -362,7 +305,7 @@ func (d *wrappedDriver) OpenConnector(dsn string) (driver.Connector, error) {
 	} else {
 		inner = dsnConnector{dsn: dsn, d: d.inner}
 	}
-	return NewConnector(inner, d.cfg, d.opts)
+	return newConnector(inner, d.cfg, d.opts, dsn)
 }
 
 // Dialect tells dialect.Of, and so Migrate, Lookup and the worker
@@ -427,6 +370,7 @@ type conn struct {
 	resetter  driver.SessionResetter
 	c         *Connector
 	rw        *rewrite.Rewriter // reads statements as the session's sql_mode says (MySQL)
+	cat       *engine.Catalog   // the catalog read over this connection
 	// broken is set when an INSERT may have reached the server and the
 	// connection then failed: the pool must drop the connection, and the
 	// caller must not have the statement retried.
@@ -444,47 +388,13 @@ type conn struct {
 	// taken from (see result).
 	results slots[result]
 	counts  slots[countResult]
-	// last is the plan (and its state) of the last statement planned on
-	// rw, so a connection that runs one INSERT over and over skips the
-	// plan cache.
+	// last is the engine's statement last planned on rw, so a connection
+	// that runs one INSERT over and over skips the plan cache.
 	last struct {
 		query string
 		rw    *rewrite.Rewriter
-		plan  *rewrite.Plan
-		st    *planState
+		st    *engine.Stmt
 	}
-}
-
-// planState is what the executions of one plan need, derived once and kept
-// in the Connector's cache (Connector.states; each Connector has its own
-// rewriters, so its own plans): the table's key column was checked, and
-// its key source, once found, is at hand without a lookup by name.
-type planState struct {
-	table string // the plan's table as configured (Table.String, once)
-	// checked: the table's key column was checked (and this state is
-	// cached); a state of a table the catalog did not know yet is not.
-	checked bool
-	// narrow: the key column is narrower than 64 bits and the statement
-	// lists the key, so only an execution that generates one is refused.
-	narrow bool
-	src    atomic.Pointer[KeySource]
-}
-
-// appendIDs appends n keys for the plan's table, from the cached source
-// when it has one.
-func (st *planState) appendIDs(ctx context.Context, k *Keys, dst []int64, table string, n int) ([]int64, error) {
-	if err := checkBatch(table, n); err != nil {
-		return dst, err
-	}
-	if src := st.src.Load(); src != nil {
-		return (*src).AppendIDs(ctx, dst, n)
-	}
-	src, err := k.Source(ctx, table)
-	if err != nil {
-		return dst, err
-	}
-	st.src.Store(&src)
-	return src.AppendIDs(ctx, dst, n)
 }
 
 // maxSkip bounds conn.skip; past it the set starts again.
@@ -526,124 +436,47 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	return c.inner.Begin() //nolint:staticcheck // the inner driver has nothing newer
 }
 
-// plan asks the rewriter about query, consulting the catalog over this
-// connection when it must, and returns the plan with its state. A
-// statement that fills a key column narrower than 64 bits is refused
-// here, before any key is drawn.
-func (c *conn) plan(ctx context.Context, query string) (*rewrite.Plan, *planState, error) {
-	if l := &c.last; l.plan != nil && l.rw == c.rw && l.query == query {
-		return l.plan, l.st, nil
+// plan asks the engine about query over this connection and returns its
+// statement (nil when query passes unchanged).
+func (c *conn) plan(ctx context.Context, query string) (*engine.Stmt, error) {
+	if l := &c.last; l.st != nil && l.rw == c.rw && l.query == query {
+		return l.st, nil
 	}
-	p, err := c.rw.Plan(ctx, query, catalog{c})
-	if err != nil {
-		return nil, nil, fmt.Errorf("idsql: %w", err)
+	st, err := c.c.eng.Plan(ctx, c.rw, c.cat, query)
+	if err != nil || st == nil {
+		return nil, err
 	}
-	if p == nil {
-		return nil, nil, nil
+	if st.Cached() {
+		c.last.query, c.last.rw, c.last.st = query, c.rw, st
 	}
-	st, err := c.c.state(ctx, c, p)
-	if err != nil {
-		return nil, nil, err
-	}
-	if st.checked {
-		c.last.query, c.last.rw, c.last.plan, c.last.st = query, c.rw, p, st
-	}
-	return p, st, nil
+	return st, nil
 }
 
-// state returns p's planState: the cached one, or, at the plan's first
-// use, a new one after checking the table's key column over cn. A table
-// the catalog does not know yet gets a state that is not cached (checked
-// again next time).
-func (c *Connector) state(ctx context.Context, cn *conn, p *rewrite.Plan) (*planState, error) {
-	if st, ok := c.states.Load(p); ok {
-		return st, nil
-	}
-	st := &planState{table: p.Table.String()}
-	if err := c.checkKey(ctx, cn, p.Table); err != nil {
-		if !p.Listed() || !errors.Is(err, ErrNarrowKey) {
-			return nil, err
-		}
-		// The rows give their keys: refused only by an execution that
-		// would generate one (fill).
-		st.narrow = true
-	} else if _, ok := c.keyChecked.Load(st.table); !ok {
-		return st, nil
-	}
-	st.checked = true
-	return c.states.Store(p, st), nil
-}
-
-// fill generates the keys the plan's rows take in this execution (or takes
-// the ones NamedExec chose) and returns the arguments for plan.Query and
-// those keys, in row order. With reuse, the connection's buffers hold them
-// until the next fill. A sharded table's rows (p.Shards) each take a key
-// from the row's shard.
-func (c *conn) fill(ctx context.Context, p *rewrite.Plan, st *planState, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
-	if err := rewriterArg(p, args); err != nil {
+// fill has the engine fill st's execution with args (and the keys
+// NamedExec chose, from the context): the arguments for st.Plan.Query and
+// the keys its rows took, in row order. With reuse, the connection's
+// buffers hold them until the next fill.
+func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
+	if err := rewriterArg(st.Plan, args); err != nil {
 		return nil, nil, err
 	}
-	var idBuf []int64
-	var argBuf []driver.NamedValue
-	if reuse {
-		idBuf, argBuf = c.ids[:0], c.args[:0]
-	}
-	need := p.Need(args)
-	table := st.table
-	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
-		if err := c.c.checkKey(ctx, c, p.Table); err != nil {
-			return nil, nil, err // a narrow key column (see plan)
-		}
-	}
-	ids := idBuf
-	var err error
-	switch nm := namedFor(ctx, p); {
-	case nm != nil && nm.keys != nil && need == len(nm.keys) && p.Shards == nil:
-		// NamedExec: the caller's keys, and new ones for its zero keys.
-		ids = append(ids, nm.keys...)
-		zeros := 0
-		for _, k := range nm.keys {
-			if k == 0 {
-				zeros++
-			}
-		}
-		if zeros > 0 {
-			gen, err := st.appendIDs(ctx, c.c.keys, nil, table, zeros)
-			if err != nil {
-				return nil, nil, err
-			}
-			for i := range ids {
-				if ids[i] == 0 {
-					ids[i], gen = gen[0], gen[1:]
-				}
-			}
-		}
-	case p.Shards != nil:
-		// Sharded tables keep zero keys (TableConfig.FillsZero): every row takes one.
-		if ids, err = c.c.keys.appendShardIDs(ctx, idBuf, p, table, args); err != nil {
-			return nil, nil, err
-		}
-	case need > 0:
-		if ids, err = st.appendIDs(ctx, c.c.keys, idBuf, table, need); err != nil {
-			return nil, nil, err
-		}
-	}
-	if reuse && cap(ids) <= maxReused {
-		c.ids = ids
+	var given []int64
+	if nm := namedFor(ctx, st.Plan); nm != nil {
+		given = nm.keys
 	}
 	if !reuse {
-		argBuf = make([]driver.NamedValue, 0, len(args)+p.Rows)
+		return c.c.eng.Fill(ctx, c.cat, st, args, given, nil, nil)
 	}
-	full := p.Args(argBuf, args, ids)
-	if reuse && cap(full) <= maxReused {
-		c.args = full
+	full, ids, err := c.c.eng.Fill(ctx, c.cat, st, args, given, c.ids, c.args)
+	if err == nil && cap(ids) <= maxReused && cap(full) <= maxReused {
+		c.ids, c.args = ids, full
 	}
-	return full, ids, nil
+	return full, ids, err
 }
 
 // filled tells NamedExec, once a filled statement has succeeded with res,
-// which keys its rows were given: none when the keys are not known to be
-// written (fill.Known).
+// which keys its rows were given (none when they are not known to be
+// written).
 func (c *conn) filled(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue, ids []int64, res driver.Result) {
 	nm := namedFor(ctx, p)
 	if nm == nil {
@@ -653,19 +486,7 @@ func (c *conn) filled(ctx context.Context, p *rewrite.Plan, args []driver.NamedV
 	if err != nil {
 		n = -1
 	}
-	if !fill.Known(p, n, c.c.countsUpdates) {
-		return
-	}
-	if nm.keys != nil && len(ids) == len(nm.keys) {
-		nm.got = make([]int64, len(ids))
-		for i, k := range nm.keys {
-			if k == 0 {
-				nm.got[i] = ids[i]
-			}
-		}
-		return
-	}
-	nm.got = p.Generated(nil, args, ids)
+	nm.got = c.c.eng.Written(p, args, nm.keys, ids, n)
 }
 
 // sent maps an error of a statement that may have reached the server.
@@ -709,17 +530,17 @@ func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 // prepared, executed and closed here, as database/sql would do it, with
 // the arguments it has converted already.
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	p, st, err := c.plan(ctx, query)
+	st, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	ex, ok := c.execer, c.execer != nil
-	if p == nil {
+	if st == nil {
 		if !ok {
 			return nil, driver.ErrSkip
 		}
 		res, err := ex.ExecContext(ctx, query, args)
-		if err == nil && c.c.dialect == dialect.MySQL && setsSQLMode(query) {
+		if err == nil && c.c.dialect.SetsSQLMode(query) {
 			if err := c.readSQLMode(ctx); err != nil {
 				c.broken = true // statements can no longer be read as the server reads them
 				return nil, err
@@ -727,10 +548,11 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 		return res, err
 	}
-	full, ids, err := c.fill(ctx, p, st, args, true)
+	full, ids, err := c.fill(ctx, st, args, true)
 	if err != nil {
 		return nil, err
 	}
+	p := st.Plan
 	res, _, err := c.run(ctx, p, full, false)
 	if err != nil {
 		return nil, err
@@ -781,22 +603,22 @@ func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValu
 // QueryContext fills INSERT ... RETURNING into configured tables and
 // forwards the rest; see ExecContext.
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	p, st, err := c.plan(ctx, query)
+	st, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	q, ok := c.queryer, c.queryer != nil
-	if p == nil {
+	if st == nil {
 		if !ok {
 			return nil, driver.ErrSkip
 		}
 		return q.QueryContext(ctx, query, args)
 	}
-	full, _, err := c.fill(ctx, p, st, args, false)
+	full, _, err := c.fill(ctx, st, args, false)
 	if err != nil {
 		return nil, err
 	}
-	_, rows, err := c.run(ctx, p, full, true)
+	_, rows, err := c.run(ctx, st.Plan, full, true)
 	return rows, err
 }
 
@@ -819,18 +641,18 @@ func stmtQuery(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (d
 // PrepareContext returns the inner statement itself for statements that
 // pass through, and a filling statement for INSERTs into configured tables.
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	p, st, err := c.plan(ctx, query)
+	st, err := c.plan(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	if p != nil {
-		query = p.Query
+	if st != nil {
+		query = st.Plan.Query
 	}
 	inner, err := c.prepare(ctx, query)
-	if err != nil || p == nil {
+	if err != nil || st == nil {
 		return inner, err
 	}
-	return &fillStmt{inner: inner, conn: c, plan: p, st: st}, nil
+	return &fillStmt{inner: inner, conn: c, plan: st.Plan, st: st}, nil
 }
 
 func (c *conn) Ping(ctx context.Context) error {
@@ -873,7 +695,7 @@ type fillStmt struct {
 	inner driver.Stmt
 	conn  *conn
 	plan  *rewrite.Plan
-	st    *planState
+	st    *engine.Stmt
 }
 
 func (s *fillStmt) Close() error { return s.inner.Close() }
@@ -890,7 +712,7 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	full, ids, err := s.conn.fill(ctx, s.plan, s.st, args, true)
+	full, ids, err := s.conn.fill(ctx, s.st, args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -903,7 +725,7 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	full, _, err := s.conn.fill(ctx, s.plan, s.st, args, false)
+	full, _, err := s.conn.fill(ctx, s.st, args, false)
 	if err != nil {
 		return nil, err
 	}
@@ -938,14 +760,9 @@ func values(args []driver.NamedValue) []driver.Value {
 type result struct {
 	inner driver.Result
 	plan  *rewrite.Plan
-	id    int64 // the first key idsql generated, when generated
-	gen   bool  // a key was generated
-	// mysql: a statement whose keys are not known to be written answers
-	// the server's LastInsertId, as it would without idsql.
-	mysql bool
-	// countsUpdates: the database tells an upsert's insert from its update
-	// (Connector.countsUpdates).
-	countsUpdates bool
+	eng   *engine.Engine // decides what LastInsertId answers
+	id    int64          // the first key idsql generated, when generated
+	gen   bool           // a key was generated
 }
 
 // resultBlock is how many results a connection allocates at once.
@@ -977,17 +794,15 @@ func (s *slots[T]) next() *T {
 // (lib/pq's and pgx's stdlib's driver.RowsAffected) is not kept: the count
 // is, in a result without pointers.
 func (c *conn) result(res driver.Result, p *rewrite.Plan, keys []int64) driver.Result {
-	mysql := c.c.dialect == dialect.MySQL
-	if n, ok := res.(driver.RowsAffected); ok && len(keys) > 0 && !mysql {
+	eng := c.c.eng
+	if n, ok := res.(driver.RowsAffected); ok && len(keys) > 0 && !c.c.dialect.AutoIncrementID() {
 		r := c.counts.next()
-		r.id, r.n = keys[0], int64(n)
-		if !fill.Known(p, r.n, false) {
-			r.id = 0
-		}
+		r.id, _ = eng.InsertID(p, keys[0], true, int64(n))
+		r.n = int64(n)
 		return r
 	}
 	r := c.results.next()
-	r.inner, r.plan, r.mysql, r.countsUpdates = res, p, mysql, c.c.countsUpdates
+	r.inner, r.plan, r.eng = res, p, eng
 	if len(keys) > 0 {
 		r.id, r.gen = keys[0], true
 	}
@@ -995,7 +810,8 @@ func (c *conn) result(res driver.Result, p *rewrite.Plan, keys []int64) driver.R
 }
 
 // countResult is a result whose inner result was driver.RowsAffected and
-// whose rows took keys (not on MySQL): it answers as a result over that
+// whose rows took keys (not on a database whose LastInsertId is its own
+// AUTO_INCREMENT value): it answers as a result over that
 // inner result would.
 type countResult struct {
 	id int64 // the first key idsql generated; 0 when it is not known to be written
@@ -1027,15 +843,11 @@ func (r *result) LastInsertId() (int64, error) {
 	if err != nil {
 		n = -1
 	}
-	switch {
-	case !r.gen && n != 0:
-		return r.inner.LastInsertId()
-	case fill.Known(r.plan, n, r.countsUpdates):
-		return r.id, nil
-	case r.mysql:
+	id, server := r.eng.InsertID(r.plan, r.id, r.gen, n)
+	if server {
 		return r.inner.LastInsertId()
 	}
-	return 0, nil
+	return id, nil
 }
 
 func (r *result) RowsAffected() (int64, error) { return r.inner.RowsAffected() }

@@ -75,6 +75,15 @@ func (t TableConfig) ShardColumn() string {
 	return t.Shard.Column
 }
 
+// ShardBits returns the number of shard bits (Shard.Bits), 0 for a table
+// without Shard.
+func (t TableConfig) ShardBits() int {
+	if t.Shard == nil {
+		return 0
+	}
+	return t.Shard.Bits
+}
+
 // Gene returns the table's key layout; the zero Gene for tables without
 // shard or app.
 func (t TableConfig) Gene() Gene {

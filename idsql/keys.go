@@ -13,6 +13,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/internal/engine"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -27,17 +28,22 @@ var ErrClosed = errors.New("idsql: keys closed")
 // MaxBatch is the most keys one NextIDs or AppendIDs call returns; larger
 // requests are refused (ask in several calls). It is also the HTTP
 // server's default batch limit.
-const MaxBatch = 10_000
+const MaxBatch = engine.MaxBatch
+
+// ErrBatch is wrapped by the error refusing a request for more than
+// MaxBatch keys at once (NextIDs, AppendIDs, an INSERT whose rows take
+// more keys, an HTTP batch).
+var ErrBatch = engine.ErrBatch
 
 // A KeySource issues the keys of one table. Keys makes them (Source); a
 // caller that issues keys of one table often keeps its source, saving the
 // lookup by name.
-type KeySource interface {
-	NextID(ctx context.Context) (int64, error)
-	// AppendIDs appends n keys to dst, 0 <= n <= MaxBatch (a snowflake
-	// table reserves a tick's sequences at once).
-	AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error)
-}
+//
+// It has two methods: NextID(ctx) (int64, error), and AppendIDs(ctx, dst,
+// n), which appends n keys to dst, 0 <= n <= MaxBatch (a snowflake table
+// reserves a tick's sequences at once). It is the type the statement
+// engine draws keys from.
+type KeySource = engine.Source
 
 // KeysOptions supply what a Keys needs beyond the Config. Zero fields mean
 // the defaults.
@@ -172,9 +178,7 @@ func checkBatch(table string, n int) error {
 }
 
 // batchError is checkBatch's error, out of line so that checkBatch inlines.
-func batchError(table string, n int) error {
-	return fmt.Errorf("idsql: %d keys asked for table %s: want 0..%d per call", n, table, MaxBatch)
-}
+func batchError(table string, n int) error { return engine.BatchError(table, n) }
 
 // AppendIDs appends n new keys for table to dst, 0 <= n <= MaxBatch. When
 // a snowflake table's worker lease ended, the table releases it and acquires

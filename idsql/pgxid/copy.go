@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/internal/engine"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 )
 
@@ -40,19 +40,19 @@ func (s *session) CopyFrom(ctx context.Context, table pgx.Identifier, columns []
 		k := &keyedRows{ctx: ctx, s: s.s, t: t, cat: s.cat, table: t.String(), src: rows, keyAt: i, shardAt: -1}
 		return k.copy(s.q, table, columns)
 	}
-	if err := s.s.checkKey(ctx, s.cat, t); err != nil {
+	if _, err := s.s.eng.CheckKey(ctx, s.cat, t); err != nil {
 		return 0, err
 	}
 	k := &keyedRows{ctx: ctx, s: s.s, table: t.String(), src: rows, keyAt: -1, shardAt: -1}
-	if sc := s.s.keys.Config().Tables[k.table].Shard; sc != nil {
+	if t.ShardColumn != "" {
 		for i, c := range columns {
-			if c == sc.Column {
-				k.shardAt, k.shardCol, k.shardBits = i, c, sc.Bits
+			if c == t.ShardColumn {
+				k.shardAt, k.shardCol = i, c
 			}
 		}
 		if k.shardAt < 0 {
 			return 0, fmt.Errorf("pgxid: copy into %s: each key carries the shard of the row's column %s, and the copy's columns %q do not include it",
-				k.table, sc.Column, columns)
+				k.table, t.ShardColumn, columns)
 		}
 	}
 	return k.copy(s.q, table, append(columns[:len(columns):len(columns)], t.KeyColumn))
@@ -74,9 +74,9 @@ func (k *keyedRows) copy(q Querier, table pgx.Identifier, columns []string) (int
 func (s *shared) copyTable(id pgx.Identifier) (rewrite.Table, bool) {
 	switch len(id) {
 	case 1:
-		return s.rw.Match("", id[0])
+		return s.eng.Default().Match("", id[0])
 	case 2:
-		return s.rw.Match(id[0], id[1])
+		return s.eng.Default().Match(id[0], id[1])
 	}
 	return rewrite.Table{}, false
 }
@@ -94,7 +94,7 @@ type keyedRows struct {
 	// drawn for it (checked).
 	keyAt   int
 	t       rewrite.Table
-	cat     *catalog
+	cat     *engine.Catalog
 	checked bool
 
 	ids   []int64 // the block drawn last
@@ -105,10 +105,9 @@ type keyedRows struct {
 
 	// A sharded table: each row's key is drawn in the shard of its value
 	// at shardAt (-1 for other tables), one key per row.
-	shardAt   int
-	shardCol  string
-	shardBits int
-	shard     [1]int
+	shardAt  int
+	shardCol string
+	shard    [1]int
 }
 
 func (k *keyedRows) Next() bool { return k.err == nil && k.src.Next() }
@@ -125,7 +124,7 @@ func (k *keyedRows) Values() ([]any, error) {
 			return vals, nil // the caller's key
 		}
 		if !k.checked {
-			if k.err = k.s.checkKey(k.ctx, k.cat, k.t); k.err != nil {
+			if _, k.err = k.s.eng.CheckKey(k.ctx, k.cat, k.t); k.err != nil {
 				return nil, k.err
 			}
 			k.checked = true
@@ -143,7 +142,7 @@ func (k *keyedRows) Values() ([]any, error) {
 			k.err = fmt.Errorf("pgxid: copy into %s: a row of %d values has no column %s", k.table, len(vals), k.shardCol)
 			return nil, k.err
 		}
-		if k.shard[0], err = idsql.ShardOf(vals[k.shardAt], k.shardBits); err != nil {
+		if k.shard[0], err = k.s.eng.ShardOf(k.table, vals[k.shardAt]); err != nil {
 			k.err = fmt.Errorf("pgxid: copy into %s: column %s: %w", k.table, k.shardCol, err)
 			return nil, k.err
 		}

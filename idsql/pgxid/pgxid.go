@@ -3,7 +3,6 @@ package pgxid
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,8 +16,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
-	"github.com/idsql/idsql/idsql/internal/fill"
-	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/idsql/internal/engine"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
@@ -64,19 +62,18 @@ type Options struct {
 	CacheSize int
 }
 
-// shared is what a DB and every Tx begun from it have in common.
+// shared is what a DB and every Tx begun from it have in common: the
+// statement engine, whose pgx adapter this package is, and its keys.
 type shared struct {
-	rw         *rewrite.Rewriter
-	keys       *idsql.Keys
-	keyChecked sync.Map // configured table name -> true once its key column was found wide enough
-	states     fill.States[planState]
+	eng  *engine.Engine
+	keys *idsql.Keys
 }
 
 // session runs statements on one Querier, filling keys.
 type session struct {
 	q   Querier
 	s   *shared
-	cat *catalog // q's catalog, made once: Plan takes it at every call
+	cat *engine.Catalog // q's catalog, made once: Plan takes it at every call
 	// conn is the one connection q runs on (a *pgx.Conn, or a Tx's), nil
 	// for a pool; named holds the INSERTs prepared on it in filled form.
 	conn  *pgx.Conn
@@ -120,11 +117,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("pgxid: New: the configuration says dialect: %s, and pgx speaks PostgreSQL: remove the setting or set it to postgres", cfg.Dialect)
 		}
 	}
-	rw, err := rewrite.New(rewrite.Config{Tables: fill.Tables(cfg.TableNames(), cfg.Tables), Dialect: dialect.PostgreSQL, CacheSize: opts.CacheSize})
-	if err != nil {
-		return nil, fmt.Errorf("pgxid: %w", err)
-	}
-	db := &DB{session: session{q: q, s: &shared{rw: rw, keys: opts.Keys}, cat: &catalog{q}}}
+	db := &DB{session: session{q: q, s: &shared{keys: opts.Keys}}}
 	switch c := q.(type) {
 	case *pgx.Conn:
 		db.conn, db.named = c, new(namedPlans)
@@ -148,6 +141,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 			}
 			ko.Registry = registry.New(ko.DB, registry.Settings{Now: now, Heartbeat: cfg.Holder.Heartbeat, Dialect: "postgres"})
 		}
+		var err error
 		if db.s.keys, err = idsql.NewKeys(cfg, ko); err != nil {
 			if db.keysDB != nil {
 				db.keysDB.Close()
@@ -156,6 +150,14 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 		}
 		db.ownKeys = true
 	}
+	var err error
+	db.s.eng, err = engine.New(engine.Config{Dialect: dialect.PostgreSQL, Tables: engine.Tables(cfg.TableNames(), cfg.Tables),
+		Keys: db.s.keys, ShardOf: idsql.ShardOf, CacheSize: opts.CacheSize, Prefix: "pgxid"})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("pgxid: %w", err)
+	}
+	db.cat = db.s.eng.Catalog(reader{q})
 	return db, nil
 }
 
@@ -227,7 +229,7 @@ func (db *DB) WrapTx(tx pgx.Tx) *Tx {
 
 // wrapTx wraps a transaction of this session.
 func (s *session) wrapTx(tx pgx.Tx) *Tx {
-	t := &Tx{session: session{q: tx, s: s.s, cat: &catalog{tx}, conn: tx.Conn(), named: s.named}, tx: tx}
+	t := &Tx{session: session{q: tx, s: s.s, cat: s.s.eng.Catalog(reader{tx}), conn: tx.Conn(), named: s.named}, tx: tx}
 	if t.conn != s.conn || t.named == nil {
 		t.named = new(namedPlans)
 	}
@@ -311,15 +313,15 @@ func (s *session) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 // themselves when nothing is filled.
 func (s *session) filled(ctx context.Context, sql string, args []any) (string, []any, error) {
 	if st := s.named.lookup(sql); st != nil {
-		full, err := s.s.fill(ctx, st, args)
+		full, err := s.s.fill(ctx, s.cat, st, args)
 		return sql, full, err
 	}
-	st, err := s.s.plan(ctx, s.cat, sql)
+	st, err := s.s.eng.Plan(ctx, s.s.eng.Default(), s.cat, sql)
 	if err != nil || st == nil {
 		return sql, args, err
 	}
-	full, err := s.s.fill(ctx, st, args)
-	return st.plan.Query, full, err
+	full, err := s.s.fill(ctx, s.cat, st, args)
+	return st.Plan.Query, full, err
 }
 
 // rewriterAt returns the index of a pgx.QueryRewriter among the leading
@@ -375,120 +377,36 @@ func (f *filling) RewriteQuery(ctx context.Context, conn *pgx.Conn, sql string, 
 	if err != nil {
 		return "", nil, err
 	}
+	eng := f.s.s.eng
+	cat := eng.Catalog(reader{conn})
 	if st := f.s.named.lookup(sql); st != nil && conn == f.s.conn {
-		full, err := f.s.s.fill(ctx, st, args)
+		full, err := f.s.s.fill(ctx, cat, st, args)
 		return sql, full, err
 	}
-	st, err := f.s.s.plan(ctx, &catalog{conn}, sql)
+	st, err := eng.Plan(ctx, eng.Default(), cat, sql)
 	if err != nil || st == nil {
 		return sql, args, err
 	}
-	full, err := f.s.s.fill(ctx, st, args)
-	return st.plan.Query, full, err
+	full, err := f.s.s.fill(ctx, cat, st, args)
+	return st.Plan.Query, full, err
 }
 
-// plan asks the rewriter about sql, reading cat when it must, and returns
-// the plan's state (nil when sql passes unchanged), derived at the plan's
-// first use and cached (shared.states). A statement that fills a key
-// column narrower than 64 bits is refused here, before any key is drawn.
-func (s *shared) plan(ctx context.Context, cat *catalog, sql string) (*planState, error) {
-	p, err := s.rw.Plan(ctx, sql, cat)
-	if err != nil {
-		return nil, fmt.Errorf("pgxid: %w", err)
-	}
-	if p == nil {
-		return nil, nil
-	}
-	if st, ok := s.states.Load(p); ok {
-		return st, nil
-	}
-	table := p.Table.String()
-	st := &planState{plan: p, table: table}
-	if err := s.checkKey(ctx, cat, p.Table); err != nil {
-		if !p.Listed() || !errors.Is(err, idsql.ErrNarrowKey) {
-			return nil, err
-		}
-		// The rows give their keys: refused only by an execution that
-		// would generate one (fill).
-		st.narrow = err
-	}
-	if st.src, err = s.keys.Source(ctx, table); err != nil {
-		return nil, fmt.Errorf("pgxid: insert into %s: %w", table, err)
-	}
-	if sc := s.keys.Config().Tables[table].Shard; sc != nil {
-		st.shardBits = sc.Bits
-	}
-	return s.states.Store(p, st), nil
-}
-
-// planState is a plan with what its executions need, derived once and
-// cached (shared.states): its table was checked, and its key source is at
-// hand without looking the table up.
-type planState struct {
-	plan  *rewrite.Plan
-	table string
-	src   idsql.KeySource
-	// shardBits: the table's shard bits; its rows' shard column values
-	// are the plan's Shards.
-	shardBits int
-	// narrow: the key column is narrower than 64 bits and the statement
-	// lists the key; an execution that generates a key is refused with it.
-	narrow error
-}
-
-// fill returns the arguments for the query of st's plan: args with its
-// fresh keys where the query takes them. A statement that does not list
-// the key takes one per row, numbered after the caller's ($Params+1,
-// ...); one that lists it takes one for each row whose key is DEFAULT, or
-// a bind value that is 0 or NULL (Plan.Need), as the database/sql wrapper
-// fills it. st came from plan.
-func (s *shared) fill(ctx context.Context, st *planState, args []any) ([]any, error) {
-	p := st.plan
+// fill returns the arguments for the query of st's plan: args with the
+// keys the engine filled in, after pgx's leading option arguments
+// (QueryExecMode, ...), which pass as they are.
+func (s *shared) fill(ctx context.Context, cat *engine.Catalog, st *engine.Stmt, args []any) ([]any, error) {
 	own := ownArgs(args)
-	need := p.Rows
-	var named []driver.NamedValue
-	if p.Listed() {
-		named = fill.Named(nil, own)
-		if need = p.Need(named); need > 0 && st.narrow != nil {
-			return nil, st.narrow
-		}
-	}
-	var ids []int64
-	var err error
-	switch {
-	case need == 0:
-	case p.Shards != nil:
-		var shards []int
-		if shards, err = fill.Shards(make([]int, 0, need), p, own, func(a any) any { return a },
-			func(v any) (int, error) { return idsql.ShardOf(v, st.shardBits) }); err != nil {
-			return nil, fmt.Errorf("pgxid: %w", err)
-		}
-		ids, err = s.keys.AppendShardIDs(ctx, make([]int64, 0, need), st.table, shards)
-	case need <= idsql.MaxBatch:
-		ids, err = st.src.AppendIDs(ctx, make([]int64, 0, need), need)
-	default:
-		ids, err = s.keys.AppendIDs(ctx, nil, st.table, need) // refused there, naming the limit
-	}
+	full, _, err := s.eng.Fill(ctx, cat, st, engine.Named(nil, own), nil, nil, nil)
 	if err != nil {
-		return nil, fmt.Errorf("pgxid: insert into %s: %w", st.table, err)
+		return nil, err
 	}
-	if named != nil {
-		// The keys go where the plan says, some in place of the caller's.
-		named = p.Args(nil, named, ids)
-		lead := len(args) - len(own)
-		full := make([]any, lead, lead+len(named))
-		copy(full, args[:lead])
-		for _, a := range named {
-			full = append(full, a.Value)
-		}
-		return full, nil
+	lead := len(args) - len(own)
+	out := make([]any, lead, lead+len(full))
+	copy(out, args[:lead])
+	for _, a := range full {
+		out = append(out, a.Value)
 	}
-	full := make([]any, len(args), len(args)+len(ids))
-	copy(full, args)
-	for _, id := range ids {
-		full = append(full, id)
-	}
-	return full, nil
+	return out, nil
 }
 
 // namedPlans are the filled INSERTs prepared on one connection, by
@@ -496,11 +414,11 @@ func (s *shared) fill(ctx context.Context, st *planState, args []any) ([]any, er
 type namedPlans struct {
 	n     atomic.Int32 // len(plans): lookups cost one load while there are none
 	mu    sync.Mutex
-	plans map[string]*planState
+	plans map[string]*engine.Stmt
 }
 
 // lookup returns the plan prepared as name, or nil.
-func (n *namedPlans) lookup(name string) *planState {
+func (n *namedPlans) lookup(name string) *engine.Stmt {
 	if n == nil || n.n.Load() == 0 {
 		return nil
 	}
@@ -510,14 +428,14 @@ func (n *namedPlans) lookup(name string) *planState {
 }
 
 // set records (or, with a nil plan, forgets) the plan prepared as name.
-func (n *namedPlans) set(name string, st *planState) {
+func (n *namedPlans) set(name string, st *engine.Stmt) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if st == nil {
 		delete(n.plans, name)
 	} else {
 		if n.plans == nil {
-			n.plans = make(map[string]*planState)
+			n.plans = make(map[string]*engine.Stmt)
 		}
 		n.plans[name] = st
 	}
@@ -532,7 +450,7 @@ func (s *session) prepare(ctx context.Context, name, sql string) (*pgconn.Statem
 	if !ok || s.named == nil {
 		return nil, fmt.Errorf("pgxid: Prepare %q: a %T has no single connection to prepare on: prepare in a transaction or on a *pgx.Conn", name, s.q)
 	}
-	st, err := s.s.plan(ctx, s.cat, sql)
+	st, err := s.s.eng.Plan(ctx, s.s.eng.Default(), s.cat, sql)
 	if err != nil {
 		return nil, err
 	}
@@ -543,7 +461,7 @@ func (s *session) prepare(ctx context.Context, name, sql string) (*pgconn.Statem
 		}
 		return sd, err
 	}
-	sd, err := pr.Prepare(ctx, name, st.plan.Query)
+	sd, err := pr.Prepare(ctx, name, st.Plan.Query)
 	if err == nil && name != "" {
 		s.named.set(name, st)
 	}

@@ -1,62 +1,12 @@
-// Package fill holds the decisions that give a row its key, made once for
-// both of idsql's front doors: the database/sql wrapper (package idsql)
-// and native pgx (idsql/pgxid). Which rows of an INSERT take a generated
-// key is the rewriter's Plan (Plan.Need, Plan.Args, Plan.Generated) read
-// with the tables Table describes; what a statement may report about the
-// keys it wrote (LastInsertId, the keys NamedExec writes back) is Known.
-// A front door that decided either on its own would drift from the other
-// (pgxid once wrote a row whose key was 0 where the wrapper filled it).
-package fill
+package engine
 
 import (
-	"database/sql/driver"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 )
-
-// TableConfig is what Tables reads of a configured table
-// (idsql.TableConfig).
-type TableConfig interface {
-	// KeyColumn is the key column's name.
-	KeyColumn() string
-	// FillsZero reports whether keys a statement gives as DEFAULT, NULL or
-	// 0 are filled (fill_zero; never for a sharded table, whose key needs
-	// its row's shard, which the rewriter reads only from statements that
-	// leave the key out).
-	FillsZero() bool
-	// ShardColumn is the column whose value picks the shard of each row's
-	// key; "" for a table without shard bits.
-	ShardColumn() string
-}
-
-// Tables returns the rewriter's description of the configured tables
-// names, in that order: each labelled with its configuration name, with its
-// key column and shard column, and keeping zero keys unless it fills them.
-func Tables[T TableConfig](names []string, tables map[string]T) []rewrite.Table {
-	out := make([]rewrite.Table, 0, len(names))
-	for _, name := range names {
-		tc := tables[name]
-		t := rewrite.TableNamed(name, tc.KeyColumn())
-		t.KeepZero = !tc.FillsZero()
-		t.ShardColumn = tc.ShardColumn()
-		out = append(out, t)
-	}
-	return out
-}
-
-// Named returns the values of args (a statement's own arguments, $1
-// first) as driver arguments, for Plan.Need and Plan.Args, appended to
-// dst[:0].
-func Named(dst []driver.NamedValue, args []any) []driver.NamedValue {
-	dst = dst[:0]
-	for i, a := range args {
-		dst = append(dst, driver.NamedValue{Ordinal: i + 1, Value: a})
-	}
-	return dst
-}
 
 // Known reports whether the keys generated for an execution of p name rows
 // it wrote, from what the database answered: affected is its

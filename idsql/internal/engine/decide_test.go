@@ -1,4 +1,4 @@
-package fill
+package engine
 
 import (
 	"context"
@@ -79,20 +79,22 @@ func TestStates(t *testing.T) {
 type table struct {
 	key, shard string
 	zero       bool
+	bits       int
 }
 
 func (t table) KeyColumn() string   { return t.key }
 func (t table) FillsZero() bool     { return t.zero }
 func (t table) ShardColumn() string { return t.shard }
+func (t table) ShardBits() int      { return t.bits }
 
 func TestTables(t *testing.T) {
 	got := Tables([]string{"orders", `shop."Mixed Case"`}, map[string]table{
 		"orders":            {key: "id", zero: true},
-		`shop."Mixed Case"`: {key: "Key", shard: "user_id"},
+		`shop."Mixed Case"`: {key: "Key", shard: "user_id", bits: 3},
 	})
-	want := []rewrite.Table{
-		{Name: "orders", KeyColumn: "id", Label: "orders"},
-		{Schema: "shop", Name: "Mixed Case", KeyColumn: "Key", KeepZero: true, Label: `shop."Mixed Case"`, ShardColumn: "user_id"},
+	want := []Table{
+		{Table: rewrite.Table{Name: "orders", KeyColumn: "id", Label: "orders"}},
+		{Table: rewrite.Table{Schema: "shop", Name: "Mixed Case", KeyColumn: "Key", KeepZero: true, Label: `shop."Mixed Case"`, ShardColumn: "user_id"}, ShardBits: 3},
 	}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("Tables = %+v, want %+v", got, want)

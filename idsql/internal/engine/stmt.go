@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/internal/dialect"
+)
+
+// Stmt is a plan with what its executions need, derived at the plan's
+// first use and kept in the engine's cache: its table's key column was
+// checked, and its key source, once drawn from, is at hand without a
+// lookup by name.
+type Stmt struct {
+	// Plan is the rewriter's plan: Plan.Query is the statement to send.
+	Plan  *rewrite.Plan
+	table string // the plan's table as configured (Table.String, once)
+	// checked: the table's key column was checked (and this Stmt is
+	// cached); a Stmt of a table the catalog did not know yet is not, and
+	// its executions check again.
+	checked bool
+	// narrow: the key column is narrower than 64 bits and the statement
+	// lists the key, so only an execution that generates one is refused.
+	narrow bool
+	src    atomic.Pointer[Source]
+}
+
+// Table returns the configured name of the statement's table.
+func (st *Stmt) Table() string { return st.table }
+
+// Plan asks rw about query, reading cat when it must, and returns the
+// statement with its state: nil when query passes unchanged. A statement
+// that fills a key column narrower than 64 bits, or a table without its
+// key column, is refused here, before any key is drawn.
+func (e *Engine) Plan(ctx context.Context, rw *rewrite.Rewriter, cat *Catalog, query string) (*Stmt, error) {
+	p, err := rw.Plan(ctx, query, cat)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", e.cfg.Prefix, err)
+	}
+	if p == nil {
+		return nil, nil
+	}
+	return e.state(ctx, cat, p)
+}
+
+// state returns p's Stmt: the cached one, or, at the plan's first use, a
+// new one after checking the table's key column through cat.
+func (e *Engine) state(ctx context.Context, cat *Catalog, p *rewrite.Plan) (*Stmt, error) {
+	if st, ok := e.states.Load(p); ok {
+		return st, nil
+	}
+	st := &Stmt{Plan: p, table: p.Table.String()}
+	known, err := e.CheckKey(ctx, cat, p.Table)
+	switch {
+	case err != nil && p.Listed() && errors.Is(err, dialect.ErrNarrowKey):
+		// The rows give their keys: refused only by an execution that
+		// would generate one (Fill).
+		st.narrow = true
+	case err != nil:
+		return nil, err
+	case !known:
+		return st, nil
+	}
+	st.checked = true
+	return e.states.Store(p, st), nil
+}
+
+// Fill returns the arguments for st.Plan.Query and the keys the rows took
+// in this execution, in row order. args are the caller's arguments ($1
+// first). given, from NamedExec, holds one key per row for a statement
+// that does not list the key: the caller's own, or 0 for a new one; nil
+// otherwise. The keys and arguments are appended to idBuf[:0] and
+// argBuf[:0], which may be nil. Any failure (a narrow key column, a bad
+// shard value, the batch limit, max_id, a key source that cannot issue)
+// fails the whole statement before it is sent, and a request refused by
+// its size draws no key.
+func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver.NamedValue, given []int64,
+	idBuf []int64, argBuf []driver.NamedValue) ([]driver.NamedValue, []int64, error) {
+	p := st.Plan
+	need := p.Need(args)
+	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
+		// A narrow key column (see state), or a table unknown when
+		// planned: asked again, so a column widened since is seen.
+		if _, err := e.CheckKey(ctx, cat, p.Table); err != nil {
+			return nil, nil, err
+		}
+	}
+	ids, err := e.keys(ctx, st, args, given, need, idBuf[:0])
+	if err != nil {
+		if !errors.Is(err, ErrBatch) {
+			err = fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, err)
+		}
+		return nil, nil, err
+	}
+	return p.Args(argBuf[:0], args, ids), ids, nil
+}
+
+// keys draws the keys of one execution.
+func (e *Engine) keys(ctx context.Context, st *Stmt, args []driver.NamedValue, given []int64, need int, dst []int64) ([]int64, error) {
+	p := st.Plan
+	switch {
+	case given != nil && need == len(given) && p.Shards == nil:
+		// NamedExec: the caller's keys, and new ones for its zero keys.
+		zeros := 0
+		for _, k := range given {
+			if k == 0 {
+				zeros++
+			}
+		}
+		gen, err := e.draw(ctx, st, nil, zeros)
+		if err != nil {
+			return dst, err
+		}
+		for _, k := range given {
+			if k == 0 {
+				k, gen = gen[0], gen[1:]
+			}
+			dst = append(dst, k)
+		}
+		return dst, nil
+	case p.Shards != nil:
+		// Sharded tables keep zero keys (TableConfig.FillsZero): every
+		// row takes one, in the shard of its shard column's value.
+		if len(p.Shards) > MaxBatch {
+			return dst, BatchError(st.table, len(p.Shards))
+		}
+		bits := e.bits[st.table]
+		shards, err := Shards(make([]int, 0, len(p.Shards)), p, args, namedValue,
+			func(v any) (int, error) { return e.cfg.ShardOf(v, bits) })
+		if err != nil {
+			return dst, err
+		}
+		return e.cfg.Keys.AppendShardIDs(ctx, dst, st.table, shards)
+	case need > 0:
+		return e.draw(ctx, st, dst, need)
+	}
+	return dst, nil
+}
+
+// draw appends n keys of st's table to dst, from the source st keeps.
+func (e *Engine) draw(ctx context.Context, st *Stmt, dst []int64, n int) ([]int64, error) {
+	if n > MaxBatch {
+		return dst, BatchError(st.table, n)
+	}
+	if n == 0 {
+		return dst, nil
+	}
+	if src := st.src.Load(); src != nil {
+		return (*src).AppendIDs(ctx, dst, n)
+	}
+	src, err := e.cfg.Keys.Source(ctx, st.table)
+	if err != nil {
+		return dst, err
+	}
+	st.src.Store(&src)
+	return src.AppendIDs(ctx, dst, n)
+}
+
+// namedValue is a driver argument's value.
+func namedValue(a driver.NamedValue) any { return a.Value }
+
+// Known reports whether the keys generated for an execution of p name the
+// rows it wrote, from the statement's affected-rows count (-1 when the
+// driver did not say); see the package function Known.
+func (e *Engine) Known(p *rewrite.Plan, affected int64) bool {
+	return Known(p, affected, e.cfg.CountsUpdates)
+}
+
+// InsertID decides what a filled statement's LastInsertId answers. first
+// is the first key the engine generated for it (generated false when its
+// rows all kept the caller's keys), affected its affected-rows count (-1
+// when unknown). It answers the first generated key when it is known to
+// be written (Known); otherwise server reports that the door should
+// answer what the database answered (its rows kept their own keys, or an
+// AUTO_INCREMENT database's own value), and id is 0 when it should not.
+// It never names a key that no row holds.
+func (e *Engine) InsertID(p *rewrite.Plan, first int64, generated bool, affected int64) (id int64, server bool) {
+	switch {
+	case !generated && affected != 0:
+		return 0, true
+	case e.Known(p, affected):
+		return first, false
+	}
+	return 0, e.cfg.Dialect.AutoIncrementID()
+}
+
+// Written returns, for NamedExec's write-back, the key each of p's rows
+// was given in an execution with args that took ids (given as to Fill),
+// or 0 for a row that kept the caller's; nil when the keys are not known
+// to be written (affected as for Known).
+func (e *Engine) Written(p *rewrite.Plan, args []driver.NamedValue, given, ids []int64, affected int64) []int64 {
+	if !e.Known(p, affected) {
+		return nil
+	}
+	if given != nil && len(ids) == len(given) {
+		got := make([]int64, len(ids))
+		for i, k := range given {
+			if k == 0 {
+				got[i] = ids[i]
+			}
+		}
+		return got
+	}
+	return p.Generated(nil, args, ids)
+}
+
+// Named returns the values of args (a statement's own arguments, $1
+// first) as driver arguments, appended to dst[:0].
+func Named(dst []driver.NamedValue, args []any) []driver.NamedValue {
+	dst = dst[:0]
+	for i, a := range args {
+		dst = append(dst, driver.NamedValue{Ordinal: i + 1, Value: a})
+	}
+	return dst
+}
+
+// Cached reports whether st is the engine's cached statement for its plan
+// (its table's key column was checked), which a front door may keep for
+// the same query text.
+func (st *Stmt) Cached() bool { return st.checked }

@@ -103,7 +103,10 @@ type Connector struct {
 	// named is the rewriter of the sql_mode the connection opened last
 	// read: NamedExec plans with it before database/sql picks a
 	// connection.
-	named   atomic.Pointer[rewrite.Rewriter]
+	named atomic.Pointer[rewrite.Rewriter]
+	// namedN counts the NamedExecs in flight, so a statement looks in its
+	// context for one only while there is one.
+	namedN  atomic.Int64
 	keys    *Keys
 	ownKeys bool
 	keysDB  *sql.DB // the unwrapped pool behind owned keys
@@ -437,12 +440,19 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 }
 
 // plan asks the engine about query over this connection and returns its
-// statement (nil when query passes unchanged).
-func (c *conn) plan(ctx context.Context, query string) (*engine.Stmt, error) {
+// statement (nil when query passes unchanged). The plan a NamedExec made
+// for it (nm) is taken as it is.
+func (c *conn) plan(ctx context.Context, query string, nm *namedExec) (*engine.Stmt, error) {
 	if l := &c.last; l.st != nil && l.rw == c.rw && l.query == query {
 		return l.st, nil
 	}
-	st, err := c.c.eng.Plan(ctx, c.rw, c.cat, query)
+	var st *engine.Stmt
+	var err error
+	if nm != nil && nm.plan != nil && nm.rw == c.rw && nm.query == query {
+		st, err = c.c.eng.State(ctx, c.cat, nm.plan)
+	} else {
+		st, err = c.c.eng.Plan(ctx, c.rw, c.cat, query)
+	}
 	if err != nil || st == nil {
 		return nil, err
 	}
@@ -456,12 +466,12 @@ func (c *conn) plan(ctx context.Context, query string) (*engine.Stmt, error) {
 // NamedExec chose, from the context): the arguments for st.Plan.Query and
 // the keys its rows took, in row order. With reuse, the connection's
 // buffers hold them until the next fill.
-func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, reuse bool) ([]driver.NamedValue, []int64, error) {
+func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, nm *namedExec, reuse bool) ([]driver.NamedValue, []int64, error) {
 	if err := rewriterArg(st.Plan, args); err != nil {
 		return nil, nil, err
 	}
 	var given []int64
-	if nm := namedFor(ctx, st.Plan); nm != nil {
+	if nm.describes(st.Plan) {
 		given = nm.keys
 	}
 	if !reuse {
@@ -477,9 +487,8 @@ func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedVal
 // filled tells NamedExec, once a filled statement has succeeded with res,
 // which keys its rows were given (none when they are not known to be
 // written).
-func (c *conn) filled(ctx context.Context, p *rewrite.Plan, args []driver.NamedValue, ids []int64, res driver.Result) {
-	nm := namedFor(ctx, p)
-	if nm == nil {
+func (c *conn) filled(nm *namedExec, p *rewrite.Plan, args []driver.NamedValue, ids []int64, res driver.Result) {
+	if !nm.describes(p) {
 		return
 	}
 	n, err := res.RowsAffected()
@@ -530,7 +539,8 @@ func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 // prepared, executed and closed here, as database/sql would do it, with
 // the arguments it has converted already.
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	st, err := c.plan(ctx, query)
+	nm := c.c.namedIn(ctx)
+	st, err := c.plan(ctx, query, nm)
 	if err != nil {
 		return nil, err
 	}
@@ -548,7 +558,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 		return res, err
 	}
-	full, ids, err := c.fill(ctx, st, args, true)
+	full, ids, err := c.fill(ctx, st, args, nm, true)
 	if err != nil {
 		return nil, err
 	}
@@ -557,7 +567,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if err != nil {
 		return nil, err
 	}
-	c.filled(ctx, p, args, ids, res)
+	c.filled(nm, p, args, ids, res)
 	return c.result(res, p, ids), nil
 }
 
@@ -603,7 +613,7 @@ func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValu
 // QueryContext fills INSERT ... RETURNING into configured tables and
 // forwards the rest; see ExecContext.
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	st, err := c.plan(ctx, query)
+	st, err := c.plan(ctx, query, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -614,7 +624,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		}
 		return q.QueryContext(ctx, query, args)
 	}
-	full, _, err := c.fill(ctx, st, args, false)
+	full, _, err := c.fill(ctx, st, args, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -641,7 +651,7 @@ func stmtQuery(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (d
 // PrepareContext returns the inner statement itself for statements that
 // pass through, and a filling statement for INSERTs into configured tables.
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	st, err := c.plan(ctx, query)
+	st, err := c.plan(ctx, query, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -712,7 +722,8 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	full, ids, err := s.conn.fill(ctx, s.st, args, true)
+	nm := s.conn.c.namedIn(ctx)
+	full, ids, err := s.conn.fill(ctx, s.st, args, nm, true)
 	if err != nil {
 		return nil, err
 	}
@@ -720,12 +731,12 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 	if err != nil {
 		return nil, s.conn.sent(s.plan, err)
 	}
-	s.conn.filled(ctx, s.plan, args, ids, res)
+	s.conn.filled(nm, s.plan, args, ids, res)
 	return s.conn.result(res, s.plan, ids), nil
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	full, _, err := s.conn.fill(ctx, s.st, args, false)
+	full, _, err := s.conn.fill(ctx, s.st, args, nil, false)
 	if err != nil {
 		return nil, err
 	}

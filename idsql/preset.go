@@ -13,6 +13,11 @@ type namedKey struct{}
 // namedExec is what NamedExec and the driver share about one statement.
 type namedExec struct {
 	table string
+	// plan is the plan NamedExec made for query with rw: the connection
+	// takes it instead of asking the rewriter again.
+	plan  *rewrite.Plan
+	query string
+	rw    *rewrite.Rewriter
 	// keys, when not nil, holds one key per row for a statement that does
 	// not list the key column: the caller's own, or 0 for a new one.
 	keys []int64
@@ -26,12 +31,18 @@ func withNamed(ctx context.Context, n *namedExec) context.Context {
 	return context.WithValue(ctx, namedKey{}, n)
 }
 
-// namedFor returns the NamedExec state for p, nil when there is none or
-// it does not describe p's rows.
-func namedFor(ctx context.Context, p *rewrite.Plan) *namedExec {
-	n, _ := ctx.Value(namedKey{}).(*namedExec)
-	if n == nil || n.table != p.Table.String() || n.keys != nil && len(n.keys) != p.Rows {
+// namedIn returns the NamedExec state ctx carries, nil when there is
+// none. While no NamedExec of the connector is in flight it costs one
+// atomic load.
+func (c *Connector) namedIn(ctx context.Context) *namedExec {
+	if c.namedN.Load() == 0 {
 		return nil
 	}
+	n, _ := ctx.Value(namedKey{}).(*namedExec)
 	return n
+}
+
+// describes reports whether n (nil-safe) is about p's rows.
+func (n *namedExec) describes(p *rewrite.Plan) bool {
+	return n != nil && n.table == p.Table.String() && (n.keys == nil || len(n.keys) == p.Rows)
 }

@@ -173,7 +173,7 @@ func (db *DB) fillNamed(ctx context.Context, bound string, arg any) (_ context.C
 		refs[i] = keyOf(db.Mapper, row, column)
 		all = all && refs[i].valid()
 	}
-	nm := &namedExec{table: table}
+	nm := &namedExec{table: table, plan: p, query: bound, rw: rw}
 	// A sharded table's keys each need their row's shard: the driver
 	// generates every one, and they are all written back.
 	sharded := db.connector.driver.cfg.Tables[table].Shard != nil
@@ -184,7 +184,10 @@ func (db *DB) fillNamed(ctx context.Context, bound string, arg any) (_ context.C
 			nm.keys[i] = r.get()
 		}
 	}
+	c := db.connector
+	c.namedN.Add(1)
 	done = func(err error) {
+		c.namedN.Add(-1)
 		if err != nil || len(nm.got) != len(refs) {
 			return
 		}

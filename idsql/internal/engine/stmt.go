@@ -44,12 +44,13 @@ func (e *Engine) Plan(ctx context.Context, rw *rewrite.Rewriter, cat *Catalog, q
 	if p == nil {
 		return nil, nil
 	}
-	return e.state(ctx, cat, p)
+	return e.State(ctx, cat, p)
 }
 
-// state returns p's Stmt: the cached one, or, at the plan's first use, a
-// new one after checking the table's key column through cat.
-func (e *Engine) state(ctx context.Context, cat *Catalog, p *rewrite.Plan) (*Stmt, error) {
+// State returns the statement of p, a plan of one of the engine's
+// rewriters: the cached one, or, at the plan's first use, a new one after
+// checking the table's key column through cat (see Plan).
+func (e *Engine) State(ctx context.Context, cat *Catalog, p *rewrite.Plan) (*Stmt, error) {
 	if st, ok := e.states.Load(p); ok {
 		return st, nil
 	}

@@ -86,11 +86,7 @@ func New(reg *registry.Registry, s Settings) (*Holder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	q := &pgQueries
-	if d == dialect.MySQL {
-		q = &mysqlQueries
-	}
-	return &Holder{reg: reg, s: s, d: d, q: q}, nil
+	return &Holder{reg: reg, s: s, d: d, q: newQueries(d)}, nil
 }
 
 // Kind is the holder_kind the holder writes: "<dialect>/<mode>", that is
@@ -180,8 +176,9 @@ func (h *Holder) claim(ctx context.Context, tx *sql.Tx, req holder.Request) (cla
 	return claimed{started: st, opts: opts}, nil
 }
 
-// queries are the holder's statements in one dialect. Both dialects' texts
-// take the same arguments in the same order.
+// queries are the holder's statements, written once and rendered in the
+// registry's dialect (its bind parameters and its database clock, read
+// when evaluated: a lock wait may separate it from the statement's start).
 type queries struct {
 	// busy: the worker IDs held by live, unexpired rows (namespace).
 	busy string
@@ -197,30 +194,19 @@ type queries struct {
 	disposableNext string
 }
 
-// pgQueries read PostgreSQL's clock with clock_timestamp(), which moves
-// during a statement.
-var pgQueries = queries{
-	busy: `SELECT worker_id FROM idsql_workers
-		WHERE namespace = $1 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())`,
-	stickyLatest: `SELECT worker_id FROM idsql_workers
-		WHERE namespace = $1 AND instance = $2 AND table_name = $3 AND holder_kind = $4
-		ORDER BY lease_id DESC LIMIT 1`,
-	stickyTaken: `SELECT worker_id FROM idsql_workers
-		WHERE namespace = $1 AND (holder_kind = $2 OR (released IS NULL AND (expires IS NULL OR expires > clock_timestamp())))`,
-	disposableNext: `SELECT coalesce(max(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = $1 AND instance <> '` + dialect.DBInstance + `'`,
-}
-
-// mysqlQueries read the database clock with dialect.Clock: UTC read at
-// evaluation, not at the statement's start (a lock wait may separate them).
-var mysqlQueries = queries{
-	busy: `SELECT worker_id FROM idsql_workers
-		WHERE namespace = ? AND released IS NULL AND (expires IS NULL OR expires > ` + dialect.MySQL.Clock() + `)`,
-	stickyLatest: `SELECT worker_id FROM idsql_workers
+// newQueries renders the holder's statements in d.
+func newQueries(d dialect.Dialect) *queries {
+	live := `released IS NULL AND (expires IS NULL OR expires > ` + d.Clock() + `)`
+	return &queries{
+		busy: d.Rebind(`SELECT worker_id FROM idsql_workers
+		WHERE namespace = ? AND ` + live),
+		stickyLatest: d.Rebind(`SELECT worker_id FROM idsql_workers
 		WHERE namespace = ? AND instance = ? AND table_name = ? AND holder_kind = ?
-		ORDER BY lease_id DESC LIMIT 1`,
-	stickyTaken: `SELECT worker_id FROM idsql_workers
-		WHERE namespace = ? AND (holder_kind = ? OR (released IS NULL AND (expires IS NULL OR expires > ` + dialect.MySQL.Clock() + `)))`,
-	disposableNext: `SELECT COALESCE(MAX(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = ? AND instance <> '` + dialect.DBInstance + `'`,
+		ORDER BY lease_id DESC LIMIT 1`),
+		stickyTaken: d.Rebind(`SELECT worker_id FROM idsql_workers
+		WHERE namespace = ? AND (holder_kind = ? OR (` + live + `))`),
+		disposableNext: d.Rebind(`SELECT COALESCE(MAX(worker_id) + 1, 0) FROM idsql_workers WHERE namespace = ? AND instance <> '` + dialect.DBInstance + `'`),
+	}
 }
 
 // busy returns the worker IDs held by live, unexpired rows.

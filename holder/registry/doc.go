@@ -25,9 +25,11 @@
 // The dialect is chosen once, in New: Settings.Dialect, or the driver of
 // the database (lib/pq and pgx are PostgreSQL, go-sql-driver/mysql is
 // MySQL, raw or wrapped by idsql.Open). Another driver is an error naming
-// Settings.Dialect. The statements that differ only by database (durable
-// commits, advisory lock, database clock) come from internal/dialect; the
-// tables' own SQL is written here. What differs:
+// Settings.Dialect. Each statement is written once here and rendered in
+// that dialect: internal/dialect holds the tables' schema and every fact
+// that differs by database (bind parameters, time casts and arguments, the
+// database clock, durable commits, the namespace lock, isolation, name
+// lengths). What differs:
 //
 //	                   PostgreSQL                    MySQL / MariaDB
 //	times              TIMESTAMPTZ                   DATETIME(6), UTC

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/internal/dialect"
 )
 
 // Holding is the live lease of a worker ID that an acquirer finds in its
@@ -36,22 +35,6 @@ func (h *Holding) renewedSince(earlier *Holding) bool {
 	return h.LeaseID != earlier.LeaseID || !h.LastHeartbeat.Equal(earlier.LastHeartbeat)
 }
 
-// The latest live row of a worker ID (namespace, worker): not released,
-// and not past its database-clock expiry if it has one; with the expiry's
-// remaining microseconds, NULL for none.
-var (
-	livePG = `SELECT ` + columns + `, (extract(epoch FROM expires - clock_timestamp()) * 1e6)::bigint
-		FROM idsql_workers
-		WHERE namespace = $1 AND worker_id = $2 AND released IS NULL
-		AND (expires IS NULL OR expires > clock_timestamp())
-		ORDER BY lease_id DESC LIMIT 1`
-	liveMySQL = `SELECT ` + columns + `, TIMESTAMPDIFF(MICROSECOND, ` + dialect.MySQL.Clock() + `, expires)
-		FROM idsql_workers
-		WHERE namespace = ? AND worker_id = ? AND released IS NULL
-		AND (expires IS NULL OR expires > ` + dialect.MySQL.Clock() + `)
-		ORDER BY lease_id DESC LIMIT 1`
-)
-
 // LiveTx returns, read in tx, the latest live lease of worker in
 // namespace: not released and, for a row with a database-clock expiry,
 // not expired. It returns nil when there is none.
@@ -59,12 +42,8 @@ func (r *Registry) LiveTx(ctx context.Context, tx *sql.Tx, namespace string, wor
 	if r.err != nil {
 		return nil, r.err
 	}
-	query := livePG
-	if r.mysql() {
-		query = liveMySQL
-	}
 	var remaining sql.NullInt64
-	rec, err := r.scan(withExtra{tx.QueryRowContext(ctx, query, namespace, worker), &remaining})
+	rec, err := r.scan(withExtra{tx.QueryRowContext(ctx, r.q.live, namespace, worker), &remaining})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

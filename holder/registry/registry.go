@@ -104,7 +104,8 @@ type Registry struct {
 	db  *sql.DB
 	s   Settings
 	d   dialect.Dialect
-	err error // why the registry cannot work: no dialect
+	q   statements // rendered in d
+	err error      // why the registry cannot work: no dialect
 }
 
 // New returns a registry on db, a PostgreSQL or MySQL/MariaDB database.
@@ -116,6 +117,7 @@ func New(db *sql.DB, s Settings) *Registry {
 	r.d, r.err = chooseDialect(db, r.s.Dialect)
 	if r.err == nil {
 		r.s.Dialect = r.d.String()
+		r.q = render(r.d)
 	}
 	return r
 }
@@ -133,42 +135,19 @@ func (r *Registry) Dialect() (dialect.Dialect, error) { return r.d, r.err }
 // Now reads the registry's clock.
 func (r *Registry) Now() time.Time { return r.s.Now() }
 
-// schema is idempotent. expires is only used by holder/postgres's lease
-// mode (database clock); other holders leave it NULL.
-const schema = `
-CREATE TABLE IF NOT EXISTS idsql_workers (
-	lease_id       BIGSERIAL PRIMARY KEY,
-	namespace      TEXT        NOT NULL,
-	worker_id      BIGINT      NOT NULL,
-	table_name     TEXT        NOT NULL,
-	instance       TEXT        NOT NULL,
-	host           TEXT        NOT NULL DEFAULT '',
-	port           INTEGER     NOT NULL DEFAULT 0,
-	pid            INTEGER     NOT NULL DEFAULT 0,
-	holder_kind    TEXT        NOT NULL,
-	started        TIMESTAMPTZ NOT NULL,
-	ids_after      TIMESTAMPTZ NOT NULL,
-	last_heartbeat TIMESTAMPTZ NOT NULL,
-	last_timestamp TIMESTAMPTZ,
-	released       TIMESTAMPTZ,
-	expires        TIMESTAMPTZ
-);
-CREATE INDEX IF NOT EXISTS idsql_workers_worker ON idsql_workers (namespace, worker_id, ids_after);
-CREATE INDEX IF NOT EXISTS idsql_workers_live ON idsql_workers (namespace, worker_id) WHERE released IS NULL;
-CREATE INDEX IF NOT EXISTS idsql_workers_instance ON idsql_workers (namespace, instance, table_name);
-`
-
 // Migrate creates idsql_workers and its indexes (and, on MySQL, the
-// namespace lock table idsql_worker_locks) when they are missing. It is
-// idempotent and safe to run from several processes at once.
+// namespace lock table idsql_worker_locks) when they are missing: the
+// dialect's WorkerSchema. It is idempotent and safe to run from several
+// processes at once. expires is only used by holder/postgres's modes
+// (database clock); other holders leave it NULL.
 func (r *Registry) Migrate(ctx context.Context) error {
 	if r.err != nil {
 		return r.err
 	}
-	if r.mysql() {
-		// Each CREATE TABLE IF NOT EXISTS is atomic under MySQL's
-		// metadata lock; DDL commits on its own, so no transaction.
-		for _, stmt := range mysqlSchema {
+	if !r.d.TransactionalDDL() {
+		// Each statement is atomic on its own (MySQL's CREATE TABLE IF
+		// NOT EXISTS under its metadata lock) and commits on its own.
+		for _, stmt := range r.d.WorkerSchema() {
 			if _, err := r.db.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("registry: migrate: %w", err)
 			}
@@ -185,8 +164,10 @@ func (r *Registry) Migrate(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, r.d.XactLock("7306153849311529984")); err != nil {
 		return fmt.Errorf("registry: migrate: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("registry: migrate: %w", err)
+	for _, stmt := range r.d.WorkerSchema() {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("registry: migrate: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("registry: migrate: %w", err)
@@ -271,11 +252,9 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 	if r.err != nil {
 		return Started{}, r.err
 	}
-	if r.mysql() {
-		for _, n := range [][2]string{{"namespace", s.Namespace}, {"table", s.Table}, {"instance", s.Instance.Key()}} {
-			if err := checkName(n[0], n[1]); err != nil {
-				return Started{}, err
-			}
+	for _, n := range [][2]string{{"namespace", s.Namespace}, {"table", s.Table}, {"instance", s.Instance.Key()}} {
+		if err := r.d.CheckWorkerName(n[0], n[1]); err != nil {
+			return Started{}, fmt.Errorf("registry: %w", err)
 		}
 	}
 	if err := r.durable(ctx, tx); err != nil {
@@ -284,9 +263,7 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 	// A reservation for the database never ends by a process's lease, so
 	// every holder (Recorded, holder/postgres's modes) is refused it here.
 	var reservedFor string
-	err := tx.QueryRowContext(ctx, r.d.Rebind(`SELECT table_name FROM idsql_workers
-		WHERE namespace = ? AND worker_id = ? AND released IS NULL AND instance = ?`),
-		s.Namespace, s.WorkerID, dialect.DBInstance).Scan(&reservedFor)
+	err := tx.QueryRowContext(ctx, r.q.reserved, s.Namespace, s.WorkerID, dialect.DBInstance).Scan(&reservedFor)
 	switch {
 	case err == nil:
 		return Started{}, reservedError(s.Namespace, s.WorkerID, reservedFor)
@@ -294,25 +271,11 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
 	now := r.s.Now()
-	end := `UPDATE idsql_workers SET released = $1
-		WHERE namespace = $2 AND worker_id = $3 AND released IS NULL`
-	if r.mysql() {
-		end = `UPDATE idsql_workers SET released = CAST(? AS DATETIME(6))
-		WHERE namespace = ? AND worker_id = ? AND released IS NULL`
-	}
-	if _, err := tx.ExecContext(ctx, end, r.arg(now), s.Namespace, s.WorkerID); err != nil {
+	if _, err := tx.ExecContext(ctx, r.q.end, r.d.TimeArg(now), s.Namespace, s.WorkerID); err != nil {
 		return Started{}, fmt.Errorf("registry: end earlier leases of worker %d: %w", s.WorkerID, err)
 	}
-	highWater := `SELECT max(greatest(last_timestamp, ids_after)) FROM idsql_workers
-		WHERE namespace = $1 AND worker_id = $2`
-	if r.mysql() {
-		// GREATEST is NULL when an argument is. FOR UPDATE makes it a
-		// current read even in a REPEATABLE READ transaction.
-		highWater = `SELECT MAX(GREATEST(COALESCE(last_timestamp, ids_after), ids_after)) FROM idsql_workers
-		WHERE namespace = ? AND worker_id = ? FOR UPDATE`
-	}
 	var prev time.Time
-	if err := tx.QueryRowContext(ctx, highWater, s.Namespace, s.WorkerID).Scan(r.col(&prev)); err != nil {
+	if err := tx.QueryRowContext(ctx, r.q.highWater, s.Namespace, s.WorkerID).Scan(r.d.ScanTime(&prev)); err != nil {
 		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
 	prevHW := s.LastTime
@@ -332,31 +295,18 @@ func (r *Registry) StartTx(ctx context.Context, tx *sql.Tx, s Start) (Started, e
 		Instance: s.Instance.Key(), Host: s.Instance.Host, Port: s.Instance.Port, PID: s.Instance.PID,
 		Kind: s.Kind, Started: now, IDsAfter: after, LastHeartbeat: now, LastTimestamp: s.Horizon,
 	}
-	if r.mysql() {
-		res, err := tx.ExecContext(ctx, `
-		INSERT INTO idsql_workers (namespace, worker_id, table_name, instance, host, port, pid,
-			holder_kind, started, ids_after, last_heartbeat, expires, last_timestamp)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS DATETIME(6)), CAST(? AS DATETIME(6)), CAST(? AS DATETIME(6)),
-			`+r.d.Clock()+` + INTERVAL ? MICROSECOND, CAST(? AS DATETIME(6)))`,
-			rec.Namespace, rec.WorkerID, rec.Table, rec.Instance, rec.Host, rec.Port, rec.PID,
-			rec.Kind, r.arg(rec.Started), r.arg(rec.IDsAfter), r.arg(rec.Started), expires, r.arg(s.Horizon))
+	args := []any{rec.Namespace, rec.WorkerID, rec.Table, rec.Instance, rec.Host, rec.Port, rec.PID,
+		rec.Kind, r.d.TimeArg(rec.Started), r.d.TimeArg(rec.IDsAfter.Truncate(time.Microsecond)), r.d.TimeArg(rec.Started),
+		expires, r.d.TimeArg(s.Horizon)}
+	if r.d.KeyBack() == dialect.Returning {
+		err = tx.QueryRowContext(ctx, r.q.insert, args...).Scan(&rec.LeaseID)
+	} else {
+		var res sql.Result
+		res, err = tx.ExecContext(ctx, r.q.insert, args...)
 		if err == nil {
 			rec.LeaseID, err = res.LastInsertId()
 		}
-		if err != nil {
-			return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
-		}
-		return Started{Record: rec, PrevHighWater: prevHW}, nil
 	}
-	err = tx.QueryRowContext(ctx, `
-		INSERT INTO idsql_workers (namespace, worker_id, table_name, instance, host, port, pid,
-			holder_kind, started, ids_after, last_heartbeat, expires, last_timestamp)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9,
-			CASE WHEN $11::bigint IS NULL THEN NULL ELSE clock_timestamp() + $11::bigint * interval '1 microsecond' END,
-			$12)
-		RETURNING lease_id`,
-		rec.Namespace, rec.WorkerID, rec.Table, rec.Instance, rec.Host, rec.Port, rec.PID,
-		rec.Kind, rec.Started, rec.IDsAfter.Truncate(time.Microsecond), expires, r.arg(s.Horizon)).Scan(&rec.LeaseID)
 	if err != nil {
 		return Started{}, fmt.Errorf("registry: record worker %d: %w", s.WorkerID, err)
 	}
@@ -386,74 +336,60 @@ func (r *Registry) Begin(ctx context.Context, s Start) (Record, error) {
 // its database-clock expiry). When expires is positive the expiry is moved
 // to the database clock's now + expires.
 func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Time, expires time.Duration) (bool, error) {
+	if r.err != nil {
+		return false, r.err
+	}
 	var exp any
 	if expires > 0 {
 		exp = expires.Microseconds()
 	}
-	if r.mysql() {
-		live, err := r.heartbeatMySQL(ctx, leaseID, r.arg(horizon), exp)
-		if err != nil {
-			return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
-		}
-		return live, nil
-	}
-	// A transaction, so a call cancelled at the lease's deadline rolls back
-	// even if its UPDATE got through. A process paused between the UPDATE
-	// and its COMMIT would hold the row lock, and every claim of the
-	// namespace would queue behind it: the server ends such a transaction
-	// once it idles for a heartbeat.
-	idle := max(r.s.Heartbeat, time.Second).Milliseconds()
-	var live bool
-	err := r.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `SELECT `+r.d.DurableCommitExpr()+`,
-			set_config('idle_in_transaction_session_timeout', $1, true)`, fmt.Sprint(idle)); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `
-		UPDATE idsql_workers SET last_heartbeat = $2,
-			last_timestamp = greatest(last_timestamp, $3::timestamptz),
-			expires = CASE WHEN $4::bigint IS NULL THEN expires ELSE clock_timestamp() + $4::bigint * interval '1 microsecond' END
-		WHERE lease_id = $1 AND released IS NULL AND (expires IS NULL OR expires > clock_timestamp())`,
-			leaseID, r.s.Now(), r.arg(horizon), exp)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		live = n == 1
-		return err
-	})
+	n, err := r.write(ctx, r.q.heartbeat, r.d.TimeArg(r.s.Now()), r.d.TimeArg(horizon), r.d.TimeArg(horizon), exp, leaseID)
 	if err != nil {
 		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
 	}
-	return live, nil
+	return n == 1, nil
 }
 
-// heartbeatMySQL is one statement, committed on its own: a single-row
-// UPDATE by primary key needs no transaction, and MySQL cannot make its
-// commit more durable than the server's settings anyway. The expiry is
-// evaluated once the row is locked.
+// write runs stmt, a single-row UPDATE of a lease's row, and commits it
+// durably; it returns the rows affected. Where a transaction can make its
+// own commit durable (the dialect's DurableCommitExpr), stmt runs in one
+// that does, so that a call cancelled at the lease's deadline also rolls
+// back even if its UPDATE got through. A process paused between the
+// UPDATE and its COMMIT would hold the row lock, and every claim of the
+// namespace would queue behind it: the server ends such a transaction
+// once it idles for a heartbeat (IdleTxTimeout).
 //
-// MySQL counts changed rows, not matched ones (unless the DSN sets
-// clientFoundRows), so the statement always changes a live row: its
-// last_heartbeat moves forward at least a microsecond, also when the
-// registry's clock stands still or steps back. One row affected means the
-// row was live.
-//
-// Assignments run left to right, each seeing the ones before; none reads a
-// column assigned before it.
-func (r *Registry) heartbeatMySQL(ctx context.Context, leaseID int64, horizon, exp any) (bool, error) {
-	res, err := r.db.ExecContext(ctx, `
-		UPDATE idsql_workers SET
-			last_heartbeat = GREATEST(CAST(? AS DATETIME(6)), last_heartbeat + INTERVAL 1 MICROSECOND),
-			last_timestamp = COALESCE(GREATEST(last_timestamp, CAST(? AS DATETIME(6))), CAST(? AS DATETIME(6)), last_timestamp),
-			expires = COALESCE(`+r.d.Clock()+` + INTERVAL ? MICROSECOND, expires)
-		WHERE lease_id = ? AND released IS NULL AND (expires IS NULL OR expires > `+r.d.Clock()+`)`,
-		r.arg(r.s.Now()), horizon, horizon, exp, leaseID)
-	if err != nil {
-		return false, err
+// Elsewhere (MySQL) stmt commits on its own: a single-row UPDATE by
+// primary key needs no transaction, and no session can make its commit
+// more durable than the server's settings anyway.
+func (r *Registry) write(ctx context.Context, stmt string, args ...any) (int64, error) {
+	durable := r.d.DurableCommitExpr()
+	if durable == "" {
+		res, err := r.db.ExecContext(ctx, stmt, args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	setup, setupArgs := `SELECT `+durable, []any(nil)
+	if idle := r.d.IdleTxTimeout("?"); idle != "" {
+		setup += ", " + idle
+		setupArgs = append(setupArgs, fmt.Sprint(max(r.s.Heartbeat, time.Second).Milliseconds()))
+	}
+	setup = r.d.Rebind(setup)
+	var n int64
+	err := r.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, setup, setupArgs...); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, stmt, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }
 
 // Release ends a lease. last, when not zero, is the tick of the last ID
@@ -470,41 +406,18 @@ func (r *Registry) Release(ctx context.Context, leaseID int64, last time.Time) e
 		// the tick holding it, which must not be before the last ID's.
 		lt = ceilMicro(last)
 	}
-	release := `UPDATE idsql_workers SET released = $1,
-			last_timestamp = coalesce($2::timestamptz, last_timestamp)
-		WHERE lease_id = $3 AND released IS NULL`
-	if r.mysql() {
-		release = `UPDATE idsql_workers SET released = CAST(? AS DATETIME(6)),
-			last_timestamp = COALESCE(CAST(? AS DATETIME(6)), last_timestamp)
-		WHERE lease_id = ? AND released IS NULL`
-	}
-	var err error
-	if r.mysql() {
-		// One single-row statement, committed on its own.
-		_, err = r.db.ExecContext(ctx, release, r.arg(r.s.Now()), r.arg(lt), leaseID)
-	} else {
-		err = r.InTx(ctx, func(tx *sql.Tx) error {
-			if err := r.d.CommitDurably(ctx, tx); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, release, r.arg(r.s.Now()), r.arg(lt), leaseID)
-			return err
-		})
-	}
+	_, err := r.write(ctx, r.q.release, r.d.TimeArg(r.s.Now()), r.d.TimeArg(lt), leaseID)
 	if err != nil {
 		return fmt.Errorf("registry: release lease %d: %w", leaseID, err)
 	}
 	return nil
 }
 
-const columns = `lease_id, namespace, worker_id, table_name, instance, host, port, pid, holder_kind,
-	started, ids_after, last_heartbeat, last_timestamp, released`
-
 func (r *Registry) scan(row interface{ Scan(...any) error }) (Record, error) {
 	var rec Record
 	err := row.Scan(&rec.LeaseID, &rec.Namespace, &rec.WorkerID, &rec.Table, &rec.Instance,
-		&rec.Host, &rec.Port, &rec.PID, &rec.Kind, r.col(&rec.Started), r.col(&rec.IDsAfter),
-		r.col(&rec.LastHeartbeat), r.col(&rec.LastTimestamp), r.col(&rec.Released))
+		&rec.Host, &rec.Port, &rec.PID, &rec.Kind, r.d.ScanTime(&rec.Started), r.d.ScanTime(&rec.IDsAfter),
+		r.d.ScanTime(&rec.LastHeartbeat), r.d.ScanTime(&rec.LastTimestamp), r.d.ScanTime(&rec.Released))
 	return rec, err
 }
 
@@ -516,19 +429,9 @@ func (r *Registry) Find(ctx context.Context, namespace string, workerID int64, a
 	if r.err != nil {
 		return Record{}, r.err
 	}
-	query := `SELECT ` + columns + ` FROM idsql_workers
-		WHERE namespace = $1 AND worker_id = $2 AND ids_after < $3
-		ORDER BY ids_after DESC, lease_id DESC LIMIT 1`
-	atArg := any(at)
-	if r.mysql() {
-		query = `SELECT ` + columns + ` FROM idsql_workers
-		WHERE namespace = ? AND worker_id = ? AND ids_after < CAST(? AS DATETIME(6))
-		ORDER BY ids_after DESC, lease_id DESC LIMIT 1`
-		// ids_after < at holds for the stored microseconds exactly when
-		// it holds for at rounded up to one.
-		atArg = r.arg(ceilMicro(at))
-	}
-	rec, err := r.scan(r.db.QueryRowContext(ctx, query, namespace, workerID, atArg))
+	// ids_after < at holds for the stored microseconds exactly when it
+	// holds for at rounded up to one.
+	rec, err := r.scan(r.db.QueryRowContext(ctx, r.q.find, namespace, workerID, r.d.TimeArg(ceilMicro(at))))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, &NoLeaseError{Namespace: namespace, WorkerID: workerID, At: at,
 			Reason: "no lease of this worker ID started before that time"}
@@ -561,10 +464,7 @@ func (r *Registry) Leases(ctx context.Context, namespace string, liveOnly bool) 
 	if r.err != nil {
 		return nil, r.err
 	}
-	query := r.d.Rebind(`SELECT ` + columns + ` FROM idsql_workers
-		WHERE namespace = ? AND (NOT ? OR released IS NULL)
-		ORDER BY lease_id DESC`)
-	rows, err := r.db.QueryContext(ctx, query, namespace, liveOnly)
+	rows, err := r.db.QueryContext(ctx, r.q.leases, namespace, liveOnly)
 	if err != nil {
 		return nil, fmt.Errorf("registry: list leases of %q: %w", namespace, err)
 	}

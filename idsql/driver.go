@@ -387,6 +387,7 @@ type conn struct {
 	// the duration of the call.
 	ids  []int64
 	args []driver.NamedValue
+	box  engine.Boxer // boxes the keys of filled Execs
 	// results and counts are where the results of filled Execs are
 	// taken from (see result).
 	results slots[result]
@@ -475,9 +476,9 @@ func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedVal
 		given = nm.keys
 	}
 	if !reuse {
-		return c.c.eng.Fill(ctx, c.cat, st, args, given, nil, nil)
+		return c.c.eng.Fill(ctx, c.cat, st, args, given, nil, nil, nil)
 	}
-	full, ids, err := c.c.eng.Fill(ctx, c.cat, st, args, given, c.ids, c.args)
+	full, ids, err := c.c.eng.Fill(ctx, c.cat, st, args, given, c.ids, c.args, &c.box)
 	if err == nil && cap(ids) <= maxReused && cap(full) <= maxReused {
 		c.ids, c.args = ids, full
 	}

@@ -396,7 +396,7 @@ func (f *filling) RewriteQuery(ctx context.Context, conn *pgx.Conn, sql string, 
 // (QueryExecMode, ...), which pass as they are.
 func (s *shared) fill(ctx context.Context, cat *engine.Catalog, st *engine.Stmt, args []any) ([]any, error) {
 	own := ownArgs(args)
-	full, _, err := s.eng.Fill(ctx, cat, st, engine.Named(nil, own), nil, nil, nil)
+	full, _, err := s.eng.Fill(ctx, cat, st, engine.Named(nil, own), nil, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}

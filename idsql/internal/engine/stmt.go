@@ -75,12 +75,13 @@ func (e *Engine) State(ctx context.Context, cat *Catalog, p *rewrite.Plan) (*Stm
 // first). given, from NamedExec, holds one key per row for a statement
 // that does not list the key: the caller's own, or 0 for a new one; nil
 // otherwise. The keys and arguments are appended to idBuf[:0] and
-// argBuf[:0], which may be nil. Any failure (a narrow key column, a bad
+// argBuf[:0], which may be nil, and the keys in the arguments are boxed
+// by box when it is not nil (a connection's Boxer). Any failure (a narrow key column, a bad
 // shard value, the batch limit, max_id, a key source that cannot issue)
 // fails the whole statement before it is sent, and a request refused by
 // its size draws no key.
 func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver.NamedValue, given []int64,
-	idBuf []int64, argBuf []driver.NamedValue) ([]driver.NamedValue, []int64, error) {
+	idBuf []int64, argBuf []driver.NamedValue, box *Boxer) ([]driver.NamedValue, []int64, error) {
 	p := st.Plan
 	need := p.Need(args)
 	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
@@ -97,7 +98,10 @@ func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver
 		}
 		return nil, nil, err
 	}
-	return p.Args(argBuf[:0], args, ids), ids, nil
+	if box == nil {
+		return p.Args(argBuf[:0], args, ids), ids, nil
+	}
+	return p.BoxedArgs(argBuf[:0], args, ids, box), ids, nil
 }
 
 // keys draws the keys of one execution.

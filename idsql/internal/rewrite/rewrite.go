@@ -331,8 +331,19 @@ func IsZeroKey(v any) bool {
 // values; when it does not, the IDs are appended after them and the server
 // reports the wrong count, as it would have without the rewrite.
 func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedValue {
+	return p.BoxedArgs(dst, args, ids, nil)
+}
+
+// A Boxer makes the interface value that carries a key in an argument.
+type Boxer interface {
+	Box(id int64) any
+}
+
+// BoxedArgs is Args with each key's interface value made by box (nil:
+// Go's own conversion, which allocates for most keys).
+func (p *Plan) BoxedArgs(dst, args []driver.NamedValue, ids []int64, box Boxer) []driver.NamedValue {
 	if p.slots != nil {
-		return p.slotArgs(dst, args, ids)
+		return p.slotArgs(dst, args, ids, box)
 	}
 	if len(ids) != p.Rows {
 		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d rows", len(ids), p.Rows))
@@ -343,7 +354,7 @@ func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedVa
 			dst = putArg(dst, a.Name, a.Value)
 		}
 		for _, id := range ids {
-			dst = putArg(dst, "", id)
+			dst = putArg(dst, "", boxed(box, id))
 		}
 		return dst
 	}
@@ -353,12 +364,20 @@ func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedVa
 			dst = putArg(dst, a.Name, a.Value)
 		}
 		k = p.at[i]
-		dst = putArg(dst, "", id)
+		dst = putArg(dst, "", boxed(box, id))
 	}
 	for _, a := range args[k:] {
 		dst = putArg(dst, a.Name, a.Value)
 	}
 	return dst
+}
+
+// boxed returns id as an interface value, made by box when there is one.
+func boxed(box Boxer, id int64) any {
+	if box != nil {
+		return box.Box(id)
+	}
+	return id
 }
 
 // putArg appends an argument numbered after those in dst. It stores the
@@ -399,7 +418,7 @@ func (p *Plan) Generated(dst []int64, args []driver.NamedValue, ids []int64) []i
 }
 
 // slotArgs is Args for a plan whose rows may give their keys.
-func (p *Plan) slotArgs(dst, args []driver.NamedValue, ids []int64) []driver.NamedValue {
+func (p *Plan) slotArgs(dst, args []driver.NamedValue, ids []int64, box Boxer) []driver.NamedValue {
 	if need := p.Need(args); len(ids) != need {
 		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d keys", len(ids), need))
 	}
@@ -413,7 +432,7 @@ func (p *Plan) slotArgs(dst, args []driver.NamedValue, ids []int64) []driver.Nam
 		var v any
 		switch {
 		case s.arg < 0 || s.arg < len(args) && IsZeroKey(args[s.arg].Value):
-			v = ids[next]
+			v = boxed(box, ids[next])
 			next++
 		case s.arg < len(args):
 			v = args[s.arg].Value

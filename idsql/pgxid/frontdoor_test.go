@@ -69,6 +69,11 @@ type door struct {
 	// schema is the schema (MySQL: database) of the door's tables; {S} in
 	// a case's statement.
 	schema string
+	// twin runs a statement through a second front door on the same
+	// database sharing keySet: pgxid for database/sql over PostgreSQL,
+	// database/sql over pgx's stdlib for pgxid, another database/sql DB
+	// on MySQL and SQLite.
+	twin func(ctx context.Context, q string, args ...any) (outcome, error)
 }
 
 // doorTx is a transaction begun through a door: a pgxid door's is a
@@ -1128,6 +1133,42 @@ var frontDoorCases = []struct {
 			t.Errorf("keys %v: want distinct generated keys and row 3 the caller's 3", keys)
 		}
 	}},
+	{"two doors sharing one Keys", func(t *testing.T, d *door) {
+		// Statements through the door and a second one on the same Keys,
+		// alternating: distinct keys, and seq's count up by one across
+		// both (one segment, shared).
+		ctx := context.Background()
+		for i := int64(1); i <= 20; i++ {
+			exec := d.exec
+			if i%2 == 0 {
+				exec = d.twin
+			}
+			for _, s := range []struct {
+				q    string
+				args []any
+			}{
+				{"INSERT INTO orders (id, v) VALUES (?, ?)", []any{0, i}},
+				{"INSERT INTO seq (v) VALUES (?)", []any{i}},
+				{"INSERT INTO accounts (user_id, v) VALUES (?, ?)", []any{i, i}},
+			} {
+				if _, err := exec(ctx, d.q(s.q), s.args...); err != nil {
+					t.Fatalf("statement %d: %s: %v", i, s.q, err)
+				}
+			}
+		}
+		orders, seq, accounts := d.keys(t, "orders", "id"), d.keys(t, "seq", "id"), d.keys(t, "accounts", "id")
+		seen := map[int64]bool{}
+		for i := int64(1); i <= 20; i++ {
+			generated(t, fmt.Sprintf("orders row %d", i), orders[i], nil)
+			if seen[orders[i]] || seen[-accounts[i]] || accounts[i] <= 0 || seq[i] != seq[1]+i-1 {
+				t.Errorf("row %d: orders key %d, accounts key %d, seq key %d (row 1's %d): want new keys, and seq's one after the last", i, orders[i], accounts[i], seq[i], seq[1])
+			}
+			seen[orders[i]], seen[-accounts[i]] = true, true
+		}
+		if len(orders) != 20 || len(seq) != 20 || len(accounts) != 20 {
+			t.Errorf("rows %d, %d, %d, want 20 of each", len(orders), len(seq), len(accounts))
+		}
+	}},
 }
 
 // frontDoorSchema is the schema of the cases; auto is plain's own key.
@@ -1231,6 +1272,7 @@ func sqlDoor(t *testing.T, driverName string) *door {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	d.twin = pgxTwin(t, dsn, db.Keys())
 	return sqlFront(d, db, raw)
 }
 
@@ -1361,6 +1403,7 @@ func mysqlDoor(t *testing.T, interpolate bool) *door {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	d.twin = sqlTwin(t, "mysql", dsn, db.Keys())
 	return sqlFront(d, db, raw)
 }
 
@@ -1391,6 +1434,7 @@ func sqliteDoor(t *testing.T) *door {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	d.twin = sqlTwin(t, "sqlite", dsn, db.Keys())
 	return sqlFront(d, db, raw)
 }
 
@@ -1455,6 +1499,7 @@ func pgxDoor(t *testing.T, over string) *door {
 	}
 	t.Cleanup(func() { db.Close() })
 	d.keySet = db.Keys()
+	d.twin = sqlTwin(t, "pgx", dsn, db.Keys())
 	d.exec = func(ctx context.Context, q string, args ...any) (outcome, error) {
 		tag, err := db.Exec(ctx, q, args...)
 		return outcome{affected: tag.RowsAffected()}, err
@@ -1524,5 +1569,37 @@ func savepoint[T any](tx pgx.Tx, f func(ctx context.Context, q string, args ...a
 			err = err2
 		}
 		return out, err
+	}
+}
+
+// sqlTwin opens a database/sql door on dsn with keys (Options.Keys), and
+// returns its exec.
+func sqlTwin(t *testing.T, driverName, dsn string, keys *idsql.Keys) func(ctx context.Context, q string, args ...any) (outcome, error) {
+	db, err := idsql.Open(driverName, dsn, frontDoorConfig(), idsql.Options{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return func(ctx context.Context, q string, args ...any) (outcome, error) {
+		return sqlOutcome(db.ExecContext(ctx, q, args...))
+	}
+}
+
+// pgxTwin opens pgxid over a pool on dsn with keys (Options.Keys), and
+// returns its exec.
+func pgxTwin(t *testing.T, dsn string, keys *idsql.Keys) func(ctx context.Context, q string, args ...any) (outcome, error) {
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	db, err := pgxid.New(pool, frontDoorConfig(), pgxid.Options{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return func(ctx context.Context, q string, args ...any) (outcome, error) {
+		tag, err := db.Exec(ctx, q, args...)
+		return outcome{affected: tag.RowsAffected()}, err
 	}
 }

@@ -784,6 +784,26 @@ var frontDoorCases = []struct {
 		if n := d.count(t, "users"); n != 2 {
 			t.Errorf("%d rows, want 2", n)
 		}
+		if d.db == nil {
+			return // pgxid has no NamedExec
+		}
+		// NamedExec writes back no key to the ignored row, and to the
+		// written one only its own.
+		type user struct {
+			ID   int64  `db:"id"`
+			Name string `db:"name"`
+			V    int64  `db:"v"`
+		}
+		us := []user{{Name: "a", V: 5}, {Name: "c", V: 6}}
+		named := strings.NewReplacer("(?, ?), (?, ?)", "(:name, :v)").Replace(q)
+		if _, err := d.db.NamedExec(named, us); err != nil {
+			t.Fatal(err)
+		}
+		keys = d.keys(t, "users", "id")
+		generated(t, "row 6", keys[6], nil)
+		if us[0].ID != 0 || us[1].ID != 0 && us[1].ID != keys[6] {
+			t.Errorf("NamedExec wrote back %d and %d, want 0 for the ignored row and 0 or %d", us[0].ID, us[1].ID, keys[6])
+		}
 	}},
 	{"INSERT into a table not configured passes unchanged", func(t *testing.T, d *door) {
 		// A zero key is the caller's (MySQL's AUTO_INCREMENT takes 0 for

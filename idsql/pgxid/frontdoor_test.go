@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -555,9 +556,9 @@ var frontDoorCases = []struct {
 			{"accounts", "INSERT INTO accounts (user_id, v) VALUES " + repeatRows("(7, 1)", n)},
 		} {
 			_, err := d.exec(ctx, c.q)
-			want := fmt.Sprintf("%d keys asked for table %s: want 0..%d per call", n, c.table, idsql.MaxBatch)
-			if err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("%d rows into %s: %v, want an error saying %q", n, c.table, err, want)
+			if err == nil || !strings.Contains(err.Error(), c.table) || !strings.Contains(err.Error(), strconv.Itoa(n)) ||
+				!strings.Contains(err.Error(), strconv.Itoa(idsql.MaxBatch)) {
+				t.Errorf("%d rows into %s: %v, want an error naming the table, %d and the limit %d", n, c.table, err, n, idsql.MaxBatch)
 			}
 		}
 		if n := d.count(t, "orders") + d.count(t, "accounts"); n != 0 {

@@ -39,7 +39,12 @@ import (
 // pgx's stdlib, go-sql-driver/mysql on MariaDB (with and without
 // interpolateParams) and SQLite, and pgxid over a *pgx.Conn, a
 // *pgxpool.Pool and a pgx.Tx. What a door cannot do is an asserted
-// refusal in the case, never a skipped difference.
+// refusal in the case, never a skipped difference. On the pgx.Tx door
+// each statement runs in a savepoint, so that a case goes on after the
+// server's error it expects. The cases "no key column", "table created
+// after first use", "narrow key column", "batch limit" and "shard bits of
+// rows of several shards" are the five places where the two fill paths
+// of issue #32 disagreed.
 
 // door is one front door on one database.
 type door struct {
@@ -1294,6 +1299,7 @@ func sqlDoor(t *testing.T, driverName string) *door {
 	}
 	t.Cleanup(func() { db.Close() })
 	d.twin = pgxTwin(t, dsn, db.Keys())
+	d.schema = schemaOf(t, raw, d.dialect)
 	return sqlFront(d, db, raw)
 }
 
@@ -1342,7 +1348,6 @@ func sqlFront(d *door, db *idsql.DB, raw *sql.DB) *door {
 		}, nil
 	}
 	d.keySet = db.Keys()
-	d.schema = schemaOf(raw, d.dialect)
 	return d
 }
 
@@ -1355,11 +1360,12 @@ func rawExec(raw *sql.DB) func(ctx context.Context, q string) error {
 }
 
 // schemaOf returns the schema (MySQL: database) raw's tables are in.
-func schemaOf(raw *sql.DB, dialect string) string {
+func schemaOf(t *testing.T, raw *sql.DB, dialect string) string {
+	t.Helper()
 	q := map[string]string{"postgres": "SELECT current_schema()", "mysql": "SELECT DATABASE()", "sqlite": "SELECT 'main'"}[dialect]
 	var s string
 	if err := raw.QueryRow(q).Scan(&s); err != nil {
-		panic(fmt.Sprintf("%s: %v", q, err))
+		t.Fatalf("%s: %v", q, err)
 	}
 	return s
 }
@@ -1425,6 +1431,7 @@ func mysqlDoor(t *testing.T, interpolate bool) *door {
 	}
 	t.Cleanup(func() { db.Close() })
 	d.twin = sqlTwin(t, "mysql", dsn, db.Keys())
+	d.schema = schemaOf(t, raw, d.dialect)
 	return sqlFront(d, db, raw)
 }
 
@@ -1456,6 +1463,7 @@ func sqliteDoor(t *testing.T) *door {
 	}
 	t.Cleanup(func() { db.Close() })
 	d.twin = sqlTwin(t, "sqlite", dsn, db.Keys())
+	d.schema = schemaOf(t, raw, d.dialect)
 	return sqlFront(d, db, raw)
 }
 
@@ -1473,7 +1481,7 @@ func pgxDoor(t *testing.T, over string) *door {
 	var tx pgx.Tx
 	d.pairs = rawPairs(raw)
 	d.raw = rawExec(raw)
-	d.schema = schemaOf(raw, d.dialect)
+	d.schema = schemaOf(t, raw, d.dialect)
 	switch over {
 	case "pool":
 		pool, err := pgxpool.New(ctx, dsn)

@@ -5,17 +5,21 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq"
+	"github.com/lib/pq"
 	_ "modernc.org/sqlite"
 
 	"github.com/idsql/idsql/holder/registry"
@@ -35,7 +39,12 @@ import (
 // pgx's stdlib, go-sql-driver/mysql on MariaDB (with and without
 // interpolateParams) and SQLite, and pgxid over a *pgx.Conn, a
 // *pgxpool.Pool and a pgx.Tx. What a door cannot do is an asserted
-// refusal in the case, never a skipped difference.
+// refusal in the case, never a skipped difference. On the pgx.Tx door
+// each statement runs in a savepoint, so that a case goes on after the
+// server's error it expects. The cases "no key column", "table created
+// after first use", "narrow key column", "batch limit" and "shard bits of
+// rows of several shards" are the five places where the two fill paths
+// of issue #32 disagreed.
 
 // door is one front door on one database.
 type door struct {
@@ -55,6 +64,29 @@ type door struct {
 	// pairs runs a query of two integer columns outside the door (on the
 	// raw handle, or in the door's transaction) to check what was written.
 	pairs func(ctx context.Context, q string) ([][2]sql.NullInt64, error)
+	// raw runs a statement outside the door: on the raw handle, or in the
+	// door's transaction (DDL on another connection would wait for the
+	// locks it holds).
+	raw func(ctx context.Context, q string) error
+	// begin begins a transaction through the door.
+	begin func(ctx context.Context) (*doorTx, error)
+	// keySet is the door's key set.
+	keySet *idsql.Keys
+	// schema is the schema (MySQL: database) of the door's tables; {S} in
+	// a case's statement.
+	schema string
+	// twin runs a statement through a second front door on the same
+	// database sharing keySet: pgxid for database/sql over PostgreSQL,
+	// database/sql over pgx's stdlib for pgxid, another database/sql DB
+	// on MySQL and SQLite.
+	twin func(ctx context.Context, q string, args ...any) (outcome, error)
+}
+
+// doorTx is a transaction begun through a door: a pgxid door's is a
+// savepoint when the door wraps a pgx.Tx.
+type doorTx struct {
+	exec             func(ctx context.Context, q string, args ...any) (outcome, error)
+	commit, rollback func() error
 }
 
 // outcome is what a statement answered.
@@ -73,6 +105,7 @@ func (d *door) q(s string) string {
 		quote = "`"
 	}
 	s = strings.ReplaceAll(s, "{Q}", quote)
+	s = strings.ReplaceAll(s, "{S}", d.schema)
 	if d.dialect != "postgres" {
 		return s
 	}
@@ -101,6 +134,46 @@ func (d *door) mustExec(t *testing.T, q string, args ...any) outcome {
 		t.Fatalf("%s: %s: %v", d.name, q, err)
 	}
 	return o
+}
+
+// mustRaw runs q outside the door (door.raw).
+func (d *door) mustRaw(t *testing.T, q string) {
+	t.Helper()
+	if err := d.raw(context.Background(), d.q(q)); err != nil {
+		t.Fatalf("%s: %s: %v", d.name, q, err)
+	}
+}
+
+// count returns the number of rows of table.
+func (d *door) count(t *testing.T, table string) int64 {
+	t.Helper()
+	p, err := d.pairs(context.Background(), d.q("SELECT count(*), 0 FROM "+table))
+	if err != nil || len(p) != 1 {
+		t.Fatalf("%s: count %s: %v, %v", d.name, table, p, err)
+	}
+	return p[0][0].Int64
+}
+
+// repeatRows returns n copies of row, separated by commas.
+func repeatRows(row string, n int) string {
+	return strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
+// duplicate reports whether err is the door's driver's error for a key
+// that is taken, as the driver reports it.
+func duplicate(d *door, err error) bool {
+	var pqe *pq.Error
+	var pge *pgconn.PgError
+	var mye *mysql.MySQLError
+	switch {
+	case strings.Contains(d.name, "lib/pq"):
+		return errors.As(err, &pqe) && pqe.Code == "23505"
+	case d.dialect == "postgres":
+		return errors.As(err, &pge) && pge.Code == "23505"
+	case d.dialect == "mysql":
+		return errors.As(err, &mye) && mye.Number == 1062
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
 // generated checks that key is a key idsql generated (a snowflake key of
@@ -388,6 +461,740 @@ var frontDoorCases = []struct {
 			t.Errorf("max_id: rows %v written", keys)
 		}
 	}},
+	{"no key column", func(t *testing.T, d *door) {
+		// nokey has no column id, its configured key column: an INSERT
+		// that needs a key is refused on every door, and nothing is sent.
+		ctx := context.Background()
+		d.mustRaw(t, "DROP TABLE IF EXISTS nokey")
+		d.mustRaw(t, "CREATE TABLE nokey (k BIGINT, v INT)")
+		for _, q := range []string{"INSERT INTO nokey (v) VALUES (?)", "INSERT INTO nokey (k, v) VALUES (?, 1)"} {
+			if _, err := d.exec(ctx, d.q(q), 5); !errors.Is(err, idsql.ErrNoKeyColumn) {
+				t.Errorf("%s: %v, want ErrNoKeyColumn", q, err)
+			}
+		}
+		if n := d.count(t, "nokey"); n != 0 {
+			t.Errorf("%d rows written", n)
+		}
+	}},
+	{"table created after first use", func(t *testing.T, d *door) {
+		// What the catalog said before the table existed is not kept:
+		// the table made without its key column is refused, and the one
+		// made with it gets keys.
+		ctx := context.Background()
+		ins := d.q("INSERT INTO late (v) VALUES (?)")
+		d.mustRaw(t, "DROP TABLE IF EXISTS late")
+		if _, err := d.exec(ctx, ins, 1); err == nil || errors.Is(err, idsql.ErrNoKeyColumn) || !strings.Contains(err.Error(), "late") {
+			t.Errorf("no table late: %v, want the server's error naming late", err)
+		}
+		d.mustRaw(t, "CREATE TABLE late (k BIGINT, v INT)")
+		if _, err := d.exec(ctx, ins, 2); !errors.Is(err, idsql.ErrNoKeyColumn) {
+			t.Errorf("late without its key column: %v, want ErrNoKeyColumn", err)
+		}
+		if n := d.count(t, "late"); n != 0 {
+			t.Errorf("late without its key column: %d rows written", n)
+		}
+		d.mustRaw(t, "DROP TABLE late")
+		d.mustRaw(t, "CREATE TABLE late (id BIGINT NOT NULL PRIMARY KEY, v INT)")
+		o, err := d.exec(ctx, ins, 3)
+		if err != nil {
+			t.Fatalf("late with its key column: %v", err)
+		}
+		generated(t, "row 3", d.keys(t, "late", "id")[3], &o)
+	}},
+	{"narrow key column", func(t *testing.T, d *door) {
+		// narrow's key is a 32-bit INTEGER: rows that give their keys are
+		// written; a row that needs one is refused, until the column is
+		// made BIGINT: then the same statements get keys.
+		ctx := context.Background()
+		d.mustRaw(t, "DROP TABLE IF EXISTS narrow")
+		d.mustRaw(t, "CREATE TABLE narrow (id INTEGER NOT NULL PRIMARY KEY, v INT)")
+		// Its own text: pgx's statement cache would keep the int4
+		// parameter of a text prepared before the ALTER (its encoding of
+		// a key then fails, outside idsql).
+		own := "INSERT INTO narrow (id, v) VALUES (?, ?), (?, ?)"
+		needs := []struct {
+			q    string
+			args []any
+		}{
+			{"INSERT INTO narrow (id, v) VALUES (?, ?)", []any{0}},
+			{"INSERT INTO narrow (id, v) VALUES (?, ?)", []any{nil}},
+			{"INSERT INTO narrow (id, v) VALUES (DEFAULT, ?)", nil},
+			{"INSERT INTO narrow (v) VALUES (?)", nil},
+		}
+		d.mustExec(t, own, 5, 1, 7, 3)
+		if d.dialect != "sqlite" { // every SQLite integer is 64-bit
+			for i, n := range needs {
+				if _, err := d.exec(ctx, d.q(n.q), append(n.args, 10+i)...); !errors.Is(err, idsql.ErrNarrowKey) {
+					t.Errorf("%s: %v, want ErrNarrowKey", n.q, err)
+				}
+			}
+			if keys := d.keys(t, "narrow", "id"); len(keys) != 2 || keys[1] != 5 || keys[3] != 7 {
+				t.Fatalf("rows %v, want only rows 1 and 3, with their keys 5 and 7", keys)
+			}
+			alter := "ALTER TABLE narrow ALTER COLUMN id TYPE bigint"
+			if d.dialect == "mysql" {
+				alter = "ALTER TABLE narrow MODIFY id BIGINT NOT NULL"
+			}
+			d.mustRaw(t, alter)
+		}
+		outs := make([]outcome, len(needs))
+		for i, n := range needs {
+			outs[i] = d.mustExec(t, n.q, append(n.args, 20+i)...)
+		}
+		d.mustExec(t, own, 6, 2, 8, 4)
+		keys := d.keys(t, "narrow", "id")
+		for i := range needs {
+			generated(t, fmt.Sprintf("row %d", 20+i), keys[int64(20+i)], &outs[i])
+		}
+		if keys[1] != 5 || keys[2] != 6 || keys[3] != 7 || keys[4] != 8 || len(keys) != 4+len(needs) {
+			t.Errorf("rows %v, want rows 1 to 4 with keys 5 to 8 and every other with a generated key", keys)
+		}
+	}},
+	{"batch limit", func(t *testing.T, d *door) {
+		// More rows needing keys than one call gives (MaxBatch): refused
+		// alike on every door, naming the limit, and nothing is sent.
+		ctx := context.Background()
+		n := idsql.MaxBatch + 1
+		for _, c := range []struct{ table, q string }{
+			{"orders", "INSERT INTO orders (v) VALUES " + repeatRows("(1)", n)},
+			{"orders", "INSERT INTO orders (id, v) VALUES " + repeatRows("(0, 1)", n)},
+			{"accounts", "INSERT INTO accounts (user_id, v) VALUES " + repeatRows("(7, 1)", n)},
+		} {
+			_, err := d.exec(ctx, c.q)
+			if err == nil || !strings.Contains(err.Error(), c.table) || !strings.Contains(err.Error(), strconv.Itoa(n)) ||
+				!strings.Contains(err.Error(), strconv.Itoa(idsql.MaxBatch)) {
+				t.Errorf("%d rows into %s: %v, want an error naming the table, %d and the limit %d", n, c.table, err, n, idsql.MaxBatch)
+			}
+		}
+		if n := d.count(t, "orders") + d.count(t, "accounts"); n != 0 {
+			t.Errorf("%d rows written", n)
+		}
+		o := d.mustExec(t, "INSERT INTO orders (v) VALUES (?)", 2)
+		generated(t, "row 2", d.keys(t, "orders", "id")[2], &o)
+	}},
+	{"shard bits of rows of several shards", func(t *testing.T, d *door) {
+		// Each row's key carries its own row's shard (the table's
+		// layout), in one statement and in a prepared one run again, and
+		// each shard's keys count up in row order.
+		ctx := context.Background()
+		tc := frontDoorConfig().Tables["accounts"]
+		users := map[int64]int64{} // v -> user_id
+		var args []any
+		for i, u := range []int64{5, 2, 6, 3, 8, 1, 7, 4, 9} {
+			v := int64(i + 1)
+			users[v] = u
+			args = append(args, u, v)
+		}
+		o := d.mustExec(t, "INSERT INTO accounts (user_id, v) VALUES "+repeatRows("(?, ?)", len(users)), args...)
+		run, err := d.prepare(ctx, d.q("INSERT INTO accounts (user_id, v) VALUES (?, ?), (?, ?)"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := int64(0); i < 6; i++ {
+			a, b := 100+2*i, 101+2*i
+			users[a], users[b] = i, i+3
+			if _, err := run(i, a, i+3, b); err != nil {
+				t.Fatalf("execution %d: %v", i+1, err)
+			}
+		}
+		keys := d.keys(t, "accounts", "id")
+		if len(keys) != len(users) {
+			t.Fatalf("rows %v, want %d", keys, len(users))
+		}
+		vs := slices.Sorted(maps.Keys(users))
+		last := map[int]int64{} // shard -> index of its last key
+		seen := map[int64]bool{}
+		for _, v := range vs {
+			k := keys[v]
+			shard, err := idsql.ShardOf(users[v], tc.Shard.Bits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := tc.Gene().Decompose(k)
+			if k <= 0 || p.Shard != shard || p.Index <= last[shard] || seen[k] {
+				t.Errorf("row %d (user %d): key %d (%+v), want a new key of shard %d after index %d", v, users[v], k, p, shard, last[shard])
+			}
+			last[shard], seen[k] = p.Index, true
+		}
+		if o.hasLast && o.last != keys[1] {
+			t.Errorf("LastInsertId %d, want the first row's key %d", o.last, keys[1])
+		}
+	}},
+	{"INSERT ... SELECT", func(t *testing.T, d *door) {
+		// The rows of INSERT ... SELECT cannot be given keys: one that
+		// lists the key column gives them itself and passes; into a
+		// table not configured it passes; one that needs keys is refused
+		// (see "refused before sending").
+		d.mustExec(t, "INSERT INTO orders (id, v) SELECT ?, ?", 7, 1)
+		d.mustExec(t, "INSERT INTO orders (id, v) SELECT id + 1, v + 1 FROM orders")
+		d.mustExec(t, "INSERT INTO plain (v) SELECT v FROM orders")
+		if keys := d.keys(t, "orders", "id"); len(keys) != 2 || keys[1] != 7 || keys[2] != 8 {
+			t.Errorf("orders %v, want keys 7 and 8", keys)
+		}
+		if keys := d.keys(t, "plain", "id"); len(keys) != 2 || keys[1] >= 1<<40 || keys[2] >= 1<<40 {
+			t.Errorf("plain %v, want two rows with the database's own keys", keys)
+		}
+		_, err := d.exec(context.Background(), d.q("INSERT INTO orders (v) SELECT v FROM plain"))
+		var re *rewrite.Error
+		if !errors.As(err, &re) || re.Table != "orders" {
+			t.Errorf("INSERT ... SELECT needing keys: %v, want a *rewrite.Error", err)
+		}
+		if n := d.count(t, "orders"); n != 2 {
+			t.Errorf("%d rows, want 2", n)
+		}
+	}},
+	{"INSERT without a column list", func(t *testing.T, d *door) {
+		o := d.mustExec(t, "INSERT INTO orders VALUES (?, ?)", 0, 1)
+		d.mustExec(t, "INSERT INTO orders VALUES (?, ?)", 55, 2)
+		o3 := d.mustExec(t, "INSERT INTO orders VALUES (NULL, ?), (?, ?)", 3, nil, 4)
+		keys := d.keys(t, "orders", "id")
+		generated(t, "row 1", keys[1], &o)
+		generated(t, "row 3", keys[3], &o3)
+		generated(t, "row 4", keys[4], nil)
+		if keys[2] != 55 || keys[1] == keys[3] || keys[3] == keys[4] {
+			t.Errorf("keys %v: want row 2 the caller's 55 and distinct generated keys", keys)
+		}
+	}},
+	{"multi-row of own, zero, NULL and DEFAULT keys", func(t *testing.T, d *door) {
+		o := d.mustExec(t, "INSERT INTO orders (id, v) VALUES (?, ?), (?, ?), (?, ?), (DEFAULT, ?), (?, ?), (12, ?), (0, ?)",
+			0, 1, 11, 2, nil, 3, 4, 0, 5, 6, 7)
+		keys := d.keys(t, "orders", "id")
+		generated(t, "row 1", keys[1], &o)
+		seen := map[int64]bool{}
+		for _, v := range []int64{1, 3, 4, 5, 7} {
+			generated(t, fmt.Sprintf("row %d", v), keys[v], nil)
+			if seen[keys[v]] {
+				t.Errorf("key %d given twice", keys[v])
+			}
+			seen[keys[v]] = true
+		}
+		if keys[2] != 11 || keys[6] != 12 || len(keys) != 7 {
+			t.Errorf("keys %v: want rows 2 and 6 the caller's 11 and 12", keys)
+		}
+		if o.affected != 7 {
+			t.Errorf("%d rows affected, want 7", o.affected)
+		}
+	}},
+	{"own keys of any value kept", func(t *testing.T, d *door) {
+		d.mustExec(t, "INSERT INTO orders (id, v) VALUES (?, ?), (?, ?), (-7, ?), (?, ?)", -1, 1, int64(math.MaxInt64), 2, 3, 1, 4)
+		want := map[int64]int64{1: -1, 2: math.MaxInt64, 3: -7, 4: 1}
+		if keys := d.keys(t, "orders", "id"); !maps.Equal(keys, want) {
+			t.Errorf("keys %v, want %v", keys, want)
+		}
+	}},
+	{"prepared statement run 30 times", func(t *testing.T, d *door) {
+		run, err := d.prepare(context.Background(), d.q("INSERT INTO orders (id, v) VALUES (?, ?)"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs := map[int64]outcome{}
+		for i := int64(1); i <= 30; i++ {
+			key := []any{0, nil, 1000 + i}[i%3]
+			if outs[i], err = run(key, i); err != nil {
+				t.Fatalf("execution %d: %v", i, err)
+			}
+		}
+		keys := d.keys(t, "orders", "id")
+		seen := map[int64]bool{}
+		for i := int64(1); i <= 30; i++ {
+			k := keys[i]
+			if i%3 == 2 {
+				if k != 1000+i {
+					t.Errorf("row %d: key %d, want the caller's %d", i, k, 1000+i)
+				}
+				continue
+			}
+			o := outs[i]
+			generated(t, fmt.Sprintf("row %d", i), k, &o)
+			if seen[k] {
+				t.Errorf("key %d given twice", k)
+			}
+			seen[k] = true
+		}
+	}},
+	{"transaction rolled back, then committed", func(t *testing.T, d *door) {
+		ctx := context.Background()
+		tx, err := d.begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []struct {
+			q    string
+			args []any
+		}{{"INSERT INTO orders (v) VALUES (?)", []any{1}}, {"INSERT INTO orders (id, v) VALUES (?, ?)", []any{0, 2}}} {
+			if o, err := tx.exec(ctx, d.q(s.q), s.args...); err != nil || o.affected != 1 {
+				t.Fatalf("%s in a transaction: %+v, %v", s.q, o, err)
+			}
+		}
+		if err := tx.rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if n := d.count(t, "orders"); n != 0 {
+			t.Fatalf("%d rows after the rollback", n)
+		}
+		if tx, err = d.begin(ctx); err != nil {
+			t.Fatal(err)
+		}
+		o3, err := tx.exec(ctx, d.q("INSERT INTO orders (v) VALUES (?)"), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.commit(); err != nil {
+			t.Fatal(err)
+		}
+		o4 := d.mustExec(t, "INSERT INTO orders (v) VALUES (?)", 4)
+		keys := d.keys(t, "orders", "id")
+		generated(t, "row 3", keys[3], &o3)
+		generated(t, "row 4", keys[4], &o4)
+		if len(keys) != 2 || keys[3] == keys[4] {
+			t.Errorf("keys %v: want rows 3 and 4 with distinct keys", keys)
+		}
+	}},
+	{"RETURNING of several rows", func(t *testing.T, d *door) {
+		ctx := context.Background()
+		got, err := d.ints(ctx, d.q("INSERT INTO orders (id, v) VALUES (?, ?), (?, ?), (?, ?), (DEFAULT, ?) RETURNING id"), 0, 1, 31, 2, nil, 3, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got2, err := d.ints(ctx, d.q("INSERT INTO orders (v) VALUES (?), (?) RETURNING id"), 5, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := d.keys(t, "orders", "id")
+		if want := []int64{keys[1], 31, keys[3], keys[4], keys[5], keys[6]}; !slices.Equal(append(got, got2...), want) {
+			t.Errorf("RETURNING %v then %v, want the rows' keys %v", got, got2, want)
+		}
+		for _, v := range []int64{1, 3, 4, 5, 6} {
+			generated(t, fmt.Sprintf("row %d", v), keys[v], nil)
+		}
+	}},
+	{"upsert that ignores rows", func(t *testing.T, d *door) {
+		d.mustExec(t, "INSERT INTO users (name, v) VALUES (?, ?)", "a", 1)
+		first := d.keys(t, "users", "id")[1]
+		q := "INSERT INTO users (name, v) VALUES (?, ?), (?, ?) ON CONFLICT (name) DO NOTHING"
+		if d.dialect == "mysql" {
+			q = "INSERT IGNORE INTO users (name, v) VALUES (?, ?), (?, ?)"
+		}
+		// The first row is ignored: its drawn key is not the statement's.
+		o := d.mustExec(t, q, "a", 2, "b", 3)
+		keys := d.keys(t, "users", "id")
+		generated(t, "row 3", keys[3], nil)
+		if o.affected != 1 || len(keys) != 2 || keys[1] != first || o.hasLast && o.last != 0 && o.last != keys[3] {
+			t.Errorf("%+v, keys %v: want one row written, a's key %d kept, and LastInsertId 0 or b's key", o, keys, first)
+		}
+		one := strings.Replace(q, ", (?, ?)", "", 1)
+		o = d.mustExec(t, one, "b", 4)
+		if o.affected != 0 || o.hasLast && o.last != 0 {
+			t.Errorf("ignored row: %+v, want no row and LastInsertId 0", o)
+		}
+		if n := d.count(t, "users"); n != 2 {
+			t.Errorf("%d rows, want 2", n)
+		}
+		if d.db == nil {
+			return // pgxid has no NamedExec
+		}
+		// NamedExec writes back no key to the ignored row, and to the
+		// written one only its own.
+		type user struct {
+			ID   int64  `db:"id"`
+			Name string `db:"name"`
+			V    int64  `db:"v"`
+		}
+		us := []user{{Name: "a", V: 5}, {Name: "c", V: 6}}
+		named := strings.NewReplacer("(?, ?), (?, ?)", "(:name, :v)").Replace(q)
+		if _, err := d.db.NamedExec(named, us); err != nil {
+			t.Fatal(err)
+		}
+		keys = d.keys(t, "users", "id")
+		generated(t, "row 6", keys[6], nil)
+		if us[0].ID != 0 || us[1].ID != 0 && us[1].ID != keys[6] {
+			t.Errorf("NamedExec wrote back %d and %d, want 0 for the ignored row and 0 or %d", us[0].ID, us[1].ID, keys[6])
+		}
+	}},
+	{"INSERT into a table not configured passes unchanged", func(t *testing.T, d *door) {
+		// A zero key is the caller's (MySQL's AUTO_INCREMENT takes 0 for
+		// "the next one"), and a key left out is the database's own.
+		o1 := d.mustExec(t, "INSERT INTO plain (id, v) VALUES (?, ?)", 0, 1)
+		o2 := d.mustExec(t, "INSERT INTO plain (v) VALUES (?), (?)", 2, 3)
+		keys := d.keys(t, "plain", "id")
+		want0 := int64(0)
+		if d.dialect == "mysql" {
+			want0 = o1.last // AUTO_INCREMENT's next
+		}
+		if len(keys) != 3 || keys[1] != want0 || keys[2] < 1 || keys[2] >= 1<<40 || keys[3] != keys[2]+1 {
+			t.Errorf("keys %v: want row 1's key %d and the database's own for rows 2 and 3", keys, want0)
+		}
+		if d.dialect != "postgres" && (!o1.hasLast || !o2.hasLast || o1.last != keys[1] || o2.last != keys[map[bool]int64{true: 2, false: 3}[d.dialect == "mysql"]]) {
+			t.Errorf("LastInsertId %+v, %+v: want the database's own answer", o1, o2)
+		}
+	}},
+	{"SELECT, UPDATE and DELETE pass through", func(t *testing.T, d *door) {
+		ctx := context.Background()
+		d.mustExec(t, "INSERT INTO orders (id, v) VALUES (?, ?), (?, ?)", 21, 1, 22, 2)
+		got, err := d.ints(ctx, d.q("SELECT id FROM orders WHERE v >= ? ORDER BY id"), 1)
+		if err != nil || !slices.Equal(got, []int64{21, 22}) {
+			t.Errorf("SELECT: %v, %v, want [21 22]", got, err)
+		}
+		got, err = d.ints(ctx, "SELECT count(*) FROM orders WHERE 'INSERT INTO orders (v) VALUES (1)' <> ''")
+		if err != nil || !slices.Equal(got, []int64{2}) {
+			t.Errorf("SELECT naming an INSERT: %v, %v, want [2]", got, err)
+		}
+		if o := d.mustExec(t, "UPDATE orders SET v = v + 10 WHERE id = ?", 21); o.affected != 1 {
+			t.Errorf("UPDATE: %d rows, want 1", o.affected)
+		}
+		if o := d.mustExec(t, "DELETE FROM orders WHERE id = ?", 22); o.affected != 1 {
+			t.Errorf("DELETE: %d rows, want 1", o.affected)
+		}
+		if keys := d.keys(t, "orders", "id"); !maps.Equal(keys, map[int64]int64{11: 21}) {
+			t.Errorf("rows %v, want row 11 with key 21", keys)
+		}
+	}},
+	{"DDL holding an INSERT passes unchanged", func(t *testing.T, d *door) {
+		// Bodies that insert into orders without its key: filled, they
+		// would take a bind parameter the DDL cannot have.
+		ddl := map[string][]string{
+			"postgres": {
+				"CREATE RULE door_rule AS ON INSERT TO plain DO ALSO INSERT INTO orders (v) VALUES (NEW.v)",
+				"CREATE FUNCTION door_f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN INSERT INTO orders (v) VALUES (NEW.v); RETURN NEW; END$$",
+			},
+			"mysql":  {"CREATE TRIGGER door_trig AFTER INSERT ON plain FOR EACH ROW INSERT INTO orders (v) VALUES (NEW.v)"},
+			"sqlite": {"CREATE TRIGGER door_trig AFTER INSERT ON plain BEGIN INSERT INTO orders (v) VALUES (NEW.v); END"},
+		}[d.dialect]
+		check := map[string]string{
+			"postgres": "SELECT (SELECT count(*) FROM pg_rules WHERE rulename = 'door_rule' AND schemaname = current_schema()), (SELECT count(*) FROM pg_proc WHERE proname = 'door_f')",
+			"mysql":    "SELECT count(*), 1 FROM information_schema.triggers WHERE trigger_name = 'door_trig' AND trigger_schema = DATABASE()",
+			"sqlite":   "SELECT count(*), 1 FROM sqlite_master WHERE name = 'door_trig'",
+		}[d.dialect]
+		drop := map[string][]string{
+			"postgres": {"DROP RULE door_rule ON plain", "DROP FUNCTION door_f()"},
+			"mysql":    {"DROP TRIGGER door_trig"},
+			"sqlite":   {"DROP TRIGGER door_trig"},
+		}[d.dialect]
+		for _, s := range ddl {
+			d.mustExec(t, s)
+		}
+		if p, err := d.pairs(context.Background(), check); err != nil || len(p) != 1 || p[0][0].Int64 != 1 || p[0][1].Int64 < 1 {
+			t.Errorf("DDL not made: %v, %v", p, err)
+		}
+		for _, s := range drop {
+			d.mustExec(t, s)
+		}
+		if n := d.count(t, "orders"); n != 0 {
+			t.Errorf("%d rows in orders", n)
+		}
+	}},
+	{"comments and literals naming an INSERT", func(t *testing.T, d *door) {
+		o := d.mustExec(t, "/* INSERT INTO plain (v) VALUES (1) */ INSERT INTO orders (v) VALUES (?) -- INSERT INTO plain (v) VALUES (2)\n", 1)
+		d.mustExec(t, "INSERT INTO plain (v) VALUES (?) /* INSERT INTO orders (v) VALUES (2) */", 2)
+		d.mustExec(t, "INSERT INTO users (name, v) VALUES ('INSERT INTO orders', ?), ('it''s (v) VALUES (', ?)", 3, 4)
+		keys := d.keys(t, "orders", "id")
+		generated(t, "orders row 1", keys[1], &o)
+		if len(keys) != 1 {
+			t.Errorf("orders %v, want row 1 only", keys)
+		}
+		if k := d.keys(t, "plain", "id")[2]; k < 1 || k >= 1<<40 {
+			t.Errorf("plain: key %d, want the database's own", k)
+		}
+		users := d.keys(t, "users", "id")
+		generated(t, "users row 3", users[3], nil)
+		generated(t, "users row 4", users[4], nil)
+	}},
+	{"quoted names: own key, DEFAULT and RETURNING", func(t *testing.T, d *door) {
+		d.mustExec(t, "INSERT INTO {Q}Audit{Q} ({Q}Key{Q}, v) VALUES (?, ?)", 77, 1)
+		o := d.mustExec(t, "INSERT INTO {Q}Audit{Q} ({Q}Key{Q}, v) VALUES (DEFAULT, ?)", 2)
+		got, err := d.ints(context.Background(), d.q("INSERT INTO {Q}Audit{Q} (v) VALUES (?), (?) RETURNING {Q}Key{Q}"), 3, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := d.keys(t, "{Q}Audit{Q}", "{Q}Key{Q}")
+		generated(t, "row 2", keys[2], &o)
+		if keys[1] != 77 || !slices.Equal(got, []int64{keys[3], keys[4]}) {
+			t.Errorf("keys %v, RETURNING %v: want row 1 the caller's 77 and RETURNING rows 3 and 4", keys, got)
+		}
+		generated(t, "row 3", keys[3], nil)
+	}},
+	{"schema-qualified names", func(t *testing.T, d *door) {
+		o1 := d.mustExec(t, "INSERT INTO {S}.orders (v) VALUES (?)", 1)
+		o2 := d.mustExec(t, "INSERT INTO {Q}{S}{Q}.{Q}orders{Q} (id, v) VALUES (?, ?)", 0, 2)
+		d.mustExec(t, "INSERT INTO {S}.orders (id, v) VALUES (?, ?)", 3, 3)
+		keys := d.keys(t, "orders", "id")
+		generated(t, "row 1", keys[1], &o1)
+		generated(t, "row 2", keys[2], &o2)
+		if keys[1] == keys[2] || keys[3] != 3 {
+			t.Errorf("keys %v: want distinct generated keys and row 3 the caller's 3", keys)
+		}
+	}},
+	{"max_id of a segment table", func(t *testing.T, d *door) {
+		// cappedseg's keys end at 3: a statement needing more keys than
+		// are left is refused whole, and nothing is written.
+		ctx := context.Background()
+		d.mustExec(t, "INSERT INTO cappedseg (v) VALUES (?), (?)", 1, 2)
+		if _, err := d.exec(ctx, d.q("INSERT INTO cappedseg (v) VALUES (?), (?)"), 3, 4); !errors.Is(err, idsql.ErrKeySpaceExhausted) {
+			t.Errorf("2 keys past max_id: %v, want ErrKeySpaceExhausted", err)
+		}
+		if n := d.count(t, "cappedseg"); n != 2 {
+			t.Errorf("%d rows, want 2", n)
+		}
+		// At most one key is left: then none.
+		one := d.q("INSERT INTO cappedseg (v) VALUES (?)")
+		if _, err := d.exec(ctx, one, 5); err != nil && !errors.Is(err, idsql.ErrKeySpaceExhausted) {
+			t.Errorf("the last key: %v, want it or ErrKeySpaceExhausted", err)
+		}
+		if _, err := d.exec(ctx, one, 6); !errors.Is(err, idsql.ErrKeySpaceExhausted) {
+			t.Errorf("past max_id: %v, want ErrKeySpaceExhausted", err)
+		}
+		keys := d.keys(t, "cappedseg", "id")
+		seen := map[int64]bool{}
+		for v, k := range keys {
+			if k < 1 || k > 3 || seen[k] || v != 1 && v != 2 && v != 5 {
+				t.Errorf("rows %v, want rows 1, 2 and maybe 5 with distinct keys up to 3", keys)
+			}
+			seen[k] = true
+		}
+		// A row giving its own key is the caller's.
+		d.mustExec(t, "INSERT INTO cappedseg (id, v) VALUES (?, ?)", 9, 6)
+	}},
+	{"a refused batch draws no key", func(t *testing.T, d *door) {
+		d.mustExec(t, "INSERT INTO seq (v) VALUES (?)", 1)
+		_, err := d.exec(context.Background(), "INSERT INTO seq (v) VALUES "+repeatRows("(2)", idsql.MaxBatch+1))
+		if err == nil {
+			t.Fatal("oversized batch accepted")
+		}
+		d.mustExec(t, "INSERT INTO seq (v) VALUES (?)", 3)
+		if keys := d.keys(t, "seq", "id"); len(keys) != 2 || keys[3] != keys[1]+1 {
+			t.Errorf("keys %v: want row 3 the key after row 1's", keys)
+		}
+	}},
+	{"malformed statements", func(t *testing.T, d *door) {
+		for _, q := range []string{
+			"INSERT INTO orders (v VALUES (1)",
+			"INSERT INTO orders (v) VALUES ((1)",
+			"INSERT INTO orders (v) VALUES (1); INSERT INTO orders (v) VALUES (2)",
+		} {
+			_, err := d.exec(context.Background(), q)
+			var re *rewrite.Error
+			if !errors.As(err, &re) || re.Table != "orders" {
+				t.Errorf("%s: %v, want a *rewrite.Error about orders", q, err)
+			}
+		}
+		if n := d.count(t, "orders"); n != 0 {
+			t.Errorf("%d rows written", n)
+		}
+	}},
+	{"unknown column: the server's error", func(t *testing.T, d *door) {
+		_, err := d.exec(context.Background(), d.q("INSERT INTO orders (nosuch, v) VALUES (?, ?)"), 1, 2)
+		var re *rewrite.Error
+		if err == nil || !strings.Contains(err.Error(), "nosuch") || errors.As(err, &re) {
+			t.Errorf("%v, want the server's error naming nosuch", err)
+		}
+		if n := d.count(t, "orders"); n != 0 {
+			t.Errorf("%d rows written", n)
+		}
+	}},
+	{"duplicate own key: the server's error", func(t *testing.T, d *door) {
+		d.mustExec(t, "INSERT INTO orders (id, v) VALUES (?, ?)", 5, 1)
+		for _, q := range []string{"INSERT INTO orders (id, v) VALUES (?, ?)", "INSERT INTO orders (id, v) VALUES (0, 3), (?, ?)"} {
+			_, err := d.exec(context.Background(), d.q(q), 5, 2)
+			if !duplicate(d, err) {
+				t.Errorf("%s: %v, want the driver's duplicate key error", q, err)
+			}
+		}
+		if keys := d.keys(t, "orders", "id"); !maps.Equal(keys, map[int64]int64{1: 5}) {
+			t.Errorf("rows %v, want row 1 only", keys)
+		}
+	}},
+	{"LastInsertId names the first row's key", func(t *testing.T, d *door) {
+		o1 := d.mustExec(t, "INSERT INTO orders (id, v) VALUES (?, ?), (?, ?), (?, ?)", 0, 1, 0, 2, 0, 3)
+		o2 := d.mustExec(t, "INSERT INTO orders (v) VALUES (?), (?), (?)", 4, 5, 6)
+		keys := d.keys(t, "orders", "id")
+		generated(t, "row 1", keys[1], &o1)
+		generated(t, "row 4", keys[4], &o2)
+		if d.db != nil && (!o1.hasLast || !o2.hasLast) {
+			t.Errorf("database/sql: no LastInsertId: %+v, %+v", o1, o2)
+		}
+		if o1.affected != 3 || o2.affected != 3 {
+			t.Errorf("rows affected %d, %d, want 3", o1.affected, o2.affected)
+		}
+	}},
+	{"NamedExec writes back a slice of structs", func(t *testing.T, d *door) {
+		if d.db == nil {
+			return // pgxid has no NamedExec: pgx binds pgx.NamedArgs (see "pgx named arguments")
+		}
+		type order struct {
+			ID int64 `db:"id"`
+			V  int64 `db:"v"`
+		}
+		rows := []order{{V: 1}, {V: 2}, {ID: 55, V: 3}}
+		if _, err := d.db.NamedExec("INSERT INTO orders (v) VALUES (:v)", rows); err != nil {
+			t.Fatal(err)
+		}
+		listed := []*order{{V: 4}, {ID: 66, V: 5}}
+		if _, err := d.db.NamedExec("INSERT INTO orders (id, v) VALUES (:id, :v)", listed); err != nil {
+			t.Fatal(err)
+		}
+		keys := d.keys(t, "orders", "id")
+		for _, r := range append([]*order{&rows[0], &rows[1], &rows[2]}, listed...) {
+			if r.ID != keys[r.V] {
+				t.Errorf("row %d: written back %d, want the row's key %d", r.V, r.ID, keys[r.V])
+			}
+		}
+		generated(t, "row 1", keys[1], nil)
+		generated(t, "row 2", keys[2], nil)
+		generated(t, "row 4", keys[4], nil)
+		if keys[3] != 55 || keys[5] != 66 || keys[1] == keys[2] {
+			t.Errorf("keys %v: want the callers' 55 and 66 and distinct generated keys", keys)
+		}
+	}},
+	{"NamedExec writes back maps", func(t *testing.T, d *door) {
+		if d.db == nil {
+			return // pgxid has no NamedExec
+		}
+		m := map[string]any{"v": int64(1)}
+		if _, err := d.db.NamedExec("INSERT INTO orders (v) VALUES (:v)", m); err != nil {
+			t.Fatal(err)
+		}
+		ms := []map[string]any{{"v": int64(2)}, {"v": int64(3)}}
+		if _, err := d.db.NamedExec("INSERT INTO orders (v) VALUES (:v)", ms); err != nil {
+			t.Fatal(err)
+		}
+		keys := d.keys(t, "orders", "id")
+		for _, m := range append(ms, m) {
+			v := m["v"].(int64)
+			generated(t, fmt.Sprintf("row %d", v), keys[v], nil)
+			if m["id"] != keys[v] {
+				t.Errorf("row %d: written back %v, want the row's key %d", v, m["id"], keys[v])
+			}
+		}
+	}},
+	{"NamedExec that fails writes nothing back", func(t *testing.T, d *door) {
+		if d.db == nil {
+			return // pgxid has no NamedExec
+		}
+		d.mustExec(t, "INSERT INTO orders (id, v) VALUES (?, ?)", 5, 9)
+		type order struct {
+			ID int64 `db:"id"`
+			V  int64 `db:"v"`
+		}
+		for _, q := range []string{"INSERT INTO orders (v) VALUES (:v)", "INSERT INTO orders (id, v) VALUES (:id, :v)"} {
+			rows := []order{{V: 1}, {ID: 5, V: 2}} // the second row's key is taken
+			if _, err := d.db.NamedExec(q, rows); !duplicate(d, err) {
+				t.Errorf("%s: %v, want the driver's duplicate key error", q, err)
+			}
+			if rows[0].ID != 0 || rows[1].ID != 5 {
+				t.Errorf("%s: rows %+v, want their keys as they were", q, rows)
+			}
+			ms := []map[string]any{{"v": int64(1)}, {"v": int64(2), "id": int64(5)}}
+			if strings.Contains(q, ":id") {
+				ms[0]["id"] = int64(0) // named, so there
+			}
+			if _, err := d.db.NamedExec(q, ms); !duplicate(d, err) {
+				t.Errorf("%s: %v, want the driver's duplicate key error", q, err)
+			}
+			if id, ok := ms[0]["id"]; ok && id != int64(0) || ms[1]["id"] != int64(5) {
+				t.Errorf("%s: maps %v, want their keys as they were", q, ms)
+			}
+		}
+		if keys := d.keys(t, "orders", "id"); !maps.Equal(keys, map[int64]int64{9: 5}) {
+			t.Errorf("rows %v, want row 9 only", keys)
+		}
+	}},
+	{"context cancelled before the statement", func(t *testing.T, d *door) {
+		d.mustExec(t, "INSERT INTO seq (v) VALUES (?)", 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := d.exec(ctx, d.q("INSERT INTO seq (v) VALUES (?)"), 2); !errors.Is(err, context.Canceled) {
+			t.Errorf("%v, want context.Canceled", err)
+		}
+		d.mustExec(t, "INSERT INTO seq (v) VALUES (?)", 3)
+		if keys := d.keys(t, "seq", "id"); len(keys) != 2 || keys[3] != keys[1]+1 {
+			t.Errorf("keys %v: want no row 2, and row 3 the key after row 1's (no key drawn)", keys)
+		}
+	}},
+	{"1,000 rows in one statement", func(t *testing.T, d *door) {
+		const n = 1000
+		var args, listed []any
+		for v := 1; v <= n; v++ {
+			args = append(args, v)
+			listed = append(listed, []any{0, nil}[v%2], n+v)
+		}
+		o := d.mustExec(t, "INSERT INTO orders (v) VALUES "+repeatRows("(?)", n), args...)
+		d.mustExec(t, "INSERT INTO orders (id, v) VALUES "+repeatRows("(?, ?)", n), listed...)
+		keys := d.keys(t, "orders", "id")
+		generated(t, "row 1", keys[1], &o)
+		seen := map[int64]bool{}
+		for v, k := range keys {
+			generated(t, fmt.Sprintf("row %d", v), k, nil)
+			seen[k] = true
+		}
+		if len(keys) != 2*n || len(seen) != 2*n || o.affected != n {
+			t.Errorf("%d rows, %d distinct keys, %d affected: want %d, %d, %d", len(keys), len(seen), o.affected, 2*n, 2*n, n)
+		}
+	}},
+	{"DEFAULT VALUES", func(t *testing.T, d *door) {
+		// MySQL has no DEFAULT VALUES: refused, and () VALUES () is its
+		// row of defaults.
+		q := "INSERT INTO orders DEFAULT VALUES"
+		if d.dialect == "mysql" {
+			var re *rewrite.Error
+			if _, err := d.exec(context.Background(), q); !errors.As(err, &re) {
+				t.Errorf("DEFAULT VALUES: %v, want a *rewrite.Error", err)
+			}
+			q = "INSERT INTO orders () VALUES ()"
+		}
+		o := d.mustExec(t, q)
+		keys := d.keys(t, "orders", "id")
+		generated(t, "the row", keys[0], &o)
+		if len(keys) != 1 {
+			t.Errorf("rows %v, want one", keys)
+		}
+	}},
+	{"keywords and names in any case", func(t *testing.T, d *door) {
+		o := d.mustExec(t, "iNsErT InTo orders (V) vAlUeS (?)", 1)
+		o2 := d.mustExec(t, "insert into orders (ID, v) values (?, ?)", 0, 2)
+		d.mustExec(t, "INSERT INTO orders (Id, V) VALUES (?, ?)", 3, 3)
+		keys := d.keys(t, "orders", "id")
+		generated(t, "row 1", keys[1], &o)
+		generated(t, "row 2", keys[2], &o2)
+		if keys[3] != 3 || keys[1] == keys[2] {
+			t.Errorf("keys %v: want distinct generated keys and row 3 the caller's 3", keys)
+		}
+	}},
+	{"two doors sharing one Keys", func(t *testing.T, d *door) {
+		// Statements through the door and a second one on the same Keys,
+		// alternating: distinct keys, and seq's count up by one across
+		// both (one segment, shared).
+		ctx := context.Background()
+		for i := int64(1); i <= 20; i++ {
+			exec := d.exec
+			if i%2 == 0 {
+				exec = d.twin
+			}
+			for _, s := range []struct {
+				q    string
+				args []any
+			}{
+				{"INSERT INTO orders (id, v) VALUES (?, ?)", []any{0, i}},
+				{"INSERT INTO seq (v) VALUES (?)", []any{i}},
+				{"INSERT INTO accounts (user_id, v) VALUES (?, ?)", []any{i, i}},
+			} {
+				if _, err := exec(ctx, d.q(s.q), s.args...); err != nil {
+					t.Fatalf("statement %d: %s: %v", i, s.q, err)
+				}
+			}
+		}
+		orders, seq, accounts := d.keys(t, "orders", "id"), d.keys(t, "seq", "id"), d.keys(t, "accounts", "id")
+		seen := map[int64]bool{}
+		for i := int64(1); i <= 20; i++ {
+			generated(t, fmt.Sprintf("orders row %d", i), orders[i], nil)
+			if seen[orders[i]] || seen[-accounts[i]] || accounts[i] <= 0 || seq[i] != seq[1]+i-1 {
+				t.Errorf("row %d: orders key %d, accounts key %d, seq key %d (row 1's %d): want new keys, and seq's one after the last", i, orders[i], accounts[i], seq[i], seq[1])
+			}
+			seen[orders[i]], seen[-accounts[i]] = true, true
+		}
+		if len(orders) != 20 || len(seq) != 20 || len(accounts) != 20 {
+			t.Errorf("rows %d, %d, %d, want 20 of each", len(orders), len(seq), len(accounts))
+		}
+	}},
 }
 
 // frontDoorSchema is the schema of the cases; auto is plain's own key.
@@ -400,6 +1207,9 @@ func frontDoorSchema(auto string) []string {
 		"CREATE TABLE accounts (id BIGINT NOT NULL PRIMARY KEY, user_id BIGINT, v INT)",
 		"CREATE TABLE {Q}Audit{Q} ({Q}Key{Q} BIGINT NOT NULL PRIMARY KEY, v INT)",
 		"CREATE TABLE plain (id " + auto + ", v INT)",
+		"CREATE TABLE seq (id BIGINT NOT NULL PRIMARY KEY, v INT)",
+		"CREATE TABLE cappedseg (id BIGINT NOT NULL PRIMARY KEY, v INT)",
+		// nokey, late and narrow: made by their cases.
 	}
 }
 
@@ -414,13 +1224,22 @@ func frontDoorConfig() *idsql.Config {
 		// shard in its low 2 bits.
 		"accounts": {Strategy: idsql.Segment, Step: 10, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 2}},
 		`"Audit"`:  {Strategy: idsql.Snowflake, Column: "Key"},
+		// Tables whose cases make them: nokey without its key column
+		// (id), late after the first INSERT, narrow with a 32-bit key.
+		"nokey":  {Strategy: idsql.Snowflake},
+		"late":   {Strategy: idsql.Snowflake},
+		"narrow": {Strategy: idsql.Snowflake},
+		// Segment keys count up by one: seq's show whether a key was
+		// drawn; cappedseg's end at 3.
+		"seq":       {Strategy: idsql.Segment, Step: 10},
+		"cappedseg": {Strategy: idsql.Segment, Step: 10, MaxID: 3},
 	}}
 }
 
 // emptyTables deletes every row of the case tables.
 func emptyTables(t *testing.T, d *door) {
 	t.Helper()
-	for _, table := range []string{"orders", "keepz", "users", "capped", "accounts", "{Q}Audit{Q}", "plain"} {
+	for _, table := range []string{"orders", "keepz", "users", "capped", "accounts", "{Q}Audit{Q}", "plain", "seq", "cappedseg"} {
 		if _, err := d.exec(context.Background(), d.q("DELETE FROM "+table)); err != nil {
 			t.Fatalf("%s: empty %s: %v", d.name, table, err)
 		}
@@ -479,6 +1298,8 @@ func sqlDoor(t *testing.T, driverName string) *door {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	d.twin = pgxTwin(t, dsn, db.Keys())
+	d.schema = schemaOf(t, raw, d.dialect)
 	return sqlFront(d, db, raw)
 }
 
@@ -513,7 +1334,40 @@ func sqlFront(d *door, db *idsql.DB, raw *sql.DB) *door {
 		return func(args ...any) (outcome, error) { return sqlOutcome(st.ExecContext(ctx, args...)) }, nil
 	}
 	d.pairs = rawPairs(raw)
+	d.raw = rawExec(raw)
+	d.begin = func(ctx context.Context) (*doorTx, error) {
+		tx, err := db.BeginTxx(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &doorTx{
+			exec: func(ctx context.Context, q string, args ...any) (outcome, error) {
+				return sqlOutcome(tx.ExecContext(ctx, q, args...))
+			},
+			commit: tx.Commit, rollback: tx.Rollback,
+		}, nil
+	}
+	d.keySet = db.Keys()
 	return d
+}
+
+// rawExec runs statements on raw.
+func rawExec(raw *sql.DB) func(ctx context.Context, q string) error {
+	return func(ctx context.Context, q string) error {
+		_, err := raw.ExecContext(ctx, q)
+		return err
+	}
+}
+
+// schemaOf returns the schema (MySQL: database) raw's tables are in.
+func schemaOf(t *testing.T, raw *sql.DB, dialect string) string {
+	t.Helper()
+	q := map[string]string{"postgres": "SELECT current_schema()", "mysql": "SELECT DATABASE()", "sqlite": "SELECT 'main'"}[dialect]
+	var s string
+	if err := raw.QueryRow(q).Scan(&s); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return s
 }
 
 // rawPairs reads pairs of integers on raw.
@@ -576,6 +1430,8 @@ func mysqlDoor(t *testing.T, interpolate bool) *door {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	d.twin = sqlTwin(t, "mysql", dsn, db.Keys())
+	d.schema = schemaOf(t, raw, d.dialect)
 	return sqlFront(d, db, raw)
 }
 
@@ -606,6 +1462,8 @@ func sqliteDoor(t *testing.T) *door {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	d.twin = sqlTwin(t, "sqlite", dsn, db.Keys())
+	d.schema = schemaOf(t, raw, d.dialect)
 	return sqlFront(d, db, raw)
 }
 
@@ -620,7 +1478,10 @@ func pgxDoor(t *testing.T, over string) *door {
 		t.Fatal(err)
 	}
 	var q pgxid.Querier
+	var tx pgx.Tx
 	d.pairs = rawPairs(raw)
+	d.raw = rawExec(raw)
+	d.schema = schemaOf(t, raw, d.dialect)
 	switch over {
 	case "pool":
 		pool, err := pgxpool.New(ctx, dsn)
@@ -637,12 +1498,16 @@ func pgxDoor(t *testing.T, over string) *door {
 		t.Cleanup(func() { conn.Close(ctx) })
 		q = conn
 		if over == "tx" {
-			tx, err := conn.Begin(ctx)
-			if err != nil {
+			var err error
+			if tx, err = conn.Begin(ctx); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { tx.Rollback(ctx) })
 			q = tx
+			d.raw = func(ctx context.Context, q string) error {
+				_, err := tx.Exec(ctx, q)
+				return err
+			}
 			// The rows are in the transaction: read them there.
 			d.pairs = func(ctx context.Context, q string) ([][2]sql.NullInt64, error) {
 				rows, err := tx.Query(ctx, q)
@@ -662,6 +1527,8 @@ func pgxDoor(t *testing.T, over string) *door {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	d.keySet = db.Keys()
+	d.twin = sqlTwin(t, "pgx", dsn, db.Keys())
 	d.exec = func(ctx context.Context, q string, args ...any) (outcome, error) {
 		tag, err := db.Exec(ctx, q, args...)
 		return outcome{affected: tag.RowsAffected()}, err
@@ -672,6 +1539,23 @@ func pgxDoor(t *testing.T, over string) *door {
 			return nil, err
 		}
 		return pgx.CollectRows(rows, pgx.RowTo[int64])
+	}
+	if tx != nil {
+		d.exec, d.ints = savepoint(tx, d.exec), savepoint(tx, d.ints)
+	}
+	d.begin = func(ctx context.Context) (*doorTx, error) {
+		tx, err := db.Begin(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &doorTx{
+			exec: func(ctx context.Context, q string, args ...any) (outcome, error) {
+				tag, err := tx.Exec(ctx, q, args...)
+				return outcome{affected: tag.RowsAffected()}, err
+			},
+			commit:   func() error { return tx.Commit(ctx) },
+			rollback: func() error { return tx.Rollback(ctx) },
+		}, nil
 	}
 	n := 0
 	d.prepare = func(ctx context.Context, q string) (func(...any) (outcome, error), error) {
@@ -691,4 +1575,60 @@ func pgxDoor(t *testing.T, over string) *door {
 		return func(args ...any) (outcome, error) { return d.exec(ctx, name, args...) }, nil
 	}
 	return d
+}
+
+// savepoint runs each statement of f in a savepoint of tx, rolled back to
+// when the statement fails: a failed statement aborts a PostgreSQL
+// transaction, and the cases go on after the errors they expect, as an
+// application using savepoints would.
+func savepoint[T any](tx pgx.Tx, f func(ctx context.Context, q string, args ...any) (T, error)) func(ctx context.Context, q string, args ...any) (T, error) {
+	return func(ctx context.Context, q string, args ...any) (T, error) {
+		// Not under ctx: a case's cancelled context is for the statement.
+		sctx := context.WithoutCancel(ctx)
+		if _, err := tx.Exec(sctx, "SAVEPOINT door_statement"); err != nil {
+			var zero T
+			return zero, err
+		}
+		out, err := f(ctx, q, args...)
+		end := "RELEASE SAVEPOINT door_statement"
+		if err != nil {
+			end = "ROLLBACK TO SAVEPOINT door_statement"
+		}
+		if _, err2 := tx.Exec(sctx, end); err2 != nil && err == nil {
+			err = err2
+		}
+		return out, err
+	}
+}
+
+// sqlTwin opens a database/sql door on dsn with keys (Options.Keys), and
+// returns its exec.
+func sqlTwin(t *testing.T, driverName, dsn string, keys *idsql.Keys) func(ctx context.Context, q string, args ...any) (outcome, error) {
+	db, err := idsql.Open(driverName, dsn, frontDoorConfig(), idsql.Options{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return func(ctx context.Context, q string, args ...any) (outcome, error) {
+		return sqlOutcome(db.ExecContext(ctx, q, args...))
+	}
+}
+
+// pgxTwin opens pgxid over a pool on dsn with keys (Options.Keys), and
+// returns its exec.
+func pgxTwin(t *testing.T, dsn string, keys *idsql.Keys) func(ctx context.Context, q string, args ...any) (outcome, error) {
+	pool, err := pgxpool.New(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	db, err := pgxid.New(pool, frontDoorConfig(), pgxid.Options{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return func(ctx context.Context, q string, args ...any) (outcome, error) {
+		tag, err := db.Exec(ctx, q, args...)
+		return outcome{affected: tag.RowsAffected()}, err
+	}
 }

@@ -847,9 +847,9 @@ func (r *countResult) RowsAffected() (int64, error) { return r.n, nil }
 // MariaDB a one-row upsert that inserted answers its key; on PostgreSQL
 // and SQLite an upsert always answers 0: use RETURNING. One whose rows
 // all kept the caller's keys answers what the inner driver answers. A
-// statement that inserted some rows but not the first still answers the
-// first row's key, which is then not in the table: check RowsAffected,
-// or use RETURNING.
+// multi-row statement that skipped some of its rows (INSERT IGNORE, ON
+// CONFLICT DO NOTHING) answers 0, as it cannot tell which were written:
+// use RETURNING.
 func (r *result) LastInsertId() (int64, error) {
 	n, err := r.inner.RowsAffected()
 	if err != nil {

@@ -542,7 +542,9 @@ var frontDoorCases = []struct {
 			outs[i] = d.mustExec(t, n.q, append(n.args, 20+i)...)
 		}
 		d.mustExec(t, own, 6, 2, 8, 4)
-		keys := d.keys(t, "narrow", "id")
+		// A text of its own again: the pgx.Tx door's cached plan of the
+		// first read would refuse the changed result type.
+		keys := d.keys(t, "narrow AS n", "n.id")
 		for i := range needs {
 			generated(t, fmt.Sprintf("row %d", 20+i), keys[int64(20+i)], &outs[i])
 		}

@@ -15,7 +15,9 @@ import (
 // as it was not at all (MySQL and MariaDB, unless the client asked for
 // found rows: CLIENT_FOUND_ROWS).
 //
-// A statement that wrote no row wrote none of its keys. An upsert (ON
+// A statement that wrote no row wrote none of its keys, and one that
+// wrote fewer rows than it has (INSERT IGNORE, ON CONFLICT DO NOTHING,
+// INSERT OR IGNORE skipped some) does not say which. An upsert (ON
 // CONFLICT ... DO UPDATE, ON DUPLICATE KEY UPDATE) may have updated an
 // existing row, which keeps its own key: its generated key is known to be
 // written only for a single row that MySQL counts once (inserted).
@@ -26,7 +28,9 @@ func Known(p *rewrite.Plan, affected int64, countsUpdates bool) bool {
 	case affected == 0:
 		return false
 	case !p.Upsert:
-		return true
+		// INSERT IGNORE, ON CONFLICT DO NOTHING, INSERT OR IGNORE: a row
+		// may have been skipped, and which one is not said.
+		return affected < 0 || affected >= int64(p.Rows)
 	}
 	return countsUpdates && p.Rows == 1 && affected == 1
 }

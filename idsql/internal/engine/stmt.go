@@ -82,6 +82,9 @@ func (e *Engine) State(ctx context.Context, cat *Catalog, p *rewrite.Plan) (*Stm
 // its size draws no key.
 func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver.NamedValue, given []int64,
 	idBuf []int64, argBuf []driver.NamedValue, box *Boxer) ([]driver.NamedValue, []int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err // nothing drawn for a statement that will not be sent
+	}
 	p := st.Plan
 	need := p.Need(args)
 	if need > 0 && p.Listed() && (st.narrow || !st.checked) {

@@ -239,7 +239,7 @@ func printBanner(w io.Writer, addr string, cfg *idsql.Config, d *database, embed
 	}
 	where := "no database"
 	if d != nil {
-		where = d.driver
+		where = d.dialect.String()
 		if d.path != "" {
 			where += " " + d.path
 		}

@@ -546,7 +546,15 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 		return fail("heartbeat", "%s is negative", h.Heartbeat)
 	}
 	// What is particular to the kind, the kind checks: the keys it needs,
-	// their values, and which keys it reads at all.
+	// their values, and which keys it reads at all. A key no kind reads
+	// is a misspelling, said first; one that another kind reads comes
+	// after the kind's check, which may know better ("the etcd holder
+	// takes its addresses in holder.endpoints").
+	for _, key := range h.kindKeys() {
+		if !contains(hk.Keys, key) && len(kinds.HolderKeyUsers(key)) == 0 {
+			return &FieldError{Field: "holder." + key, Err: unreadKey(kind, key)}
+		}
+	}
 	if hk.Check != nil {
 		if err := hk.Check(h.settings()); err != nil {
 			var ke *kinds.KeyError

@@ -56,6 +56,7 @@ import (
 	_ "github.com/lib/pq"
 
 	_ "github.com/idsql/idsql/holder/etcd"      // holder.kind: etcd
+	_ "github.com/idsql/idsql/holder/mysql"     // holder.kind: mysql
 	_ "github.com/idsql/idsql/holder/postgres"  // holder.kind: postgres
 	_ "github.com/idsql/idsql/holder/zookeeper" // holder.kind: zookeeper
 	"github.com/idsql/idsql/idsql"

@@ -35,7 +35,7 @@ func TestRegistersMySQL(t *testing.T) {
 
 // The registered kind hands out worker IDs from idsql_workers on the
 // MariaDB test server, and names itself mysql in the rows.
-func TestLeaseOnMariaDB(t *testing.T) {
+func TestMySQLLeaseOnMariaDB(t *testing.T) {
 	ctx := context.Background()
 	db, _ := mysqltest.Open(t)
 	reg := registry.New(db, registry.Settings{AcceptLazyCommits: true})

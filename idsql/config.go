@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/kinds"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -41,16 +45,24 @@ const (
 	HolderEtcd      HolderKind = "etcd"
 )
 
-// checkWorkerTable refuses a database holder kind (postgres, mysql) that
-// does not name the dialect of the worker table's database reg: MySQL's
-// table chosen with kind postgres, or PostgreSQL's with kind mysql. Other
-// kinds, no registry, and a registry without a dialect (the holder says
-// why) pass.
+// checkWorkerTable refuses a holder kind that keeps its leases in the
+// worker table of a database of one dialect (kinds.Holder.WorkerTable:
+// postgres, mysql) when the worker table's database reg is of another:
+// MySQL's table chosen with kind postgres, or PostgreSQL's with kind
+// mysql. Other kinds, no registry, and a registry without a dialect (the
+// holder says why) pass.
 func (k HolderKind) checkWorkerTable(reg *registry.Registry) error {
-	if reg == nil || k != HolderPostgres && k != HolderMySQL {
+	if reg == nil {
 		return nil
 	}
-	want, _ := dialect.ByName(string(k)) // the kinds are dialect names
+	kind, err := holderKind(k)
+	if err != nil || kind.WorkerTable == "" {
+		return nil
+	}
+	want, err := dialect.ByName(kind.WorkerTable)
+	if err != nil {
+		return &FieldError{Field: "holder.kind", Err: fmt.Errorf("%s: %w", k, err)}
+	}
 	if got, err := reg.Dialect(); err == nil && got != want {
 		return &FieldError{Field: "holder.kind", Err: fmt.Errorf("%s names a %s worker table, but the database is %s: set holder.kind: %s", k, want, got, got)}
 	}
@@ -66,7 +78,9 @@ const DefaultStep = 1000
 
 // DefaultTickTime is holder.tick_time when the configuration gives none:
 // the tickTime of ZooKeeper's sample configuration (zoo_sample.cfg), which
-// most deployments keep.
+// most deployments keep. The zookeeper holder checks against its own copy,
+// zookeeper.DefaultTickTime (package idsql links no ZooKeeper code); this
+// one stays for programs that name it.
 const DefaultTickTime = 2 * time.Second
 
 // Config is idsql's configuration, usually loaded from idsql.yaml with Load.
@@ -192,6 +206,11 @@ type HolderConfig struct {
 	// default it is refused with registry.ErrNotDurable. It has no effect
 	// on PostgreSQL, where each lease commit asks for a synchronous commit.
 	AcceptLazyCommits bool `yaml:"accept_lazy_commits"`
+	// Options holds the keys of the holder section that no field above
+	// has: a holder kind's own keys (kinds.Holder.Keys), handed to the kind
+	// as they were decoded (kinds.HolderSettings.Options). A key that the
+	// configured kind does not list is refused.
+	Options map[string]any `yaml:",inline"`
 }
 
 // lastProcessWorker is the largest worker ID a process may lease: the
@@ -499,24 +518,6 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 	if h.Mode != "" && !contains(allowed, h.Mode) {
 		return fail("mode", "%q is not a mode of the %s holder (want %s)", h.Mode, kind, strings.Join(allowed, ", "))
 	}
-	if kind == HolderZooKeeper && len(h.Servers) == 0 {
-		return fail("servers", "the zookeeper holder needs at least one server")
-	}
-	if kind != HolderZooKeeper && len(h.Servers) > 0 {
-		if kind == HolderEtcd {
-			return fail("servers", "the etcd holder takes its addresses in holder.endpoints")
-		}
-		return fail("servers", "only the zookeeper holder uses servers")
-	}
-	if kind == HolderEtcd && len(h.Endpoints) == 0 {
-		return fail("endpoints", "the etcd holder needs at least one endpoint")
-	}
-	if kind != HolderEtcd && len(h.Endpoints) > 0 {
-		if kind == HolderZooKeeper {
-			return fail("endpoints", "the zookeeper holder takes its addresses in holder.servers")
-		}
-		return fail("endpoints", "only the etcd holder uses endpoints")
-	}
 	if h.DatabaseWorkers < 0 || h.DatabaseWorkers > layout.MaxWorker() {
 		return fail("database_workers", "%d is outside 0..%d: the layout %s has %d worker IDs, and processes need at least one",
 			h.DatabaseWorkers, layout.MaxWorker(), layout.Name, layout.MaxWorker()+1)
@@ -541,34 +542,94 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 	if h.TickTime < 0 {
 		return fail("tick_time", "%s is negative", h.TickTime)
 	}
-	if kind != HolderZooKeeper && h.TickTime != 0 {
-		return fail("tick_time", "only the zookeeper holder uses tick_time")
-	}
 	if h.Heartbeat < 0 {
 		return fail("heartbeat", "%s is negative", h.Heartbeat)
 	}
-	switch kind {
-	case HolderPostgres, HolderMySQL:
-		hb := h.HeartbeatOrDefault()
-		if minTTL := 2 * hb; h.SessionTimeout != 0 && h.SessionTimeout < minTTL {
-			return fail("session_timeout", "%s is shorter than two heartbeats of the worker registry: the %s holder's lease TTL must be at least %s (2 x holder.heartbeat %s)",
-				h.SessionTimeout, kind, minTTL, hb)
-		}
-	case HolderZooKeeper:
-		tick, tickFrom := h.TickTime, "holder.tick_time"
-		if tick == 0 {
-			tick, tickFrom = DefaultTickTime, "the default holder.tick_time"
-		}
-		st, stFrom := h.SessionTimeout, ""
-		if st == 0 {
-			st, stFrom = hk.DefaultSessionTimeout, "the default "
-		}
-		if lo, hi := 2*tick, 20*tick; st < lo || st > hi {
-			return fail("session_timeout", "%s%s is outside [%s, %s], the session timeouts ZooKeeper negotiates with %s %s (2 to 20 ticks)",
-				stFrom, st, lo, hi, tickFrom, tick)
+	// What is particular to the kind, the kind checks: the keys it needs,
+	// their values, and which keys it reads at all. A key no kind reads
+	// is a misspelling, said first; one that another kind reads comes
+	// after the kind's check, which may know better ("the etcd holder
+	// takes its addresses in holder.endpoints").
+	for _, key := range h.kindKeys() {
+		if !contains(hk.Keys, key) && len(kinds.HolderKeyUsers(key)) == 0 {
+			return &FieldError{Field: "holder." + key, Err: unreadKey(kind, key)}
 		}
 	}
+	if hk.Check != nil {
+		if err := hk.Check(h.settings()); err != nil {
+			var ke *kinds.KeyError
+			if errors.As(err, &ke) {
+				return &FieldError{Field: "holder." + ke.Key, Err: ke.Err}
+			}
+			return &FieldError{Field: "holder", Err: fmt.Errorf("the %s holder: %w", kind, err)}
+		}
+	}
+	for _, key := range h.kindKeys() {
+		if contains(hk.Keys, key) {
+			continue
+		}
+		return &FieldError{Field: "holder." + key, Err: unreadKey(kind, key)}
+	}
 	return nil
+}
+
+// kindKeys returns the keys of the holder section that only some kinds
+// read (kinds.Holder.Keys) and that h sets, in order: the fields servers,
+// endpoints and tick_time, then Options. (session_timeout and workers
+// every kind takes: a kind without a session or a static map ignores
+// them.)
+func (h HolderConfig) kindKeys() []string {
+	var keys []string
+	for _, k := range []struct {
+		key string
+		set bool
+	}{
+		{"servers", len(h.Servers) > 0},
+		{"endpoints", len(h.Endpoints) > 0},
+		{"tick_time", h.TickTime != 0},
+	} {
+		if k.set {
+			keys = append(keys, k.key)
+		}
+	}
+	return append(keys, slices.Sorted(maps.Keys(h.Options))...)
+}
+
+// unreadKey is the error for a holder key that the configured kind does
+// not read: it names the kinds that do, or, for a key no kind linked in
+// reads and the configuration has no field for, the keys there are.
+func unreadKey(kind HolderKind, key string) error {
+	users := kinds.HolderKeyUsers(key)
+	switch {
+	case len(users) == 1:
+		return fmt.Errorf("only the %s holder uses %s", users[0], key)
+	case len(users) > 1:
+		return fmt.Errorf("only the %s and %s holders use %s", strings.Join(users[:len(users)-1], ", "), users[len(users)-1], key)
+	}
+	known := yamlKeys()[reflect.TypeOf(HolderConfig{}).String()]
+	if contains(known, key) {
+		return fmt.Errorf("the %s holder does not use %s", kind, key)
+	}
+	for _, k := range kinds.HolderKeys() {
+		if !contains(known, k) {
+			known = append(known, k)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown key %q", key)
+	if near := nearestKey(key, known); near != "" {
+		fmt.Fprintf(&b, "; did you mean %q?", near)
+	}
+	fmt.Fprintf(&b, " (keys here: %s)", strings.Join(known, ", "))
+	return errors.New(b.String())
+}
+
+// settings returns what the holder kind is made from and checked
+// against, from the configuration alone (no cache directory, clock or
+// registry).
+func (h HolderConfig) settings() kinds.HolderSettings {
+	return kinds.HolderSettings{Mode: h.Mode, Servers: h.Servers, Endpoints: h.Endpoints, Workers: h.Workers,
+		SessionTimeout: h.SessionTimeout, TickTime: h.TickTime, Heartbeat: h.HeartbeatOrDefault(), Options: h.Options}
 }
 
 func contains(list []string, s string) bool {

@@ -85,15 +85,12 @@ func MigrateWith(ctx context.Context, db *sql.DB, cfg *Config, o MigrateOptions)
 	if err != nil {
 		return fmt.Errorf("idsql: migrate: %w", err)
 	}
-	if d == dialect.MySQL {
-		var version string
-		if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
-			return fmt.Errorf("idsql: migrate: database defaults: %w", err)
-		}
-		if !strings.Contains(strings.ToLower(version), "mariadb") {
-			return fmt.Errorf("idsql: migrate: database defaults on MySQL %s: %w: MySQL has no sequences "+
-				"(a BEFORE INSERT trigger would be needed; not implemented)", version, ErrNoDBDefault)
-		}
+	switch server, err := d.Sequenceless(ctx, db); {
+	case err != nil:
+		return fmt.Errorf("idsql: migrate: database defaults: %w", err)
+	case server != "":
+		return fmt.Errorf("idsql: migrate: database defaults on %s: %w: it has no sequences "+
+			"(a BEFORE INSERT trigger would be needed; not implemented)", server, ErrNoDBDefault)
 	}
 	stmts, err := dbDefaults(d, cfg, o.DBBlock)
 	if err != nil {

@@ -43,12 +43,9 @@ func chooseDialect(cfg *Config, driverName string, drv driver.Driver) (dialect.D
 // from it: the caller's driver name when sqlx reads it as the dialect's
 // placeholders, else a name sqlx knows for the dialect.
 func sqlxName(driverName string, d dialect.Dialect) string {
-	want, canonical := sqlx.DOLLAR, "postgres"
+	want, canonical := sqlx.DOLLAR, d.SQLXName()
 	if d.Bind() == dialect.Question {
-		want, canonical = sqlx.QUESTION, "mysql"
-		if d == dialect.SQLite {
-			canonical = "sqlite3"
-		}
+		want = sqlx.QUESTION
 	}
 	switch got := sqlx.BindType(driverName); {
 	case driverName == "":

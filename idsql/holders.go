@@ -46,12 +46,9 @@ func (k *Keys) holder() (holder.Holder, error) {
 			return nil, err
 		}
 	}
-	servers := hc.Servers
-	if len(hc.Endpoints) > 0 { // etcd's; Validate allows one of the two
-		servers = hc.Endpoints
-	}
-	h, err := kind.New(kinds.HolderSettings{Mode: hc.Mode, Servers: servers, Workers: k.workers,
-		SessionTimeout: hc.SessionTimeout, CacheDir: dir, Now: k.opts.now(), Registry: k.opts.Registry})
+	s := hc.settings()
+	s.Workers, s.CacheDir, s.Now, s.Registry = k.workers, dir, k.opts.now(), k.opts.Registry
+	h, err := kind.New(s)
 	if err != nil {
 		return nil, err
 	}

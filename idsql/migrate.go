@@ -76,12 +76,13 @@ func MigrateIn(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) erro
 
 // quotings returns the dialects whose identifier quoting reads db's
 // tables: db's own (dialect.Of, raw or wrapped), or, for a driver it does
-// not know, PostgreSQL's (SQLite's too) and then MySQL's.
+// not know, one of each quoting style (dialect.QuoteStyles: "name", then
+// `name`).
 func quotings(db *sql.DB) []dialect.Dialect {
 	if d, err := dialect.Of(db); err == nil {
 		return []dialect.Dialect{d}
 	}
-	return []dialect.Dialect{dialect.PostgreSQL, dialect.MySQL}
+	return dialect.QuoteStyles()
 }
 
 // tableExists probes a configured (hence well-formed) table name, quoted

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/idsql/idsql/internal/dialect"
 )
 
 // ErrSharedSQLiteFile reports a segment store in the application's own
@@ -24,11 +22,12 @@ var ErrSharedSQLiteFile = errors.New("idsql: the segment store is in the applica
 // database; empty for an in-memory one.
 const sqliteMainFile = "SELECT file FROM pragma_database_list WHERE name = 'main'"
 
-// checkSQLiteStore refuses, on SQLite, a segment store (one with a DB, as
-// sqlitestore's has) in the file cn is on. The first connection that
-// passes settles it for the Connector.
+// checkSQLiteStore refuses, where the segment store must be a database of
+// its own (dialect.SegmentStoreApart: SQLite), a segment store (one with a
+// DB, as sqlitestore's has) in the file cn is on. The first connection
+// that passes settles it for the Connector.
 func (c *Connector) checkSQLiteStore(ctx context.Context, cn *conn) error {
-	if c.dialect != dialect.SQLite || c.sqliteChecked.Load() {
+	if !c.dialect.SegmentStoreApart() || c.sqliteChecked.Load() {
 		return nil
 	}
 	s, ok := c.keys.opts.SegmentStore.(interface{ DB() *sql.DB })

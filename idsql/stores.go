@@ -49,7 +49,7 @@ func StoresFor(db *sql.DB, hc HolderConfig) (Stores, error) {
 	} else if s.Segments, err = segmentStore(db, d); err != nil {
 		return Stores{}, err
 	}
-	if s.Workers == nil && d != dialect.SQLite {
+	if s.Workers == nil && d.HasWorkerTable() {
 		s.Workers = registry.New(db, registry.Settings{Heartbeat: hc.Heartbeat, Dialect: d.String(),
 			AcceptLazyCommits: hc.AcceptLazyCommits})
 	}

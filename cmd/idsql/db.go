@@ -18,17 +18,18 @@ import (
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 const dsnHelp = "database: postgres://... (or any lib/pq DSN), mysql://user:pass@host:port/db or user:pass@tcp(host:port)/db (MySQL, MariaDB), or sqlite:PATH for idsql's own SQLite file (the segment store); default $IDSQL_DSN"
 
 // database is an opened --dsn: the pool and idsql's stores on it.
 type database struct {
-	db     *sql.DB
-	driver string // "postgres", "mysql" or "sqlite"
-	dsn    string // the driver's DSN (go-sql-driver's form for MySQL)
-	path   string // the SQLite file
-	stores idsql.Stores
+	db      *sql.DB
+	dialect dialect.Dialect
+	dsn     string // the driver's DSN (go-sql-driver's form for MySQL)
+	path    string // the SQLite file
+	stores  idsql.Stores
 	// lazy: a MySQL server that does not make every commit durable, which
 	// the DSN said to accept (see mysqlDSN).
 	lazy bool
@@ -49,18 +50,17 @@ func sqlitePath(dsn string) (string, bool) {
 // sync_binlog other than 1 with the binary log on) for the worker table.
 const lazyParam = "accept_lazy_commits"
 
-// isMySQL reports whether dsn is a MySQL DSN: a mysql:// or mariadb:// URL,
-// or go-sql-driver's user:pass@tcp(host:port)/db form.
-func isMySQL(dsn string) bool {
-	if strings.HasPrefix(dsn, "mysql://") || strings.HasPrefix(dsn, "mariadb://") {
-		return true
-	}
-	for _, p := range []string{"@tcp(", "@tcp6(", "@unix("} {
-		if strings.Contains(dsn, p) {
-			return true
-		}
-	}
-	return strings.HasPrefix(dsn, "tcp(") || strings.HasPrefix(dsn, "unix(")
+// driverDSNs are how the CLI hands a --dsn to the drivers it links, by
+// driver name (dialect.DriverName of the DSN's dialect, see
+// dialect.ForDSN): each turns the DSN into the driver's own form and
+// returns whether it carried accept_lazy_commits=true and the DSN to show
+// in messages (the password hidden). A driver without an entry takes the
+// DSN as it is (lib/pq reads URLs and key=value alike).
+var driverDSNs = map[string]func(dsn string) (out string, lazy bool, shown string, err error){
+	"mysql": func(dsn string) (string, bool, string, error) {
+		out, lazy, err := mysqlDSN(dsn)
+		return out, lazy, redactMySQL(out), err
+	},
 }
 
 // mysqlDSN turns a MySQL DSN of either form into go-sql-driver's, with
@@ -132,17 +132,17 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &database{db: store.DB(), driver: "sqlite", dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}, nil
+		return &database{db: store.DB(), dialect: dialect.ForDSN(dsn), dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}, nil
 	}
-	driverName, shown, lazy := "postgres", redact(dsn), false
-	if isMySQL(dsn) {
+	dd := dialect.ForDSN(dsn)
+	shown, lazy := redact(dsn), false
+	if toDriver, ok := driverDSNs[dd.DriverName()]; ok {
 		var err error
-		if dsn, lazy, err = mysqlDSN(dsn); err != nil {
+		if dsn, lazy, shown, err = toDriver(dsn); err != nil {
 			return nil, usagef("--dsn: %v", err)
 		}
-		driverName, shown = "mysql", redactMySQL(dsn)
 	}
-	db, err := sql.Open(driverName, dsn)
+	db, err := sql.Open(dd.DriverName(), dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -155,7 +155,7 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 		db.Close()
 		return nil, err
 	}
-	return &database{db: db, driver: driverName, dsn: dsn, lazy: lazy, stores: stores}, nil
+	return &database{db: db, dialect: dd, dsn: dsn, lazy: lazy, stores: stores}, nil
 }
 
 // redactMySQL hides the password of a go-sql-driver DSN.

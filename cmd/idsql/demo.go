@@ -13,10 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // demoConfig is the configuration the demo prints and runs on; %[1]s is
@@ -99,18 +98,18 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 			return err
 		}
 		say("files: %s (the application's tables), %s (idsql's segment store)\n", filepath.Base(path), "idsql.db")
-		d = &database{db: app, driver: "sqlite", dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}
+		d = &database{db: app, dialect: dialect.ForDSN("sqlite:" + path), dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}
 	} else {
 		if d, err = openDatabase(ctx, dsn); err != nil {
 			return err
 		}
 		orders, customers = "idsql_demo_orders", "idsql_demo_customers"
-		say("idsql demo: distributed primary keys for plain SQL, on a %s database\n", d.driver)
+		say("idsql demo: distributed primary keys for plain SQL, on a %s database\n", d.dialect)
 		say("holder cache directory: %s\n", dir)
 	}
 	raw := d.db
 	defer raw.Close()
-	rebind := func(q string) string { return sqlx.Rebind(sqlx.BindType(d.driver), q) }
+	rebind := d.dialect.Rebind
 
 	heading("The configuration (idsql.yaml) names the tables and how each gets its keys:")
 	yamlText := fmt.Sprintf(demoConfig, orders, customers, strconv.Quote(filepath.Join(dir, "holder")))
@@ -167,7 +166,7 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 		}
 	}
 
-	db, err := idsql.Open(d.driver, d.dsn, cfg, idsql.Options{KeysOptions: d.keysOptions()})
+	db, err := idsql.Open(d.dialect.DriverName(), d.dsn, cfg, idsql.Options{KeysOptions: d.keysOptions()})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
+	"github.com/idsql/idsql/internal/dialect"
 	"github.com/idsql/idsql/internal/mysqltest"
 )
 
@@ -36,7 +37,7 @@ func TestMySQLDSN(t *testing.T) {
 		{in: "u:p@tcp(h:2)/shop?accept_lazy_commits=1&sql_mode=%27ANSI%27", user: "u", pass: "p", addr: "h:2", db: "shop", parseTime: true, lazy: true,
 			params: map[string]string{"sql_mode": "'ANSI'"}},
 	} {
-		if !isMySQL(c.in) {
+		if dialect.ForDSN(c.in) != dialect.MySQL {
 			t.Errorf("%s: not recognised as MySQL", c.in)
 			continue
 		}
@@ -67,7 +68,7 @@ func TestMySQLDSN(t *testing.T) {
 		}
 	}
 	for _, notMySQL := range []string{"postgres://u@h/db", "host=h dbname=d", "sqlite:x.db"} {
-		if isMySQL(notMySQL) {
+		if dialect.ForDSN(notMySQL) == dialect.MySQL {
 			t.Errorf("%s taken for MySQL", notMySQL)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/kinds"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/server"
 )
@@ -169,8 +170,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // needsDatabase says why cfg cannot run without a database, or "".
 func needsDatabase(cfg *idsql.Config) string {
-	if k := cfg.Holder.Kind; k == idsql.HolderPostgres || k == idsql.HolderMySQL {
-		return "the " + string(k) + " holder keeps worker leases in the database"
+	if k, err := kinds.LookupHolder(string(cfg.Holder.Kind)); err == nil && k.WorkerTable != "" {
+		return "the " + string(cfg.Holder.Kind) + " holder keeps worker leases in the database"
 	}
 	for _, t := range cfg.TableNames() {
 		if cfg.Tables[t].Strategy == idsql.Segment {
@@ -239,7 +240,7 @@ func printBanner(w io.Writer, addr string, cfg *idsql.Config, d *database, embed
 	}
 	where := "no database"
 	if d != nil {
-		where = d.driver
+		where = d.dialect.String()
 		if d.path != "" {
 			where += " " + d.path
 		}

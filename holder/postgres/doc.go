@@ -2,7 +2,10 @@
 // worker table idsql_workers (see holder/registry) in the application's own
 // database, PostgreSQL or MySQL/MariaDB (it keeps its first database's name;
 // the registry's dialect decides which SQL it speaks). Every lease is a row
-// of that table, so lookup needs nothing else.
+// of that table, so lookup needs nothing else. Importing it registers
+// holder.kind "postgres"; holder/mysql registers "mysql" with the same
+// holder (Kind). Importing this package for kind "mysql" is deprecated: it
+// still registers that kind, as a fallback, for one release.
 //
 // Modes:
 //

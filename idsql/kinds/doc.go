@@ -14,6 +14,7 @@
 //
 //	holder "local"       holder/local (idsql links it: it is the default)
 //	holder "postgres"    holder/postgres
+//	holder "mysql"       holder/mysql (holder/postgres too, deprecated)
 //	holder "zookeeper"   holder/zookeeper
 //	holder "etcd"        holder/etcd
 //	store "postgres"     built in (package segment has no driver dependency)
@@ -22,7 +23,14 @@
 //	buffer "redis"       idsql/segment/redisqueue
 //
 // A name that is not registered is an error that says which import
-// registers it. The package imports holder, holder/registry and
+// registers it; the table above, in kinds.go, is the one place that names
+// idsql's own kinds. Everything else about a holder kind is in its
+// registration (Holder): its modes, the configuration keys only it reads
+// (Keys; keys of its own reach it in HolderSettings.Options) and their
+// checks (Check), and the dialect of the worker table it keeps its leases
+// in (WorkerTable). A new kind, of idsql or of another module, is its own
+// package and its registration, with no edit to package idsql or this
+// one. The package imports holder, holder/registry and
 // idsql/segment, never idsql, so the implementations can import it
 // without a cycle.
 package kinds

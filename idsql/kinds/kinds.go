@@ -17,17 +17,43 @@ import (
 )
 
 // HolderSettings is what a holder kind is made from: the configuration's
-// holder section, with what idsql adds.
+// holder section, with what idsql adds. Check sees the same settings
+// when the configuration is loaded, without CacheDir, Now and Registry.
 type HolderSettings struct {
 	Mode           string           // holder.mode; empty means the kind's default
-	Servers        []string         // holder.servers (zookeeper), holder.endpoints (etcd)
+	Servers        []string         // holder.servers
+	Endpoints      []string         // holder.endpoints
 	Workers        map[string]int64 // holder.workers
 	SessionTimeout time.Duration    // holder.session_timeout; zero means the kind's default
-	CacheDir       string           // where the holder keeps cache files
-	Now            func() time.Time // the clock; never nil
+	TickTime       time.Duration    // holder.tick_time; zero means the kind's default
+	Heartbeat      time.Duration    // holder.heartbeat, or the worker registry's default; never zero
+	// Options are the keys of the holder section that idsql's
+	// configuration has no field for, as YAML decoded them: the kind's own
+	// keys (see Holder.Keys).
+	Options  map[string]any
+	CacheDir string           // where the holder keeps cache files
+	Now      func() time.Time // the clock; never nil
 	// Registry is the worker table idsql_workers on the application's
 	// database, nil where there is none (SQLite).
 	Registry *registry.Registry
+}
+
+// KeyError is an error of a holder kind's Check about one key of the
+// holder section; idsql reports it as holder.<Key>, at the key's line.
+type KeyError struct {
+	Key string // "servers", or a key of the kind's own
+	Err error
+}
+
+// Error returns "key: err".
+func (e *KeyError) Error() string { return e.Key + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// KeyErrorf returns a *KeyError about key with a formatted message.
+func KeyErrorf(key, format string, args ...any) error {
+	return &KeyError{Key: key, Err: fmt.Errorf(format, args...)}
 }
 
 // Holder describes one holder kind.
@@ -45,6 +71,25 @@ type Holder struct {
 	// CacheDir says that the kind keeps files in HolderSettings.CacheDir
 	// (idsql finds the directory only for such kinds).
 	CacheDir bool
+	// Keys lists the keys of the holder section the kind reads beyond
+	// those every kind takes (kind, mode, instance, port, ordinal_offset,
+	// cache_dir, heartbeat, database_workers, accept_lazy_commits, and
+	// session_timeout and workers, which a kind without a session or a
+	// static map ignores): keys idsql's configuration has a field for
+	// (servers, endpoints, tick_time) and keys of the kind's own, which
+	// reach it in HolderSettings.Options. A configuration that sets a key
+	// its kind does not list is refused, naming the kinds that read it.
+	Keys []string
+	// Check validates the kind's settings when the configuration is
+	// loaded: keys it needs, values out of range. An error about one key
+	// is a *KeyError (see KeyErrorf). Nil checks nothing beyond Keys and
+	// Modes.
+	Check func(HolderSettings) error
+	// WorkerTable names the dialect ("postgres", "mysql") of the database
+	// whose worker table the kind keeps its leases in; idsql refuses the
+	// kind on a database of another dialect. Empty for a kind that keeps
+	// its leases elsewhere.
+	WorkerTable string
 	// New makes the holder. When it is also an io.Closer, idsql closes
 	// it with the Keys that made it.
 	New func(HolderSettings) (holder.Holder, error)
@@ -77,14 +122,18 @@ type Buffer interface {
 // BufferFunc starts a buffer.
 type BufferFunc func(ctx context.Context, s BufferSettings) (Buffer, error)
 
-// imports names the package that registers each kind idsql knows, for
-// the error that says what to import. PostgreSQL's segment store needs
-// no import: it is in package segment, which has no driver dependency.
+// imports names the package that registers each of idsql's own kinds,
+// for the error that says what to import when a program does not link
+// it. It is the one place that names them: everything else about a kind
+// (its modes, its configuration keys and their checks, its worker table)
+// is in its registration, so a kind of another module needs no entry
+// here. PostgreSQL's segment store needs no import: it is in package
+// segment, which has no driver dependency.
 var imports = map[string]map[string]string{
 	"holder": {
 		"local":     "github.com/idsql/idsql/holder/local",
 		"postgres":  "github.com/idsql/idsql/holder/postgres",
-		"mysql":     "github.com/idsql/idsql/holder/postgres",
+		"mysql":     "github.com/idsql/idsql/holder/mysql",
 		"zookeeper": "github.com/idsql/idsql/holder/zookeeper",
 		"etcd":      "github.com/idsql/idsql/holder/etcd",
 	},
@@ -100,8 +149,11 @@ var imports = map[string]map[string]string{
 var (
 	mu      sync.RWMutex
 	holders = map[string]Holder{}
-	stores  = map[string]StoreFunc{"postgres": segment.NewPostgresStore}
-	buffers = map[string]BufferFunc{}
+	// fallbacks are holder kinds registered under a name whose own
+	// package registers it properly (RegisterFallbackHolder).
+	fallbacks = map[string]Holder{}
+	stores    = map[string]StoreFunc{"postgres": segment.NewPostgresStore}
+	buffers   = map[string]BufferFunc{}
 )
 
 // RegisterHolder makes a holder kind available by name. It is called from
@@ -114,6 +166,18 @@ func RegisterHolder(kind string, h Holder) {
 	register(holders, "holder", kind, h)
 }
 
+// RegisterFallbackHolder registers h under kind for a package that links
+// kind's implementation but is not where kind belongs, to keep an old
+// import working: holder/postgres registers "mysql" so, for one release,
+// while holder/mysql is where it belongs. A RegisterHolder of the same
+// kind takes precedence, whichever init runs first.
+func RegisterFallbackHolder(kind string, h Holder) {
+	if h.New == nil {
+		panic("kinds: RegisterFallbackHolder " + kind + " without New")
+	}
+	register(fallbacks, "holder", kind, h)
+}
+
 // RegisterStore makes the segment store of a dialect ("postgres",
 // "mysql", "sqlite") available. It is called from the init function of
 // the store's package.
@@ -124,7 +188,63 @@ func RegisterStore(dialect string, f StoreFunc) { register(stores, "segment stor
 func RegisterBuffer(kind string, f BufferFunc) { register(buffers, "buffer", kind, f) }
 
 // LookupHolder returns the holder kind registered under kind.
-func LookupHolder(kind string) (Holder, error) { return lookup(holders, "holder", kind) }
+func LookupHolder(kind string) (Holder, error) {
+	h, err := lookup(holders, "holder", kind)
+	if err != nil {
+		mu.RLock()
+		f, ok := fallbacks[kind]
+		mu.RUnlock()
+		if ok {
+			return f, nil
+		}
+	}
+	return h, err
+}
+
+// holderKinds returns the registered holder kinds, fallbacks included,
+// by name; the caller holds mu.
+func holderKinds() map[string]Holder {
+	all := make(map[string]Holder, len(holders)+len(fallbacks))
+	for n, h := range fallbacks {
+		all[n] = h
+	}
+	for n, h := range holders {
+		all[n] = h
+	}
+	return all
+}
+
+// HolderKeyUsers returns the registered holder kinds that list key in
+// their Keys, sorted.
+func HolderKeyUsers(key string) []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	var users []string
+	for name, h := range holderKinds() {
+		if slices.Contains(h.Keys, key) {
+			users = append(users, name)
+		}
+	}
+	sort.Strings(users)
+	return users
+}
+
+// HolderKeys returns every key the registered holder kinds list in their
+// Keys, sorted, once each.
+func HolderKeys() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	var keys []string
+	for _, h := range holderKinds() {
+		for _, k := range h.Keys {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
 
 // LookupStore returns the segment store registered for a dialect.
 func LookupStore(dialect string) (StoreFunc, error) { return lookup(stores, "segment store", dialect) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/kinds"
 )
@@ -27,6 +28,8 @@ func TestLinkedKinds(t *testing.T) {
 			`holder "zookeeper" is not linked in: add import _ "github.com/idsql/idsql/holder/zookeeper"`},
 		{"postgres holder", func() error { _, err := kinds.LookupHolder("postgres"); return err },
 			`add import _ "github.com/idsql/idsql/holder/postgres"`},
+		{"mysql holder", func() error { _, err := kinds.LookupHolder("mysql"); return err },
+			`holder "mysql" is not linked in: add import _ "github.com/idsql/idsql/holder/mysql"`},
 		{"mysql store", func() error { _, err := kinds.LookupStore("mysql"); return err },
 			`segment store "mysql" is not linked in: add import _ "github.com/idsql/idsql/idsql/segment/mysqlstore"`},
 		{"sqlite store", func() error { _, err := kinds.LookupStore("sqlite"); return err },
@@ -54,6 +57,8 @@ func TestConfigNamesTheImport(t *testing.T) {
 			`holder.kind: holder "etcd" is not linked in: add import _ "github.com/idsql/idsql/holder/etcd"`},
 		{"namespace: a\nholder: {kind: postgres}\n",
 			`add import _ "github.com/idsql/idsql/holder/postgres"`},
+		{"namespace: a\nholder: {kind: mysql}\n",
+			`add import _ "github.com/idsql/idsql/holder/mysql"`},
 		{"namespace: a\nredis: {addr: 127.0.0.1:6379}\ntables: {t: {strategy: segment, buffer: redis}}\n",
 			`tables.t.buffer: buffer "redis" is not linked in: add import _ "github.com/idsql/idsql/idsql/segment/redisqueue"`},
 	} {
@@ -72,4 +77,22 @@ func TestRegisterTwicePanics(t *testing.T) {
 		}
 	}()
 	kinds.RegisterStore("postgres", nil)
+}
+
+// A kind's own registration takes precedence over a fallback one
+// (holder/postgres's of kind mysql), whichever registers first, and
+// neither panics.
+func TestFallbackHolderGivesWay(t *testing.T) {
+	newH := func(kinds.HolderSettings) (holder.Holder, error) { return holder.Fixed(1), nil }
+	kinds.RegisterFallbackHolder("test-fallback-first", kinds.Holder{Modes: []string{"old"}, New: newH})
+	kinds.RegisterHolder("test-fallback-first", kinds.Holder{Modes: []string{"own"}, New: newH})
+	kinds.RegisterHolder("test-fallback-last", kinds.Holder{Modes: []string{"own"}, New: newH})
+	kinds.RegisterFallbackHolder("test-fallback-last", kinds.Holder{Modes: []string{"old"}, New: newH})
+	kinds.RegisterFallbackHolder("test-fallback-only", kinds.Holder{Modes: []string{"old"}, New: newH})
+	for name, want := range map[string]string{"test-fallback-first": "own", "test-fallback-last": "own", "test-fallback-only": "old"} {
+		h, err := kinds.LookupHolder(name)
+		if err != nil || len(h.Modes) != 1 || h.Modes[0] != want {
+			t.Errorf("LookupHolder(%s) = %v, %v; want the %s registration", name, h.Modes, err, want)
+		}
+	}
 }

@@ -48,6 +48,16 @@
 // Code method); a connection lost is also recognised from
 // database/sql/driver.ErrBadConn, io.EOF and network errors.
 //
+// Beyond the SQL, facts.go answers what idsql's root package and programs
+// used to decide by comparing dialects: whether the worker table can live
+// in such a database (HasWorkerTable), whether the segment store must be
+// a database apart (SegmentStoreApart, SQLite), the driver idsql's
+// programs open it with (DriverName) and sqlx's name for its bind style
+// (SQLXName), the dialect of a --dsn (ForDSN), whether the server behind
+// a connection lacks sequences (Sequenceless: MySQL 8, not MariaDB), and
+// one dialect per quoting style for a database of unknown dialect
+// (QuoteStyles).
+//
 // MySQL's lexical rules depend on the session's sql_mode: SQLModeQuery
 // reads it and ParseSQLMode picks out the two flags that change how
 // statements are read (NO_BACKSLASH_ESCAPES, ANSI_QUOTES).

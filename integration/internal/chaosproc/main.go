@@ -56,12 +56,14 @@ import (
 	_ "github.com/lib/pq"
 
 	_ "github.com/idsql/idsql/holder/etcd"      // holder.kind: etcd
+	_ "github.com/idsql/idsql/holder/mysql"     // holder.kind: mysql
 	_ "github.com/idsql/idsql/holder/postgres"  // holder.kind: postgres
 	_ "github.com/idsql/idsql/holder/zookeeper" // holder.kind: zookeeper
 	"github.com/idsql/idsql/idsql"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment tables on MySQL
 	_ "github.com/idsql/idsql/idsql/segment/redisqueue" // buffer: redis
 	"github.com/idsql/idsql/idsql/snowflake"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 func main() {
@@ -106,7 +108,12 @@ func main() {
 		}
 		clock = c
 	}
-	p.driver, p.draw = *driver, *draw
+	d, err := dialect.ByName(*driver)
+	if err != nil {
+		p.logf("-driver: %v", err)
+		os.Exit(2)
+	}
+	p.driver, p.dialect, p.draw = *driver, d, *draw
 	if err := p.run(*configPath, *dsn, *tables, clock, *workers, *batch, *pause, *work); err != nil {
 		p.logf("%v", err)
 		os.Exit(1)
@@ -114,10 +121,11 @@ func main() {
 }
 
 type proc struct {
-	name   string
-	pid    int
-	driver string
-	draw   bool // take keys without inserting
+	name    string
+	pid     int
+	driver  string
+	dialect dialect.Dialect // the driver's: its placeholders
+	draw    bool            // take keys without inserting
 
 	outMu sync.Mutex // one write per committed INSERT
 	errMu sync.Mutex
@@ -228,7 +236,7 @@ func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, ba
 		key := table + "/" + strconv.Itoa(n)
 		q, ok := queries[key]
 		if !ok {
-			q = insertQuery(table, n, p.driver)
+			q = insertQuery(table, n, p.dialect)
 			queries[key] = q
 		}
 		args := make([]any, 0, 2*n)
@@ -273,23 +281,19 @@ func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, ba
 }
 
 // insertQuery is an INSERT of n rows that leaves the key to idsql, with
-// the driver's placeholders ($1 for postgres, ? for mysql). MySQL refuses
+// the dialect's placeholders ($1 for postgres, ? for mysql). MySQL refuses
 // RETURNING; MariaDB (10.5 and later) takes it.
-func insertQuery(table string, n int, driver string) string {
+func insertQuery(table string, n int, d dialect.Dialect) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO " + table + " (proc, pid) VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if driver == "mysql" {
-			b.WriteString("(?, ?)")
-		} else {
-			fmt.Fprintf(&b, "($%d, $%d)", 2*i+1, 2*i+2)
-		}
+		b.WriteString("(?, ?)")
 	}
 	b.WriteString(" RETURNING id")
-	return b.String()
+	return d.Rebind(b.String())
 }
 
 // insert runs q in a transaction, after work (CPU work inside the

@@ -1,0 +1,160 @@
+package dialect
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// facts are what idsql's programs and its root package ask of a dialect
+// beyond how its SQL is written (spec): where idsql keeps its records on
+// such a database, how a DSN of it looks, which driver opens it, and what
+// a server of it can do. Each is a question a caller used to answer by
+// comparing dialects; here it is answered once per dialect.
+type facts struct {
+	// workerTable: idsql_workers (holder/registry) can live in the
+	// application's database.
+	workerTable bool
+	// segmentStoreApart: the segment store must be a database of its own,
+	// never the application's: SQLite lets one connection write to a file
+	// at a time, so an allocation would wait for the application's
+	// transaction that waits for the key.
+	segmentStoreApart bool
+	// driverName is the database/sql name of the driver idsql's programs
+	// (cmd/idsql, the integration processes) link for the dialect.
+	driverName string
+	// sqlxName is a driver name sqlx knows for the dialect's bind style.
+	sqlxName string
+	// dsn reports whether a DSN is of the dialect's form (nil: none is
+	// recognised).
+	dsn func(dsn string) bool
+	// sequenceless returns, from the server's VERSION(), the name of a
+	// server of the dialect that has no sequences ("MySQL 8.0.36"), or ""
+	// (nil: the dialect decides without asking the server).
+	sequenceless func(version string) string
+}
+
+var dialectFacts = [...]facts{
+	Unknown: {},
+	PostgreSQL: {
+		workerTable: true,
+		driverName:  "postgres",
+		sqlxName:    "postgres",
+		dsn:         func(dsn string) bool { return hasPrefixFold(dsn, "postgres://", "postgresql://") },
+	},
+	MySQL: {
+		workerTable: true,
+		driverName:  "mysql",
+		sqlxName:    "mysql",
+		dsn: func(dsn string) bool {
+			if hasPrefixFold(dsn, "mysql://", "mariadb://", "tcp(", "unix(") {
+				return true
+			}
+			// go-sql-driver's user:pass@tcp(host:port)/db form.
+			for _, p := range []string{"@tcp(", "@tcp6(", "@unix("} {
+				if strings.Contains(dsn, p) {
+					return true
+				}
+			}
+			return false
+		},
+		sequenceless: func(version string) string {
+			if strings.Contains(strings.ToLower(version), "mariadb") {
+				return ""
+			}
+			return "MySQL " + version
+		},
+	},
+	SQLite: {
+		segmentStoreApart: true,
+		driverName:        "sqlite",
+		sqlxName:          "sqlite3",
+		dsn:               func(dsn string) bool { return hasPrefixFold(dsn, "sqlite:", "sqlite3:") },
+	},
+}
+
+func (d Dialect) facts() *facts {
+	if int(d) < len(dialectFacts) {
+		return &dialectFacts[d]
+	}
+	return &dialectFacts[Unknown]
+}
+
+// HasWorkerTable reports whether idsql's worker table (idsql_workers, see
+// holder/registry) can live in a database of the dialect: PostgreSQL and
+// MySQL/MariaDB; not SQLite, whose holders keep their leases elsewhere.
+func (d Dialect) HasWorkerTable() bool { return d.facts().workerTable }
+
+// SegmentStoreApart reports whether the segment store must be a database
+// of its own rather than the application's (SQLite: one connection writes
+// to a file at a time, so a range allocated inside the application's file
+// would wait for the transaction that waits for the key).
+func (d Dialect) SegmentStoreApart() bool { return d.facts().segmentStoreApart }
+
+// DriverName returns the database/sql driver name that idsql's programs
+// link for the dialect: "postgres" (lib/pq), "mysql"
+// (go-sql-driver/mysql) or "sqlite" (modernc.org/sqlite); "" for Unknown.
+func (d Dialect) DriverName() string { return d.facts().driverName }
+
+// SQLXName returns a driver name from which sqlx derives the dialect's
+// bind style: "postgres" ($1), "mysql" or "sqlite3" (?).
+func (d Dialect) SQLXName() string { return d.facts().sqlxName }
+
+// ForDSN returns the dialect of a DSN as idsql's programs take it
+// (--dsn): mysql:// and mariadb:// URLs and go-sql-driver's
+// user:pass@tcp(host:port)/db form are MySQL; sqlite: and sqlite3: (a
+// file path follows) are SQLite; anything else is PostgreSQL, as lib/pq
+// reads it (postgres:// URLs, key=value), which says what is wrong with a
+// DSN that is none.
+func ForDSN(dsn string) Dialect {
+	for d := PostgreSQL; int(d) < len(dialectFacts); d++ {
+		if f := dialectFacts[d].dsn; f != nil && f(dsn) {
+			return d
+		}
+	}
+	return PostgreSQL
+}
+
+// Sequenceless returns the name and version of the server behind q when
+// it is of a flavour of the dialect that has no sequences, so that
+// database-side defaults, which need them, cannot be installed there:
+// "MySQL 8.0.36" (MariaDB has them). It is "" for a server that has them,
+// and, without asking the server, for a dialect whose answer does not
+// depend on it (PostgreSQL has sequences; SQLite's DBDefault refuses by
+// itself).
+func (d Dialect) Sequenceless(ctx context.Context, q RowQueryer) (string, error) {
+	f := d.facts().sequenceless
+	if f == nil {
+		return "", nil
+	}
+	var version string
+	if err := q.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return "", fmt.Errorf("dialect: %s: read the server version: %w", d, err)
+	}
+	return f(version), nil
+}
+
+// QuoteStyles returns one dialect per way of quoting identifiers ("name",
+// `name`), for probing a table on a database whose dialect is unknown.
+func QuoteStyles() []Dialect {
+	var out []Dialect
+	seen := map[byte]bool{}
+	for d := PostgreSQL; int(d) < len(specs); d++ {
+		if q := specs[d].quote; !seen[q] {
+			seen[q] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// hasPrefixFold reports whether s begins with one of the prefixes, in any
+// case.
+func hasPrefixFold(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
+			return true
+		}
+	}
+	return false
+}

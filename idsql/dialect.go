@@ -55,28 +55,3 @@ func sqlxName(driverName string, d dialect.Dialect) string {
 	}
 	return canonical
 }
-
-// setsSQLMode reports whether a MySQL statement may change the session's
-// sql_mode (SET [SESSION] sql_mode = ..., SET @@sql_mode = ...), after
-// which the connection reads it again. It costs a prefix check for every
-// other statement.
-func setsSQLMode(query string) bool {
-	q := strings.TrimLeft(query, " \t\r\n")
-	if len(q) < 4 || !strings.EqualFold(q[:3], "set") {
-		return false
-	}
-	return strings.Contains(strings.ToLower(q), "sql_mode")
-}
-
-// modeIndex numbers the sql_mode flag combinations the rewriter
-// distinguishes.
-func modeIndex(m dialect.SQLMode) int {
-	i := 0
-	if m.NoBackslashEscapes {
-		i |= 1
-	}
-	if m.ANSIQuotes {
-		i |= 2
-	}
-	return i
-}

@@ -148,7 +148,7 @@ func newConnector(inner driver.Connector, cfg *Config, opts Options, dsn string)
 	c.driver = &wrappedDriver{inner: inner.Driver(), cfg: cfg, opts: opts}
 	if c.keys == nil {
 		ko := opts.KeysOptions
-		if ko.SegmentStore == nil && d == dialect.SQLite {
+		if ko.SegmentStore == nil && d.SegmentStoreApart() {
 			for _, t := range cfg.TableNames() {
 				if cfg.Tables[t].Strategy == Segment {
 					return nil, fmt.Errorf("idsql: table %s: segment tables on sqlite need a segment store in a file of its own (KeysOptions.SegmentStore: sqlitestore.Open)", t)
@@ -159,7 +159,7 @@ func newConnector(inner driver.Connector, cfg *Config, opts Options, dsn string)
 			c.keysDB = sql.OpenDB(innerOnly{inner})
 			ko.DB = c.keysDB
 		}
-		if ko.SegmentStore == nil && d != dialect.SQLite && hasSegmentTables(cfg) {
+		if ko.SegmentStore == nil && !d.SegmentStoreApart() && hasSegmentTables(cfg) {
 			// idsql_alloc in the application's database, as Migrate creates it.
 			if ko.SegmentStore, err = segmentStore(ko.DB, d); err != nil {
 				if c.keysDB != nil {
@@ -168,7 +168,7 @@ func newConnector(inner driver.Connector, cfg *Config, opts Options, dsn string)
 				return nil, err
 			}
 		}
-		if ko.Registry == nil && (d == dialect.PostgreSQL || d == dialect.MySQL) {
+		if ko.Registry == nil && d.HasWorkerTable() {
 			// The worker table lives in the application's database, as
 			// Migrate creates it there.
 			ko.Registry = registry.New(ko.DB, registry.Settings{Now: ko.now(), Heartbeat: cfg.Holder.Heartbeat,

@@ -12,9 +12,6 @@ import (
 // a server of it can do. Each is a question a caller used to answer by
 // comparing dialects; here it is answered once per dialect.
 type facts struct {
-	// workerTable: idsql_workers (holder/registry) can live in the
-	// application's database.
-	workerTable bool
 	// segmentStoreApart: the segment store must be a database of its own,
 	// never the application's: SQLite lets one connection write to a file
 	// at a time, so an allocation would wait for the application's
@@ -37,15 +34,13 @@ type facts struct {
 var dialectFacts = [...]facts{
 	Unknown: {},
 	PostgreSQL: {
-		workerTable: true,
-		driverName:  "postgres",
-		sqlxName:    "postgres",
-		dsn:         func(dsn string) bool { return hasPrefixFold(dsn, "postgres://", "postgresql://") },
+		driverName: "postgres",
+		sqlxName:   "postgres",
+		dsn:        func(dsn string) bool { return hasPrefixFold(dsn, "postgres://", "postgresql://") },
 	},
 	MySQL: {
-		workerTable: true,
-		driverName:  "mysql",
-		sqlxName:    "mysql",
+		driverName: "mysql",
+		sqlxName:   "mysql",
 		dsn: func(dsn string) bool {
 			if hasPrefixFold(dsn, "mysql://", "mariadb://", "tcp(", "unix(") {
 				return true
@@ -79,11 +74,6 @@ func (d Dialect) facts() *facts {
 	}
 	return &dialectFacts[Unknown]
 }
-
-// HasWorkerTable reports whether idsql's worker table (idsql_workers, see
-// holder/registry) can live in a database of the dialect: PostgreSQL and
-// MySQL/MariaDB; not SQLite, whose holders keep their leases elsewhere.
-func (d Dialect) HasWorkerTable() bool { return d.facts().workerTable }
 
 // SegmentStoreApart reports whether the segment store must be a database
 // of its own rather than the application's (SQLite: one connection writes

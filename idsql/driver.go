@@ -382,12 +382,10 @@ type conn struct {
 	// arguments (driver.ErrSkip: go-sql-driver/mysql without
 	// interpolateParams); they are prepared, executed and closed.
 	skip map[*rewrite.Plan]struct{}
-	// ids and args are reused by filled executions (Exec, not Query: rows
-	// may outlive the call), which hand them to the inner driver only for
-	// the duration of the call.
-	ids  []int64
-	args []driver.NamedValue
-	box  engine.Boxer // boxes the keys of filled Execs
+	// buf is reused by filled executions (Exec, not Query: rows may
+	// outlive the call), which hand it to the inner driver only for the
+	// duration of the call.
+	buf engine.Buffers
 	// results and counts are where the results of filled Execs are
 	// taken from (see result).
 	results slots[result]
@@ -403,10 +401,6 @@ type conn struct {
 
 // maxSkip bounds conn.skip; past it the set starts again.
 const maxSkip = 256
-
-// maxReused bounds the arguments a connection keeps for reuse (a
-// 2,000-row INSERT of four columns).
-const maxReused = 1 << 13
 
 // InnerConn returns the inner driver's connection from the value that
 // sql.Conn.Raw passes to its function, or the value itself when it is not a
@@ -464,31 +458,27 @@ func (c *conn) plan(ctx context.Context, query string, nm *namedExec) (*engine.S
 }
 
 // fill has the engine fill st's execution with args (and the keys
-// NamedExec chose, from the context): the arguments for st.Plan.Query and
-// the keys its rows took, in row order. With reuse, the connection's
-// buffers hold them until the next fill.
-func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, nm *namedExec, reuse bool) ([]driver.NamedValue, []int64, error) {
+// NamedExec chose, nm). With reuse, the connection's buffers hold the
+// result until the next fill.
+func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, nm *namedExec, reuse bool) (engine.Filled, error) {
 	if err := rewriterArg(st.Plan, args); err != nil {
-		return nil, nil, err
+		return engine.Filled{}, err
 	}
 	var given []int64
 	if nm.describes(st.Plan) {
 		given = nm.keys
 	}
-	if !reuse {
-		return c.c.eng.Fill(ctx, c.cat, st, args, given, nil, nil, nil)
+	var buf *engine.Buffers
+	if reuse {
+		buf = &c.buf
 	}
-	full, ids, err := c.c.eng.Fill(ctx, c.cat, st, args, given, c.ids, c.args, &c.box)
-	if err == nil && cap(ids) <= maxReused && cap(full) <= maxReused {
-		c.ids, c.args = ids, full
-	}
-	return full, ids, err
+	return c.c.eng.Fill(ctx, c.cat, st, args, given, buf)
 }
 
 // filled tells NamedExec, once a filled statement has succeeded with res,
 // which keys its rows were given (none when they are not known to be
 // written).
-func (c *conn) filled(nm *namedExec, p *rewrite.Plan, args []driver.NamedValue, ids []int64, res driver.Result) {
+func (c *conn) filled(nm *namedExec, p *rewrite.Plan, f engine.Filled, res driver.Result) {
 	if !nm.describes(p) {
 		return
 	}
@@ -496,7 +486,7 @@ func (c *conn) filled(nm *namedExec, p *rewrite.Plan, args []driver.NamedValue, 
 	if err != nil {
 		n = -1
 	}
-	nm.got = c.c.eng.Written(p, args, nm.keys, ids, n)
+	nm.got = c.c.eng.Written(p, f, nm.keys, n)
 }
 
 // sent maps an error of a statement that may have reached the server.
@@ -559,17 +549,17 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 		return res, err
 	}
-	full, ids, err := c.fill(ctx, st, args, nm, true)
+	f, err := c.fill(ctx, st, args, nm, true)
 	if err != nil {
 		return nil, err
 	}
 	p := st.Plan
-	res, _, err := c.run(ctx, p, full, false)
+	res, _, err := c.run(ctx, p, f.Args, false)
 	if err != nil {
 		return nil, err
 	}
-	c.filled(nm, p, args, ids, res)
-	return c.result(res, p, ids), nil
+	c.filled(nm, p, f, res)
+	return c.result(res, p, f.IDs), nil
 }
 
 // run runs the filled statement of p with the arguments full: an Exec, or
@@ -625,11 +615,11 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		}
 		return q.QueryContext(ctx, query, args)
 	}
-	full, _, err := c.fill(ctx, st, args, nil, false)
+	f, err := c.fill(ctx, st, args, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	_, rows, err := c.run(ctx, st.Plan, full, true)
+	_, rows, err := c.run(ctx, st.Plan, f.Args, true)
 	return rows, err
 }
 
@@ -724,24 +714,24 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	nm := s.conn.c.namedIn(ctx)
-	full, ids, err := s.conn.fill(ctx, s.st, args, nm, true)
+	f, err := s.conn.fill(ctx, s.st, args, nm, true)
 	if err != nil {
 		return nil, err
 	}
-	res, err := stmtExec(ctx, s.inner, full)
+	res, err := stmtExec(ctx, s.inner, f.Args)
 	if err != nil {
 		return nil, s.conn.sent(s.plan, err)
 	}
-	s.conn.filled(nm, s.plan, args, ids, res)
-	return s.conn.result(res, s.plan, ids), nil
+	s.conn.filled(nm, s.plan, f, res)
+	return s.conn.result(res, s.plan, f.IDs), nil
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	full, _, err := s.conn.fill(ctx, s.st, args, nil, false)
+	f, err := s.conn.fill(ctx, s.st, args, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := stmtQuery(ctx, s.inner, full)
+	rows, err := stmtQuery(ctx, s.inner, f.Args)
 	return rows, s.conn.sent(s.plan, err)
 }
 

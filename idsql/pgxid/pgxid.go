@@ -396,14 +396,14 @@ func (f *filling) RewriteQuery(ctx context.Context, conn *pgx.Conn, sql string, 
 // (QueryExecMode, ...), which pass as they are.
 func (s *shared) fill(ctx context.Context, cat *engine.Catalog, st *engine.Stmt, args []any) ([]any, error) {
 	own := ownArgs(args)
-	full, _, err := s.eng.Fill(ctx, cat, st, engine.Named(nil, own), nil, nil, nil, nil)
+	f, err := s.eng.Fill(ctx, cat, st, engine.Named(nil, own), nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	lead := len(args) - len(own)
-	out := make([]any, lead, lead+len(full))
+	out := make([]any, lead, lead+len(f.Args))
 	copy(out, args[:lead])
-	for _, a := range full {
+	for _, a := range f.Args {
 		out = append(out, a.Value)
 	}
 	return out, nil

@@ -70,41 +70,79 @@ func (e *Engine) State(ctx context.Context, cat *Catalog, p *rewrite.Plan) (*Stm
 	return e.states.Store(p, st), nil
 }
 
-// Fill returns the arguments for st.Plan.Query and the keys the rows took
-// in this execution, in row order. args are the caller's arguments ($1
+// Filled is one execution of a statement as the engine filled it.
+type Filled struct {
+	// Args are the arguments for the statement's Plan.Query.
+	Args []driver.NamedValue
+	// IDs are the keys the rows took, in row order.
+	IDs []int64
+	// rows says which rows took them.
+	rows rewrite.Rows
+}
+
+// Buffers are a connection's reusable memory for the executions it fills
+// one at a time: the keys, the arguments, the rows' decisions and the
+// keys' interface values (Boxer). The inner driver holds them only for the
+// duration of a call, so the next execution may overwrite them; an
+// execution whose arguments outlive the call (a Query's rows) is filled
+// without buffers. The zero value is ready; not safe for concurrent use.
+type Buffers struct {
+	ids  []int64
+	args []driver.NamedValue
+	gen  []bool
+	box  Boxer
+}
+
+// maxReused bounds the arguments Buffers keep (a 2,000-row INSERT of four
+// columns).
+const maxReused = 1 << 13
+
+// Fill fills one execution of st with the caller's arguments args ($1
 // first). given, from NamedExec, holds one key per row for a statement
 // that does not list the key: the caller's own, or 0 for a new one; nil
-// otherwise. The keys and arguments are appended to idBuf[:0] and
-// argBuf[:0], which may be nil, and the keys in the arguments are boxed
-// by box when it is not nil (a connection's Boxer). Any failure (a narrow key column, a bad
-// shard value, the batch limit, max_id, a key source that cannot issue)
-// fails the whole statement before it is sent, and a request refused by
-// its size draws no key.
-func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver.NamedValue, given []int64,
-	idBuf []int64, argBuf []driver.NamedValue, box *Boxer) ([]driver.NamedValue, []int64, error) {
+// otherwise. With buf (a connection's Buffers; nil for none) the result
+// lives in buf until the next Fill. Each row's key is tested once. Any
+// failure (a context already done, a narrow key column, a bad shard
+// value, the batch limit, max_id, a key source that cannot issue) fails
+// the whole statement before it is sent, and a refused request draws no
+// key.
+func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver.NamedValue, given []int64, buf *Buffers) (Filled, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err // nothing drawn for a statement that will not be sent
+		return Filled{}, err // nothing drawn for a statement that will not be sent
+	}
+	var b Buffers
+	if buf != nil {
+		b = *buf
 	}
 	p := st.Plan
-	need := p.Need(args)
+	rows := p.Decide(args, b.gen)
+	need := rows.Need()
 	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
 		// A narrow key column (see state), or a table unknown when
 		// planned: asked again, so a column widened since is seen.
 		if _, err := e.CheckKey(ctx, cat, p.Table); err != nil {
-			return nil, nil, err
+			return Filled{}, err
 		}
 	}
-	ids, err := e.keys(ctx, st, args, given, need, idBuf[:0])
+	ids, err := e.keys(ctx, st, args, given, need, b.ids[:0])
 	if err != nil {
 		if !errors.Is(err, ErrBatch) {
 			err = fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, err)
 		}
-		return nil, nil, err
+		return Filled{}, err
 	}
-	if box == nil {
-		return p.Args(argBuf[:0], args, ids), ids, nil
+	var box rewrite.Boxer
+	if buf != nil {
+		box = &buf.box
 	}
-	return p.BoxedArgs(argBuf[:0], args, ids, box), ids, nil
+	f := Filled{Args: p.ArgsFor(b.args[:0], args, ids, rows, box), IDs: ids, rows: rows}
+	if buf != nil && cap(f.Args) <= maxReused && cap(ids) <= maxReused {
+		buf.ids, buf.args = ids, f.Args
+		if cap(rows.Gen()) > cap(buf.gen) {
+			buf.gen = rows.Gen()
+		}
+	}
+	return f, nil
 }
 
 // keys draws the keys of one execution.
@@ -197,13 +235,14 @@ func (e *Engine) InsertID(p *rewrite.Plan, first int64, generated bool, affected
 }
 
 // Written returns, for NamedExec's write-back, the key each of p's rows
-// was given in an execution with args that took ids (given as to Fill),
-// or 0 for a row that kept the caller's; nil when the keys are not known
-// to be written (affected as for Known).
-func (e *Engine) Written(p *rewrite.Plan, args []driver.NamedValue, given, ids []int64, affected int64) []int64 {
+// was given in the execution f (given as to Fill), or 0 for a row that
+// kept the caller's; nil when the keys are not known to be written
+// (affected as for Known).
+func (e *Engine) Written(p *rewrite.Plan, f Filled, given []int64, affected int64) []int64 {
 	if !e.Known(p, affected) {
 		return nil
 	}
+	ids := f.IDs
 	if given != nil && len(ids) == len(given) {
 		got := make([]int64, len(ids))
 		for i, k := range given {
@@ -213,7 +252,7 @@ func (e *Engine) Written(p *rewrite.Plan, args []driver.NamedValue, given, ids [
 		}
 		return got
 	}
-	return p.Generated(nil, args, ids)
+	return p.GeneratedFor(nil, f.rows, ids)
 }
 
 // Named returns the values of args (a statement's own arguments, $1

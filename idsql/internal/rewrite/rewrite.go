@@ -267,16 +267,45 @@ func (p *Plan) added() int {
 // Need returns the number of keys an execution with args takes: one per row
 // whose key is not given, or given as a bind value that is 0 or NULL.
 func (p *Plan) Need(args []driver.NamedValue) int {
+	var buf [16]bool
+	return p.Decide(args, buf[:0]).Need()
+}
+
+// Rows is what one execution's arguments decide about a plan's rows:
+// which of them take a generated key. Decide tests each row's key once;
+// ArgsFor and GeneratedFor read the answer.
+type Rows struct {
+	need int
+	// gen says, for each of the plan's rows, whether it takes a generated
+	// key; nil when every row does (the statement does not list the key).
+	gen []bool
+}
+
+// Need returns the number of keys the execution takes.
+func (r Rows) Need() int { return r.need }
+
+// Gen returns, for each of the plan's rows, whether it takes a generated
+// key; nil when every row does. Its array may be reused by the next
+// Decide given it as buf.
+func (r Rows) Gen() []bool { return r.gen }
+
+// Decide tests once, for each of p's rows, whether it takes a generated
+// key with args: a row whose key is not given, or is given as a bind value
+// that is 0 or NULL. The answer's per-row flags are appended to buf[:0].
+func (p *Plan) Decide(args []driver.NamedValue, buf []bool) Rows {
 	if p.slots == nil {
-		return p.Rows
+		return Rows{need: p.Rows}
 	}
+	gen := buf[:0]
 	n := 0
 	for _, s := range p.slots {
-		if s.arg < 0 || s.arg < len(args) && IsZeroKey(args[s.arg].Value) {
+		g := s.arg < 0 || s.arg < len(args) && IsZeroKey(args[s.arg].Value)
+		if g {
 			n++
 		}
+		gen = append(gen, g)
 	}
-	return n
+	return Rows{need: n, gen: gen}
 }
 
 // IsZeroKey reports whether a bind value given for a key column means "no
@@ -331,7 +360,8 @@ func IsZeroKey(v any) bool {
 // values; when it does not, the IDs are appended after them and the server
 // reports the wrong count, as it would have without the rewrite.
 func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedValue {
-	return p.BoxedArgs(dst, args, ids, nil)
+	var buf [16]bool
+	return p.ArgsFor(dst, args, ids, p.Decide(args, buf[:0]), nil)
 }
 
 // A Boxer makes the interface value that carries a key in an argument.
@@ -339,11 +369,12 @@ type Boxer interface {
 	Box(id int64) any
 }
 
-// BoxedArgs is Args with each key's interface value made by box (nil:
-// Go's own conversion, which allocates for most keys).
-func (p *Plan) BoxedArgs(dst, args []driver.NamedValue, ids []int64, box Boxer) []driver.NamedValue {
+// ArgsFor is Args for the rows Decide chose with args, with each key's
+// interface value made by box (nil: Go's own conversion, which allocates
+// for most keys).
+func (p *Plan) ArgsFor(dst, args []driver.NamedValue, ids []int64, rows Rows, box Boxer) []driver.NamedValue {
 	if p.slots != nil {
-		return p.slotArgs(dst, args, ids, box)
+		return p.slotArgs(dst, args, ids, rows, box)
 	}
 	if len(ids) != p.Rows {
 		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d rows", len(ids), p.Rows))
@@ -401,13 +432,18 @@ func putArg(dst []driver.NamedValue, name string, v any) []driver.NamedValue {
 // generated key Args gave it from ids, or 0 when the row kept the caller's
 // key. args and ids are those given to Args.
 func (p *Plan) Generated(dst []int64, args []driver.NamedValue, ids []int64) []int64 {
+	return p.GeneratedFor(dst, p.Decide(args, nil), ids)
+}
+
+// GeneratedFor is Generated for the rows Decide chose.
+func (p *Plan) GeneratedFor(dst []int64, rows Rows, ids []int64) []int64 {
 	dst = dst[:0]
-	if p.slots == nil {
+	if rows.gen == nil {
 		return append(dst, ids...)
 	}
 	next := 0
-	for _, s := range p.slots {
-		if s.arg < 0 || s.arg < len(args) && IsZeroKey(args[s.arg].Value) {
+	for _, g := range rows.gen {
+		if g {
 			dst = append(dst, ids[next])
 			next++
 		} else {
@@ -418,9 +454,9 @@ func (p *Plan) Generated(dst []int64, args []driver.NamedValue, ids []int64) []i
 }
 
 // slotArgs is Args for a plan whose rows may give their keys.
-func (p *Plan) slotArgs(dst, args []driver.NamedValue, ids []int64, box Boxer) []driver.NamedValue {
-	if need := p.Need(args); len(ids) != need {
-		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d keys", len(ids), need))
+func (p *Plan) slotArgs(dst, args []driver.NamedValue, ids []int64, rows Rows, box Boxer) []driver.NamedValue {
+	if len(ids) != rows.need || len(rows.gen) != len(p.slots) {
+		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d keys", len(ids), rows.need))
 	}
 	// The values of the added placeholders, in order, and the caller's
 	// arguments replaced in place.
@@ -428,10 +464,10 @@ func (p *Plan) slotArgs(dst, args []driver.NamedValue, ids []int64, box Boxer) [
 	addedVals := buf[:0]
 	dst = append(dst[:0], args...)
 	next := 0
-	for _, s := range p.slots {
+	for i, s := range p.slots {
 		var v any
 		switch {
-		case s.arg < 0 || s.arg < len(args) && IsZeroKey(args[s.arg].Value):
+		case rows.gen[i]:
 			v = boxed(box, ids[next])
 			next++
 		case s.arg < len(args):

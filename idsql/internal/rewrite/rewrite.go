@@ -142,6 +142,17 @@ type Rewriter struct {
 	cache sync.Map // query -> *entry
 	n     atomic.Int64
 	mu    sync.Mutex // serialises stores and eviction
+
+	// listed caches KeyListed's answers (query -> listedAnswer), bounded
+	// by max: NamedExec asks it at every execution of such a statement.
+	listed  sync.Map
+	listedN atomic.Int64
+}
+
+// listedAnswer is one answer of KeyListed.
+type listedAnswer struct {
+	t  Table
+	ok bool
 }
 
 type entry struct {
@@ -583,6 +594,8 @@ func (r *Rewriter) Purge() {
 	defer r.mu.Unlock()
 	r.cache.Clear()
 	r.n.Store(0)
+	r.listed.Clear()
+	r.listedN.Store(0)
 }
 
 func (r *Rewriter) store(query string, e *entry) {
@@ -650,6 +663,23 @@ func (r *Rewriter) KeyListed(query string) (Table, bool) {
 	if !r.mayInsert(query) {
 		return Table{}, false
 	}
+	if v, ok := r.listed.Load(query); ok {
+		a := v.(listedAnswer)
+		return a.t, a.ok
+	}
+	t, ok := r.keyListed(query)
+	if r.max > 0 && len(query) <= maxCachedQuery {
+		if r.listedN.Add(1) > int64(r.max) {
+			r.listed.Clear()
+			r.listedN.Store(1)
+		}
+		r.listed.Store(strings.Clone(query), listedAnswer{t, ok})
+	}
+	return t, ok
+}
+
+// keyListed is KeyListed without its cache.
+func (r *Rewriter) keyListed(query string) (Table, bool) {
 	lx := lex(query, r.syn)
 	if lx.bad >= 0 || len(lx.toks) == 0 {
 		return Table{}, false

@@ -17,6 +17,7 @@ import (
 type DB struct {
 	*sqlx.DB
 	connector *Connector
+	named     *namedBinds // NamedExec's statements, compiled once
 }
 
 // Tx is a drop-in *sqlx.Tx of a DB.
@@ -46,7 +47,7 @@ func Open(driverName, dsn string, cfg *Config, opts Options) (*DB, error) {
 // Connector's dialect; DriverName is the inner driver's name when sqlx reads
 // that name as the dialect's placeholders.
 func NewDB(c *Connector) *DB {
-	return &DB{DB: sqlx.NewDb(sql.OpenDB(c), c.name), connector: c}
+	return &DB{DB: sqlx.NewDb(sql.OpenDB(c), c.name), connector: c, named: new(namedBinds)}
 }
 
 // Keys returns the DB's key set: NextID gives a key before inserting, from
@@ -124,7 +125,8 @@ type binder interface {
 // namedExec binds query with arg once, runs it on b with the keys its rows
 // take, and writes those keys back into arg once it has succeeded.
 func (db *DB) namedExec(ctx context.Context, b binder, query string, arg any) (sql.Result, error) {
-	bound, args, err := b.BindNamed(query, arg)
+	bindType := sqlx.BindType(db.DriverName())
+	bound, args, err := db.named.bind(b, db.Mapper, bindType, query, arg)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +136,7 @@ func (db *DB) namedExec(ctx context.Context, b binder, query string, arg any) (s
 	}
 	if rebind {
 		// Keys were set in arg's rows before binding (see keysBefore).
-		if bound, args, err = b.BindNamed(query, arg); err != nil {
+		if bound, args, err = db.named.bind(b, db.Mapper, bindType, query, arg); err != nil {
 			done(err)
 			return nil, err
 		}

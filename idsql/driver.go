@@ -36,7 +36,7 @@ var (
 	_ driver.Pinger             = (*conn)(nil)
 	_ driver.SessionResetter    = (*conn)(nil)
 	_ driver.Validator          = (*conn)(nil)
-	_ driver.NamedValueChecker  = (*conn)(nil)
+	_ driver.NamedValueChecker  = checkingConn{}
 
 	_ driver.Stmt              = (*fillStmt)(nil)
 	_ driver.StmtExecContext   = (*fillStmt)(nil)
@@ -232,6 +232,9 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 		ic.Close()
 		return nil, err
 	}
+	if cn.checker != nil {
+		return checkingConn{cn}, nil
+	}
 	return cn, nil
 }
 
@@ -406,7 +409,10 @@ const maxSkip = 256
 // sql.Conn.Raw passes to its function, or the value itself when it is not a
 // wrapped connection.
 func InnerConn(driverConn any) any {
-	if c, ok := driverConn.(*conn); ok {
+	switch c := driverConn.(type) {
+	case *conn:
+		return c.inner
+	case checkingConn:
 		return c.inner
 	}
 	return driverConn
@@ -683,11 +689,14 @@ func (c *conn) IsValid() bool {
 	return true
 }
 
-func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
-	if c.checker != nil {
-		return c.checker.CheckNamedValue(nv)
-	}
-	return driver.ErrSkip
+// checkingConn is the connection of an inner driver that checks its own
+// arguments (driver.NamedValueChecker): only such a connection is one, so
+// database/sql converts the arguments of the others itself, as it does
+// without idsql, at no cost of a call per argument.
+type checkingConn struct{ *conn }
+
+func (c checkingConn) CheckNamedValue(nv *driver.NamedValue) error {
+	return c.checker.CheckNamedValue(nv)
 }
 
 // fillStmt is a prepared INSERT into a configured table: every execution
@@ -739,7 +748,10 @@ func (s *fillStmt) CheckNamedValue(nv *driver.NamedValue) error {
 	if ch, ok := s.inner.(driver.NamedValueChecker); ok {
 		return ch.CheckNamedValue(nv)
 	}
-	return s.conn.CheckNamedValue(nv)
+	if s.conn.checker != nil {
+		return s.conn.checker.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
 }
 
 func named(args []driver.Value) []driver.NamedValue {

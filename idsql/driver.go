@@ -466,9 +466,9 @@ func (c *conn) plan(ctx context.Context, query string, nm *namedExec) (*engine.S
 // fill has the engine fill st's execution with args (and the keys
 // NamedExec chose, nm). With reuse, the connection's buffers hold the
 // result until the next fill.
-func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, nm *namedExec, reuse bool) (engine.Filled, error) {
+func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, nm *namedExec, reuse bool) (*engine.Filled, error) {
 	if err := rewriterArg(st.Plan, args); err != nil {
-		return engine.Filled{}, err
+		return nil, err
 	}
 	var given []int64
 	if nm.describes(st.Plan) {
@@ -484,7 +484,7 @@ func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedVal
 // filled tells NamedExec, once a filled statement has succeeded with res,
 // which keys its rows were given (none when they are not known to be
 // written).
-func (c *conn) filled(nm *namedExec, p *rewrite.Plan, f engine.Filled, res driver.Result) {
+func (c *conn) filled(nm *namedExec, p *rewrite.Plan, f *engine.Filled, res driver.Result) {
 	if !nm.describes(p) {
 		return
 	}

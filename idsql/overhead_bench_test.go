@@ -5,6 +5,7 @@ package idsql_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"testing"
 	"time"
 
@@ -139,4 +140,69 @@ func BenchmarkNamedExecCPU(b *testing.B) {
 	b.ReportMetric(float64(idsqlT.Nanoseconds())/n, "idsql-cpu-ns/stmt")
 	b.ReportMetric(float64((idsqlT-rawT).Nanoseconds())/n, "added-cpu-ns/stmt")
 	b.ReportMetric(0, "ns/op") // one op is 2 x 512 statements
+}
+
+// BenchmarkConnExecCPU is idsql's own CPU per filled one-row INSERT with
+// database/sql out of the way: the connection idsql wraps
+// (Connector.Connect) runs the INSERT without its key, and the inner
+// connection alone runs it with the key as an argument, both given the
+// driver arguments database/sql would give them. The sides alternate in
+// blocks timed on the process's CPU clock, as in BenchmarkWrapperCPU;
+// added is what idsql's connection costs on top of the driver's call:
+// the plan, the key, the arguments, the result.
+//
+//	go test -run '^$' -bench 'ConnExecCPU' -benchtime 300x -count 5 ./idsql/
+func BenchmarkConnExecCPU(b *testing.B) {
+	ctx := context.Background()
+	c := instantIdsql(b)
+	b.Cleanup(func() { c.Close() })
+	cn, err := c.Connect(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cn.Close() })
+	wrapped := cn.(driver.ExecerContext)
+	var inner driver.ExecerContext = instantConn{}
+	const q = "INSERT INTO t (user_id, note) VALUES (?, ?)"
+	if _, err := wrapped.ExecContext(ctx, q, []driver.NamedValue{{Ordinal: 1, Value: int64(0)}, {Ordinal: 2, Value: "warm"}}); err != nil {
+		b.Fatal(err)
+	}
+	const block = 4096
+	var rawT, idsqlT time.Duration
+	rawArgs := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2, Value: "note"}, {Ordinal: 3}}
+	idsqlArgs := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2, Value: "note"}}
+	rawBlock := func(i int64) {
+		start := processCPU(b)
+		for j := range int64(block) {
+			rawArgs[0].Value, rawArgs[2].Value = j, i*block+j+1<<40
+			if _, err := inner.ExecContext(ctx, "INSERT INTO t (user_id, note, id) VALUES (?, ?, ?)", rawArgs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		rawT += processCPU(b) - start
+	}
+	idsqlBlock := func() {
+		start := processCPU(b)
+		for j := range int64(block) {
+			idsqlArgs[0].Value = j
+			if _, err := wrapped.ExecContext(ctx, q, idsqlArgs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		idsqlT += processCPU(b) - start
+	}
+	for i := int64(0); b.Loop(); i++ {
+		if i%2 == 0 {
+			rawBlock(i)
+			idsqlBlock()
+		} else {
+			idsqlBlock()
+			rawBlock(i)
+		}
+	}
+	n := float64(b.N * block)
+	b.ReportMetric(float64(rawT.Nanoseconds())/n, "raw-cpu-ns/stmt")
+	b.ReportMetric(float64(idsqlT.Nanoseconds())/n, "idsql-cpu-ns/stmt")
+	b.ReportMetric(float64((idsqlT-rawT).Nanoseconds())/n, "added-cpu-ns/stmt")
+	b.ReportMetric(0, "ns/op")
 }

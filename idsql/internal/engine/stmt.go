@@ -91,6 +91,7 @@ type Buffers struct {
 	args []driver.NamedValue
 	gen  []bool
 	box  Boxer
+	f    Filled
 }
 
 // maxReused bounds the arguments Buffers keep (a 2,000-row INSERT of four
@@ -101,45 +102,44 @@ const maxReused = 1 << 13
 // first). given, from NamedExec, holds one key per row for a statement
 // that does not list the key: the caller's own, or 0 for a new one; nil
 // otherwise. With buf (a connection's Buffers; nil for none) the result
-// lives in buf until the next Fill. Each row's key is tested once. Any
+// lives in buf until the next Fill: keep nothing of it past that. Each row's key is tested once. Any
 // failure (a context already done, a narrow key column, a bad shard
 // value, the batch limit, max_id, a key source that cannot issue) fails
 // the whole statement before it is sent, and a refused request draws no
 // key.
-func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver.NamedValue, given []int64, buf *Buffers) (Filled, error) {
+func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver.NamedValue, given []int64, buf *Buffers) (*Filled, error) {
 	if err := ctx.Err(); err != nil {
-		return Filled{}, err // nothing drawn for a statement that will not be sent
+		return nil, err // nothing drawn for a statement that will not be sent
 	}
-	var b Buffers
-	if buf != nil {
-		b = *buf
+	var box rewrite.Boxer
+	if buf == nil {
+		buf = new(Buffers) // this execution's own
+	} else {
+		box = &buf.box
 	}
 	p := st.Plan
-	rows := p.Decide(args, b.gen)
+	rows := p.Decide(args, buf.gen)
 	need := rows.Need()
 	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
 		// A narrow key column (see state), or a table unknown when
 		// planned: asked again, so a column widened since is seen.
 		if _, err := e.CheckKey(ctx, cat, p.Table); err != nil {
-			return Filled{}, err
+			return nil, err
 		}
 	}
-	ids, err := e.keys(ctx, st, args, given, need, b.ids[:0])
+	ids, err := e.keys(ctx, st, args, given, need, buf.ids[:0])
 	if err != nil {
 		if !errors.Is(err, ErrBatch) {
 			err = fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, err)
 		}
-		return Filled{}, err
+		return nil, err
 	}
-	var box rewrite.Boxer
-	if buf != nil {
-		box = &buf.box
-	}
-	f := Filled{Args: p.ArgsFor(b.args[:0], args, ids, rows, box), IDs: ids, rows: rows}
-	if buf != nil && cap(f.Args) <= maxReused && cap(ids) <= maxReused {
+	f := &buf.f
+	f.Args, f.IDs, f.rows = p.ArgsFor(buf.args[:0], args, ids, rows, box), ids, rows
+	if cap(f.Args) <= maxReused && cap(ids) <= maxReused {
 		buf.ids, buf.args = ids, f.Args
-		if cap(rows.Gen()) > cap(buf.gen) {
-			buf.gen = rows.Gen()
+		if gen := rows.Gen(); cap(gen) > cap(buf.gen) {
+			buf.gen = gen
 		}
 	}
 	return f, nil
@@ -238,7 +238,7 @@ func (e *Engine) InsertID(p *rewrite.Plan, first int64, generated bool, affected
 // was given in the execution f (given as to Fill), or 0 for a row that
 // kept the caller's; nil when the keys are not known to be written
 // (affected as for Known).
-func (e *Engine) Written(p *rewrite.Plan, f Filled, given []int64, affected int64) []int64 {
+func (e *Engine) Written(p *rewrite.Plan, f *Filled, given []int64, affected int64) []int64 {
 	if !e.Known(p, affected) {
 		return nil
 	}

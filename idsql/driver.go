@@ -840,7 +840,7 @@ func (r *countResult) RowsAffected() (int64, error) { return r.n, nil }
 
 // LastInsertId answers the first key idsql generated for the statement, as
 // MySQL answers the first AUTO_INCREMENT value of a multi-row INSERT. It
-// never names a key that is not known to be written (fill.Known): a
+// never names a key that is not known to be written (engine.Known): a
 // statement that inserted no row (ON CONFLICT DO NOTHING, INSERT IGNORE or
 // INSERT OR IGNORE of a duplicate), and an upsert (ON CONFLICT ... DO
 // UPDATE, ON DUPLICATE KEY UPDATE) that may have updated a row which keeps

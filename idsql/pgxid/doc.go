@@ -1,8 +1,9 @@
 // Package pgxid gives native pgx (github.com/jackc/pgx/v5) code idsql's
 // keys: a DB wraps a *pgxpool.Pool, a *pgx.Conn or a pgx.Tx and fills the
 // key column of INSERTs into configured tables, as the database/sql
-// wrapper does: the same rewriter, the same decisions about which rows take
-// a key (idsql/internal/fill) and the same idsql.Keys. The front-door
+// wrapper does: both are adapters over one statement engine
+// (idsql/internal/engine), which makes every decision about which rows take
+// a key, and both draw from the same idsql.Keys. The front-door
 // conformance suite (TestFrontDoors) runs the same cases through both.
 //
 // DB and Tx have pgx's Exec, Query, QueryRow, SendBatch and CopyFrom, so

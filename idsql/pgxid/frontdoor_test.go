@@ -35,7 +35,7 @@ import (
 // The front-door conformance suite: the same cases run through every
 // front door on every database it serves, so that a row gets the same key
 // decision whichever door it came through (the one fill path,
-// idsql/internal/fill). The doors: database/sql (idsql.Open) over lib/pq,
+// idsql/internal/engine). The doors: database/sql (idsql.Open) over lib/pq,
 // pgx's stdlib, go-sql-driver/mysql on MariaDB (with and without
 // interpolateParams) and SQLite, and pgxid over a *pgx.Conn, a
 // *pgxpool.Pool and a pgx.Tx. What a door cannot do is an asserted

@@ -141,7 +141,11 @@ func (t *GeneTable) shardKey(ctx context.Context, s int) (segmentKey, error) {
 	}
 	key, err := t.k.seg.Key(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("idsql: table %s, shard %d: %w (run idsql migrate to create the key of every shard)", t.table, s, err)
+		if errors.Is(err, segment.ErrUnknownKey) {
+			return nil, fmt.Errorf("%w: table %s, shard %d: its segment key %q has no row in idsql_alloc: %s to create the key of every shard: %w",
+				ErrNotMigrated, t.table, s, name, migrateFix, err)
+		}
+		return nil, fmt.Errorf("idsql: table %s, shard %d: %w", t.table, s, err)
 	}
 	t.shards[s].Store(key)
 	return key, nil

@@ -235,8 +235,11 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 	}
 	if err != nil {
 		if tc.Strategy == Segment && errors.Is(err, segment.ErrUnknownKey) {
-			return nil, fmt.Errorf("idsql: table %s: its segment key %q has no row in the allocation table yet: run `idsql migrate` (or call idsql.Migrate) once after adding the table to the configuration: %w",
-				table, k.cfg.SegmentKey(table), err)
+			return nil, fmt.Errorf("%w: table %s: its segment key %q has no row in the allocation table (idsql_alloc) yet: %s after adding the table to the configuration: %w",
+				ErrNotMigrated, table, k.cfg.SegmentKey(table), migrateFix, err)
+		}
+		if nm := notMigrated("start key generator for table "+table, err); nm != nil {
+			return nil, nm
 		}
 		return nil, fmt.Errorf("idsql: start key generator for table %s: %w", table, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -124,5 +125,71 @@ tables:
 	}
 	if code, _, _ := get(t, srv, "GET", "/api/segment/get/orders?shard=3"); code != http.StatusOK {
 		t.Errorf("shard 3: %d", code)
+	}
+}
+
+// The monitor page shows no made-up figures for what was not used yet: no
+// epoch as the high water of a snowflake table that issued no ID, no
+// "step 0 (stored 0)" for a segment key not loaded.
+func TestMonitorBeforeFirstUse(t *testing.T) {
+	ctx := context.Background()
+	all, err := idsql.Parse("test", []byte("namespace: test\ntables:\n  leaf_snowflake: {strategy: snowflake}\n  users: {strategy: segment}\n  later: {strategy: segment}\n"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := idsql.Parse("test", []byte("namespace: test\ntables:\n  leaf_snowflake: {strategy: snowflake}\n  users: {strategy: segment}\n"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlitestore.Open(ctx, t.TempDir()+"/ids.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.DB().Close() })
+	if err := idsql.MigrateIn(ctx, store.DB(), all, idsql.Stores{Segments: store}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: store.DB(), Holder: holder.Fixed(1), SegmentStore: store,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := segment.New(ctx, store, segment.Settings{RefreshInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Settings{Keys: keys, Segments: gen, Log: log.New(io.Discard, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	if err := srv.Warm(ctx); err != nil { // starts leaf_snowflake, loads users; later stays unloaded
+		t.Fatal(err)
+	}
+	_, page, _ := get(t, srv, "GET", "/")
+	epoch := keys.Config().Layout.Epoch
+	if l, err := keys.Config().SnowflakeLayout(); err == nil {
+		epoch = l.Epoch
+	}
+	for _, bad := range []string{epoch.UTC().Format("2006-01-02 15:04"), "step 0 (stored 0)"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("monitor page shows %q for what was not used yet", bad)
+		}
+	}
+	if !strings.Contains(page, "step: not loaded yet") || !strings.Contains(page, `id="seg-later"`) {
+		t.Errorf("monitor page does not show key later as not loaded yet")
+	}
+	row := func(page string) string {
+		_, after, _ := strings.Cut(page, `id="snow-leaf_snowflake"`)
+		r, _, _ := strings.Cut(after, "</tr>")
+		return r
+	}
+	if r := row(page); !strings.Contains(r, "<td>—</td>") {
+		t.Errorf("leaf_snowflake's row before its first ID shows a high water: %s", r)
+	}
+	mustGet(t, srv, "/api/snowflake/get/x")
+	_, page, _ = get(t, srv, "GET", "/")
+	if r := row(page); !regexp.MustCompile(`<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}</td>`).MatchString(r) || strings.Contains(r, epoch.UTC().Format("2006-01-02 15:04")) {
+		t.Errorf("leaf_snowflake's row after an ID lacks its high water: %s", r)
 	}
 }

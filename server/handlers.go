@@ -366,7 +366,6 @@ func (srv *Server) serveSnowflake(w http.ResponseWriter, r *http.Request, key st
 		e = srv.anyKey
 	}
 	if e == nil {
-		srv.logf("snowflake key %q: no snowflake table answers it: %s", key, srv.s.SnowflakeOff)
 		return srv.fail(w, r, nil, failure{kind: errUnknownKey, status: http.StatusNotFound,
 			msg: "snowflake key " + quote(key) + " names no snowflake table, and no table answers other keys: " + srv.s.SnowflakeOff})
 	}

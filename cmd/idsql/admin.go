@@ -80,7 +80,7 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			switch {
 			case errors.Is(err, idsql.ErrNotFound):
 			case err != nil:
-				r.Error = errText(err)
+				r.Error = errText(migrateHint(err, *cfgPath))
 			default:
 				origins = append(origins, o...)
 			}

@@ -93,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "idsql %s: %s\nRun 'idsql %s --help' for usage.\n", c.name, ue.msg, c.name)
 			return 2
 		default:
-			fmt.Fprintf(stderr, "idsql %s: %s\n", c.name, errText(err))
+			fmt.Fprintf(stderr, "idsql %s: %s\n", c.name, errText(migrateHint(err, "")))
 			if errors.Is(err, registry.ErrNotDurable) {
 				fmt.Fprintf(stderr, "The MySQL server may lose a committed worker lease in a crash (innodb_flush_log_at_trx_commit\n"+
 					"or sync_binlog is not 1). Fix the server, or add %s=true to the MySQL DSN to accept the risk.\n", lazyParam)

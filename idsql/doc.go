@@ -6,39 +6,85 @@
 // Describe the tables in idsql.yaml:
 //
 //	namespace: shop
-//	holder: {kind: local, instance: web-1, workers: {"orders@web-1": 1}}
+//	holder: {kind: local, instance: app, workers: {"orders@app": 1}}
 //	tables:
 //	  orders: {strategy: snowflake}           # time | worker | sequence
 //	  users:  {strategy: segment, step: 1000} # ranges from a database row
 //
 // then open the database through idsql, run Migrate once (it creates
 // idsql's tables and a segment key per segment table; `idsql migrate` does
-// the same), and insert as usual, leaving the key column out:
+// the same), and insert as usual, leaving the key column out. A complete
+// program, on PostgreSQL, or with DRIVER=mysql on MySQL or MariaDB
+// (DATABASE_URL=user:pass@tcp(host:3306)/shop?parseTime=true):
+//
+//	package main
 //
 //	import (
-//		_ "github.com/lib/pq" // or _ "github.com/go-sql-driver/mysql" with "mysql" below
+//		"cmp"
+//		"context"
+//		"fmt"
+//		"log"
+//		"os"
+//
+//		_ "github.com/go-sql-driver/mysql"
+//		_ "github.com/lib/pq"
 //
 //		"github.com/idsql/idsql/idsql"
+//		_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment tables on MySQL
 //	)
 //
-//	cfg, err := idsql.Load("idsql.yaml")
-//	db, err := idsql.Open("postgres", "postgres://app@localhost/shop", cfg, idsql.Options{})
-//	err = idsql.Migrate(ctx, db.DB.DB, cfg)
+//	func main() {
+//		ctx := context.Background()
+//		cfg, err := idsql.Load("idsql.yaml")
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		driver := cmp.Or(os.Getenv("DRIVER"), "postgres")
+//		db, err := idsql.Open(driver, os.Getenv("DATABASE_URL"), cfg, idsql.Options{})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		defer db.Close()
+//		for _, ddl := range []string{ // bigint keys, no sequence
+//			"CREATE TABLE IF NOT EXISTS orders (id bigint PRIMARY KEY, total decimal(10,2))",
+//			"CREATE TABLE IF NOT EXISTS users (id bigint PRIMARY KEY, name varchar(100))",
+//		} {
+//			if _, err := db.ExecContext(ctx, ddl); err != nil {
+//				log.Fatal(err)
+//			}
+//		}
+//		if err := idsql.Migrate(ctx, db.DB.DB, cfg); err != nil {
+//			log.Fatal(err)
+//		}
 //
-//	res, err := db.ExecContext(ctx, "INSERT INTO orders (total) VALUES ($1)", 12.5)
-//	id, err := res.LastInsertId() // the key idsql generated
+//		// sqlx's named parameters read the same on both databases.
+//		res, err := db.NamedExecContext(ctx, "INSERT INTO orders (total) VALUES (:total)", map[string]any{"total": 12.5})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		id, _ := res.LastInsertId() // the key idsql generated
 //
-//	type User struct {
-//		ID   int64  `db:"id"` // NamedExec writes the generated key here
-//		Name string `db:"name"`
+//		type User struct {
+//			ID   int64  `db:"id"` // NamedExec writes the generated key here
+//			Name string `db:"name"`
+//		}
+//		u := &User{Name: "ann"}
+//		if _, err := db.NamedExecContext(ctx, "INSERT INTO users (name) VALUES (:name)", u); err != nil {
+//			log.Fatal(err)
+//		}
+//		origins, err := idsql.Lookup(ctx, db.DB.DB, cfg, id) // which table issued id, when, where
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		fmt.Println("order", id, "user", u.ID, "issued for", origins[0].Table)
 //	}
-//	u := &User{Name: "ann"}
-//	_, err = db.NamedExecContext(ctx, "INSERT INTO users (name) VALUES (:name)", u)
 //
-//	origins, err := idsql.Lookup(ctx, db.DB.DB, cfg, id) // which table issued id, when, where
+// Keys.NextID gives a key before inserting (db.NextID), and db.Keys() is
+// the key set to share with pgxid (pgxid.Options.Keys) in the same
+// process, so both front doors draw from one worker lease and one set of
+// segment ranges.
 //
-// The package example runs this on SQLite, which needs no server; on MySQL
-// the segment store needs _ "github.com/idsql/idsql/idsql/segment/mysqlstore".
+// The package example runs the same on SQLite, which needs no server.
 // The snowflake tables' worker IDs come from the holder: the local holder
 // (the default) reads them from its map, one per table and process, which
 // you keep unique; the postgres, mysql and zookeeper holders lease them to

@@ -29,7 +29,7 @@ type GeneTable struct {
 	queue kinds.Buffer
 
 	shards []atomic.Pointer[segment.Key] // started on first use
-	outs   []atomic.Bool                 // per shard: a key above max_id was drawn
+	srcs   []limitSource                 // per shard: its use of max_id
 }
 
 func (k *Keys) startGene(ctx context.Context, table string, tc TableConfig) (KeySource, error) {
@@ -38,7 +38,7 @@ func (k *Keys) startGene(ctx context.Context, table string, tc TableConfig) (Key
 	}
 	g := tc.Gene()
 	t := &GeneTable{k: k, table: table, key: k.cfg.SegmentKey(table), gene: g, lim: k.limits[table],
-		shards: make([]atomic.Pointer[segment.Key], g.Shards()), outs: make([]atomic.Bool, g.Shards())}
+		shards: make([]atomic.Pointer[segment.Key], g.Shards()), srcs: make([]limitSource, g.Shards())}
 	if tc.Shard != nil {
 		t.col = tc.Shard.Column
 	}
@@ -113,22 +113,20 @@ func (t *GeneTable) AppendShardIDs(ctx context.Context, dst []int64, shards []in
 
 // appendShard appends n keys of shard s.
 func (t *GeneTable) appendShard(ctx context.Context, dst []int64, s, n int) ([]int64, error) {
-	out := &t.outs[s]
-	if err := t.lim.refused(out); err != nil {
-		return dst, err
-	}
 	key, err := t.shardKey(ctx, s)
 	if err != nil {
 		return dst, err
 	}
-	start := len(dst)
-	dst, err = appendKeys(ctx, key, dst, n)
-	for i := start; i < len(dst) && err == nil; i++ {
-		if dst[i], err = t.gene.Compose(dst[i], s); err != nil {
-			err = fmt.Errorf("idsql: table %s, shard %d: %w", t.table, s, err)
+	return t.lim.take(dst, n, &t.srcs[s], func(dst []int64) ([]int64, error) {
+		start := len(dst)
+		dst, err := appendKeys(ctx, key, dst, n)
+		for i := start; i < len(dst) && err == nil; i++ {
+			if dst[i], err = t.gene.Compose(dst[i], s); err != nil {
+				err = fmt.Errorf("idsql: table %s, shard %d: %w", t.table, s, err)
+			}
 		}
-	}
-	return t.lim.admit(dst, start, out, err)
+		return dst, err
+	})
 }
 
 // shardKey returns what shard s's numbers come from: its key in the
@@ -143,7 +141,11 @@ func (t *GeneTable) shardKey(ctx context.Context, s int) (segmentKey, error) {
 	}
 	key, err := t.k.seg.Key(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("idsql: table %s, shard %d: %w (run idsql migrate to create the key of every shard)", t.table, s, err)
+		if errors.Is(err, segment.ErrUnknownKey) {
+			return nil, fmt.Errorf("%w: table %s, shard %d: its segment key %q has no row in idsql_alloc: %s to create the key of every shard: %w",
+				ErrNotMigrated, t.table, s, name, migrateFix, err)
+		}
+		return nil, fmt.Errorf("idsql: table %s, shard %d: %w", t.table, s, err)
 	}
 	t.shards[s].Store(key)
 	return key, nil

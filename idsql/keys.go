@@ -235,8 +235,11 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 	}
 	if err != nil {
 		if tc.Strategy == Segment && errors.Is(err, segment.ErrUnknownKey) {
-			return nil, fmt.Errorf("idsql: table %s: its segment key %q has no row in the allocation table yet: run `idsql migrate` (or call idsql.Migrate) once after adding the table to the configuration: %w",
-				table, k.cfg.SegmentKey(table), err)
+			return nil, fmt.Errorf("%w: table %s: its segment key %q has no row in the allocation table (idsql_alloc) yet: %s after adding the table to the configuration: %w",
+				ErrNotMigrated, table, k.cfg.SegmentKey(table), migrateFix, err)
+		}
+		if nm := notMigrated("start key generator for table "+table, err); nm != nil {
+			return nil, nm
 		}
 		return nil, fmt.Errorf("idsql: start key generator for table %s: %w", table, err)
 	}
@@ -271,7 +274,7 @@ type SnowflakeTable struct {
 	table  string
 	cached bool
 	lim    *keyLimit   // max_id, or nil
-	out    atomic.Bool // a key above max_id was drawn
+	src    limitSource // its use of max_id
 
 	cur atomic.Pointer[leasedGenerator]
 
@@ -338,17 +341,12 @@ func (t *SnowflakeTable) NextID(ctx context.Context) (int64, error) {
 // AppendIDs appends n new keys to dst. When the lease has ended it renews
 // it once and goes on. When the table has a max_id and one of the n keys
 // would be above it, none is appended and the error wraps
-// ErrKeySpaceExhausted.
+// ErrKeySpaceExhausted; the refusal costs no key (see KeySpace).
 func (t *SnowflakeTable) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
 	if t.lim == nil {
 		return t.appendIDs(ctx, dst, n)
 	}
-	if err := t.lim.refused(&t.out); err != nil {
-		return dst, err
-	}
-	start := len(dst)
-	dst, err := t.appendIDs(ctx, dst, n)
-	return t.lim.admit(dst, start, &t.out, err)
+	return t.lim.take(dst, n, &t.src, func(dst []int64) ([]int64, error) { return t.appendIDs(ctx, dst, n) })
 }
 
 func (t *SnowflakeTable) appendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
@@ -514,7 +512,7 @@ func (k *Keys) Segments() *segment.Generator {
 type segmentSource struct {
 	key segmentKey  // a *segment.Key, or a Redis queue's key (redisbuffer.go)
 	lim *keyLimit   // nil: no max_id
-	out atomic.Bool // a key above max_id was drawn
+	src limitSource // its use of max_id
 }
 
 func (s *segmentSource) NextID(ctx context.Context) (int64, error) {
@@ -536,12 +534,7 @@ type segmentKey interface {
 
 // AppendIDs appends n keys to dst; with a max_id, all n or none.
 func (s *segmentSource) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
-	if err := s.lim.refused(&s.out); err != nil {
-		return dst, err
-	}
-	start := len(dst)
-	dst, err := appendKeys(ctx, s.key, dst, n)
-	return s.lim.admit(dst, start, &s.out, err)
+	return s.lim.take(dst, n, &s.src, func(dst []int64) ([]int64, error) { return appendKeys(ctx, s.key, dst, n) })
 }
 
 // appendKeys appends n keys of key to dst: with Next for one (no slice),

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
+	"slices"
 	"sort"
+	"sync"
 	"sync/atomic"
 )
 
@@ -25,8 +26,8 @@ type KeySpace struct {
 	Table   string
 	MaxID   int64 // the table's max_id
 	Highest int64 // the highest key this process has issued for the table; 0 before the first
-	// Exhausted is true once a key above MaxID was drawn (and refused): the
-	// table issues no more keys.
+	// Exhausted is true once the table (or one of its shards) can issue no
+	// more keys: every key up to MaxID it could reach is issued.
 	Exhausted bool
 }
 
@@ -38,9 +39,13 @@ func (s KeySpace) Used() float64 {
 	return float64(s.Highest) / float64(s.MaxID)
 }
 
-// keyLimit enforces one table's max_id and tracks its use. Every batch of
-// keys is checked whole before any of it is handed out, so a multi-row
-// INSERT that would cross the limit gets no key at all (and writes nothing).
+// keyLimit enforces one table's max_id and tracks its use. A refused
+// request costs nothing: a request for more keys than remain below max_id
+// is refused before any key is drawn, and when a drawn batch crosses max_id
+// anyway (the process could not know the next key, as for the first
+// request), the keys at most max_id drawn with it are kept and handed out
+// to later requests. A multi-row INSERT that would cross the limit gets no
+// key at all (and writes nothing).
 type keyLimit struct {
 	table  string
 	max    int64
@@ -48,9 +53,20 @@ type keyLimit struct {
 	log    *slog.Logger
 
 	high   atomic.Int64
-	gap    atomic.Int64 // the lowest key at most max of the first refused batch: keys from it to max were never handed out
 	warned atomic.Bool
-	out    atomic.Bool // some source of the table drew a key above max
+	spent  atomic.Bool // some source of the table can issue no more keys
+}
+
+// limitSource is what a keyLimit keeps for one source of a table's keys (a
+// sharded table has one per shard, whose keys grow independently). Keys of
+// one source only grow, so a source that drew a key above max_id draws no
+// more: it hands out what it kept.
+type limitSource struct {
+	high atomic.Int64 // the highest key the source issued
+	out  atomic.Bool  // a key above max_id was drawn
+
+	mu   sync.Mutex
+	kept []int64 // ascending: keys at most max_id drawn with a refused batch, not handed out yet
 }
 
 func newKeyLimit(table string, maxID int64, log *slog.Logger) *keyLimit {
@@ -60,92 +76,127 @@ func newKeyLimit(table string, maxID int64, log *slog.Logger) *keyLimit {
 	return &keyLimit{table: table, max: maxID, warnAt: int64(float64(maxID) * KeySpaceWarnAt), log: log}
 }
 
-// check refuses ids when one of them is above the limit. out is the flag of
-// the source the ids came from (a sharded table has one per shard, whose
-// keys grow independently); once set, the source refuses at once without
-// drawing keys it could not use. Keys of one source only grow, so a source
-// past the limit stays past it.
-func (l *keyLimit) check(ids []int64, out *atomic.Bool) error {
+// take appends n keys of source s to dst, all or none, drawing them with
+// draw (which appends n keys to its argument). Without a limit it is draw.
+func (l *keyLimit) take(dst []int64, n int, s *limitSource, draw func([]int64) ([]int64, error)) ([]int64, error) {
 	if l == nil {
-		return nil
+		return draw(dst)
 	}
-	if out.Load() {
-		return l.exhausted()
+	if n <= 0 {
+		return dst, nil
 	}
+	if s.out.Load() {
+		return l.fromKept(dst, n, s)
+	}
+	// The source's keys grow by at least 1 each: n keys after its highest
+	// reach at least high+n.
+	if h := s.high.Load(); h > 0 && h > l.max-int64(n) {
+		if h >= l.max {
+			l.spent.Store(true)
+		}
+		return dst, l.tooMany(n, l.max-h, "")
+	}
+	start := len(dst)
+	dst, err := draw(dst)
+	if err != nil {
+		return dst[:start], err // keys drawn before the error are gaps
+	}
+	ids := dst[start:]
 	var hi int64
-	lo := int64(math.MaxInt64)
 	for _, id := range ids {
-		hi, lo = max(hi, id), min(lo, id)
+		hi = max(hi, id)
 	}
 	if hi > l.max {
-		out.Store(true)
-		l.out.Store(true)
-		if lo <= l.max {
-			l.gap.CompareAndSwap(0, lo)
-		}
-		return l.refusedBatch(len(ids), lo, hi)
+		left := l.keep(ids, s)
+		return dst[:start], l.crossed(n, hi, left)
 	}
-	for {
-		c := l.high.Load()
-		if hi <= c || l.high.CompareAndSwap(c, hi) {
-			break
+	l.issued(hi, s)
+	return dst, nil
+}
+
+// keep marks s as past the limit and keeps the keys of ids at most max_id
+// for later requests. It returns how many keys s has kept.
+func (l *keyLimit) keep(ids []int64, s *limitSource) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if id <= l.max {
+			s.kept = append(s.kept, id)
 		}
 	}
+	slices.Sort(s.kept)
+	s.out.Store(true)
+	if len(s.kept) == 0 {
+		l.spent.Store(true)
+	}
+	return len(s.kept)
+}
+
+// fromKept hands out n of the keys s kept, or refuses without drawing.
+func (l *keyLimit) fromKept(dst []int64, n int, s *limitSource) ([]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.kept) < n {
+		return dst, l.tooMany(n, int64(len(s.kept)), " (they were drawn before a request that crossed it)")
+	}
+	dst = append(dst, s.kept[:n]...)
+	s.kept = s.kept[n:]
+	if len(s.kept) == 0 {
+		l.spent.Store(true)
+	}
+	l.issued(dst[len(dst)-1], s)
+	return dst, nil
+}
+
+// issued records that the keys of s up to hi were issued, and warns once
+// when the table passed KeySpaceWarnAt of its key space.
+func (l *keyLimit) issued(hi int64, s *limitSource) {
+	raise(&s.high, hi)
+	raise(&l.high, hi)
 	if hi >= l.warnAt && !l.warned.Swap(true) {
 		l.log.Warn("idsql: table has used most of its key space (max_id); keys are never wrapped: raise max_id before it runs out",
 			"table", l.table, "key", hi, "max_id", l.max, "used", float64(hi)/float64(l.max))
 	}
-	return nil
 }
 
-// refused is the error of a source that drew a key above the limit (out
-// set): it refuses at once, without drawing keys it could not use. nil
-// while the source may draw, and without a limit.
-func (l *keyLimit) refused(out *atomic.Bool) error {
-	if l == nil || !out.Load() {
-		return nil
+// raise sets v to hi unless it holds more.
+func raise(v *atomic.Int64, hi int64) {
+	for {
+		c := v.Load()
+		if hi <= c || v.CompareAndSwap(c, hi) {
+			return
+		}
 	}
-	return l.exhausted()
 }
 
-// admit takes the keys a source appended to dst after start, all or none:
-// after err, or when one is above the limit, it returns dst[:start] and the
-// error (the keys drawn are gaps).
-func (l *keyLimit) admit(dst []int64, start int, out *atomic.Bool, err error) ([]int64, error) {
-	if err == nil {
-		err = l.check(dst[start:], out)
-	}
-	if err != nil {
-		return dst[:start], err
-	}
-	return dst, nil
-}
-
-// refusedBatch returns the error for a batch of n keys lo..hi drawn and
-// refused because hi is above the limit.
-func (l *keyLimit) refusedBatch(n int, lo, hi int64) error {
+// crossed returns the error for a request of n keys refused because the
+// keys drawn for it reached hi, above the limit; left keys at most the
+// limit remain for later requests.
+func (l *keyLimit) crossed(n int, hi int64, left int) error {
 	what := fmt.Sprintf("next key %d is above max_id %d", hi, l.max)
 	if n > 1 {
 		what = fmt.Sprintf("a batch of %d keys reaching %d would cross max_id %d, so it is refused whole", n, hi, l.max)
 	}
-	if lo <= l.max {
-		what += fmt.Sprintf("; its keys %d..%d were never handed out and are left as a gap", lo, l.max)
+	fix := "keys are never wrapped; raise max_id and restart"
+	if left > 0 {
+		what += fmt.Sprintf("; the %d keys below max_id drawn for it are kept for later requests, none is lost", left)
+		fix = fmt.Sprintf("ask for at most %d keys, or raise max_id and restart", left)
 	}
-	return fmt.Errorf("%w: table %s: %s (keys are never wrapped; raise max_id and restart)", ErrKeySpaceExhausted, l.table, what)
+	return fmt.Errorf("%w: table %s: %s (%s)", ErrKeySpaceExhausted, l.table, what, fix)
 }
 
-// exhausted returns the error of a source that refuses without drawing,
-// once a key above the limit was drawn.
-func (l *keyLimit) exhausted() error {
-	if gap := l.gap.Load(); gap > 0 {
-		return fmt.Errorf("%w: table %s issues no more keys: a batch crossing max_id %d was refused, and keys %d..%d were never handed out: they are left as a gap (keys are never wrapped; raise max_id and restart)",
-			ErrKeySpaceExhausted, l.table, l.max, gap, l.max)
+// tooMany returns the error for a request of n keys refused before
+// drawing because at most left keys remain below the limit.
+func (l *keyLimit) tooMany(n int, left int64, why string) error {
+	if left <= 0 {
+		return fmt.Errorf("%w: table %s has used its keys up to max_id %d (keys are never wrapped; raise max_id and restart)", ErrKeySpaceExhausted, l.table, l.max)
 	}
-	return fmt.Errorf("%w: table %s has used its keys up to max_id %d (keys are never wrapped; raise max_id and restart)", ErrKeySpaceExhausted, l.table, l.max)
+	return fmt.Errorf("%w: table %s: %d keys asked, but at most %d remain below max_id %d%s; refused whole, no key was drawn (ask for at most %d keys, or raise max_id and restart)",
+		ErrKeySpaceExhausted, l.table, n, left, l.max, why, left)
 }
 
 func (l *keyLimit) space() KeySpace {
-	return KeySpace{Table: l.table, MaxID: l.max, Highest: l.high.Load(), Exhausted: l.out.Load()}
+	return KeySpace{Table: l.table, MaxID: l.max, Highest: l.high.Load(), Exhausted: l.spent.Load()}
 }
 
 // KeySpaces returns the use of the key space of every table with a max_id,

@@ -71,22 +71,27 @@ func runOutCapped(t *testing.T, db *idsql.DB, raw *sql.DB, logs *logBuffer, ph f
 			t.Fatalf("after key %d: warned %v, want a warning at 80%% (key 20) only; log:\n%s", i+1, warned, logs)
 		}
 	}
-	// 21..30 crosses 25: the whole statement is refused, nothing written.
+	// 21..30 would cross 25: the whole statement is refused before any
+	// key is drawn, nothing written, and the refusal costs no key.
 	err := insert(10)
 	if !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "capped") || !strings.Contains(err.Error(), "max_id 25") {
 		t.Fatalf("10-row insert across max_id: %v; want ErrKeySpaceExhausted naming capped and max_id 25", err)
 	}
-	if want := "keys 21..25 were never handed out and are left as a gap"; !strings.Contains(err.Error(), want) {
+	if want := "10 keys asked, but at most 5 remain below max_id 25; refused whole, no key was drawn (ask for at most 5 keys"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("10-row insert across max_id: %v; want it to say %q", err, want)
+	}
+	// The five keys left are still there, one by one: 21..25, no gap.
+	for i := range 5 {
+		if err := insert(1); err != nil {
+			t.Fatalf("insert %d after the refused batch: %v", 21+i, err)
+		}
 	}
 	for range 3 {
 		err := insert(1)
 		if !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "capped") {
 			t.Fatalf("insert after running out: %v, want ErrKeySpaceExhausted naming capped", err)
 		}
-		// 21..25 were drawn for the refused batch, never issued: the
-		// error says so rather than that the keys were used.
-		if want := "keys 21..25 were never handed out: they are left as a gap"; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "used its keys") {
+		if want := "has used its keys up to max_id 25 (keys are never wrapped; raise max_id and restart)"; !strings.Contains(err.Error(), want) {
 			t.Fatalf("insert after running out: %v; want it to say %q", err, want)
 		}
 	}
@@ -95,14 +100,14 @@ func runOutCapped(t *testing.T, db *idsql.DB, raw *sql.DB, logs *logBuffer, ph f
 	if err := raw.QueryRowContext(ctx, "SELECT COUNT(*), COUNT(DISTINCT id), MAX(id) FROM capped").Scan(&n, &distinct, &hi); err != nil {
 		t.Fatal(err)
 	}
-	if n != 20 || distinct != 20 || hi != 20 {
-		t.Fatalf("%d rows, %d distinct keys, highest %d; want 20, 20, 20 (no partial write, no repeat)", n, distinct, hi)
+	if n != 25 || distinct != 25 || hi != 25 {
+		t.Fatalf("%d rows, %d distinct keys, highest %d; want 25, 25, 25 (no partial write, no repeat, no gap)", n, distinct, hi)
 	}
 	if c := strings.Count(logs.String(), "key space"); c != 1 {
 		t.Fatalf("%d warnings, want 1:\n%s", c, logs)
 	}
 	ks := db.Keys().KeySpaces()
-	if len(ks) != 1 || ks[0].Table != "capped" || ks[0].MaxID != cappedMax || ks[0].Highest != 20 || !ks[0].Exhausted || ks[0].Used() != 1 {
+	if len(ks) != 1 || ks[0].Table != "capped" || ks[0].MaxID != cappedMax || ks[0].Highest != 25 || !ks[0].Exhausted || ks[0].Used() != 1 {
 		t.Fatalf("KeySpaces %+v", ks)
 	}
 }
@@ -243,5 +248,89 @@ func TestKeySpaceConfig(t *testing.T) {
 	}
 	if g := cfg.Tables["orders"].Gene(); g != (idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}) || cfg.Tables["orders"].MaxID != 1<<32-1 {
 		t.Fatalf("parsed %+v", cfg.Tables["orders"])
+	}
+}
+
+// Promise 11, a refused request costs nothing: with max_id 15 and one key
+// used, a batch of 20 is refused before drawing; the next key is 2, and
+// keys 2..15 are all still issued.
+func TestRefusedBatchCostsNothing(t *testing.T) {
+	cfg := &idsql.Config{Namespace: "cap15", Tables: map[string]idsql.TableConfig{
+		"small": {Strategy: idsql.Segment, Step: 10, MaxID: 15},
+	}}
+	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE small (id bigint PRIMARY KEY)`}, cfg, idsql.KeysOptions{})
+	keys, ctx := db.Keys(), context.Background()
+	if id, err := keys.NextID(ctx, "small"); err != nil || id != 1 {
+		t.Fatalf("first key %d, %v", id, err)
+	}
+	ids, err := keys.NextIDs(ctx, "small", 20)
+	if !errors.Is(err, idsql.ErrKeySpaceExhausted) || len(ids) != 0 {
+		t.Fatalf("batch of 20: %v, %v; want ErrKeySpaceExhausted and no key", ids, err)
+	}
+	for _, want := range []string{"table small", "20 keys asked", "at most 14 remain below max_id 15", "no key was drawn", "ask for at most 14 keys, or raise max_id"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("batch of 20: %v; want it to say %q", err, want)
+		}
+	}
+	if id, err := keys.NextID(ctx, "small"); err != nil || id != 2 {
+		t.Fatalf("key after the refused batch %d, %v; want 2", id, err)
+	}
+	ids, err = keys.NextIDs(ctx, "small", 13)
+	if err != nil || len(ids) != 13 || ids[0] != 3 || ids[12] != 15 {
+		t.Fatalf("the last 13 keys: %v, %v; want 3..15", ids, err)
+	}
+	if _, err := keys.NextID(ctx, "small"); !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "used its keys up to max_id 15") {
+		t.Fatalf("after 15: %v", err)
+	}
+}
+
+// A batch that crosses max_id although the process could not tell before
+// drawing (its first request) keeps the keys below max_id for later ones.
+func TestCrossingBatchKeepsItsKeys(t *testing.T) {
+	cfg := &idsql.Config{Namespace: "cap5", Tables: map[string]idsql.TableConfig{
+		"tiny": {Strategy: idsql.Segment, Step: 10, MaxID: 5},
+	}}
+	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE tiny (id bigint PRIMARY KEY)`}, cfg, idsql.KeysOptions{})
+	keys, ctx := db.Keys(), context.Background()
+	_, err := keys.NextIDs(ctx, "tiny", 8)
+	if !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "the 5 keys below max_id drawn for it are kept for later requests") ||
+		!strings.Contains(err.Error(), "ask for at most 5 keys") {
+		t.Fatalf("first batch of 8 across max_id 5: %v", err)
+	}
+	if ids, err := keys.NextIDs(ctx, "tiny", 6); !errors.Is(err, idsql.ErrKeySpaceExhausted) || len(ids) != 0 || !strings.Contains(err.Error(), "at most 5 remain") {
+		t.Fatalf("6 of the 5 kept: %v, %v", ids, err)
+	}
+	ids, err := keys.NextIDs(ctx, "tiny", 5)
+	if err != nil || fmt.Sprint(ids) != "[1 2 3 4 5]" {
+		t.Fatalf("the 5 kept keys: %v, %v", ids, err)
+	}
+	if ks := keys.KeySpaces(); !ks[0].Exhausted || ks[0].Highest != 5 {
+		t.Fatalf("KeySpaces %+v", ks)
+	}
+}
+
+// A snowflake table refuses a batch bigger than what remains below max_id
+// before drawing: the next key follows the last one issued.
+func TestRefusedSnowflakeBatchCostsNothing(t *testing.T) {
+	epoch := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	clock := clocktest.New(epoch.Add(time.Second))
+	cfg := &idsql.Config{Namespace: "capsnow2",
+		Layout: idsql.LayoutConfig{TimeBits: 41, WorkerBits: 10, SequenceBits: 12, Epoch: epoch},
+		Tables: map[string]idsql.TableConfig{"events": {Strategy: idsql.Snowflake, MaxID: 1000<<22 | 3<<12 | 10}}}
+	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Holder: holder.Static(map[string]int64{"events": 3}), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	ctx := context.Background()
+	first, err := keys.NextID(ctx, "events")
+	if err != nil || first != 1000<<22|3<<12 {
+		t.Fatalf("first key %d, %v", first, err)
+	}
+	if _, err := keys.NextIDs(ctx, "events", 20); !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "at most 10 remain") || !strings.Contains(err.Error(), "no key was drawn") {
+		t.Fatalf("batch of 20 with 10 left: %v", err)
+	}
+	if id, err := keys.NextID(ctx, "events"); err != nil || id != first+1 {
+		t.Fatalf("key after the refused batch %d, %v; want %d", id, err, first+1)
 	}
 }

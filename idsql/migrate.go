@@ -165,5 +165,9 @@ func adoptStart(ctx context.Context, db *sql.DB, table, column string, shift int
 		}
 		return n + 1, nil
 	}
+	if dialect.AnyUndefinedColumn(err) {
+		return 0, fmt.Errorf("the table has no column %s, which the configuration names as its key column: "+
+			"set tables.%s.column in the configuration to the table's key column (or add the column): %w", column, table, err)
+	}
 	return 0, fmt.Errorf("adopt MAX(%s): %w", column, err)
 }

@@ -3,6 +3,7 @@ package idsql_test
 import (
 	"database/sql"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,11 +13,48 @@ import (
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
-// TestREADMEQuickStart builds the README's quick start, as a new user
-// copies it, in a fresh module against this checkout and runs it on real
-// PostgreSQL and MariaDB: the code blocks are read from README.md itself
-// (only the DSN is replaced, and each error is checked), so a README that
-// stops compiling or working fails here.
+// quickStart is one database a quick start runs on.
+type quickStart struct {
+	name   string
+	open   func(testing.TB) (*sql.DB, string)
+	holder string // extra holder settings for the test server
+	env    []string
+}
+
+var quickStarts = []quickStart{
+	{name: "postgres", open: pgtest.Open},
+	// The test server does not flush every commit to disk.
+	{name: "mysql", open: mysqltest.Open, holder: ", accept_lazy_commits: true", env: []string{"DRIVER=mysql"}},
+}
+
+// buildQuickStart builds program (main.go) in a fresh module against this
+// checkout.
+func buildQuickStart(t *testing.T, program string) *gomodtest.Module {
+	t.Helper()
+	m := gomodtest.New(t, "example.com/quickstart", "require github.com/idsql/idsql v0.0.0\n\n")
+	m.Write("main.go", program)
+	m.Run(gomodtest.Env(), "go", "build", "-o", "quickstart", ".")
+	return m
+}
+
+// runQuickStart runs a program buildQuickStart built with yaml as its
+// idsql.yaml on qs's database, whose DSN it reads from $DATABASE_URL. It
+// returns the output.
+func runQuickStart(t *testing.T, m *gomodtest.Module, qs quickStart, yaml string) string {
+	t.Helper()
+	_, dsn := qs.open(t)
+	// The holder's line is a flow mapping: its extra settings go before
+	// its closing brace.
+	m.Write("idsql.yaml", regexp.MustCompile(`(?m)^(holder: \{.*)\}$`).ReplaceAllString(yaml, "${1}"+qs.holder+"}"))
+	return m.Run(gomodtest.Env(append([]string{"DATABASE_URL=" + dsn}, qs.env...)...), filepath.Join(m.Dir, "quickstart"))
+}
+
+// TestREADMEQuickStart builds the README's quick start programs, as a new
+// user copies them, in a fresh module against this checkout and runs them
+// on real PostgreSQL and MariaDB: the code blocks are read from README.md
+// itself, verbatim, so a README that stops compiling or working fails
+// here. Each program creates its tables and migrates; it runs twice, as a
+// user runs it again.
 func TestREADMEQuickStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a program; skipped with -short")
@@ -25,49 +63,53 @@ func TestREADMEQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	either := readmeBlock(t, string(readme), "Then, on either:\n\n```go\n")
+	yaml := readmeBlock(t, string(readme), "```yaml\n# quick start\n")
 	for _, tt := range []struct {
-		name, marker string
-		open         func(testing.TB) (*sql.DB, string)
-		schema       string
-		holder       string // extra holder settings for the test server
+		qs     quickStart
+		marker string
+		want   string
 	}{
-		{"postgres", "```go\n// PostgreSQL\n", pgtest.Open,
-			"CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint, total numeric); CREATE TABLE users (id bigint PRIMARY KEY, name text)", ""},
-		{"mysql", "```go\n// MySQL, MariaDB\n", mysqltest.Open,
-			"CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint, total decimal(10,2)); CREATE TABLE users (id bigint PRIMARY KEY, name text)",
-			// The test server does not flush every commit to disk.
-			", accept_lazy_commits: true"},
+		{quickStarts[0], "```go\n// PostgreSQL\n", `^order (\d+) user [1-9]\d* next [1-9]\d* pgx order (\d+) issued for orders\n$`},
+		{quickStarts[1], "```go\n// MySQL, MariaDB\n", `^order [1-9]\d* user [1-9]\d* issued for orders\n$`},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			raw, dsn := tt.open(t)
-			for _, stmt := range strings.Split(tt.schema, "; ") {
-				if _, err := raw.Exec(stmt); err != nil {
-					t.Fatal(err)
-				}
+		t.Run(tt.qs.name, func(t *testing.T) {
+			m := buildQuickStart(t, readmeBlock(t, string(readme), tt.marker))
+			got := runQuickStart(t, m, tt.qs, yaml)
+			ids := regexp.MustCompile(tt.want).FindStringSubmatch(got)
+			if ids == nil {
+				t.Fatalf("the README's quick start printed:\n%s\nwant a line matching %s", got, tt.want)
 			}
-			block := readmeBlock(t, string(readme), tt.marker)
-			imports, body, ok := strings.Cut(block, "\n)\n")
-			if !ok || !strings.HasPrefix(imports, "import (\n") {
-				t.Fatalf("the README's %s block does not start with an import block:\n%s", tt.name, block)
-			}
-			m := gomodtest.New(t, "example.com/quickstart", "require github.com/idsql/idsql v0.0.0\n\n")
-			m.Write("idsql.yaml", `namespace: quickstart
-holder: {kind: local, instance: app, workers: {"orders@app": 1}`+tt.holder+`}
-tables:
-  orders: {strategy: snowflake}
-  users:  {strategy: segment, step: 100}
-`)
-			m.Write("main.go", quickStartProgram(strings.TrimPrefix(imports, "import (\n"), body+"\n"+either))
-			got := m.Run(gomodtest.Env("QUICKSTART_DSN="+dsn), "go", "run", ".")
-			if !strings.Contains(got, "PASS orders users") {
-				t.Fatalf("the README's quick start printed:\n%s", got)
+			if len(ids) == 3 && (ids[1] == ids[2] || ids[1] == "0") {
+				t.Fatalf("the pgx order's key %s repeats or follows a zero key %s", ids[2], ids[1])
 			}
 		})
 	}
 }
 
-// readmeBlock returns the Go code block of readme that starts with marker,
+// TestDocQuickStart builds the package documentation's quick start (the
+// program in doc.go's "Quick start" section) in a fresh module and runs it
+// on PostgreSQL and, with DRIVER=mysql, on MariaDB.
+func TestDocQuickStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a program; skipped with -short")
+	}
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := docBlock(t, string(doc), "namespace: shop")
+	m := buildQuickStart(t, docBlock(t, string(doc), "package main"))
+	for _, qs := range quickStarts {
+		t.Run(qs.name, func(t *testing.T) {
+			got := runQuickStart(t, m, qs, yaml)
+			if !regexp.MustCompile(`^order [1-9]\d* user [1-9]\d* issued for orders\n$`).MatchString(got) {
+				t.Fatalf("the package doc's quick start printed:\n%s", got)
+			}
+		})
+	}
+}
+
+// readmeBlock returns the code block of readme that starts with marker,
 // without the fences.
 func readmeBlock(t *testing.T, readme, marker string) string {
 	t.Helper()
@@ -79,26 +121,30 @@ func readmeBlock(t *testing.T, readme, marker string) string {
 	if !ok {
 		t.Fatalf("README.md: the block starting %q does not end", marker)
 	}
-	return block
+	_, firstLine, _ := strings.Cut(marker, "\n") // the fence's info string stays out
+	return firstLine + block
 }
 
-// quickStartProgram wraps the README's statements in a main function that
-// checks every error, reads the DSN from $QUICKSTART_DSN and prints what
-// the statements produced.
-func quickStartProgram(imports, body string) string {
-	var b strings.Builder
-	b.WriteString("package main\n\nimport (\n\t\"context\"\n\t\"fmt\"\n\t\"os\"\n\n" + imports + "\n)\n\n")
-	b.WriteString("func check(err error) {\n\tif err != nil {\n\t\tfmt.Println(\"FAIL:\", err)\n\t\tos.Exit(1)\n\t}\n}\n\n")
-	b.WriteString("func main() {\n\tctx := context.Background()\n")
-	dsn := regexp.MustCompile(`idsql\.Open\(("\w+"), "[^"]*"`)
-	for _, line := range strings.Split(body, "\n") {
-		line = dsn.ReplaceAllString(line, `idsql.Open($1, os.Getenv("QUICKSTART_DSN")`)
-		b.WriteString("\t" + line + "\n")
-		if strings.Contains(line, "err :=") || strings.Contains(line, "err =") {
-			b.WriteString("\tcheck(err)\n")
+// docBlock returns the indented block of a doc comment whose first line
+// is first, without the comment markers and the indentation.
+func docBlock(t *testing.T, doc, first string) string {
+	t.Helper()
+	lines := strings.Split(doc, "\n")
+	for i, l := range lines {
+		if l != "//\t"+first {
+			continue
 		}
+		var b strings.Builder
+		for _, l := range lines[i:] {
+			if l != "//" && !strings.HasPrefix(l, "//\t") {
+				break
+			}
+			b.WriteString(strings.TrimPrefix(strings.TrimPrefix(l, "//"), "\t") + "\n")
+		}
+		// A blank comment line may separate parts of the block; the block
+		// ends at the first line of prose after it.
+		return b.String()
 	}
-	b.WriteString("\tif id <= 0 || next <= 0 || u.ID <= 0 || len(origins) != 1 {\n\t\tfmt.Println(\"FAIL:\", id, next, u.ID, origins)\n\t\tos.Exit(1)\n\t}\n")
-	b.WriteString("\tfmt.Println(\"PASS\", origins[0].Table, \"users\")\n}\n")
-	return b.String()
+	t.Fatalf("doc.go has no indented block starting %q", first)
+	return ""
 }

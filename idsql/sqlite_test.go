@@ -411,10 +411,10 @@ func TestSegmentBeforeMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = db.ExecContext(ctx, "INSERT INTO bolts (n) VALUES (1)")
-	if !errors.Is(err, segment.ErrUnknownKey) {
-		t.Fatalf("insert before Migrate: %v, want segment.ErrUnknownKey", err)
+	if !errors.Is(err, segment.ErrUnknownKey) || !errors.Is(err, idsql.ErrNotMigrated) {
+		t.Fatalf("insert before Migrate: %v, want segment.ErrUnknownKey and idsql.ErrNotMigrated", err)
 	}
-	for _, want := range []string{`table bolts: its segment key "bolts" has no row`, "run `idsql migrate` (or call idsql.Migrate)"} {
+	for _, want := range []string{`table bolts: its segment key "bolts" has no row`, "run `idsql migrate --config idsql.yaml --dsn ...` (or call idsql.Migrate)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("insert before Migrate: %v\nwant it to say %q", err, want)
 		}

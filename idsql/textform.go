@@ -25,6 +25,12 @@ const (
 // table's text form.
 var ErrText = errors.New("idsql: not a key in its text form")
 
+// ErrAmbiguousKey is wrapped (with ErrText) by the error of ParseKey for
+// a text that reads as two different keys: a decimal number that is also
+// a key in the text form of a table without prefix (an alphabet with
+// digits, as crockford32's, writes some keys with digits alone).
+var ErrAmbiguousKey = errors.New("idsql: ambiguous key text")
+
 // TextForm is how a table's keys are written as text (tables.T.text in
 // the configuration), for the generated key types' String, MarshalText,
 // MarshalJSON and Parse, and for decoding by the CLI and the ID server.
@@ -177,9 +183,12 @@ func (f TextForm) Parse(s string) (int64, error) {
 // ParseKey reads a key written as text by a person or a program: in
 // decimal, or in the text form of one of c's tables (TableConfig.Text).
 // table is the table whose form it was read in, "" for decimal. A text
-// with a table's prefix is read in that table's form only; decimal comes
-// next, so an unprefixed text of digits alone reads as decimal; last, the
-// forms without prefix, which must agree on the value. Errors wrap ErrText.
+// with a table's prefix is read in that table's form only; otherwise every
+// reading, decimal and the forms without prefix, must agree on the value:
+// a text of digits alone that is also a different key in such a form
+// (key 32 in crockford32 is 0000000000010) is refused with an error
+// wrapping ErrAmbiguousKey that gives both readings, never read as one of
+// them silently. Errors wrap ErrText.
 func (c *Config) ParseKey(s string) (id int64, table string, err error) {
 	names := c.TableNames()
 	for _, name := range names {
@@ -193,9 +202,9 @@ func (c *Config) ParseKey(s string) (id int64, table string, err error) {
 		}
 		return id, name, nil
 	}
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil && v > 0 {
-		return v, "", nil
-	}
+	dec, derr := strconv.ParseInt(s, 10, 64)
+	isDec := derr == nil && dec > 0
+	var others []string // readings other than the decimal one
 	for _, name := range names {
 		f := c.Tables[name].Text
 		if f.Prefix != "" || f.Encoding == "" {
@@ -204,12 +213,24 @@ func (c *Config) ParseKey(s string) (id int64, table string, err error) {
 		v, err := f.Parse(s)
 		switch {
 		case err != nil:
+		case isDec:
+			if v != dec {
+				others = append(others, fmt.Sprintf("as %d in the text form of table %s (%s)", v, name, f.Encoding))
+			}
 		case table == "":
 			id, table = v, name
 		case v != id:
-			return 0, "", fmt.Errorf("%w: %q reads as %d in the text form of table %s and as %d in that of table %s; give it in decimal",
-				ErrText, s, id, table, v, name)
+			return 0, "", fmt.Errorf("%w: %w: %q reads as %d in the text form of table %s and as %d in that of table %s; give it in decimal",
+				ErrText, ErrAmbiguousKey, s, id, table, v, name)
 		}
+	}
+	if len(others) > 0 {
+		return 0, "", fmt.Errorf("%w: %w: %q reads as the decimal %d, and %s: it is not decoded as either; "+
+			"give the key with its table's prefix (set tables.T.text.prefix so that no key of a text form reads as a decimal number)",
+			ErrText, ErrAmbiguousKey, s, dec, strings.Join(others, ", and "))
+	}
+	if isDec {
+		return dec, "", nil
 	}
 	if table != "" {
 		return id, table, nil

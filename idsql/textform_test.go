@@ -166,7 +166,11 @@ func TestConfigParseKey(t *testing.T) {
 	}{
 		{"ord_00000000100", 3844, "orders", ""},
 		{"12345", 12345, "", ""},
-		{"11111111121", 11111111121, "", ""}, // digits alone read as decimal
+		{"123456789012", 123456789012, "", ""}, // digits alone, no text form reads: decimal
+		// Digits alone that are also another key in a form without prefix:
+		// refused with both readings, never read as one of them silently.
+		{"11111111121", 0, "", `"11111111121" reads as the decimal 11111111121, and as 58 in the text form of table users (base58): it is not decoded as either; give the key with its table's prefix (set tables.T.text.prefix`},
+		{"0000000000010", 0, "", `"0000000000010" reads as the decimal 10, and as 32 in the text form of table carts (crockford32)`},
 		{"1111111112z", 58 + 57, "users", ""},
 		{"000000000001Z", 63, "carts", ""},
 		{"ord_1", 0, "", `"ord_1" has the prefix of table orders but is not one of its keys`},
@@ -176,7 +180,7 @@ func TestConfigParseKey(t *testing.T) {
 	for _, tt := range tests {
 		id, table, err := cfg.ParseKey(tt.in)
 		if tt.err != "" {
-			if !errors.Is(err, idsql.ErrText) || !strings.Contains(err.Error(), tt.err) {
+			if !errors.Is(err, idsql.ErrText) || !strings.Contains(err.Error(), tt.err) || strings.Contains(tt.err, "reads as") != errors.Is(err, idsql.ErrAmbiguousKey) {
 				t.Errorf("ParseKey(%q) = %d, %q, %v; want ErrText saying %q", tt.in, id, table, err, tt.err)
 			}
 			continue

@@ -43,21 +43,27 @@
 //
 //	HTTP/1.1 500 Internal Server Error
 //	Content-Type: application/json;charset=UTF-8
-//	X-Idsql-Error: unknown segment key "nope"
+//	X-Idsql-Error: segment key "users": segments not ready: no range could be allocated (details in the server log)
 //
 //	{"timestamp":1700000000000,"status":500,"error":"Internal Server Error",
 //	 "exception":"com.sankuai.inf.leaf.server.exception.LeafServerException",
-//	 "message":"Result{id=-2, status=EXCEPTION}","path":"/api/segment/get/nope"}
+//	 "message":"Result{id=-3, status=EXCEPTION}: segment key \"users\": segments not ready: ...",
+//	 "path":"/api/segment/get/users"}
 //
-// The body is Leaf's, field for field (timestamp in Unix milliseconds);
-// idsql's own description of the problem travels in the X-Idsql-Error
-// header, and goes to the monitor page and, rate-limited, to the log.
-// Where Leaf has an answer for the situation, status and message are
-// Leaf's:
+// The body is Leaf's, field for field (timestamp in Unix milliseconds).
+// Its message starts with Leaf's Result, unchanged, for clients that match
+// it, followed by ": " and idsql's own description of the problem, which
+// says what to do where there is something to do. The description alone
+// travels in the X-Idsql-Error header, goes to the monitor page and,
+// rate-limited to a line a second, to the log (Settings.Log). Where Leaf
+// has an answer for the situation, the Result id is Leaf's, and so is the
+// status unless the client's request is at fault:
 //
 //	situation                                        status  message (Result id)
-//	unknown segment key (or one no key can be)        500    Result{id=-2, ...}  Leaf: key not in its cache
-//	segment key list unreadable (database down)       500    Result{id=-2, ...}  Leaf: key not in its cache
+//	unknown segment key (not migrated, misspelt)      404    Result{id=-2, ...}  Leaf: key not in its cache (500 there)
+//	segment key no key can be (bad characters)        400    Result{id=-2, ...}  Leaf: key not in its cache (500 there)
+//	segment key list unreadable (database down,
+//	  idsql_alloc missing: run idsql migrate)         500    Result{id=-2, ...}  Leaf: key not in its cache
 //	segment mode off (no database)                    500    Result{id=-1, ...}  Leaf: cache not initialized
 //	no range loaded: database down, wait timed out    500    Result{id=-3, ...}  Leaf: both segments not ready
 //	snowflake generator failed to start, lease lost,
@@ -71,8 +77,10 @@
 // answered in the same JSON shape, without an exception, with the status
 // that fits and idsql's description as the message:
 //
-//	400 invalid count, bad snowflakeId     401 missing or wrong token
-//	404 no such endpoint                   405 method not allowed
+//	400 invalid count, bad snowflakeId,    401 missing or wrong token
+//	    missing or bad ?shard of a sharded table
+//	404 no such endpoint, a snowflake key  405 method not allowed
+//	    when Settings.SnowflakeOff
 //	503 shutting down, request canceled
 //
 // Known differences from Leaf: Leaf answers "0" with status 200 when its

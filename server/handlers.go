@@ -16,6 +16,7 @@ import (
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 const (
@@ -265,9 +266,10 @@ func (srv *Server) serveIDs(w http.ResponseWriter, r *http.Request, md mode, res
 
 func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key string, n int, batch bool) int {
 	if msg := checkKey(key); msg != "" {
-		// No key of idsql_alloc can be spelled so: Leaf's "no such key".
-		return srv.fail(w, r, nil, failure{kind: errBadKey, status: http.StatusInternalServerError,
-			leaf: leafKeyNotExists, generator: true, msg: msg})
+		// No key of idsql_alloc can be spelled so: Leaf's "no such key",
+		// as a client error.
+		return srv.fail(w, r, nil, failure{kind: errBadKey, status: http.StatusBadRequest,
+			leaf: leafKeyNotExists, msg: msg})
 	}
 	if srv.s.Segments == nil {
 		return srv.fail(w, r, nil, failure{kind: errNotRunning, status: http.StatusInternalServerError,
@@ -279,7 +281,7 @@ func (srv *Server) serveSegment(w http.ResponseWriter, r *http.Request, key stri
 	if g := srv.cfg.Tables[table].Gene(); viaKeys && g.ShardBits > 0 {
 		var msg string
 		if shard, msg = parseShard(r.URL.Query().Get("shard"), g.Shards()); msg != "" {
-			return srv.fail(w, r, nil, failure{kind: errBadKey, status: http.StatusInternalServerError, leaf: leafKeyNotExists, generator: true,
+			return srv.fail(w, r, nil, failure{kind: errBadKey, status: http.StatusBadRequest,
 				msg: "segment key " + quote(key) + ": table " + table + " is sharded: " + msg + "; ask for one shard's keys with " +
 					segmentPrefix + key + "?shard=N, N from 0 to " + strconv.Itoa(g.Shards()-1) + " (on insert the shard comes from the row's " +
 					srv.cfg.Tables[table].Shard.Column + " column)"})
@@ -362,6 +364,10 @@ func (srv *Server) serveSnowflake(w http.ResponseWriter, r *http.Request, key st
 	e := srv.snow[key]
 	if e == nil {
 		e = srv.anyKey
+	}
+	if e == nil {
+		return srv.fail(w, r, nil, failure{kind: errUnknownKey, status: http.StatusNotFound,
+			msg: "snowflake key " + quote(key) + " names no snowflake table, and no table answers other keys: " + srv.s.SnowflakeOff})
 	}
 	ctx := r.Context()
 	src, err := srv.snowflakeSource(ctx, e)
@@ -538,7 +544,12 @@ func (srv *Server) fail(w http.ResponseWriter, r *http.Request, st *stats, f fai
 		b.Exception = leafException
 	}
 	if f.leaf != 0 {
-		b.Message = "Result{id=" + strconv.FormatInt(f.leaf, 10) + ", status=EXCEPTION}"
+		// Leaf's message first, unchanged, for clients that match it;
+		// then what went wrong and what to do.
+		b.Message = "Result{id=" + strconv.FormatInt(f.leaf, 10) + ", status=EXCEPTION}: " + f.msg
+	}
+	if f.kind == errBadKey || f.kind == errUnknownKey || f.kind == errBadCount || f.kind == errBadRequest {
+		srv.logf("%s %s: %d: %s", r.Method, r.URL.EscapedPath(), f.status, f.msg)
 	}
 	body, _ := json.Marshal(b)
 	h := w.Header()
@@ -563,7 +574,10 @@ func (srv *Server) segmentFailure(key string, err error, lookup bool) failure {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return failure{kind: errCanceled, status: http.StatusServiceUnavailable, msg: what + "request canceled or timed out"}
 	case errors.Is(err, segment.ErrUnknownKey):
-		f.kind, f.leaf, f.msg = errUnknownKey, leafKeyNotExists, "unknown segment key "+quote(key)
+		f.kind, f.status, f.leaf, f.generator, f.msg = errUnknownKey, http.StatusNotFound, leafKeyNotExists, false, srv.unknownKey(key)
+	case dialect.AnyUndefinedTable(err):
+		f.kind, f.leaf, f.msg = errStore, leafKeyNotExists, what+"idsql's tables (idsql_alloc) are missing in the database: "+
+			"run `idsql migrate --config idsql.yaml --dsn ...` (or idsql serve --migrate, or idsql.Migrate) once"
 	case lookup:
 		// Leaf answers "no such key" for any key its cache lacks.
 		f.kind, f.leaf, f.msg = errStore, leafKeyNotExists, what+"the key list could not be read (details in the server log)"
@@ -580,6 +594,27 @@ func (srv *Server) segmentFailure(key string, err error, lookup bool) failure {
 		srv.logf("segment key %q: %v", key, err)
 	}
 	return f
+}
+
+// unknownKey describes a segment key with no row in the store, and how to
+// give it one: a configured table's key comes from migrate.
+func (srv *Server) unknownKey(key string) string {
+	var tables []string
+	if srv.cfg != nil {
+		tables = srv.cfg.TableNames()
+	}
+	for _, t := range tables {
+		tc := srv.cfg.Tables[t]
+		if tc.Strategy != idsql.Segment {
+			continue
+		}
+		if k := srv.cfg.SegmentKey(t); k == key || strings.HasPrefix(key, k+"#") {
+			return "unknown segment key " + quote(key) + ": table " + t + " is configured but its key has no row in idsql_alloc yet: " +
+				"run `idsql migrate --config idsql.yaml --dsn ...` (or idsql.Migrate) once after adding a table to the configuration"
+		}
+	}
+	return "unknown segment key " + quote(key) + ": no row of idsql_alloc has this key (the list is re-read at most once a second), and no segment table of the configuration uses it " +
+		"(add the table to the configuration and run `idsql migrate`, or create the row as Leaf's biz_tag)"
 }
 
 // snowflakeFailure maps an error of table e's snowflake generator, asked

@@ -121,7 +121,7 @@ func TestFailureMapping(t *testing.T) {
 		status int
 		leaf   int64
 	}{
-		{&segment.KeyError{Key: "k", Err: segment.ErrUnknownKey}, true, errUnknownKey, 500, -2},
+		{&segment.KeyError{Key: "k", Err: segment.ErrUnknownKey}, true, errUnknownKey, 404, -2},
 		{&segment.KeyError{Key: "k", Err: dbDown}, true, errStore, 500, -2},
 		{&segment.KeyError{Key: "k", Err: fmt.Errorf("%w after 3s (last load error: %w)", segment.ErrTimeout, dbDown)}, false, errNotReady, 500, -3},
 		{&segment.KeyError{Key: "k", Err: dbDown}, false, errStore, 500, -3},

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -75,11 +76,18 @@ tables:
 		t.Fatalf("metrics lack the key space gauges at 20 of 25:\n%s", grepLines(body, "key_space"))
 	}
 	code, _, hdr := get(t, srv, "GET", "/api/segment/get/capped/10")
-	if code == http.StatusOK || !strings.Contains(hdr.Get("X-Idsql-Error"), "max_id 25") {
+	if code == http.StatusOK || !strings.Contains(hdr.Get("X-Idsql-Error"), "at most 5 remain below max_id 25") || !strings.Contains(hdr.Get("X-Idsql-Error"), "no key was drawn") {
 		t.Fatalf("batch across max_id: %d %q", code, hdr.Get("X-Idsql-Error"))
 	}
+	// The refused batch cost nothing: the next key is 21, and 22..25 follow.
+	if body := mustGet(t, srv, "/api/segment/get/capped"); fmt.Sprint(parseIDs(t, body)) != "[21]" {
+		t.Fatalf("key after the refused batch: %s; want 21", body)
+	}
+	if body := mustGet(t, srv, "/api/segment/get/capped/4"); fmt.Sprint(parseIDs(t, body)) != "[22 23 24 25]" {
+		t.Fatalf("the last 4 keys: %s; want 22..25", body)
+	}
 	code, _, hdr = get(t, srv, "GET", "/api/segment/get/capped")
-	if code == http.StatusOK || !strings.Contains(hdr.Get("X-Idsql-Error"), "capped") {
+	if code == http.StatusOK || !strings.Contains(hdr.Get("X-Idsql-Error"), "capped has used its keys up to max_id 25") {
 		t.Fatalf("after running out: %d %q", code, hdr.Get("X-Idsql-Error"))
 	}
 	_, body, _ = get(t, srv, "GET", "/metrics")

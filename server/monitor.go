@@ -13,6 +13,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/snowflake"
 )
 
 //go:embed monitor.html
@@ -236,12 +237,12 @@ func (srv *Server) page(ctx context.Context) monitorPage {
 				case cached != nil:
 					row.Kind = "cached ring"
 					row.WorkerID = gen.WorkerID()
-					row.HighWater = gen.HighWater()
+					row.HighWater = srv.highWater(gen)
 					row.Buffered = cached.Buffered()
 				default:
 					row.Kind = "generator"
 					row.WorkerID = gen.WorkerID()
-					row.HighWater = gen.HighWater()
+					row.HighWater = srv.highWater(gen)
 				}
 			}
 		}
@@ -265,6 +266,16 @@ func (srv *Server) page(ctx context.Context) monitorPage {
 		}
 	}
 	return pg
+}
+
+// highWater returns the time of gen's last tick, zero (shown as "—")
+// before it issued an ID: its state then decodes to the layout's epoch,
+// which is no time the table ever reached.
+func (srv *Server) highWater(gen *snowflake.Generator) time.Time {
+	if hw := gen.HighWater(); hw.After(srv.layout.Epoch) {
+		return hw
+	}
+	return time.Time{}
 }
 
 func (srv *Server) serveMonitor(w http.ResponseWriter, r *http.Request) int {

@@ -168,7 +168,7 @@ tables:
 		t.Fatalf("with PostgreSQL stopped: %d %q, want 500", code, body)
 	}
 	a := checkErrorBody(t, 500, "/api/segment/get/users/50", body, hdr)
-	if a.Message != "Result{id=-3, status=EXCEPTION}" || !strings.Contains(hdr.Get("X-Idsql-Error"), "segments not ready") {
+	if !strings.HasPrefix(a.Message, "Result{id=-3, status=EXCEPTION}: ") || !strings.Contains(hdr.Get("X-Idsql-Error"), "segments not ready") {
 		t.Errorf("database down: %q, X-Idsql-Error %q", body, hdr.Get("X-Idsql-Error"))
 	}
 	if code, body, _ := get(t, srv, "GET", "/api/segment/get/users"); code != 500 || !strings.Contains(body, "Result{id=-3,") {

@@ -51,6 +51,12 @@ type Settings struct {
 	// shares that table's generator and worker lease instead of taking one
 	// more; IDs stay unique either way, and lookup names the table.
 	SnowflakeTable string
+	// SnowflakeOff, when not empty, turns off the table for keys that name
+	// no snowflake table (SnowflakeTable is then ignored): the snowflake
+	// endpoint answers such keys 404 with this text, which should say how
+	// to turn it on (idsql serve sets it when the configuration has no
+	// snowflake table and its holder has no worker ID for one).
+	SnowflakeOff string
 	// Segments serves the segment endpoint: every key of its store.
 	// Nil answers the segment endpoint with 503.
 	Segments *segment.Generator
@@ -191,7 +197,9 @@ func New(s Settings) (*Server, error) {
 			srv.viaKeys[cfg.SegmentKey(t)] = t
 		}
 	}
-	if srv.anyKey = srv.snow[s.SnowflakeTable]; srv.anyKey == nil {
+	if s.SnowflakeOff != "" {
+		srv.anyKey = nil
+	} else if srv.anyKey = srv.snow[s.SnowflakeTable]; srv.anyKey == nil {
 		return nil, fmt.Errorf("server: Settings.SnowflakeTable %q is not a snowflake table of the configuration "+
 			"(add it with server.WithSnowflakeTable before making the Keys, or name one of: %s)",
 			s.SnowflakeTable, strings.Join(srv.snowNames, ", "))
@@ -271,7 +279,11 @@ func (srv *Server) Warm(ctx context.Context) error {
 					err = e.key.Warm(ctx) // loads the first segment, drawing no key
 				}
 			}
-			if err != nil {
+			switch {
+			case errors.Is(err, segment.ErrUnknownKey):
+				errs = append(errs, fmt.Errorf("server: table %s: its segment key %q has no row in idsql_alloc: run `idsql migrate --config idsql.yaml --dsn ...` "+
+					"(or idsql serve --migrate, or idsql.Migrate) once after adding the table to the configuration: %w", t, srv.cfg.SegmentKey(t), err))
+			case err != nil:
 				errs = append(errs, fmt.Errorf("server: segment key of table %s: %w", t, err))
 			}
 		}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -303,8 +304,10 @@ func checkErrorBody(t *testing.T, code int, path, body string, hdr http.Header) 
 }
 
 // TestLeafContract checks the answers Leaf clients see for the failures
-// Leaf's LeafController reports: status 500, LeafServerException and the
-// generator's Result as the message.
+// Leaf's LeafController reports: LeafServerException and the generator's
+// Result at the start of the message, then idsql's description; status
+// 500, but 4xx for a client's mistake (a key that does not exist or
+// cannot be).
 func TestLeafContract(t *testing.T) {
 	const leafException = "com.sankuai.inf.leaf.server.exception.LeafServerException"
 	tests := []struct {
@@ -312,13 +315,15 @@ func TestLeafContract(t *testing.T) {
 		opts    fixtureOptions
 		prepare func(t *testing.T, f *fixture)
 		path    string
+		status  int    // 500 unless set
 		result  int    // Leaf's Result id
-		says    string // in X-Idsql-Error
+		says    string // in X-Idsql-Error and the message
 	}{
-		{name: "unknown segment key", path: "/api/segment/get/nope", result: -2, says: `unknown segment key "nope"`},
-		{name: "segment key no key can be", path: "/api/segment/get/users%27%3B%20DROP%20TABLE%20users", result: -2,
+		{name: "unknown segment key", path: "/api/segment/get/nope", status: 404, result: -2,
+			says: `unknown segment key "nope": no row of idsql_alloc has this key (the list is re-read at most once a second), and no segment table of the configuration uses it (add the table to the configuration and run ` + "`idsql migrate`"},
+		{name: "segment key no key can be", path: "/api/segment/get/users%27%3B%20DROP%20TABLE%20users", status: 400, result: -2,
 			says: "only letters, digits"},
-		{name: "segment key too long", path: "/api/segment/get/" + strings.Repeat("k", server.MaxKeyLen+1), result: -2,
+		{name: "segment key too long", path: "/api/segment/get/" + strings.Repeat("k", server.MaxKeyLen+1), status: 400, result: -2,
 			says: "longer than 128"},
 		{name: "segment mode off", opts: fixtureOptions{edit: func(s *server.Settings) { s.Segments.Close(); s.Segments = nil }},
 			path: "/api/segment/get/users", result: -1, says: "segment mode is not enabled"},
@@ -333,7 +338,7 @@ func TestLeafContract(t *testing.T) {
 		{name: "database down, batch", prepare: databaseDown, path: "/api/segment/get/users/5", result: -3,
 			says: "segments not ready"},
 		// Leaf answers "no such key" for any key its cache lacks.
-		{name: "database down, key not in the cache", prepare: databaseDown, path: "/api/segment/get/created-later", result: -2,
+		{name: "database down, key not in the cache", prepare: databaseDown, path: "/api/segment/get/created-later", status: 404, result: -2,
 			says: `"created-later"`},
 	}
 	for _, tt := range tests {
@@ -343,12 +348,17 @@ func TestLeafContract(t *testing.T) {
 				tt.prepare(t, f)
 			}
 			code, body, hdr := get(t, f.srv, "GET", tt.path)
-			if code != 500 {
-				t.Fatalf("%d %q, want 500", code, body)
+			status := cmp.Or(tt.status, 500)
+			if code != status {
+				t.Fatalf("%d %q, want %d", code, body, status)
 			}
-			a := checkErrorBody(t, 500, tt.path, body, hdr)
-			if want := "Result{id=" + strconv.Itoa(tt.result) + ", status=EXCEPTION}"; a.Message != want || a.Exception != leafException {
-				t.Errorf("message %q, exception %q; want %q, %q", a.Message, a.Exception, want, leafException)
+			a := checkErrorBody(t, status, tt.path, body, hdr)
+			exception := leafException
+			if status != 500 {
+				exception = "" // not a generator failure
+			}
+			if want := "Result{id=" + strconv.Itoa(tt.result) + ", status=EXCEPTION}: "; !strings.HasPrefix(a.Message, want) || !strings.Contains(a.Message, tt.says) || a.Exception != exception {
+				t.Errorf("message %q, exception %q; want %q then %q, %q", a.Message, a.Exception, want, tt.says, exception)
 			}
 			if got := hdr.Get("X-Idsql-Error"); !strings.Contains(got, tt.says) {
 				t.Errorf("X-Idsql-Error %q lacks %q", got, tt.says)
@@ -686,7 +696,8 @@ func TestMetrics(t *testing.T) {
 	for _, want := range []string{
 		`idsql_http_request_duration_seconds_bucket{code="200",endpoint="segment_batch",le="+Inf"} 2` + "\n",
 		`idsql_http_request_duration_seconds_count{code="200",endpoint="snowflake"} 2` + "\n",
-		`idsql_http_request_duration_seconds_count{code="500",endpoint="segment"} 2` + "\n",
+		`idsql_http_request_duration_seconds_count{code="404",endpoint="segment"} 1` + "\n",
+		`idsql_http_request_duration_seconds_count{code="400",endpoint="segment"} 1` + "\n",
 		`idsql_generator_wait_seconds_count{mode="segment"} 2` + "\n",
 		`idsql_generator_wait_seconds_count{mode="snowflake"} 2` + "\n",
 		`idsql_segment_refill_seconds_count{result="ok"} `,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/snowflake"
 )
 
 func stamp(t time.Time) string {
@@ -20,12 +23,20 @@ func stamp(t time.Time) string {
 }
 
 func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("lookup", "--dsn DSN [--config idsql.yaml] ID...",
+	fs := newFlags("lookup", "--dsn DSN [--config idsql.yaml | --namespace NS] [--layout leaf] [--json] ID...",
 		"Traces IDs back to the table that issued them: a snowflake ID through the worker\n"+
 			"lease that held its worker ID at its time, a segment ID through the logged range\n"+
-			"that holds it. An ID is decimal or in a table's text form (tables.T.text).", stderr)
+			"that holds it. An ID is decimal or, with a configuration, in a table's text form\n"+
+			"(tables.T.text).\n\n"+
+			"The configuration (--config, or ./idsql.yaml when there is one) is optional: without\n"+
+			"it the answer comes from idsql_workers and idsql_alloc_log alone, in every namespace\n"+
+			"of idsql_workers (or --namespace), decoding snowflake IDs with --layout (default\n"+
+			"leaf); keys of tables with shard or app bits, and text forms, need the configuration.", stderr)
 	dsn := fs.String("dsn", "", dsnHelp)
-	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml)")
+	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml when it exists; optional)")
+	ns := fs.String("namespace", "", "without a configuration: the namespace to look in (default every namespace of idsql_workers)")
+	layoutName := fs.String("layout", "", "without a configuration: the snowflake layout preset (leaf, uid32, sony, sony-widths or js53; default leaf)")
+	asJSON := fs.Bool("json", false, "print a JSON array, one object per ID, instead of text")
 	ids, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -33,40 +44,220 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(ids) == 0 {
 		return usagef("no ID given")
 	}
-	cfg, err := loadConfig(*cfgPath, true)
+	cfg, err := loadConfig(*cfgPath, false)
 	if err != nil {
 		return err
+	}
+	if cfg != nil && (*ns != "" || *layoutName != "") {
+		return usagef("--namespace and --layout are for a lookup without a configuration; the configuration names both")
 	}
 	d, err := openDatabase(ctx, *dsn)
 	if err != nil {
 		return err
 	}
 	defer d.db.Close()
+	cfgs := []*idsql.Config{cfg}
+	if cfg == nil {
+		if cfgs, err = bareConfigs(ctx, d, *ns, *layoutName); err != nil {
+			return err
+		}
+	}
+	var out []lookedUp
 	var invalid, missing, failed int
-	for i, s := range ids {
-		if i > 0 {
-			fmt.Fprintln(stdout)
-		}
-		id, _, err := cfg.ParseKey(s)
+	for _, s := range ids {
+		r := lookedUp{Input: s}
+		id, _, err := cfgs[0].ParseKey(s)
 		if err != nil {
-			fmt.Fprintf(stderr, "idsql lookup: %q is not an ID: a positive 64-bit decimal integer or a key in a table's text form (%v)\n", s, err)
+			r.Error = fmt.Sprintf("%q is not an ID: a positive 64-bit decimal integer or a key in a table's text form (%s)", s, errText(err))
 			invalid++
+			out = append(out, r)
 			continue
 		}
-		origins, err := idsql.LookupIn(ctx, cfg, d.stores, id)
+		r.ID = id
+		var origins []idsql.Origin
+		for _, c := range cfgs {
+			o, err := idsql.LookupIn(ctx, c, d.stores, id)
+			switch {
+			case errors.Is(err, idsql.ErrNotFound):
+			case err != nil:
+				r.Error = errText(migrateHint(err, *cfgPath))
+			default:
+				origins = append(origins, o...)
+			}
+			if r.Error != "" {
+				break
+			}
+		}
 		switch {
-		case errors.Is(err, idsql.ErrNotFound):
-			fmt.Fprintf(stderr, "idsql lookup: %d: no table of namespace %s issued this ID\n", id, cfg.Namespace)
-			missing++
-			continue
-		case err != nil:
-			fmt.Fprintf(stderr, "idsql lookup: %v\n", err)
+		case r.Error != "":
 			failed++
-			continue
+		case len(origins) == 0:
+			r.Error = fmt.Sprintf("%d: no table of namespace %s issued this ID", id, namespaces(cfgs))
+			missing++
 		}
-		printOrigins(stdout, id, origins)
+		if cfg == nil {
+			origins = segmentOnce(origins)
+		}
+		for _, o := range origins {
+			r.Origins = append(r.Origins, originOf(o, cfg == nil))
+		}
+		out = append(out, r)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		first := true
+		for _, r := range out {
+			if r.Error != "" {
+				fmt.Fprintf(stderr, "idsql lookup: %s\n", r.Error)
+				continue
+			}
+			if !first {
+				fmt.Fprintln(stdout)
+			}
+			first = false
+			printOrigins(stdout, r.ID, r.Origins)
+		}
 	}
 	return lookupSummary(len(ids), invalid, missing, failed)
+}
+
+// bareConfigs returns the configurations a lookup without one uses: one
+// per namespace (ns, or every namespace of idsql_workers, or "default"
+// when it has none), with layout (a preset name, default leaf) and no
+// tables.
+func bareConfigs(ctx context.Context, d *database, ns, layout string) ([]*idsql.Config, error) {
+	if layout != "" {
+		if _, err := snowflake.Preset(layout); err != nil {
+			return nil, usagef("--layout: %v", err)
+		}
+	}
+	names := []string{ns}
+	if ns == "" {
+		names = nil
+		if d.registry() != nil {
+			rows, err := d.db.QueryContext(ctx, "SELECT DISTINCT namespace FROM idsql_workers ORDER BY namespace")
+			if err != nil {
+				return nil, fmt.Errorf("read the namespaces of idsql_workers: %w", err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var n string
+				if err := rows.Scan(&n); err != nil {
+					return nil, err
+				}
+				names = append(names, n)
+			}
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if len(names) == 0 {
+			names = []string{"default"}
+		}
+	}
+	var cfgs []*idsql.Config
+	for _, n := range names {
+		cfgs = append(cfgs, &idsql.Config{Namespace: n, Layout: idsql.LayoutConfig{Preset: layout}})
+	}
+	return cfgs, nil
+}
+
+// namespaces names the namespaces of cfgs, for a message.
+func namespaces(cfgs []*idsql.Config) string {
+	var names []string
+	for _, c := range cfgs {
+		names = append(names, c.Namespace)
+	}
+	return strings.Join(names, " or ")
+}
+
+// segmentOnce drops repeats of the same segment range: without a
+// configuration every namespace's lookup finds the ranges of
+// idsql_alloc_log, which has no namespace.
+func segmentOnce(origins []idsql.Origin) []idsql.Origin {
+	seen := map[segment.Range]bool{}
+	var out []idsql.Origin
+	for _, o := range origins {
+		if o.Strategy == idsql.Segment {
+			if seen[o.Range] {
+				continue
+			}
+			seen[o.Range] = true
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// lookedUp is the answer for one ID, as --json prints it.
+type lookedUp struct {
+	Input   string   `json:"input"`
+	ID      int64    `json:"id,omitempty"`
+	Origins []origin `json:"origins,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// origin is one explanation of an ID (idsql.Origin), as --json prints it.
+type origin struct {
+	// Table is the configured table; without a configuration, the table
+	// the worker lease was taken for, or "" for a segment ID (see Key).
+	Table    string `json:"table,omitempty"`
+	Strategy string `json:"strategy"`
+	// Snowflake IDs: the parts and the lease.
+	Time          *time.Time `json:"time,omitempty"`
+	Worker        *int64     `json:"worker,omitempty"`
+	Sequence      *int64     `json:"sequence,omitempty"`
+	Namespace     string     `json:"namespace,omitempty"`
+	LeaseID       int64      `json:"lease_id,omitempty"`
+	LeaseKind     string     `json:"lease_kind,omitempty"`
+	LeaseStarted  *time.Time `json:"lease_started,omitempty"`
+	LeaseReleased *time.Time `json:"lease_released,omitempty"` // absent while the lease is live
+	PID           int        `json:"pid,omitempty"`
+	// Segment IDs: the key and the range handed out that holds the ID.
+	Key        string     `json:"key,omitempty"`
+	RangeFirst int64      `json:"range_first,omitempty"`
+	RangeLast  int64      `json:"range_last,omitempty"`
+	RangeTime  *time.Time `json:"range_time,omitempty"`
+	// A table with shard or app bits: the ID taken apart.
+	Shard    *int   `json:"shard,omitempty"`
+	App      *int64 `json:"app,omitempty"`
+	Index    *int64 `json:"index,omitempty"`
+	Instance string `json:"instance"`
+	// FromRecords is true without a configuration: Table comes from the
+	// worker table's record, not from a configuration.
+	FromRecords bool `json:"from_records,omitempty"`
+}
+
+func originOf(o idsql.Origin, bare bool) origin {
+	out := origin{Table: o.Table, Strategy: string(o.Strategy), Instance: o.Instance(), FromRecords: bare}
+	utc := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		t = t.UTC()
+		return &t
+	}
+	switch o.Strategy {
+	case idsql.Snowflake:
+		if bare {
+			out.Table = o.Lease.Table
+		}
+		w, q := o.Parts.Worker, o.Parts.Sequence
+		out.Time, out.Worker, out.Sequence = utc(o.Parts.Time), &w, &q
+		out.Namespace, out.LeaseID, out.LeaseKind, out.PID = o.Lease.Namespace, o.Lease.LeaseID, o.Lease.Kind, o.Lease.PID
+		out.LeaseStarted, out.LeaseReleased = utc(o.Lease.Started), utc(o.Lease.Released)
+	case idsql.Segment:
+		out.Key, out.RangeFirst, out.RangeLast, out.RangeTime = o.Range.Key, o.Range.First, o.Range.Last, utc(o.Range.Time)
+		if g := o.Gene; g != nil {
+			out.Shard, out.App, out.Index = &g.Shard, &g.App, &g.Index
+		}
+	}
+	return out
 }
 
 // lookupSummary is lookup's error when some of n IDs were not explained:
@@ -89,7 +280,7 @@ func lookupSummary(n, invalid, missing, failed int) error {
 	return fmt.Errorf("%d of %d IDs not looked up: %s", invalid+missing+failed, n, strings.Join(parts, ", "))
 }
 
-func printOrigins(w io.Writer, id int64, origins []idsql.Origin) {
+func printOrigins(w io.Writer, id int64, origins []origin) {
 	if len(origins) > 1 {
 		fmt.Fprintf(w, "%d: %d explanations (the same number was issued more than once, in different key spaces)\n", id, len(origins))
 	} else {
@@ -97,21 +288,40 @@ func printOrigins(w io.Writer, id int64, origins []idsql.Origin) {
 	}
 	for _, o := range origins {
 		table := o.Table
-		if table == "" {
+		switch {
+		case table != "" && o.FromRecords:
+			table += " (as the worker table records it; no configuration given)"
+		case table == "" && o.FromRecords:
+			table = "(no configuration given: the table whose segment key this is)"
+		case table == "":
 			table = "(not in the configuration)"
 		}
 		fmt.Fprintf(w, "  table     %s\n  strategy  %s\n", table, o.Strategy)
 		switch o.Strategy {
-		case idsql.Snowflake:
+		case string(idsql.Snowflake):
+			released := "now (live)"
+			if o.LeaseReleased != nil {
+				released = stamp(*o.LeaseReleased)
+			}
+			var started time.Time
+			if o.LeaseStarted != nil {
+				started = *o.LeaseStarted
+			}
 			fmt.Fprintf(w, "  time      %s\n  worker    %d (sequence %d)\n  instance  %s (pid %d)\n  lease     #%d %s, %s to %s\n",
-				stamp(o.Parts.Time), o.Parts.Worker, o.Parts.Sequence, o.Lease.Instance, o.Lease.PID,
-				o.Lease.LeaseID, o.Lease.Kind, stamp(o.Lease.Started), releasedOr(o.Lease.Released))
-		case idsql.Segment:
-			if g := o.Gene; g != nil {
-				fmt.Fprintf(w, "  shard     %d\n  app       %d\n  index     %d\n", g.Shard, g.App, g.Index)
+				stamp(*o.Time), *o.Worker, *o.Sequence, o.Instance, o.PID, o.LeaseID, o.LeaseKind, stamp(started), released)
+			if o.FromRecords {
+				fmt.Fprintf(w, "  namespace %s\n", o.Namespace)
+			}
+		case string(idsql.Segment):
+			if o.Shard != nil {
+				fmt.Fprintf(w, "  shard     %d\n  app       %d\n  index     %d\n", *o.Shard, *o.App, *o.Index)
+			}
+			var at time.Time
+			if o.RangeTime != nil {
+				at = *o.RangeTime
 			}
 			fmt.Fprintf(w, "  key       %s\n  range     %d..%d\n  time      %s (range handed out)\n  instance  %s\n",
-				o.Range.Key, o.Range.First, o.Range.Last, stamp(o.Range.Time), o.Range.Instance)
+				o.Key, o.RangeFirst, o.RangeLast, stamp(at), o.Instance)
 		}
 	}
 }

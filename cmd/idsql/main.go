@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/idsql/idsql/holder/registry"
@@ -92,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "idsql %s: %s\nRun 'idsql %s --help' for usage.\n", c.name, ue.msg, c.name)
 			return 2
 		default:
-			fmt.Fprintf(stderr, "idsql %s: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "idsql %s: %s\n", c.name, errText(migrateHint(err, "")))
 			if errors.Is(err, registry.ErrNotDurable) {
 				fmt.Fprintf(stderr, "The MySQL server may lose a committed worker lease in a crash (innodb_flush_log_at_trx_commit\n"+
 					"or sync_binlog is not 1). Fix the server, or add %s=true to the MySQL DSN to accept the risk.\n", lazyParam)
@@ -103,6 +104,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "idsql: unknown command %q\n\n", args[0])
 	printUsage(stderr)
 	return 2
+}
+
+// errText is err's message for a line that starts "idsql COMMAND: ":
+// without the "idsql: " most of idsql's errors start with, which would
+// repeat it ("idsql decode: idsql: config: ...").
+func errText(err error) string {
+	return strings.TrimPrefix(err.Error(), "idsql: ")
 }
 
 func printUsage(w io.Writer) {

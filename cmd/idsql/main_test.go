@@ -57,44 +57,6 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-func TestExitCodes(t *testing.T) {
-	tests := []struct {
-		args []string
-		code int
-		says string // in stderr
-	}{
-		{nil, 2, "Commands:"},
-		{[]string{"help"}, 0, "Commands:"},
-		{[]string{"nope"}, 2, `unknown command "nope"`},
-		{[]string{"decode", "--help"}, 0, "Usage: idsql decode"},
-		{[]string{"demo", "-h"}, 0, "Usage: idsql demo"},
-		{[]string{"lookup", "--help"}, 0, "Usage: idsql lookup"},
-		{[]string{"migrate", "--help"}, 0, "Usage: idsql migrate"},
-		{[]string{"workers", "--help"}, 0, "Usage: idsql workers"},
-		{[]string{"segments", "--help"}, 0, "Usage: idsql segments"},
-		{[]string{"serve", "--help"}, 0, "Usage: idsql serve"},
-		{[]string{"decode"}, 2, "no ID given"},
-		{[]string{"decode", "--bogus", "1"}, 2, "flag provided but not defined"},
-		{[]string{"decode", "--layout", "uid", "1"}, 2, "ran out"},
-		{[]string{"decode", "--layout", "leaf", "--config", "x.yaml", "1"}, 2, "not both"},
-		{[]string{"decode", "abc"}, 1, `"abc" is not a 64-bit decimal integer`},
-		{[]string{"decode", "-5"}, 2, "flag provided but not defined"},
-		{[]string{"decode", "9223372036854775807"}, 1, "is it from another layout"},
-		{[]string{"decode", "--config", "/nonexistent.yaml", "1"}, 1, "nonexistent.yaml"},
-		{[]string{"segments"}, 2, "--dsn is required"},
-		{[]string{"serve", "extra"}, 2, `unexpected argument "extra"`},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			t.Setenv("IDSQL_DSN", "")
-			code, _, stderr := runCmd(t, tt.args...)
-			if code != tt.code || !strings.Contains(stderr, tt.says) {
-				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr, tt.code, tt.says)
-			}
-		})
-	}
-}
-
 func TestDecode(t *testing.T) {
 	// Leaf layout: tick 1000 (ms after the epoch), worker 5, sequence 7.
 	id := int64(1000)<<22 | 5<<12 | 7

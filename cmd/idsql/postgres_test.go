@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -61,6 +62,34 @@ tables:
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("lookup output lacks %s:\n%s", re, out)
 		}
+	}
+	// Without a configuration (as the README shows it): the worker table
+	// and idsql_alloc_log alone answer; --json gives the same.
+	code, out, stderr = runCmd(t, "lookup", "--dsn", dsn, strconv.FormatInt(orderID, 10), strconv.FormatInt(userID, 10))
+	for _, re := range []string{`table     orders \(as the worker table records it; no configuration given\)\n  strategy  snowflake\n`,
+		`strategy  segment\n  key       users\n  range     978\.\.1027`, `namespace cmdtest\n`} {
+		if code != 0 || !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("lookup without --config: exit %d, output lacks %s:\n%s%s", code, re, out, stderr)
+		}
+	}
+	code, out, stderr = runCmd(t, "lookup", "--dsn", dsn, "--json", "--config", cfgPath, strconv.FormatInt(orderID, 10), strconv.FormatInt(userID, 10), "42")
+	var looked []struct {
+		Input   string
+		ID      int64
+		Error   string
+		Origins []struct {
+			Table, Strategy, Key, Instance string
+			Worker                         *int64
+			RangeFirst                     int64 `json:"range_first"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &looked); err != nil {
+		t.Fatalf("lookup --json: %v\n%s", err, out)
+	}
+	if code != 1 || len(looked) != 3 || looked[0].ID != orderID || len(looked[0].Origins) != 1 || looked[0].Origins[0].Table != "orders" ||
+		looked[0].Origins[0].Worker == nil || looked[1].Origins[0].Key != "users" || looked[1].Origins[0].RangeFirst != 978 ||
+		!strings.Contains(looked[2].Error, "42: no table of namespace cmdtest issued this ID") || stderr != "idsql lookup: 1 of 3 IDs not looked up: 1 not found\n" {
+		t.Errorf("lookup --json: exit %d, %+v\n%s", code, looked, stderr)
 	}
 	code, _, stderr = runCmd(t, "lookup", "--dsn", dsn, "--config", cfgPath, "123456789012")
 	if code != 1 || !regexp.MustCompile(`no table of namespace cmdtest issued this ID`).MatchString(stderr) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -15,6 +16,7 @@ import (
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/kinds"
 	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/internal/dialect"
 	"github.com/idsql/idsql/server"
 )
 
@@ -149,14 +151,29 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	srv, err := newServer(ctx, scfg, d, segment.Settings{MaxStep: *maxStep}, server.Settings{Tokens: tokens, MaxBatch: *maxBatch,
-		SnowflakeTable: *snowTable, Log: log.New(stderr, "", log.LstdFlags)})
+	ss := segment.Settings{MaxStep: *maxStep}
+	settings := server.Settings{Tokens: tokens, MaxBatch: *maxBatch, SnowflakeTable: *snowTable, Log: log.New(stderr, "", log.LstdFlags)}
+	srv, err := newServer(ctx, scfg, d, ss, settings)
+	if err != nil && scfg != cfg && !hasSnowflakeTable(cfg) {
+		// The configuration has segment tables only: the snowflake table
+		// serve adds for Leaf's snowflake endpoint is not what the user
+		// asked for, so it must not stop the server. The endpoint then
+		// answers why it is off.
+		why, _, _ := strings.Cut(errText(err), "\n")
+		why = strings.TrimSuffix(why, ":")
+		settings.SnowflakeOff = fmt.Sprintf("the configuration has no snowflake table, and %s, the table serve adds to answer Leaf's snowflake keys, "+
+			"could not start (%s); to serve snowflake keys, add a snowflake table to the configuration (under the local holder with its "+
+			"worker ID in holder.workers) and name it with --snowflake-table", *snowTable, why)
+		if srv, err = newServer(ctx, cfg, d, ss, settings); err == nil {
+			fmt.Fprintf(stderr, "idsql serve: the snowflake endpoint is off: %s\n", settings.SnowflakeOff)
+		}
+	}
 	if err != nil {
-		return err
+		return migrateHint(err, *cfgPath)
 	}
 	if err := srv.Warm(ctx); err != nil {
 		srv.Close()
-		return err
+		return migrateHint(err, *cfgPath)
 	}
 	if !*quiet {
 		printBanner(stdout, ln.Addr().String(), cfg, d, embedded, len(tokens) > 0)
@@ -166,6 +183,29 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, "idsql serve: stopped; worker leases released")
 	}
 	return err
+}
+
+// hasSnowflakeTable reports whether cfg has a snowflake table.
+func hasSnowflakeTable(cfg *idsql.Config) bool {
+	for _, t := range cfg.TableNames() {
+		if cfg.Tables[t].Strategy == idsql.Snowflake {
+			return true
+		}
+	}
+	return false
+}
+
+// migrateHint adds to err, when it says that a table idsql's migration
+// creates does not exist (before migrate), what to run: migrate with the
+// configuration given (cfgPath, "" for ./idsql.yaml), or serve --migrate.
+func migrateHint(err error, cfgPath string) error {
+	if errors.Is(err, idsql.ErrNotMigrated) || !dialect.AnyUndefinedTable(err) {
+		return err // ErrNotMigrated names the fix already
+	}
+	if cfgPath == "" {
+		cfgPath = "idsql.yaml"
+	}
+	return fmt.Errorf("%w\nidsql's tables (idsql_alloc, idsql_workers) are missing in the database: run `idsql migrate --config %s --dsn ...` once, or serve with --migrate", err, cfgPath)
 }
 
 // needsDatabase says why cfg cannot run without a database, or "".

@@ -240,11 +240,16 @@ func (l Layout) Decompose(id int64) Parts {
 }
 
 // Decode takes id apart and checks that this layout could have produced it
-// by now: it must be positive and its time no later than now + tolerance.
+// by now: it must be positive, fit in the layout's bits (below 2^53 for
+// js53) and its time be no later than now + tolerance.
 // The error wraps ErrDecode and says what is wrong.
 func (l Layout) Decode(id int64, now time.Time, tolerance time.Duration) (Parts, error) {
 	if id <= 0 {
 		return Parts{}, fmt.Errorf("%w: %d is not positive", ErrDecode, id)
+	}
+	if bits := l.TimeBits + l.WorkerBits + l.SequenceBits; bits < 63 && id>>bits != 0 {
+		return Parts{}, fmt.Errorf("%w: %d is above 2^%d - 1 = %d, the largest ID of layout %s (its IDs have %d bits; is it from another layout?)",
+			ErrDecode, id, bits, int64(1)<<bits-1, l.Name, bits)
 	}
 	p := l.Decompose(id)
 	if limit := now.Add(tolerance); p.Time.After(limit) {

@@ -3,9 +3,12 @@ package idsql
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/idsql/idsql/idsql/snowflake"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 // ErrNoTimeOrder is wrapped by the error of Config.Bounds for a table
@@ -48,6 +51,50 @@ func (c *Config) Bounds(table string, from, to time.Time) (lo, hi int64, err err
 		hi = tc.MaxID
 	}
 	return lo, hi, nil
+}
+
+// MonthlyPartitionsSQL returns a PostgreSQL script that creates months
+// partitions of the snowflake table, one per calendar month in UTC from
+// the month holding first: a partition named after the table and month
+// (orders_2026_01), in the table's schema, holding the month's key range
+// (Config.Bounds), FOR VALUES FROM (lo) TO (hi+1). Consecutive months
+// share their bounds, so the partitions neither overlap nor leave gaps.
+// The table must be created PARTITION BY RANGE of its key column; a row
+// whose key falls in no partition is refused by PostgreSQL (add a DEFAULT
+// partition, or the next months, before they come).
+//
+// A segment table is refused (ErrNoTimeOrder), as are months outside the
+// layout's time (snowflake.ErrRange) and names PostgreSQL would truncate.
+func (c *Config) MonthlyPartitionsSQL(table string, first time.Time, months int) (string, error) {
+	if months < 1 {
+		return "", fmt.Errorf("idsql: partitions of table %s: %d months; want at least 1", table, months)
+	}
+	first = first.UTC()
+	start := time.Date(first.Year(), first.Month(), 1, 0, 0, 0, 0, time.UTC)
+	parts := make([]dialect.KeyPartition, 0, months)
+	for i := range months {
+		from, to := start.AddDate(0, i, 0), start.AddDate(0, i+1, 0)
+		lo, hi, err := c.Bounds(table, from, to)
+		if err != nil {
+			return "", err
+		}
+		p := dialect.KeyPartition{Suffix: from.Format("2006_01"), From: lo, To: hi + 1, ToMax: hi == math.MaxInt64}
+		parts = append(parts, p)
+	}
+	stmts, err := dialect.PostgreSQL.KeyPartitions(table, parts)
+	if err != nil {
+		return "", fmt.Errorf("idsql: partitions of table %s: %w", table, err)
+	}
+	layout, err := c.SnowflakeLayout()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- Key-range partitions, one per month (UTC) from %s to %s, of a table created\n"+
+		"-- PARTITION BY RANGE of its key column; layout %s.\n",
+		start.Format("2006-01"), start.AddDate(0, months-1, 0).Format("2006-01"), layout)
+	b.WriteString(stmts)
+	return b.String(), nil
 }
 
 // timeOrdered returns nil when the table's keys are in the order of their

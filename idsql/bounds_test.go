@@ -2,6 +2,7 @@ package idsql
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -89,5 +90,44 @@ func TestBoundsKnowsTableFields(t *testing.T) {
 			t.Errorf("TableConfig.%s is new to Bounds: if it can change the order of a snowflake table's keys, make "+
 				"Config.timeOrdered refuse the tables that use it (with a test); then list it in this test", f.Name)
 		}
+	}
+}
+
+func TestMonthlyPartitionsSQL(t *testing.T) {
+	cfg, err := Parse("idsql.yaml", []byte(`
+namespace: shop
+tables:
+  orders: {strategy: snowflake}
+  users:  {strategy: segment}
+`), time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Any instant of the first month names it, in UTC: 23:00 at UTC-1 on
+	// New Year's Eve is January. The partitions tile.
+	got, err := cfg.MonthlyPartitionsSQL("orders", time.Date(2026, 12, 31, 23, 0, 0, 0, time.FixedZone("", -3600)), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jan := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	janLo, janHi, _ := cfg.Bounds("orders", jan, jan.AddDate(0, 1, 0))
+	febLo, febHi, _ := cfg.Bounds("orders", jan.AddDate(0, 1, 0), jan.AddDate(0, 2, 0))
+	for _, want := range []string{
+		"from 2027-01 to 2027-02",
+		fmt.Sprintf(`CREATE TABLE "orders_2027_01" PARTITION OF "orders" FOR VALUES FROM (%d) TO (%d);`, janLo, janHi+1),
+		fmt.Sprintf(`CREATE TABLE "orders_2027_02" PARTITION OF "orders" FOR VALUES FROM (%d) TO (%d);`, febLo, febHi+1),
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("partitions lack %q:\n%s", want, got)
+		}
+	}
+	if janHi+1 != febLo {
+		t.Errorf("January ends at %d, February starts at %d", janHi, febLo)
+	}
+	if _, err := cfg.MonthlyPartitionsSQL("orders", time.Now(), 0); err == nil {
+		t.Error("0 months accepted")
+	}
+	if _, err := cfg.MonthlyPartitionsSQL("users", time.Now(), 1); !errors.Is(err, ErrNoTimeOrder) {
+		t.Errorf("segment table: %v", err)
 	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -174,7 +172,7 @@ tables:
 		}
 		n++
 	}
-	if err := rows.Err(); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
 	if n != 9 {

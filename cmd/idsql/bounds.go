@@ -83,7 +83,7 @@ func runBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	tc := cfg.Tables[*table]
-	out := boundsOut{Table: *table, Column: tc.KeyColumn(), Layout: layout.String(), From: from, To: to, Lo: lo, Hi: hi}
+	out := boundsOut{Table: *table, Column: tc.KeyColumn(), Layout: layout.String(), From: from.UTC(), To: to.UTC(), Lo: lo, Hi: hi}
 	if !tc.Text.Decimal() {
 		out.LoText, out.HiText = tc.Text.Format(lo), tc.Text.Format(hi)
 	}
@@ -94,7 +94,7 @@ func runBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	const stamp = "2006-01-02T15:04:05.999999999Z07:00"
 	fmt.Fprintf(stdout, "table   %s\nlayout  %s\nfrom    %s\nto      %s (excluded)\nlo      %d\nhi      %d\n",
-		out.Table, out.Layout, from.Format(stamp), to.Format(stamp), lo, hi)
+		out.Table, out.Layout, from.UTC().Format(stamp), to.UTC().Format(stamp), lo, hi)
 	if out.LoText != "" {
 		fmt.Fprintf(stdout, "text    %s .. %s (%s)\n", out.LoText, out.HiText, tc.Text)
 	}

@@ -85,6 +85,7 @@ func TestBoundsPartitionsErrors(t *testing.T) {
 		{[]string{"bounds", "--config", cfg, "--table", "nope", "--from", "2026-01", "--to", "2026-02"}, 1, `no table "nope"`},
 		{[]string{"partitions", "--config", cfg, "--table", "orders"}, 2, "--from is required"},
 		{[]string{"partitions", "--config", cfg, "--table", "orders", "--from", "2026-01-15"}, 2, "give a month"},
+		{[]string{"partitions", "--config", cfg, "--table", "orders", "--from", "2026-01-01T00:00:00+02:00"}, 2, "give a month"},
 		{[]string{"partitions", "--config", cfg, "--table", "orders", "--from", "2026-01", "--months", "0"}, 2, "want at least 1"},
 		{[]string{"partitions", "--config", cfg, "--table", "users", "--from", "2026-01"}, 1, "table users is a segment table"},
 		{[]string{"partitions", "--config", cfg, "--table", "orders", "--from", "2080-01", "--months", "12"}, 1, "after 2080-07-10T17:30:30.209Z"},
@@ -101,9 +102,10 @@ func TestBoundsPartitionsErrors(t *testing.T) {
 
 // TestPartitionsPostgres creates a table partitioned by the printed SQL on
 // a real PostgreSQL and inserts through the wrapper at instants of several
-// months, each month's first and last millisecond among them: every row
-// lands in its month's partition, and a key past the last month is
-// refused by PostgreSQL.
+// months, each month's first and last millisecond among them, and writes
+// each month's first and last possible keys: every row lands in its
+// month's partition, and a key past the last month is refused by
+// PostgreSQL.
 func TestPartitionsPostgres(t *testing.T) {
 	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()
@@ -150,6 +152,17 @@ tables:
 			}
 		}
 	}
+	// Each month's first and last possible keys, written as they are.
+	for i := range 3 {
+		start := jan.AddDate(0, i, 0)
+		lo, hi, err := cfg.Bounds("events", start, start.AddDate(0, 1, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.ExecContext(ctx, "INSERT INTO events (id, month) VALUES ($1, $3), ($2, $3)", lo, hi, start.Format("2006_01")); err != nil {
+			t.Fatalf("insert keys %d and %d of %s: %v", lo, hi, start.Format("2006-01"), err)
+		}
+	}
 	if err := insert(jan.AddDate(0, 3, 0)); err == nil || !strings.Contains(err.Error(), "no partition of relation") {
 		t.Errorf("insert in April, past the partitions: %v; want PostgreSQL's refusal", err)
 	}
@@ -175,7 +188,7 @@ tables:
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n != 9 {
-		t.Errorf("%d rows, want 9", n)
+	if n != 15 {
+		t.Errorf("%d rows, want 15", n)
 	}
 }

@@ -37,6 +37,7 @@ func runPartitions(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	from = from.UTC()
 	if from.Day() != 1 || from.Hour() != 0 || from.Minute() != 0 || from.Second() != 0 || from.Nanosecond() != 0 {
 		return usagef("--from %s: give a month (2026-01)", *fromS)
 	}

@@ -3,6 +3,7 @@ package idsql_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -373,4 +374,20 @@ tables:
 	}
 	// From here on, `INSERT INTO orders (total) VALUES (9.5)` in psql
 	// gets a key that idsql lookup traces to orders.
+}
+
+func ExampleConfig_Bounds() {
+	cfg, err := idsql.Parse("idsql.yaml", []byte(exampleConfig), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		log.Fatal(err)
+	}
+	jan := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lo, hi, err := cfg.Bounds("orders", jan, jan.AddDate(0, 1, 0))
+	fmt.Println(lo, hi, err)
+	// SELECT ... FROM orders WHERE id BETWEEN lo AND hi: the orders of January.
+	_, _, err = cfg.Bounds("users", jan, jan.AddDate(0, 1, 0))
+	fmt.Println(errors.Is(err, idsql.ErrNoTimeOrder))
+	// Output:
+	// 2006515713438646272 2017749737272246271 <nil>
+	// true
 }

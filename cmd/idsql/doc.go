@@ -10,6 +10,8 @@
 //	idsql lookup --dsn DSN [--config F] ID...
 //	idsql migrate --dsn DSN --config F [--db-defaults [--db-block N] [--dry-run]]
 //	idsql sql --dialect postgres|mysql [--config F] [--db-block N]
+//	idsql bounds [--config F] --table T --from TIME --to TIME [--json]
+//	idsql partitions [--config F] --table T --from YYYY-MM [--months N]
 //	idsql workers --dsn DSN [--config F | --namespace NS] [--all]
 //	idsql segments --dsn DSN
 //	idsql serve [--config F --dsn DSN] [--addr 127.0.0.1:8080]

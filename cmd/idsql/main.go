@@ -46,6 +46,8 @@ func commands() []command {
 		{name: "lookup", summary: "trace IDs back to the table that issued them", run: runLookup},
 		{name: "migrate", summary: "create idsql's tables and the segment keys of configured tables", run: runMigrate},
 		{name: "sql", summary: "print the SQL of the database-side key defaults, for a DBA", run: runSQL},
+		{name: "bounds", summary: "print the key range of a time range, for WHERE id BETWEEN", run: runBounds},
+		{name: "partitions", summary: "print PostgreSQL partitions of a snowflake table by month", run: runPartitions},
 		{name: "workers", summary: "list the worker leases of a namespace", run: runWorkers},
 		{name: "segments", summary: "list the segment keys with their counters and steps", run: runSegments},
 		{name: "serve", summary: "run the HTTP ID server (Leaf-compatible API, monitor page)", run: runServe},
@@ -117,7 +119,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprint(w, "idsql gives SQL tables distributed 64-bit primary keys.\n\nUsage: idsql COMMAND [flags] [args]\n\nCommands:\n")
 	for _, c := range commands() {
 		if !c.hidden {
-			fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+			fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 		}
 	}
 	fmt.Fprint(w, "\nRun 'idsql COMMAND --help' for a command's flags. Start with: idsql demo\n")

@@ -20,7 +20,9 @@
 // "sonyflake" preset made) and JS53 (IDs below 2^53, which a JavaScript
 // number holds exactly: 38 bits of 10 ms until 2112, 256 workers, 12,800
 // IDs a second per worker). Compose and Decompose convert between IDs and Parts; Decode also checks that the
-// layout could have produced an ID by now.
+// layout could have produced an ID by now. Bounds gives the smallest ID
+// range [lo, hi] whose IDs are exactly those with a time in [from, to),
+// for WHERE id BETWEEN lo AND hi and for key-range partitions by month.
 //
 // # Generators
 //

@@ -54,3 +54,18 @@ func ExampleGenerator() {
 	fmt.Println(a < b, snowflake.Leaf.Decompose(a).Worker)
 	// Output: true 7
 }
+
+func ExampleLayout_Bounds() {
+	jan := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lo, hi, err := snowflake.Leaf.Bounds(jan, jan.AddDate(0, 1, 0))
+	fmt.Println(lo, hi, err)
+	// Every key of January 2026 is in [lo, hi], and only those.
+	fmt.Println(snowflake.Leaf.Decompose(lo).Time.UTC(), snowflake.Leaf.Decompose(hi).Time.UTC())
+	// Times outside the layout are refused, not clamped.
+	_, _, err = snowflake.JS53.Bounds(time.Date(2024, 12, 1, 0, 0, 0, 0, time.UTC), jan)
+	fmt.Println(err)
+	// Output:
+	// 2006515713438646272 2017749737272246271 <nil>
+	// 2026-01-01 00:00:00 +0000 UTC 2026-01-31 23:59:59.999 +0000 UTC
+	// snowflake: invalid time range: from 2024-12-01T00:00:00Z is before the layout's epoch 2025-01-01T00:00:00Z (layout js53 (38/8/7 bits, 10ms since 2025-01-01T00:00:00Z))
+}

@@ -58,6 +58,10 @@
 // one dialect per quoting style for a database of unknown dialect
 // (QuoteStyles).
 //
+// KeyPartitions (partitions.go) writes the statements that attach
+// key-range partitions to a table partitioned by range of its key, as
+// PostgreSQL's declarative partitioning spells them (idsql partitions).
+//
 // MySQL's lexical rules depend on the session's sql_mode: SQLModeQuery
 // reads it and ParseSQLMode picks out the two flags that change how
 // statements are read (NO_BACKSLASH_ESCAPES, ANSI_QUOTES).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/idsql/idsql/idsql/internal/engine"
@@ -75,15 +74,3 @@ type stmtRows struct {
 }
 
 func (r stmtRows) Close() error { return errors.Join(r.Rows.Close(), r.st.Close()) }
-
-func asString(v driver.Value) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case []byte:
-		return string(v)
-	case nil:
-		return ""
-	}
-	return fmt.Sprint(v)
-}

@@ -41,45 +41,58 @@ func BenchmarkWrapperCPU(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The sides alternate in blocks of 2,048 statements, so machine noise
-	// hits both alike, each first in every other round. Each block is timed on the process's CPU clock
-	// (getrusage): on a loaded machine, wall time would count the time
-	// the process waited for a core.
-	const block = 2048
-	var rawT, idsqlT time.Duration
+	// hits both alike, each first in every other round.
 	b.ReportAllocs()
-	rawBlock := func(i int64) {
+	pairedCPU(b, 2048, func(i, j int64) {
+		if _, err := raw.ExecContext(ctx, "INSERT INTO t (user_id, note, id) VALUES (?, ?, ?)", j, "note", i+1); err != nil {
+			b.Fatal(err)
+		}
+	}, func(j int64) {
+		if _, err := db.ExecContext(ctx, "INSERT INTO t (user_id, note) VALUES (?, ?)", j, "note"); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// pairedCPU runs the benchmark's two sides in alternating blocks of block
+// statements, the side that goes first alternating, and times each block
+// on the process's CPU clock (getrusage: on a loaded machine, wall time
+// would count the time the process waited for a core). raw(i, j) runs the
+// raw side's statement j of a block, i numbering the statements of every
+// raw block; idsql(j) runs idsql's. It reports the CPU per statement of
+// each side and idsql's added CPU; one op is one block of each side.
+func pairedCPU(b *testing.B, block int64, raw func(i, j int64), idsql func(j int64)) {
+	var rawT, idsqlT time.Duration
+	var k int64
+	rawBlock := func() {
 		start := processCPU(b)
-		for j := range int64(block) {
-			if _, err := raw.ExecContext(ctx, "INSERT INTO t (user_id, note, id) VALUES (?, ?, ?)", j, "note", i*block+j+1); err != nil {
-				b.Fatal(err)
-			}
+		for j := range block {
+			k++
+			raw(k, j)
 		}
 		rawT += processCPU(b) - start
 	}
 	idsqlBlock := func() {
 		start := processCPU(b)
-		for j := range int64(block) {
-			if _, err := db.ExecContext(ctx, "INSERT INTO t (user_id, note) VALUES (?, ?)", j, "note"); err != nil {
-				b.Fatal(err)
-			}
+		for j := range block {
+			idsql(j)
 		}
 		idsqlT += processCPU(b) - start
 	}
-	// The side that runs first alternates, as in internal/benchpair.
-	for i := int64(0); b.Loop(); i++ {
+	for i := 0; b.Loop(); i++ {
 		if i%2 == 0 {
-			rawBlock(i)
+			rawBlock()
 			idsqlBlock()
 		} else {
 			idsqlBlock()
-			rawBlock(i)
+			rawBlock()
 		}
 	}
-	n := float64(b.N * block)
+	n := float64(int64(b.N) * block)
 	b.ReportMetric(float64(rawT.Nanoseconds())/n, "raw-cpu-ns/stmt")
 	b.ReportMetric(float64(idsqlT.Nanoseconds())/n, "idsql-cpu-ns/stmt")
 	b.ReportMetric(float64((idsqlT-rawT).Nanoseconds())/n, "added-cpu-ns/stmt")
-	b.ReportMetric(0, "ns/op") // one op is 2 x 2,048 statements
+	b.ReportMetric(0, "ns/op")
 }
 
 // processCPU returns the CPU time the process has used (user and system).

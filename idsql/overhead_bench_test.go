@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"testing"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -99,47 +98,22 @@ func BenchmarkNamedExecCPU(b *testing.B) {
 	if warm.ID == 0 {
 		b.Fatal("idsql NamedExec wrote no key back into the struct")
 	}
-	const block = 512
-	var rawT, idsqlT time.Duration
 	var row namedRow
 	b.ReportAllocs()
-	rawBlock := func(i int64) {
-		start := processCPU(b)
-		for j := range int64(block) {
-			row = namedRow{ID: i*block + j + 1, UserID: j, Note: "note"}
-			if _, err := raw.NamedExecContext(ctx, query, &row); err != nil {
-				b.Fatal(err)
-			}
+	pairedCPU(b, 512, func(i, j int64) {
+		row = namedRow{ID: i, UserID: j, Note: "note"}
+		if _, err := raw.NamedExecContext(ctx, query, &row); err != nil {
+			b.Fatal(err)
 		}
-		rawT += processCPU(b) - start
-	}
-	idsqlBlock := func() {
-		start := processCPU(b)
-		for j := range int64(block) {
-			row = namedRow{UserID: j, Note: "note"}
-			if _, err := db.NamedExecContext(ctx, query, &row); err != nil {
-				b.Fatal(err)
-			}
-			if row.ID == 0 {
-				b.Fatal("idsql NamedExec wrote no key back into the struct")
-			}
+	}, func(j int64) {
+		row = namedRow{UserID: j, Note: "note"}
+		if _, err := db.NamedExecContext(ctx, query, &row); err != nil {
+			b.Fatal(err)
 		}
-		idsqlT += processCPU(b) - start
-	}
-	for i := int64(0); b.Loop(); i++ {
-		if i%2 == 0 {
-			rawBlock(i)
-			idsqlBlock()
-		} else {
-			idsqlBlock()
-			rawBlock(i)
+		if row.ID == 0 {
+			b.Fatal("idsql NamedExec wrote no key back into the struct")
 		}
-	}
-	n := float64(b.N * block)
-	b.ReportMetric(float64(rawT.Nanoseconds())/n, "raw-cpu-ns/stmt")
-	b.ReportMetric(float64(idsqlT.Nanoseconds())/n, "idsql-cpu-ns/stmt")
-	b.ReportMetric(float64((idsqlT-rawT).Nanoseconds())/n, "added-cpu-ns/stmt")
-	b.ReportMetric(0, "ns/op") // one op is 2 x 512 statements
+	})
 }
 
 // BenchmarkConnExecCPU is idsql's own CPU per filled one-row INSERT with
@@ -167,42 +141,17 @@ func BenchmarkConnExecCPU(b *testing.B) {
 	if _, err := wrapped.ExecContext(ctx, q, []driver.NamedValue{{Ordinal: 1, Value: int64(0)}, {Ordinal: 2, Value: "warm"}}); err != nil {
 		b.Fatal(err)
 	}
-	const block = 4096
-	var rawT, idsqlT time.Duration
 	rawArgs := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2, Value: "note"}, {Ordinal: 3}}
 	idsqlArgs := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2, Value: "note"}}
-	rawBlock := func(i int64) {
-		start := processCPU(b)
-		for j := range int64(block) {
-			rawArgs[0].Value, rawArgs[2].Value = j, i*block+j+1<<40
-			if _, err := inner.ExecContext(ctx, "INSERT INTO t (user_id, note, id) VALUES (?, ?, ?)", rawArgs); err != nil {
-				b.Fatal(err)
-			}
+	pairedCPU(b, 4096, func(i, j int64) {
+		rawArgs[0].Value, rawArgs[2].Value = j, i+1<<40
+		if _, err := inner.ExecContext(ctx, "INSERT INTO t (user_id, note, id) VALUES (?, ?, ?)", rawArgs); err != nil {
+			b.Fatal(err)
 		}
-		rawT += processCPU(b) - start
-	}
-	idsqlBlock := func() {
-		start := processCPU(b)
-		for j := range int64(block) {
-			idsqlArgs[0].Value = j
-			if _, err := wrapped.ExecContext(ctx, q, idsqlArgs); err != nil {
-				b.Fatal(err)
-			}
+	}, func(j int64) {
+		idsqlArgs[0].Value = j
+		if _, err := wrapped.ExecContext(ctx, q, idsqlArgs); err != nil {
+			b.Fatal(err)
 		}
-		idsqlT += processCPU(b) - start
-	}
-	for i := int64(0); b.Loop(); i++ {
-		if i%2 == 0 {
-			rawBlock(i)
-			idsqlBlock()
-		} else {
-			idsqlBlock()
-			rawBlock(i)
-		}
-	}
-	n := float64(b.N * block)
-	b.ReportMetric(float64(rawT.Nanoseconds())/n, "raw-cpu-ns/stmt")
-	b.ReportMetric(float64(idsqlT.Nanoseconds())/n, "idsql-cpu-ns/stmt")
-	b.ReportMetric(float64((idsqlT-rawT).Nanoseconds())/n, "added-cpu-ns/stmt")
-	b.ReportMetric(0, "ns/op")
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/idsql/idsql/idsql/internal/engine"
 )
 
 // ErrSharedSQLiteFile reports a segment store in the application's own
@@ -73,5 +75,5 @@ func (c *conn) queryString(ctx context.Context, query string) (string, error) {
 	if err := rows.Next(v); err != nil {
 		return "", err
 	}
-	return asString(v[0]), nil
+	return engine.ValueString(v[0]), nil
 }

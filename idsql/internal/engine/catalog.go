@@ -51,7 +51,7 @@ func (c *Catalog) columns(ctx context.Context, schema, table string) ([]column, 
 	if err == nil {
 		var cols []column
 		err = c.r.ReadColumns(ctx, query, args, func(name, hasDefault, typ any) {
-			cols = append(cols, column{name: asString(name), hasDefault: asBool(hasDefault), typ: asString(typ)})
+			cols = append(cols, column{name: ValueString(name), hasDefault: asBool(hasDefault), typ: ValueString(typ)})
 		})
 		if err == nil {
 			return cols, nil
@@ -108,7 +108,9 @@ func (e *Engine) CheckKey(ctx context.Context, cat *Catalog, t rewrite.Table) (k
 		ErrNoKeyColumn, name, t.KeyColumn, strings.Join(have, ", "), name)
 }
 
-func asString(v any) string {
+// ValueString returns a catalog value as text: a string, the bytes of a
+// []byte, "" for NULL, or the value printed.
+func ValueString(v any) string {
 	switch v := v.(type) {
 	case string:
 		return v

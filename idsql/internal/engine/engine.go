@@ -103,12 +103,6 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Dialect returns the engine's dialect.
-func (e *Engine) Dialect() dialect.Dialect { return e.cfg.Dialect }
-
-// CountsUpdates reports Config.CountsUpdates.
-func (e *Engine) CountsUpdates() bool { return e.cfg.CountsUpdates }
-
 // Rewriter returns the rewriter that reads statements as a session with
 // MySQL sql_mode m does (the zero SQLMode for other databases).
 func (e *Engine) Rewriter(m dialect.SQLMode) (*rewrite.Rewriter, error) {
@@ -143,10 +137,6 @@ func modeIndex(m dialect.SQLMode) int {
 	}
 	return i
 }
-
-// ShardBits returns the shard bits of a configured table, 0 when it has
-// none.
-func (e *Engine) ShardBits(table string) int { return e.bits[table] }
 
 // ShardOf places v in one of the table's shards.
 func (e *Engine) ShardOf(table string, v any) (int, error) {

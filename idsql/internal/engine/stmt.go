@@ -29,9 +29,6 @@ type Stmt struct {
 	src    atomic.Pointer[Source]
 }
 
-// Table returns the configured name of the statement's table.
-func (st *Stmt) Table() string { return st.table }
-
 // Plan asks rw about query, reading cat when it must, and returns the
 // statement with its state: nil when query passes unchanged. A statement
 // that fills a key column narrower than 64 bits, or a table without its

@@ -26,6 +26,7 @@ func TestKnown(t *testing.T) {
 	insert := plan(t, "INSERT INTO t (v) VALUES (?)")
 	upsert := plan(t, "INSERT INTO t (v) VALUES (?) ON DUPLICATE KEY UPDATE v = VALUES(v)")
 	multi := plan(t, "INSERT INTO t (v) VALUES (?), (?) ON DUPLICATE KEY UPDATE v = VALUES(v)")
+	ignore := plan(t, "INSERT IGNORE INTO t (v) VALUES (?), (?)")
 	for _, c := range []struct {
 		name          string
 		p             *rewrite.Plan
@@ -43,6 +44,9 @@ func TestKnown(t *testing.T) {
 		{"upsert, count unknown", upsert, -1, true, false},
 		{"multi-row upsert", multi, 1, true, false},
 		{"multi-row upsert, both inserted", multi, 2, true, false},
+		{"multi-row, every row written", ignore, 2, true, true},
+		{"multi-row, a row skipped", ignore, 1, true, false},
+		{"multi-row, count unknown", ignore, -1, true, true},
 	} {
 		if got := Known(c.p, c.affected, c.countsUpdates); got != c.want {
 			t.Errorf("%s: Known = %v, want %v", c.name, got, c.want)

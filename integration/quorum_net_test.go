@@ -32,10 +32,23 @@ type cutNet struct {
 	changed chan struct{} // closed and replaced on every change
 	done    chan struct{}
 	conns   map[net.Conn]bool
+	// proxies to each member, so that a member down refuses connections
+	// as it would without them.
+	proxies map[int][]*peerProxy
+}
+
+// peerProxy is one proxy's listener and where it forwards.
+type peerProxy struct {
+	addr     string
+	upstream string
+	to       int
+	from     func(net.Conn) int
+	ln       net.Listener // nil while its member is down
 }
 
 func newCutNet(t *testing.T) *cutNet {
-	n := &cutNet{cut: map[int]bool{}, changed: make(chan struct{}), done: make(chan struct{}), conns: map[net.Conn]bool{}}
+	n := &cutNet{cut: map[int]bool{}, changed: make(chan struct{}), done: make(chan struct{}), conns: map[net.Conn]bool{},
+		proxies: map[int][]*peerProxy{}}
 	t.Cleanup(n.close)
 	return n
 }
@@ -52,6 +65,54 @@ func (n *cutNet) close() {
 	for c := range n.conns {
 		c.Close()
 	}
+	for _, ps := range n.proxies {
+		for _, p := range ps {
+			if p.ln != nil {
+				p.ln.Close()
+			}
+		}
+	}
+}
+
+// down closes the proxies to member m while it is down (up: listens
+// again, on the same addresses): a connection to a member that does not
+// run is refused at once, as without the proxies, rather than accepted
+// and closed, which ZooKeeper's election takes for a peer that answers
+// and backs off from for seconds.
+func (n *cutNet) down(t *testing.T, m int, down bool) {
+	t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, p := range n.proxies[m] {
+		switch {
+		case down && p.ln != nil:
+			p.ln.Close()
+			p.ln = nil
+		case !down && p.ln == nil:
+			if err := n.listen(p); err != nil {
+				t.Fatalf("peer proxy: listen again on %s: %v", p.addr, err)
+			}
+		}
+	}
+}
+
+// listen opens p's listener on p.addr and serves it.
+func (n *cutNet) listen(p *peerProxy) error {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return err
+	}
+	p.ln, p.addr = ln, ln.Addr().String()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go n.forward(c, p.upstream, p.to, p.from(c))
+		}
+	}()
+	return nil
 }
 
 // set cuts member m off (or heals it).
@@ -100,24 +161,14 @@ func (n *cutNet) track(c net.Conn) bool {
 // connection (-1: none, or unknown). It returns the listening address.
 func (n *cutNet) proxy(t *testing.T, upstream string, to int, from func(net.Conn) int) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	p := &peerProxy{addr: "127.0.0.1:0", upstream: upstream, to: to, from: from}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err := n.listen(p); err != nil {
 		t.Fatalf("peer proxy: %v", err)
 	}
-	go func() {
-		<-n.done
-		ln.Close()
-	}()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go n.forward(c, upstream, to, from(c))
-		}
-	}()
-	return ln.Addr().String()
+	n.proxies[to] = append(n.proxies[to], p)
+	return p.addr
 }
 
 func (n *cutNet) forward(c net.Conn, upstream string, to, from int) {

@@ -29,19 +29,21 @@ type QuorumSettings struct {
 	// hears from no quorum for as long steps down). 0 means 20 and 10.
 	InitLimit, SyncLimit int
 	// Peer, when set, gives the address member from (from 0) connects to
-	// for member to's quorum or election port, whose listening address is
-	// real: a proxy between the two. nil means real. A member listens on
-	// its own real addresses whatever Peer says. ZooKeeper lets every
-	// member's configuration name the others as it will, so a proxy per
-	// pair and direction carries everything one member sends to another
-	// over the connections it opens; an election connection opened by a
-	// lower member is answered by the higher one with a connection of its
-	// own to the address the lower one announced, which is real.
+	// for member to's quorum port, whose listening address is real: a
+	// proxy between the two. A follower connects to its leader's quorum
+	// port, and everything the two exchange (proposals, acknowledgements,
+	// pings) goes over that connection, so a proxy per pair and direction
+	// can cut a member off. nil means real. Election connections are
+	// direct whatever Peer says: ZooKeeper answers an election connection
+	// from a lower member with one of its own to the address that member
+	// announces for itself, which would bypass a proxy anyway, and a
+	// proxied election slowed every election to seconds in the quorum
+	// tests. A member listens on its own real addresses.
 	Peer func(from, to int, real string) string
 }
 
 // StartQuorum starts an ensemble as StartEnsemble does, with settings:
-// shorter ticks, and proxies between the members.
+// shorter ticks, and proxies between the members' quorum ports.
 func StartQuorum(t testing.TB, s QuorumSettings) *Ensemble {
 	t.Helper()
 	if s.Members == 0 {
@@ -66,7 +68,7 @@ func StartQuorum(t testing.TB, s QuorumSettings) *Ensemble {
 		for j := range n {
 			q, el := real(ports[3*j+1]), real(ports[3*j+2])
 			if j != i && s.Peer != nil {
-				q, el = s.Peer(i, j, q), s.Peer(i, j, el)
+				q = s.Peer(i, j, q)
 			}
 			fmt.Fprintf(&quorum, "server.%d=%s:%s\n", j+1, q, portOf(el))
 		}

@@ -264,21 +264,46 @@ func runQuorum(t *testing.T, b *quorumBackend) {
 	if os.Getenv(EnvQuorumFull) == "1" {
 		rounds = 3
 	}
-	var steps []*qStep
-	for range rounds {
-		steps = append(steps, quorumLeaderKill(t, b, issuers))
-		steps = append(steps, quorumPartition(t, b, issuers))
-		steps = append(steps, quorumMajorityLoss(t, b, issuers))
-		steps = append(steps, quorumRollingRestart(t, b, issuers)...)
-	}
-	time.Sleep(partWarm) // a tail, so that the last step's gaps are closed
-
 	var table strings.Builder
 	table.WriteString("| backend | fault | mode | keys | duplicates | kept quorum: longest pause (bound) | cut off: last key after fault / keys past deadline / first key after heal | proof |\n|---|---|---|---|---|---|---|---|\n")
-	for _, s := range steps {
-		for _, mode := range []string{"sticky", "recycle"} {
-			row := checkQuorumStep(t, b, s, mode, issuers, cfgs[mode], stalls)
-			table.WriteString(row + "\n")
+	// A fault whose only misses are timing goals (a pause, a late
+	// recovery: a loaded machine can cause either) is played up to
+	// twice more, and the test fails if its last try misses too, as
+	// TestPartition does. Duplicates and keys past the deadline fail at
+	// once, in any try.
+	play := func(f func() *qStep) {
+		for try := 1; ; try++ {
+			s := f()
+			var missed []string
+			for _, mode := range []string{"sticky", "recycle"} {
+				row, failures, miss := checkQuorumStep(b, s, mode, issuers, cfgs[mode], stalls)
+				for _, msg := range failures {
+					t.Error(msg)
+				}
+				missed = append(missed, miss...)
+				if try > 1 {
+					row = strings.Replace(row, s.name, fmt.Sprintf("%s (try %d)", s.name, try), 1)
+				}
+				table.WriteString(row + "\n")
+			}
+			if len(missed) == 0 {
+				return
+			}
+			if try == 3 {
+				for _, msg := range missed {
+					t.Errorf("played three times, missed in the last: %s", msg)
+				}
+				return
+			}
+			t.Logf("%s: missed a timing goal, playing it again: %s", s.name, strings.Join(missed, "; "))
+		}
+	}
+	for range rounds {
+		play(func() *qStep { return quorumLeaderKill(t, b, issuers) })
+		play(func() *qStep { return quorumPartition(t, b, issuers) })
+		play(func() *qStep { return quorumMajorityLoss(t, b, issuers) })
+		for i := range b.n {
+			play(func() *qStep { return quorumRestart(t, b, issuers, i) })
 		}
 	}
 	for _, mode := range []string{"sticky", "recycle"} {
@@ -430,30 +455,28 @@ func quorumMajorityLoss(t *testing.T, b *quorumBackend, issuers []*qIssuer) *qSt
 	return finish(t, b, s, issuers)
 }
 
-func quorumRollingRestart(t *testing.T, b *quorumBackend, issuers []*qIssuer) []*qStep {
+// quorumRestart restarts member i (SIGTERM, start): one step of a
+// rolling restart.
+func quorumRestart(t *testing.T, b *quorumBackend, issuers []*qIssuer, i int) *qStep {
 	t.Helper()
-	var steps []*qStep
-	for i := range b.n {
-		l := mustLeader(t, b)
-		role := "follower"
-		if l == i {
-			role = "leader"
-		}
-		s := &qStep{name: fmt.Sprintf("rolling restart (SIGTERM, start): m%d, %s", i, role), down: map[int]bool{i: true}}
-		s.faultAt = time.Now()
-		b.stop(i)
-		if !b.exited(i) {
-			t.Fatalf("%s: m%d still runs after it was stopped", s.name, i)
-		}
-		s.liftAt = time.Now()
-		b.launch(i)
-		b.wait(i)
-		s.healAt = time.Now()
-		nl := b.leader()
-		s.proof = append(s.proof, fmt.Sprintf("m%d exited and served again %s later; leader m%d, then m%d", i, s.healAt.Sub(s.faultAt).Round(10*time.Millisecond), l, nl))
-		steps = append(steps, finish(t, b, s, issuers))
+	l := mustLeader(t, b)
+	role := "follower"
+	if l == i {
+		role = "leader"
 	}
-	return steps
+	s := &qStep{name: fmt.Sprintf("rolling restart (SIGTERM, start): m%d", i), down: map[int]bool{i: true}}
+	s.faultAt = time.Now()
+	b.stop(i)
+	if !b.exited(i) {
+		t.Fatalf("%s: m%d still runs after it was stopped", s.name, i)
+	}
+	s.liftAt = time.Now()
+	b.launch(i)
+	b.wait(i)
+	s.healAt = time.Now()
+	nl := b.leader()
+	s.proof = append(s.proof, fmt.Sprintf("m%d (%s) exited and served again %s later; leader then m%d", i, role, s.healAt.Sub(s.faultAt).Round(10*time.Millisecond), nl))
+	return finish(t, b, s, issuers)
 }
 
 func mustLeader(t *testing.T, b *quorumBackend) int {
@@ -466,19 +489,20 @@ func mustLeader(t *testing.T, b *quorumBackend) int {
 }
 
 // checkQuorumStep checks one step for one mode's issuers and returns its
-// row of RELIABILITY.md's table.
-func checkQuorumStep(t *testing.T, b *quorumBackend, s *qStep, mode string, issuers []*qIssuer, cfg *idsql.Config, stalls *stallMeter) string {
-	t.Helper()
+// row of RELIABILITY.md's table, the promises it broke (failures) and the
+// timing goals it missed.
+func checkQuorumStep(b *quorumBackend, s *qStep, mode string, issuers []*qIssuer, cfg *idsql.Config, stalls *stallMeter) (row string, failures, missed []string) {
 	layout, err := cfg.SnowflakeLayout()
 	if err != nil {
-		t.Fatal(err)
+		return "", []string{err.Error()}, nil
 	}
+	fail := func(format string, args ...any) { failures = append(failures, fmt.Sprintf(format, args...)) }
+	miss := func(format string, args ...any) { missed = append(missed, fmt.Sprintf(format, args...)) }
 	keys := 0
 	var keptGap, keptExcess time.Duration
 	keptWho := ""
 	var stopped, recovery time.Duration
 	late := 0
-	var cutErrs []string
 	deadline := s.faultAt.Add(b.ttl)
 	for _, q := range issuers {
 		if q.mode != mode {
@@ -507,16 +531,18 @@ func checkQuorumStep(t *testing.T, b *quorumBackend, s *qStep, mode string, issu
 			stopped = max(stopped, last)
 			// Recovery counts from when the members serve again (a
 			// key between the lift and then counts as none).
+			// A stall of the test process in that time is not the
+			// issuer's.
 			first, _ := q.firstAfter(s.liftAt)
 			rec := max(first.Sub(s.healAt), 0)
 			recovery = max(recovery, rec)
-			if rec > b.ttl {
-				t.Errorf("%s, %s: %s issued again %s after the heal, more than one timeout (%s); its errors: %s", b.name, s.name, q.name, rec.Round(time.Millisecond), b.ttl, q.firstErrors())
+			if excess := rec - stalls.within(s.healAt, first); excess > b.ttl {
+				miss("%s, %s: %s issued again %s after the heal (the test process stalled %s of it), more than one timeout (%s); its errors: %s",
+					b.name, s.name, q.name, rec.Round(time.Millisecond), (rec - excess).Round(time.Millisecond), b.ttl, q.firstErrors())
 			}
 			if s.liftAt.Sub(s.faultAt) > b.ttl && last >= b.ttl {
-				t.Errorf("%s, %s: %s, cut off, issued a key %s after the fault, past its timeout (%s)", b.name, s.name, q.name, last.Round(time.Millisecond), b.ttl)
+				fail("%s, %s: %s, cut off, issued a key %s after the fault, past its timeout (%s)", b.name, s.name, q.name, last.Round(time.Millisecond), b.ttl)
 			}
-			cutErrs = append(cutErrs, q.errorSample(1)...)
 			continue
 		}
 		// Kept quorum: its longest gap from the fault to the end.
@@ -537,25 +563,24 @@ func checkQuorumStep(t *testing.T, b *quorumBackend, s *qStep, mode string, issu
 			keptGap, keptExcess, keptWho = gap, excess, q.name
 		}
 		if excess > b.pause {
-			t.Errorf("%s, %s: %s kept quorum but paused %s (from %+.2fs after the fault; the test process stalled %s of it), more than %s (%s); its errors: %s",
+			miss("%s, %s: %s kept quorum but paused %s (from %+.2fs after the fault; the test process stalled %s of it), more than %s (%s); its errors: %s",
 				b.name, s.name, q.name, gap.Round(time.Millisecond), gapAt.Sub(s.faultAt).Seconds(), (gap - excess).Round(time.Millisecond), b.pause, b.pauseWhy, q.firstErrors())
 		}
 	}
 	if late > 0 {
-		t.Errorf("%s, %s, %s: %d keys stamped at or after the fault plus the timeout (%s) issued while cut off: not fenced", b.name, s.name, mode, late, b.ttl)
+		fail("%s, %s, %s: %d keys stamped at or after the fault plus the timeout (%s) issued while cut off: not fenced", b.name, s.name, mode, late, b.ttl)
 	}
 	_, dups := quorumDuplicates(issuers, mode, s.end)
 	if dups > 0 {
-		t.Errorf("%s, %s, %s: %d keys issued twice", b.name, s.name, mode, dups)
+		fail("%s, %s, %s: %d keys issued twice", b.name, s.name, mode, dups)
 	}
 	kept := "-"
 	if keptWho != "" {
 		kept = fmt.Sprintf("%s, %s (%s)", fmtDur(keptGap), keptWho, b.pause)
 	}
-	t.Logf("%s, %s, %s: keys %d; kept quorum: longest pause %s by %s; cut off: last key %s after the fault, %d past the deadline, first key %s after the heal; errors: %s",
-		b.name, s.name, mode, keys, fmtDur(keptGap), keptWho, fmtDur(stopped), late, fmtDur(recovery), strings.Join(cutErrs, " | "))
-	return fmt.Sprintf("| %s | %s | %s | %d | %d | %s | %s / %d / %s | %s |", b.name, s.name, mode, keys, dups, kept,
+	row = fmt.Sprintf("| %s | %s | %s | %d | %d | %s | %s / %d / %s | %s |", b.name, s.name, mode, keys, dups, kept,
 		fmtDur(stopped), late, fmtDur(recovery), strings.Join(s.proof, "; "))
+	return row, failures, missed
 }
 
 // quorumDuplicates counts the keys of mode's issuers issued up to until,

@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/zookeeper"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/internal/etcdtest"
 	"github.com/idsql/idsql/internal/zktest"
@@ -98,6 +100,9 @@ type quorumBackend struct {
 	cut      func(i int, on bool)
 	logTail  func(i int) string
 	holder   func(mode string, servers []string) idsql.HolderConfig
+	// newHolder, when set, makes the holder an issuer uses instead of
+	// the one its configuration describes.
+	newHolder func(mode string, servers []string) (holder.Holder, error)
 }
 
 func TestZooKeeperQuorum(t *testing.T) {
@@ -139,6 +144,19 @@ func TestZooKeeperQuorum(t *testing.T) {
 		holder: func(mode string, servers []string) idsql.HolderConfig {
 			return idsql.HolderConfig{Kind: "zookeeper", Mode: mode, Servers: servers, SessionTimeout: quorumZKTTL,
 				Heartbeat: quorumHeartbeat, TickTime: quorumZKTick}
+		},
+		// The holder the configuration describes, without a cache
+		// directory: idsql gives the zookeeper holder the user cache
+		// directory when holder.cache_dir is empty, and a sticky
+		// holder with a cache that finds no session within its
+		// connect timeout (5s) serves its worker ID from the cache
+		// file with no deadline until the process ends (Leaf's
+		// start-up fallback), through every later fault and with no
+		// quorum at all: seen here, 1,483 keys stamped past a leader
+		// kill's session timeout by an issuer whose only server was
+		// dead. The quorum tests check the session's fencing.
+		newHolder: func(mode string, servers []string) (holder.Holder, error) {
+			return zookeeper.New(zookeeper.Settings{Servers: servers, Mode: zookeeper.Mode(mode), SessionTimeout: quorumZKTTL})
 		},
 	}
 	runQuorum(t, b)
@@ -226,6 +244,7 @@ func (s *qStep) cutOff(q *qIssuer) bool {
 
 func runQuorum(t *testing.T, b *quorumBackend) {
 	stalls := startStallMeter(t, nil)
+	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var issuers []*qIssuer
@@ -245,18 +264,24 @@ func runQuorum(t *testing.T, b *quorumBackend) {
 			}
 			cfg := &idsql.Config{Namespace: ns, Tables: map[string]idsql.TableConfig{quorumTable: {Strategy: idsql.Snowflake}},
 				Holder: b.holder(mode, servers)}
-			// No cache directory: with one, a sticky ZooKeeper holder
-			// that finds no session within its connect timeout (5s)
-			// serves its worker ID from the cache file, with no
-			// deadline, until the process ends (Leaf's start-up
-			// fallback): it goes on issuing through later faults,
-			// with no quorum at all, which these tests' fencing check
-			// would rightly count (seen: 373 keys stamped past a
-			// majority loss's session timeout). The cache is the
-			// twin and clock tests' subject, not the quorum's.
 			cfgs[mode] = cfg
-			keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Instance: holder.Instance{ID: name, Host: "host-" + name, PID: os.Getpid()},
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			opts := idsql.KeysOptions{Instance: holder.Instance{ID: name, Host: "host-" + name, PID: os.Getpid()},
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			if b.newHolder != nil {
+				h, err := b.newHolder(mode, servers)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if c, ok := h.(io.Closer); ok {
+					t.Cleanup(func() { c.Close() })
+				}
+				opts.Holder = h
+			} else {
+				// etcd's holder keeps no cache; a directory of the
+				// test's own all the same.
+				cfg.Holder.CacheDir = filepath.Join(dir, name)
+			}
+			keys, err := idsql.NewKeys(cfg, opts)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // cutNet is the quorum tests' network between cluster members: proxies
@@ -171,13 +172,37 @@ func (n *cutNet) proxy(t *testing.T, upstream string, to int, from func(net.Conn
 	return p.addr
 }
 
+// peerDialPatience is how long a proxy keeps dialling a member that
+// does not listen yet before it closes the connection it accepted.
+const peerDialPatience = 5 * time.Second
+
+// forward dials upstream, polling it for up to peerDialPatience, and
+// pumps both ways. A proxy accepts at once, which the member behind it
+// may not: a ZooKeeper leader listens for its followers only once
+// elected, and a follower that found its connection accepted and then
+// closed gives the election up and starts another, which its leader
+// waits out for initLimit (elections of 5 to 19s, against 0.5s without
+// the proxies). Without a proxy the follower's connection is refused and
+// it tries again at once; holding the connection until the leader
+// listens is as close.
 func (n *cutNet) forward(c net.Conn, upstream string, to, from int) {
 	if !n.track(c) || !n.wait(from, to) {
 		c.Close()
 		return
 	}
-	u, err := net.Dial("tcp", upstream)
-	if err != nil {
+	var u net.Conn
+	for deadline := time.Now().Add(peerDialPatience); ; {
+		var err error
+		if u, err = net.DialTimeout("tcp", upstream, time.Second); err == nil {
+			break
+		}
+		select {
+		case <-n.done:
+		case <-time.After(10 * time.Millisecond):
+			if time.Now().Before(deadline) {
+				continue
+			}
+		}
 		c.Close()
 		return
 	}

@@ -36,9 +36,12 @@ type QuorumSettings struct {
 	// can cut a member off. nil means real. Election connections are
 	// direct whatever Peer says: ZooKeeper answers an election connection
 	// from a lower member with one of its own to the address that member
-	// announces for itself, which would bypass a proxy anyway, and a
-	// proxied election slowed every election to seconds in the quorum
-	// tests. A member listens on its own real addresses.
+	// announces for itself, which would bypass a proxy anyway. A member
+	// listens on its own real addresses. A proxy should hold a connection
+	// it accepted until the member behind it listens (a new leader
+	// listens for followers only once elected): a follower whose
+	// connection is accepted and then closed gives the election up and
+	// starts another.
 	Peer func(from, to int, real string) string
 }
 

@@ -455,9 +455,11 @@ func quorumPartition(t *testing.T, b *quorumBackend, issuers []*qIssuer) *qStep 
 		t.Fatalf("%s: m%d still serves %s after it was cut off", s.name, x, took)
 	}
 	s.proof = append(s.proof, fmt.Sprintf("m%d stopped serving %s after the cut", x, took.Round(10*time.Millisecond)))
-	if nl := b.leader(); nl < 0 || nl == x {
+	var nl int
+	if _, ok := pollFor(b.outage(), func() bool { nl = b.leader(); return nl >= 0 && nl != x }); !ok {
 		t.Fatalf("%s: the majority has no leader apart from m%d (leader: %d)", s.name, x, nl)
 	}
+	s.proof = append(s.proof, fmt.Sprintf("m%d leads the majority", nl))
 	holdUntil(s.faultAt.Add(b.outage()))
 	s.liftAt = time.Now()
 	b.cut(x, false)

@@ -235,12 +235,12 @@ func (n *cutNet) pump(dst, src net.Conn, a, b int) {
 	}
 }
 
-// procSource returns a function that tells which of the processes whose
-// command line names one of dirs (by index) opened a connection accepted
-// on loopback, from /proc: the socket whose local port is the
-// connection's remote port, and the process holding it. -1 when none
+// procSource returns a function that tells which process opened a
+// connection accepted on loopback, from /proc: the socket whose local
+// port is the connection's remote port, and the process holding it,
+// whose command line holds marks[i] (i is the answer). -1 when none
 // does.
-func procSource(dirs []string) func(net.Conn) int {
+func procSource(marks func() []string) func(net.Conn) int {
 	return func(c net.Conn) int {
 		remote, ok := c.RemoteAddr().(*net.TCPAddr)
 		if !ok {
@@ -251,6 +251,7 @@ func procSource(dirs []string) func(net.Conn) int {
 		if inode == "" {
 			return -1
 		}
+		ms := marks()
 		procs, _ := os.ReadDir("/proc")
 		for _, p := range procs {
 			if _, err := strconv.Atoi(p.Name()); err != nil {
@@ -260,8 +261,8 @@ func procSource(dirs []string) func(net.Conn) int {
 			if err != nil {
 				continue
 			}
-			for i, d := range dirs {
-				if !strings.Contains(string(cmdline), d+"/") && !strings.Contains(string(cmdline), d+"\x00") {
+			for i, m := range ms {
+				if m == "" || !strings.Contains(string(cmdline), m) {
 					continue
 				}
 				fds, _ := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))

@@ -162,8 +162,15 @@ func TestZooKeeperQuorum(t *testing.T) {
 func TestEtcdQuorum(t *testing.T) {
 	t.Parallel()
 	cn := newCutNet(t)
-	var dirs []string
+	// Each member's command line names its peer listener: that tells
+	// the proxies which member opened a connection.
 	var mu sync.Mutex
+	marks := make([]string, 3)
+	source := procSource(func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), marks...)
+	})
 	cl := etcdtest.StartCluster(t, etcdtest.ClusterSettings{Heartbeat: quorumEtcdHeartbeat, Election: quorumEtcdElection,
 		Peer: func(i int, real string) string {
 			// One proxy in front of each member's peer listener: every
@@ -171,18 +178,11 @@ func TestEtcdQuorum(t *testing.T) {
 			// addresses they announce). Which member opened a
 			// connection is read from /proc, so that cutting member i
 			// holds its connections to the others' proxies too.
-			return cn.proxy(t, real, i, func(c net.Conn) int {
-				mu.Lock()
-				d := append([]string(nil), dirs...)
-				mu.Unlock()
-				return procSource(d)(c)
-			})
+			mu.Lock()
+			marks[i] = "--listen-peer-urls\x00http://" + real + "\x00"
+			mu.Unlock()
+			return cn.proxy(t, real, i, source)
 		}})
-	mu.Lock()
-	for i := range cl.Size() {
-		dirs = append(dirs, cl.Member(i).Dir())
-	}
-	mu.Unlock()
 	b := &quorumBackend{name: "etcd", kind: "etcd", ttl: quorumEtcdTTL, n: cl.Size(),
 		// A killed or cut-off leader is noticed after an election
 		// timeout (0.5s) and a new one elected within another (measured:

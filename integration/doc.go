@@ -1,5 +1,5 @@
 // Package integration holds end-to-end tests of idsql against real
-// PostgreSQL, MariaDB, ZooKeeper and Redis servers. It has no non-test code, apart from the
+// PostgreSQL, MariaDB, ZooKeeper, Redis and etcd servers. It has no non-test code, apart from the
 // helper commands the chaos tests run (internal/chaosproc,
 // internal/redisqproc).
 //
@@ -148,4 +148,22 @@
 // has passed; the table in RELIABILITY.md came from
 //
 //	IDSQL_CHAOS_DURATION=10m go test ./integration/ -run Partition -v -timeout 0 -parallel 12
+//
+// # Quorum tests
+//
+// TestZooKeeperQuorum and TestEtcdQuorum (quorum_test.go) run the
+// ZooKeeper and etcd holders, sticky and recycle, against a three-member
+// cluster of their own on loopback (zktest.StartQuorum,
+// etcdtest.StartCluster), with four in-process issuers per mode: one
+// pinned to each member and one that knows all three. They play the
+// leader killed (SIGKILL) and restarted, a follower cut off from the
+// other members while its clients stay connected (proxies in the test
+// process between the members, quorum_net_test.go), the majority lost
+// for longer than a session or lease, and a rolling restart; and check
+// duplicates, keys past the fencing deadline, the pauses of issuers that
+// kept quorum and the recovery of those cut off (see quorum_test.go and
+// RELIABILITY.md). Both take about 40s, in parallel; the full form plays
+// the sequence three times:
+//
+//	IDSQL_QUORUM_FULL=1 CI=true go test ./integration/ -run Quorum -v
 package integration

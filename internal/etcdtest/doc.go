@@ -17,6 +17,13 @@
 //	srv.Stop()  // etcd is down; clients see their requests fail
 //	srv.Start() // the same server, same data, same port
 //
+// Dedicated cluster, for quorum tests:
+//
+//	cl := etcdtest.StartCluster(t, etcdtest.ClusterSettings{Election: 500 * time.Millisecond})
+//	i, _ := cl.Leader()
+//	cl.Member(i).Kill()  // SIGKILL; the other two elect a leader
+//	cl.Member(i).Start() // back, from its data
+//
 // Without IDSQL_TEST_ETCD (or the binary, for a dedicated server) a test
 // skips with a message saying how to run it; with CI set it fails instead
 // (see pgtest.Unavailable).

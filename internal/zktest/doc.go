@@ -18,6 +18,10 @@
 //	ens := zktest.StartEnsemble(t, 3)
 //	ens.Member(0).Stop() // the other two keep a quorum
 //
+//	// shorter ticks, and a proxy on each pair's quorum link
+//	ens = zktest.StartQuorum(t, zktest.QuorumSettings{TickTime: 250 * time.Millisecond, Peer: proxy})
+//	ens.Member(ens.Leader()).Kill() // SIGKILL; Launch and WaitServing bring it back
+//
 // Without IDSQL_TEST_ZK (or without java and a classpath, for the dedicated
 // servers) a test skips with a message saying how to run it; with CI set it
 // fails instead (see pgtest.Unavailable).

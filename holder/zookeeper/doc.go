@@ -7,7 +7,11 @@
 // timestamp into the node every Report (3 s), and a start refuses when the
 // node's timestamp is ahead of the wall clock. A local cache file (CacheDir)
 // mirrors the worker ID and timestamp; when ZooKeeper cannot be reached at
-// start-up the holder falls back to it, with the same clock check. Unlike
+// start-up the holder falls back to it, with the same clock check. Only at
+// start-up: once the holder has leased the identity through a session, a
+// lease lost with that session is never taken up again from the cache (the
+// process may be cut off while a replacement owns the identity on
+// ZooKeeper); Acquire refuses until ZooKeeper answers. Unlike
 // Leaf, the worker ID is parsed from the node ZooKeeper really created (never
 // 0 by accident), and a sequence number outside the layout's worker bits is
 // an error.

@@ -96,7 +96,11 @@ type Holder struct {
 	changed chan struct{}
 	live    map[string]*lease // by node path, until Release
 	claim   map[string]bool   // nodes an Acquire of this holder is claiming
-	done    chan struct{}
+	// held names the sticky identities (their cache files) this holder
+	// has leased through a ZooKeeper session: their cache file serves no
+	// later Acquire (see acquireSticky).
+	held map[string]bool
+	done chan struct{}
 
 	negotiated atomic.Int64 // the session timeout the server granted, ns; 0 until known
 }
@@ -185,7 +189,7 @@ func New(s Settings) (*Holder, error) {
 	if s.Logger == nil {
 		s.Logger = quiet{}
 	}
-	h := &Holder{s: s, live: map[string]*lease{}, claim: map[string]bool{}, changed: make(chan struct{}), done: make(chan struct{})}
+	h := &Holder{s: s, live: map[string]*lease{}, claim: map[string]bool{}, held: map[string]bool{}, changed: make(chan struct{}), done: make(chan struct{})}
 	dialer := s.Dialer
 	if dialer == nil {
 		dialer = net.DialTimeout
@@ -620,6 +624,18 @@ func (h *Holder) acquireSticky(ctx context.Context, req holder.Request) (holder.
 		if cache == "" || ctx.Err() != nil {
 			return nil, err
 		}
+		h.mu.Lock()
+		held := h.held[cache]
+		h.mu.Unlock()
+		if held {
+			// This process held the identity through a session that has
+			// ended since: its owner node is gone, and another process of
+			// the identity (a replacement, a twin) may own it now. The
+			// cache file, exclusive on this host only, serves a start-up,
+			// never a lease lost to a partition.
+			return nil, fmt.Errorf("%w; the cache file %s does not serve identity %s again: this process's ZooKeeper lease of it ended, and another process may hold it now (the process issues again once ZooKeeper answers)",
+				err, cache, req.Instance.Key())
+		}
 		return h.fromCache(req, cache, err)
 	}
 	dir := path.Join(h.s.Root, req.Namespace, "forever")
@@ -748,6 +764,11 @@ func (h *Holder) claimSticky(ctx context.Context, req holder.Request, node strin
 		h.unregister(l)
 		giveBack()
 		return nil, fmt.Errorf("zookeeper: report to %s: %w", node, err)
+	}
+	if cache != "" {
+		h.mu.Lock()
+		h.held[cache] = true
+		h.mu.Unlock()
 	}
 	l.start()
 	return l, nil

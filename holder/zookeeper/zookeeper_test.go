@@ -120,6 +120,51 @@ func TestStickyFirstStartAndCache(t *testing.T) {
 	}
 }
 
+// TestStickyCacheOnlyAtStart: a sticky lease held through a ZooKeeper
+// session and lost with it (the server stopped) is not taken up again from
+// the cache file by the same holder, which may be cut off while another
+// process of the identity owns it on ZooKeeper; Acquire refuses until
+// ZooKeeper answers, and then leases through it again. A holder that never
+// had a session still starts from the cache (TestStickyFirstStartAndCache).
+func TestStickyCacheOnlyAtStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := zktest.StartServer(t)
+	h := newHolder(t, zookeeper.Settings{Servers: []string{srv.Addr()}, Root: "/cacheonce", Mode: zookeeper.Sticky,
+		CacheDir: t.TempDir(), ConnectTimeout: 300 * time.Millisecond})
+	req := holder.Request{Namespace: "ns", Table: "orders", Instance: holder.Instance{Host: "h", Port: 1}, WorkerBits: 4}
+	l, err := h.Acquire(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := l.WorkerID()
+	srv.Stop()
+	waitFor(t, "the lease to end with the session", func() bool {
+		select {
+		case <-l.Done():
+			return true
+		default:
+			return false
+		}
+	})
+	l.Release(ctx, time.Time{})
+	if got, err := h.Acquire(ctx, req); err == nil || !errors.Is(err, zookeeper.ErrUnavailable) || !strings.Contains(err.Error(), "does not serve identity") {
+		t.Fatalf("Acquire with ZooKeeper down after a session lease: %v, %v; want ErrUnavailable refusing the cache file", got, err)
+	}
+	srv.Start()
+	waitFor(t, "a lease through ZooKeeper again", func() bool {
+		l, err := h.Acquire(ctx, req)
+		if err != nil {
+			return false
+		}
+		defer l.Release(ctx, time.Time{})
+		if l.WorkerID() != w {
+			t.Errorf("worker %d after ZooKeeper came back, want the identity's %d", l.WorkerID(), w)
+		}
+		return true
+	})
+}
+
 // fixedClock is a snowflake.Clock reading now; it never sleeps.
 type fixedClock func() time.Time
 

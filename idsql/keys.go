@@ -222,7 +222,7 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 	if src, ok := k.sources.Load(table); ok {
 		return src.(KeySource), nil
 	}
-	if err := k.checkShape(ctx, table, tc); err != nil {
+	if err := k.checkShape(ctx, table); err != nil {
 		return nil, err
 	}
 	var src KeySource

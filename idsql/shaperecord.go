@@ -92,13 +92,18 @@ func readShape(ctx context.Context, db *sql.DB, d dialect.Dialect, namespace, ta
 
 // shapeMatches refuses a recorded shape other than table's configured one.
 func shapeMatches(cfg *Config, table string, rec shapeRecord) error {
-	want := cfg.Tables[table].Shape.String()
+	return shapeIs(cfg.Namespace, table, cfg.Tables[table].Shape, rec)
+}
+
+// shapeIs refuses a recorded shape other than s.
+func shapeIs(namespace, table string, s Shape, rec shapeRecord) error {
+	want := s.String()
 	if rec.shape == want {
 		return nil
 	}
 	return fmt.Errorf("%w: table %s (namespace %s) is configured with shape %s, but its keys were issued with shape %s (recorded in idsql_shapes at %s): "+
 		"keys of the two shapes can be equal. %s",
-		ErrShapeChanged, table, cfg.Namespace, want, rec.shape, rec.recorded, reshapeFix(table))
+		ErrShapeChanged, table, namespace, want, rec.shape, rec.recorded, reshapeFix(table))
 }
 
 // reshapeFix is what the errors wrapping ErrShapeChanged tell to do.
@@ -144,38 +149,43 @@ func issuedKeys(ctx context.Context, db *sql.DB, d dialect.Dialect, cfg *Config,
 // shape is recorded. It reads the record from the keys' database
 // (KeysOptions.DB, else the worker registry's); without one, a spread
 // table is refused, an ordered one passes.
-func (k *Keys) checkShape(ctx context.Context, table string, tc TableConfig) error {
+func (k *Keys) checkShape(ctx context.Context, table string) error {
+	var applied Shape // what the table's keyLimit applies, fixed at NewKeys
+	if l := k.limits[table]; l != nil && l.spread {
+		applied = l.shape.Shape()
+	}
+	spread := !applied.IsOrdered()
 	db := k.opts.DB
 	if db == nil && k.opts.Registry != nil {
 		db = k.opts.Registry.DB()
 	}
 	if db == nil {
-		if tc.Spread() {
-			return fmt.Errorf("table %s has shape %s, which Keys checks against the shape recorded in the database: set KeysOptions.DB (the database idsql migrate ran on)", table, tc.Shape)
+		if spread {
+			return fmt.Errorf("table %s has shape %s, which Keys checks against the shape recorded in the database: set KeysOptions.DB (the database idsql migrate ran on)", table, applied)
 		}
 		return nil
 	}
 	d, err := dialect.Of(db)
 	if err != nil {
-		if tc.Spread() {
-			return fmt.Errorf("table %s has shape %s, whose record needs a database of a known dialect: %w", table, tc.Shape, err)
+		if spread {
+			return fmt.Errorf("table %s has shape %s, whose record needs a database of a known dialect: %w", table, applied, err)
 		}
 		return nil
 	}
 	rec, ok, err := readShape(ctx, db, d, k.cfg.Namespace, table)
 	switch {
-	case err != nil && d.UndefinedTable(errors.Unwrap(err)) && !tc.Spread():
+	case err != nil && d.UndefinedTable(errors.Unwrap(err)) && !spread:
 		return nil // migrated before shapes were recorded: ordered
 	case err != nil:
-		if nm := notMigrated("table "+table+" (shape "+tc.Shape.String()+")", err); nm != nil {
+		if nm := notMigrated("table "+table+" (shape "+applied.String()+")", err); nm != nil {
 			return nm
 		}
 		return err
 	case ok:
-		return shapeMatches(k.cfg, table, rec)
-	case tc.Spread():
+		return shapeIs(k.cfg.Namespace, table, applied, rec)
+	case spread:
 		return fmt.Errorf("%w: table %s has shape %s, and no shape is recorded for it in idsql_shapes: %s to record it",
-			ErrNotMigrated, table, tc.Shape, migrateFix)
+			ErrNotMigrated, table, applied, migrateFix)
 	}
 	return nil
 }

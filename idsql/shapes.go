@@ -71,8 +71,9 @@ func (c *Config) shapeFunc(tc TableConfig) (shape.Func, error) {
 			}
 			if s.Spread == shape.Shard {
 				return shape.Func{}, fmt.Errorf("%s needs %d free bits on top of the layout's keys, but layout %s takes %d of %s: "+
-					"use a layout with at most %d time+worker+sequence bits (for example time_bits: %d)",
-					s, s.Bits, layout.Name, used, what, room, layout.TimeBits-(used-room))
+					"a snowflake table takes a shard shape only with a 53-bit layout (js53, or custom bits adding up to 53) "+
+					"and at most %d shard bits; or use {spread: reverse}",
+					s, s.Bits, layout.Name, used, what, space.Bits-53)
 			}
 			return shape.Func{}, fmt.Errorf("%s: layout %s's keys take %d bits, more than %s: "+
 				"raise max_id to %d or more", s, layout.Name, used, what, int64(math.MaxInt64)>>(63-used))
@@ -118,4 +119,38 @@ func spreadDBDefaults(cfg *Config, on bool) error {
 		}
 	}
 	return nil
+}
+
+// Unshape returns the key table made, before its shape, of key as the
+// table stores it: what decode takes apart. For an ordered table it is
+// key itself. A key no key of the table's shape gives is refused (see
+// shape.Func.Undo).
+func (c *Config) Unshape(table string, key int64) (int64, error) {
+	tc, ok := c.Tables[table]
+	if !ok {
+		return 0, fmt.Errorf("%w: %q", ErrUnknownTable, table)
+	}
+	if !tc.Spread() {
+		return key, nil
+	}
+	f, err := c.ShapeFunc(table)
+	if err != nil {
+		return 0, err
+	}
+	raw, err := f.Undo(key)
+	if err != nil {
+		return 0, fmt.Errorf("idsql: table %s: %w", table, err)
+	}
+	return raw, nil
+}
+
+// SpreadTables returns the tables with a spread shape, sorted.
+func (c *Config) SpreadTables() []string {
+	var out []string
+	for _, t := range c.TableNames() {
+		if c.Tables[t].Spread() {
+			out = append(out, t)
+		}
+	}
+	return out
 }

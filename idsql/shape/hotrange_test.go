@@ -19,6 +19,12 @@ const ranges = 64
 // returns the largest share of the inserts of any 1-second window (sliding
 // by one tick) that falls into one of the 64 ranges.
 func hottest(l snowflake.Layout, f shape.Func, procs int, d time.Duration, start time.Time) float64 {
+	return hottestIn(63, l, f, procs, d, start)
+}
+
+// hottestIn is hottest with the ranges splitting a space of spaceBits
+// bits, [0, 2^spaceBits).
+func hottestIn(spaceBits int, l snowflake.Layout, f shape.Func, procs int, d time.Duration, start time.Time) float64 {
 	first := l.Tick(start)
 	window := int(time.Second / l.Unit)
 	ticks := int(d / l.Unit)
@@ -36,7 +42,7 @@ func hottest(l snowflake.Layout, f shape.Func, procs int, d time.Duration, start
 				if err != nil {
 					panic(err)
 				}
-				counts[t][k>>(63-6)]++
+				counts[t][k>>(spaceBits-6)]++
 			}
 		}
 	}
@@ -62,12 +68,6 @@ func hottest(l snowflake.Layout, f shape.Func, procs int, d time.Duration, start
 	return best
 }
 
-// spreadLayout is a layout with 6 bits to spare for a shard shape: 35
-// bits of 10 ms (about 10.9 years from its epoch), Leaf's worker and
-// sequence bits.
-var spreadLayout = snowflake.Layout{Name: "custom", TimeBits: 35, WorkerBits: 10, SequenceBits: 12,
-	Unit: 10 * time.Millisecond, Epoch: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-
 // shapeFor returns s over the snowflake keys of l in 63 bits.
 func shapeFor(l snowflake.Layout, s shape.Shape) shape.Func {
 	f, err := shape.New(s, shape.Space{Bits: 63, Low: l.WorkerBits + l.SequenceBits, Width: l.TimeBits})
@@ -82,7 +82,7 @@ func shapeFor(l snowflake.Layout, s shape.Shape) shape.Func {
 // second's inserts that the hottest of 64 equal key ranges takes. An
 // ordered table sends them all to one range; the goal for a spread shape
 // is at most 2/64 = 0.031. A reversed time field stays within the
-// layout's width: keys of a layout narrower than 63 bits (here 57) all
+// layout's width: keys of a layout narrower than 63 bits (js53's 53) all
 // fall into the lowest range of the 63-bit space, while a shard shape
 // puts its bits on top of the 63.
 func Example_hotRange() {
@@ -94,18 +94,25 @@ func Example_hotRange() {
 	}{
 		{"leaf, ordered", snowflake.Leaf, shape.Shape{}},
 		{"leaf, {spread: reverse}", snowflake.Leaf, shape.Shape{Spread: shape.Reverse}},
-		{"35/10/12 of 10ms, ordered", spreadLayout, shape.Shape{}},
-		{"35/10/12 of 10ms, {spread: reverse}", spreadLayout, shape.Shape{Spread: shape.Reverse}},
-		{"35/10/12 of 10ms, {spread: shard, bits: 6}", spreadLayout, shape.Shape{Spread: shape.Shard, Bits: 6}},
+		{"js53, ordered", snowflake.JS53, shape.Shape{}},
+		{"js53, {spread: reverse}", snowflake.JS53, shape.Shape{Spread: shape.Reverse}},
+		{"js53, {spread: shard, bits: 6}", snowflake.JS53, shape.Shape{Spread: shape.Shard, Bits: 6}},
+		{"js53, {spread: shard, bits: 10}", snowflake.JS53, shape.Shape{Spread: shape.Shard, Bits: 10}},
 	} {
 		fmt.Printf("%-44s hottest range takes %.3f\n", c.name, hottest(c.l, shapeFor(c.l, c.s), 8, 1200*time.Millisecond, start))
 	}
+	// With max_id 2^53-1 a js53 table's key space is 53 bits, which the
+	// store's 64 ranges split.
+	js, _ := shape.New(shape.Shape{Spread: shape.Reverse}, shape.Space{Bits: 53, Low: 15, Width: 38})
+	fmt.Printf("%-44s hottest range takes %.3f\n", "js53, max_id 2^53-1, {spread: reverse}", hottestIn(53, snowflake.JS53, js, 8, 1200*time.Millisecond, start))
 	// Output:
 	// leaf, ordered                                hottest range takes 1.000
 	// leaf, {spread: reverse}                      hottest range takes 0.016
-	// 35/10/12 of 10ms, ordered                    hottest range takes 1.000
-	// 35/10/12 of 10ms, {spread: reverse}          hottest range takes 1.000
-	// 35/10/12 of 10ms, {spread: shard, bits: 6}   hottest range takes 0.016
+	// js53, ordered                                hottest range takes 1.000
+	// js53, {spread: reverse}                      hottest range takes 1.000
+	// js53, {spread: shard, bits: 6}               hottest range takes 0.017
+	// js53, {spread: shard, bits: 10}              hottest range takes 0.017
+	// js53, max_id 2^53-1, {spread: reverse}       hottest range takes 0.020
 }
 
 // BenchmarkHotRange runs the simulation of Example_hotRange for each

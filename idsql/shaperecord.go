@@ -191,7 +191,7 @@ func (k *Keys) checkShape(ctx context.Context, table string) error {
 }
 
 // Reshape records table's configured shape in place of the recorded one,
-// in db (the database Migrate ran on), when it can prove that no key the
+// in db (the database Migrate ran on; it creates idsql_shapes there), when it can prove that no key the
 // table issued under the recorded shape can equal one it will issue under
 // the new: only when the table has issued no key (see Migrate's check:
 // no rows, no worker lease, no segment range). Otherwise it refuses with
@@ -206,11 +206,13 @@ func Reshape(ctx context.Context, db *sql.DB, cfg *Config, table string) error {
 	if err != nil {
 		return fmt.Errorf("idsql: reshape %s: %w", table, err)
 	}
+	for _, s := range d.ShapeSchema() {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("idsql: reshape %s: create idsql_shapes: %w", table, err)
+		}
+	}
 	rec, ok, err := readShape(ctx, db, d, cfg.Namespace, table)
 	if err != nil {
-		if nm := notMigrated("reshape "+table, err); nm != nil {
-			return nm
-		}
 		return fmt.Errorf("idsql: reshape %s: %w", table, err)
 	}
 	want := tc.Shape.String()

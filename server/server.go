@@ -100,7 +100,7 @@ type Server struct {
 	snowNames []string
 	anyKey    *snowEntry // serves keys that name no snowflake table
 	// viaKeys maps the segment keys of tables whose keys are more than the
-X
+	X
 	// served through Keys, which applies the table's rules.
 	viaKeys map[string]string
 

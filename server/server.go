@@ -100,7 +100,8 @@ type Server struct {
 	snowNames []string
 	anyKey    *snowEntry // serves keys that name no snowflake table
 	// viaKeys maps the segment keys of tables whose keys are more than the
-	X
+	// key's numbers (max_id, shard or app bits, a Redis buffer, a spread
+	// shape) to their table: those are
 	// served through Keys, which applies the table's rules.
 	viaKeys map[string]string
 

@@ -26,7 +26,10 @@ const KeySpaceWarnAt = 0.8
 // has seen used.
 type KeySpace struct {
 	Table   string
-	MaxID   int64 // the table's max_id
+	// MaxID is the table's max_id; with a shard shape, the largest key
+	// the shape takes, 2^(B-N)-1 (see Config.ShapeFunc). MaxID and
+	// Highest count keys as made, before the table's shape.
+	MaxID   int64
 	Highest int64 // the highest key this process has issued for the table; 0 before the first
 	// Exhausted is true once the table (or one of its shards) can issue no
 	// more keys: every key up to MaxID it could reach is issued.

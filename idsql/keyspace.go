@@ -25,7 +25,7 @@ const KeySpaceWarnAt = 0.8
 // KeySpace is how much of a capped table's key space (max_id) this process
 // has seen used.
 type KeySpace struct {
-	Table   string
+	Table string
 	// MaxID is the table's max_id; with a shard shape, the largest key
 	// the shape takes, 2^(B-N)-1 (see Config.ShapeFunc). MaxID and
 	// Highest count keys as made, before the table's shape.

@@ -14,6 +14,7 @@ const (
 	pkgIdsql     = "github.com/idsql/idsql/idsql"
 	pkgKeyid     = "github.com/idsql/idsql/idsql/keyid"
 	pkgSnowflake = "github.com/idsql/idsql/idsql/snowflake"
+	pkgShape     = "github.com/idsql/idsql/idsql/shape"
 )
 
 // layoutSpec is the snowflake layout baked into a generated file.
@@ -160,7 +161,8 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 		f.Comment("It fails, wrapping ErrInvalidID, for a value the layout could not have")
 		f.Comment("produced by now (non-positive, or time more than a minute ahead).")
 		f.Func().Id("Decode"+T).Params(jen.Id("id").Int64()).Params(jen.Id(parts), jen.Error()).Block(
-			jen.List(jen.Id("p"), jen.Err()).Op(":=").Add(keyid("Decode")).Call(jen.Id("idsqlLayout").Call(), typ.Clone(), jen.Id("id")),
+			unshape(t, typ, parts),
+			jen.List(jen.Id("p"), jen.Err()).Op(":=").Add(keyid("Decode")).Call(jen.Id("idsqlLayout").Call(), typ.Clone(), keyArg(t)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id(parts).Values(), jen.Err())),
 			jen.Return(jen.Id(parts).Values(
 				field("ID", jen.Id(T).Call(jen.Id("id"))),
@@ -176,10 +178,19 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 		f.Line()
 		f.Commentf("Decode%s checks id: segment keys carry nothing but their value. Use", T)
 		f.Comment("the Origin method for the range an ID came from.")
-		f.Func().Id("Decode"+T).Params(jen.Id("id").Int64()).Params(jen.Id(parts), jen.Error()).Block(
-			jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(keyid("DecodeSegment")).Types(jen.Id(T)).Call(typ.Clone(), jen.Id("id")),
-			jen.Return(jen.Id(parts).Values(jen.Dict{jen.Id("ID"): jen.Id("v")}), jen.Err()),
-		)
+		if t.Spread() {
+			f.Func().Id("Decode"+T).Params(jen.Id("id").Int64()).Params(jen.Id(parts), jen.Error()).Block(
+				unshape(t, typ, parts),
+				jen.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Add(keyid("DecodeSegment")).Types(jen.Id(T)).Call(typ.Clone(), jen.Id("key")), jen.Err().Op("!=").Nil()).Block(
+					jen.Return(jen.Id(parts).Values(), jen.Err())),
+				jen.Return(jen.Id(parts).Values(jen.Dict{jen.Id("ID"): jen.Id(T).Call(jen.Id("id"))}), jen.Nil()),
+			)
+		} else {
+			f.Func().Id("Decode"+T).Params(jen.Id("id").Int64()).Params(jen.Id(parts), jen.Error()).Block(
+				jen.List(jen.Id("v"), jen.Err()).Op(":=").Add(keyid("DecodeSegment")).Types(jen.Id(T)).Call(typ.Clone(), jen.Id("id")),
+				jen.Return(jen.Id(parts).Values(jen.Dict{jen.Id("ID"): jen.Id("v")}), jen.Err()),
+			)
+		}
 	}
 
 	f.Line()
@@ -416,6 +427,9 @@ func renderFile(f *jen.File, opts Options, tables []Table, layout *layoutSpec) {
 		if !t.Text.Decimal() {
 			row = append(row, field("Text", jen.Id(t.Type).Call(jen.Lit(0)).Dot("TextForm").Call()))
 		}
+		if t.Spread() {
+			row = append(row, field("Shape", shapeLit(t)))
+		}
 		rows = append(rows, jen.Line().Values(row...))
 	}
 	rows = append(rows, jen.Line())
@@ -486,7 +500,8 @@ func renderGene(f *jen.File, t Table, typ *jen.Statement) {
 	f.Commentf("Decode%s takes id apart into index, shard and app. It fails, wrapping", T)
 	f.Comment("ErrInvalidID, for a value the table could not have issued.")
 	f.Func().Id("Decode"+T).Params(jen.Id("id").Int64()).Params(jen.Id(parts), jen.Error()).Block(
-		jen.List(jen.Id("p"), jen.Err()).Op(":=").Add(keyid("DecodeGene")).Call(typ.Clone(), gene(), jen.Id("id")),
+		unshape(t, typ, parts),
+		jen.List(jen.Id("p"), jen.Err()).Op(":=").Add(keyid("DecodeGene")).Call(typ.Clone(), gene(), keyArg(t)),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id(parts).Values(), jen.Err())),
 		jen.Return(jen.Id(parts).Values(
 			field("ID", jen.Id(T).Call(jen.Id("id"))),
@@ -496,15 +511,26 @@ func renderGene(f *jen.File, t Table, typ *jen.Statement) {
 		), jen.Nil()),
 	)
 	f.Line()
-	f.Comment("Shard returns the shard id carries: route a query by this key to it.")
-	f.Func().Params(recv).Id("Shard").Params().Int().Block(
-		jen.Return(jen.Id("id").Dot("Gene").Call().Dot("Decompose").Call(jen.Int64().Call(jen.Id("id"))).Dot("Shard")),
-	)
-	f.Line()
-	f.Comment("App returns the application ID id carries.")
-	f.Func().Params(recv).Id("App").Params().Int64().Block(
-		jen.Return(jen.Id("id").Dot("Gene").Call().Dot("Decompose").Call(jen.Int64().Call(jen.Id("id"))).Dot("App")),
-	)
+	if t.Spread() {
+		// The shaped key hides the parts: take them apart with Decode.
+		decoded := jen.List(jen.Id("p"), jen.Id("_")).Op(":=").Id("Decode" + T).Call(jen.Int64().Call(jen.Id("id")))
+		f.Comment("Shard returns the shard id carries (0 for a value no key of the table has):")
+		f.Comment("route a query by this key to it.")
+		f.Func().Params(recv).Id("Shard").Params().Int().Block(decoded.Clone(), jen.Return(jen.Id("p").Dot("Shard")))
+		f.Line()
+		f.Comment("App returns the application ID id carries (0 for a value no key of the table has).")
+		f.Func().Params(recv).Id("App").Params().Int64().Block(decoded.Clone(), jen.Return(jen.Id("p").Dot("App")))
+	} else {
+		f.Comment("Shard returns the shard id carries: route a query by this key to it.")
+		f.Func().Params(recv).Id("Shard").Params().Int().Block(
+			jen.Return(jen.Id("id").Dot("Gene").Call().Dot("Decompose").Call(jen.Int64().Call(jen.Id("id"))).Dot("Shard")),
+		)
+		f.Line()
+		f.Comment("App returns the application ID id carries.")
+		f.Func().Params(recv).Id("App").Params().Int64().Block(
+			jen.Return(jen.Id("id").Dot("Gene").Call().Dot("Decompose").Call(jen.Int64().Call(jen.Id("id"))).Dot("App")),
+		)
+	}
 	if t.Gene.ShardBits == 0 {
 		return
 	}
@@ -521,4 +547,38 @@ func renderGene(f *jen.File, t Table, typ *jen.Statement) {
 		Params(jen.Id(T), jen.Error()).Block(
 		jen.Return(keyid("NewFor").Types(jen.Id(T)).Call(jen.Id("ctx"), jen.Id("keys"), jen.Id(tableConst), jen.Id("value"))),
 	)
+}
+
+// shapeLit renders the table's shape as a shape.Shape literal.
+func shapeLit(t Table) *jen.Statement {
+	v := []jen.Code{field("Spread", jen.Lit(string(t.Shape.Spread)))}
+	if t.Shape.Bits != 0 {
+		v = append(v, field("Bits", jen.Lit(t.Shape.Bits)))
+	}
+	return jen.Qual(pkgShape, "Shape").Values(v...)
+}
+
+// unshape renders, for a table with a spread shape, the statements that
+// undo it: key is id before the shape, or Decode returns the error. It
+// renders nothing for an ordered table.
+func unshape(t Table, typ *jen.Statement, parts string) jen.Code {
+	if !t.Spread() {
+		return jen.Null()
+	}
+	sp := []jen.Code{field("Bits", jen.Lit(t.Space.Bits))}
+	if t.Space.Low != 0 || t.Space.Width != t.Space.Bits {
+		sp = append(sp, field("Low", jen.Lit(t.Space.Low)), field("Width", jen.Lit(t.Space.Width)))
+	}
+	return jen.Comment(fmt.Sprintf("The table's keys have shape %s: undo it first.", t.Shape)).Line().
+		List(jen.Id("key"), jen.Err()).Op(":=").Qual(pkgKeyid, "Unshape").Call(typ.Clone(), shapeLit(t), jen.Qual(pkgShape, "Space").Values(sp...), jen.Id("id")).Line().
+		If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id(parts).Values(), jen.Err()))
+}
+
+// keyArg is what a decoder takes apart: key, id before its shape, for a
+// table with a spread shape; id for an ordered table.
+func keyArg(t Table) *jen.Statement {
+	if t.Spread() {
+		return jen.Id("key")
+	}
+	return jen.Id("id")
 }

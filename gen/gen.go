@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/shape"
 )
 
 // Options say what to generate. Package is required; the zero value of the
@@ -50,7 +51,14 @@ type Table struct {
 	ShardColumn string
 	// Text is the table's text form; the zero TextForm for decimal.
 	Text idsql.TextForm
+	// Shape is the table's key shape, and Space the key space it acts
+	// in (idsql.Config.ShapeFunc); the zero Shape for ordered.
+	Shape idsql.Shape
+	Space shape.Space
 }
+
+// Spread reports whether the table's shape is a spread.
+func (t Table) Spread() bool { return !t.Shape.IsOrdered() }
 
 // Tables returns cfg's tables in name order with their Go type names. Two
 // tables whose generated identifiers would clash are an error naming both;
@@ -65,6 +73,13 @@ func Tables(cfg *idsql.Config) ([]Table, error) {
 	for _, name := range cfg.TableNames() {
 		tc := cfg.Tables[name]
 		t := Table{Name: name, Strategy: tc.Strategy, GoName: tc.GoName, Gene: tc.Gene(), Text: tc.Text}
+		if tc.Spread() {
+			f, err := cfg.ShapeFunc(name)
+			if err != nil {
+				return nil, err
+			}
+			t.Shape, t.Space = f.Shape(), f.Space()
+		}
 		if tc.Shard != nil {
 			t.ShardColumn = tc.Shard.Column
 		}

@@ -25,7 +25,8 @@ var ErrNoTimeOrder = errors.New("idsql: keys not in time order")
 // the ranges of consecutive months are the bounds of key-range partitions
 // (see cmd/idsql's partitions command).
 //
-// A segment table is refused with an error wrapping ErrNoTimeOrder. Times
+// A segment table, and a table with a spread shape (TableConfig.Shape),
+// is refused with an error wrapping ErrNoTimeOrder. Times
 // outside the layout are refused (snowflake.ErrRange), as is a range above
 // the table's max_id.
 func (c *Config) Bounds(table string, from, to time.Time) (lo, hi int64, err error) {
@@ -106,6 +107,11 @@ func (c *Config) MonthlyPartitionsSQL(table string, first time.Time, months int)
 // it. TestBoundsKnowsTableFields fails for a new TableConfig field until
 // it is looked at here.
 func (c *Config) timeOrdered(table string, t TableConfig) error {
+	if t.Spread() {
+		return fmt.Errorf("%w: table %s has shape %s: its keys are spread over the key space on purpose, "+
+			"so the keys of a time range lie all over it and no key range holds them; "+
+			"query by a time column (decode still gives each key's time)", ErrNoTimeOrder, table, t.Shape)
+	}
 	switch t.Strategy {
 	case Snowflake:
 		return nil

@@ -84,6 +84,7 @@ func TestBoundsKnowsTableFields(t *testing.T) {
 		"FillZero": "which rows get keys, not which keys",
 		"Text":     "the text form; the integer key is unchanged",
 		"Buffer":   "segment only",
+		"Shape":    "spread shapes are refused (TestBoundsRefusesSpread)",
 	}
 	for _, f := range reflect.VisibleFields(reflect.TypeFor[TableConfig]()) {
 		if _, ok := reviewed[f.Name]; !ok {
@@ -129,5 +130,28 @@ tables:
 	}
 	if _, err := cfg.MonthlyPartitionsSQL("users", time.Now(), 1); !errors.Is(err, ErrNoTimeOrder) {
 		t.Errorf("segment table: %v", err)
+	}
+}
+
+func TestBoundsRefusesSpread(t *testing.T) {
+	cfg, err := Parse("idsql.yaml", []byte(`
+namespace: shop
+tables:
+  orders: {strategy: snowflake, shape: {spread: reverse}}
+  plain:  {strategy: snowflake, shape: ordered}
+`), time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	_, _, err = cfg.Bounds("orders", from, from.AddDate(0, 1, 0))
+	if !errors.Is(err, ErrNoTimeOrder) || !strings.Contains(err.Error(), "shape {spread: reverse}") {
+		t.Errorf("Bounds of a reversed table: %v; want ErrNoTimeOrder naming the shape", err)
+	}
+	if _, err := cfg.MonthlyPartitionsSQL("orders", from, 1); !errors.Is(err, ErrNoTimeOrder) {
+		t.Errorf("partitions of a reversed table: %v; want ErrNoTimeOrder", err)
+	}
+	if _, _, err := cfg.Bounds("plain", from, from.AddDate(0, 1, 0)); err != nil {
+		t.Errorf("Bounds of an ordered table: %v", err)
 	}
 }

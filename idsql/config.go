@@ -282,6 +282,12 @@ type TableConfig struct {
 	// CLI's decode and the ID server's decode endpoints; the zero value is
 	// decimal. See TextForm.
 	Text TextForm `yaml:"text"`
+	// Shape is how the table's keys are laid out in the key space:
+	// ordered (the default: in time order for a snowflake table, counting
+	// up for a segment table), {spread: reverse} or {spread: shard, bits:
+	// N}, which spread inserts over a range-partitioned store. See Shape
+	// and Config.ShapeFunc.
+	Shape Shape `yaml:"shape"`
 	// Buffer is where a segment table's pre-allocated keys wait: memory
 	// (the default, each process's own double buffer) or redis (a Redis
 	// list shared by every process, see Config.Redis and redisbuffer.go).
@@ -464,6 +470,9 @@ func (c *Config) Validate(now time.Time) error {
 			prefixes[p] = name
 		}
 		if err := c.validateKeySpace(name, t); err != nil {
+			return err
+		}
+		if err := c.validateShape(name, t); err != nil {
 			return err
 		}
 		if t.FillZero != nil && *t.FillZero && t.Shard != nil {

@@ -69,6 +69,9 @@ type MigrateOptions struct {
 // MigrateWith is Migrate (or, with o.Stores, MigrateIn) with options: see
 // MigrateOptions.
 func MigrateWith(ctx context.Context, db *sql.DB, cfg *Config, o MigrateOptions) error {
+	if err := spreadDBDefaults(cfg, o.DBDefaults); err != nil {
+		return fmt.Errorf("idsql: migrate: %w", err)
+	}
 	var stores Stores
 	if o.Stores != nil {
 		stores = *o.Stores
@@ -114,6 +117,9 @@ func MigrateWith(ctx context.Context, db *sql.DB, cfg *Config, o MigrateOptions)
 // defaults by hand after idsql migrate has created the segment keys. Each
 // statement allocates and logs its block itself.
 func DBDefaultsSQL(dialectName string, cfg *Config, block int64) (string, error) {
+	if err := spreadDBDefaults(cfg, true); err != nil {
+		return "", fmt.Errorf("idsql: %w", err)
+	}
 	d, err := dialect.ByName(dialectName)
 	if err != nil {
 		return "", fmt.Errorf("idsql: %w", err)

@@ -142,7 +142,11 @@ func NewKeys(cfg *Config, opts KeysOptions) (*Keys, error) {
 	}
 	k := &Keys{cfg: cfg, layout: layout, opts: opts, workers: workers, limits: map[string]*keyLimit{}}
 	for name, tc := range cfg.Tables {
-		if l := newKeyLimit(name, tc.MaxID, opts.Logger); l != nil {
+		f, err := cfg.ShapeFunc(name)
+		if err != nil {
+			return nil, err
+		}
+		if l := newKeyLimit(name, tc.MaxID, f, opts.Logger); l != nil {
 			k.limits[name] = l
 		}
 	}
@@ -217,6 +221,9 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 	}
 	if src, ok := k.sources.Load(table); ok {
 		return src.(KeySource), nil
+	}
+	if err := k.checkShape(ctx, table); err != nil {
+		return nil, err
 	}
 	var src KeySource
 	var err error

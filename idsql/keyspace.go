@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/idsql/idsql/idsql/shape"
 )
 
 // ErrKeySpaceExhausted is wrapped by the errors of a table whose next key
@@ -23,8 +25,11 @@ const KeySpaceWarnAt = 0.8
 // KeySpace is how much of a capped table's key space (max_id) this process
 // has seen used.
 type KeySpace struct {
-	Table   string
-	MaxID   int64 // the table's max_id
+	Table string
+	// MaxID is the table's max_id; with a shard shape, the largest key
+	// the shape takes, 2^(B-N)-1 (see Config.ShapeFunc). MaxID and
+	// Highest count keys as made, before the table's shape.
+	MaxID   int64
 	Highest int64 // the highest key this process has issued for the table; 0 before the first
 	// Exhausted is true once the table (or one of its shards) can issue no
 	// more keys: every key up to MaxID it could reach is issued.
@@ -46,11 +51,21 @@ func (s KeySpace) Used() float64 {
 // request), the keys at most max_id drawn with it are kept and handed out
 // to later requests. A multi-row INSERT that would cross the limit gets no
 // key at all (and writes nothing).
+//
+// It is also where a table's shape is applied (see Config.ShapeFunc): the
+// one place every key source of Keys passes its keys through, so every
+// front door issues shaped keys. The limit counts the keys as made; they
+// are shaped as they are handed out, so max is the largest key the shape
+// takes (a shard shape's is below max_id).
 type keyLimit struct {
 	table  string
 	max    int64
+	what   string // "max_id N", or the shape's limit, for messages
+	report bool   // the table has a max_id: KeySpaces lists it
 	warnAt int64
 	log    *slog.Logger
+	shape  shape.Func
+	spread bool
 
 	high   atomic.Int64
 	warned atomic.Bool
@@ -69,11 +84,39 @@ type limitSource struct {
 	kept []int64 // ascending: keys at most max_id drawn with a refused batch, not handed out yet
 }
 
-func newKeyLimit(table string, maxID int64, log *slog.Logger) *keyLimit {
-	if maxID <= 0 {
+// newKeyLimit returns the limit of a table with max_id maxID (0: none)
+// and shape f, or nil when it has neither a max_id nor a spread shape.
+func newKeyLimit(table string, maxID int64, f shape.Func, log *slog.Logger) *keyLimit {
+	spread := !f.Shape().IsOrdered()
+	if maxID <= 0 && !spread {
 		return nil
 	}
-	return &keyLimit{table: table, max: maxID, warnAt: int64(float64(maxID) * KeySpaceWarnAt), log: log}
+	l := &keyLimit{table: table, max: maxID, report: maxID > 0, log: log, shape: f, spread: spread}
+	if spread {
+		l.max = f.MaxKey()
+	}
+	l.what = fmt.Sprintf("max_id %d", l.max)
+	if l.max != maxID {
+		l.what = fmt.Sprintf("%d, the largest key shape %s takes", l.max, f.Shape())
+	}
+	l.warnAt = int64(float64(l.max) * KeySpaceWarnAt)
+	return l
+}
+
+// shaped applies the table's shape to the keys dst[start:], which are
+// within the limit; on an error (which the limit rules out) it drops them.
+func (l *keyLimit) shaped(dst []int64, start int) ([]int64, error) {
+	if !l.spread {
+		return dst, nil
+	}
+	for i := start; i < len(dst); i++ {
+		k, err := l.shape.Apply(dst[i])
+		if err != nil {
+			return dst[:start], fmt.Errorf("idsql: table %s: %w", l.table, err)
+		}
+		dst[i] = k
+	}
+	return dst, nil
 }
 
 // take appends n keys of source s to dst, all or none, drawing them with
@@ -111,7 +154,7 @@ func (l *keyLimit) take(dst []int64, n int, s *limitSource, draw func([]int64) (
 		return dst[:start], l.crossed(n, hi, left)
 	}
 	l.issued(hi, s)
-	return dst, nil
+	return l.shaped(dst, start)
 }
 
 // keep marks s as past the limit and keeps the keys of ids at most max_id
@@ -139,13 +182,14 @@ func (l *keyLimit) fromKept(dst []int64, n int, s *limitSource) ([]int64, error)
 	if len(s.kept) < n {
 		return dst, l.tooMany(n, int64(len(s.kept)), " (they were drawn before a request that crossed it)")
 	}
+	start := len(dst)
 	dst = append(dst, s.kept[:n]...)
 	s.kept = s.kept[n:]
 	if len(s.kept) == 0 {
 		l.spent.Store(true)
 	}
 	l.issued(dst[len(dst)-1], s)
-	return dst, nil
+	return l.shaped(dst, start)
 }
 
 // issued records that the keys of s up to hi were issued, and warns once
@@ -155,7 +199,7 @@ func (l *keyLimit) issued(hi int64, s *limitSource) {
 	raise(&l.high, hi)
 	if hi >= l.warnAt && !l.warned.Swap(true) {
 		l.log.Warn("idsql: table has used most of its key space (max_id); keys are never wrapped: raise max_id before it runs out",
-			"table", l.table, "key", hi, "max_id", l.max, "used", float64(hi)/float64(l.max))
+			"table", l.table, "key", hi, "max_id", l.max, "limit", l.what, "used", float64(hi)/float64(l.max))
 	}
 }
 
@@ -173,9 +217,9 @@ func raise(v *atomic.Int64, hi int64) {
 // keys drawn for it reached hi, above the limit; left keys at most the
 // limit remain for later requests.
 func (l *keyLimit) crossed(n int, hi int64, left int) error {
-	what := fmt.Sprintf("next key %d is above max_id %d", hi, l.max)
+	what := fmt.Sprintf("next key %d is above %s", hi, l.what)
 	if n > 1 {
-		what = fmt.Sprintf("a batch of %d keys reaching %d would cross max_id %d, so it is refused whole", n, hi, l.max)
+		what = fmt.Sprintf("a batch of %d keys reaching %d would cross %s, so it is refused whole", n, hi, l.what)
 	}
 	fix := "keys are never wrapped; raise max_id and restart"
 	if left > 0 {
@@ -189,10 +233,10 @@ func (l *keyLimit) crossed(n int, hi int64, left int) error {
 // drawing because at most left keys remain below the limit.
 func (l *keyLimit) tooMany(n int, left int64, why string) error {
 	if left <= 0 {
-		return fmt.Errorf("%w: table %s has used its keys up to max_id %d (keys are never wrapped; raise max_id and restart)", ErrKeySpaceExhausted, l.table, l.max)
+		return fmt.Errorf("%w: table %s has used its keys up to %s (keys are never wrapped; raise max_id and restart)", ErrKeySpaceExhausted, l.table, l.what)
 	}
-	return fmt.Errorf("%w: table %s: %d keys asked, but at most %d remain below max_id %d%s; refused whole, no key was drawn (ask for at most %d keys, or raise max_id and restart)",
-		ErrKeySpaceExhausted, l.table, n, left, l.max, why, left)
+	return fmt.Errorf("%w: table %s: %d keys asked, but at most %d remain below %s%s; refused whole, no key was drawn (ask for at most %d keys, or raise max_id and restart)",
+		ErrKeySpaceExhausted, l.table, n, left, l.what, why, left)
 }
 
 func (l *keyLimit) space() KeySpace {
@@ -205,7 +249,9 @@ func (l *keyLimit) space() KeySpace {
 func (k *Keys) KeySpaces() []KeySpace {
 	out := make([]KeySpace, 0, len(k.limits))
 	for _, l := range k.limits {
-		out = append(out, l.space())
+		if l.report {
+			out = append(out, l.space())
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Table < out[j].Table })
 	return out

@@ -18,7 +18,11 @@ var ErrNotFound = errors.New("idsql: no table issued this ID")
 
 // Origin says which table an ID was issued for, and how.
 type Origin struct {
-	ID       int64
+	ID int64
+	// Key is ID as its table made it, before the table's shape (see
+	// TableConfig.Shape): ID itself for an ordered table. Parts, Range
+	// and Gene describe Key.
+	Key      int64
 	Table    string // the configured table; "" when the record names none of cfg's tables
 	Strategy Strategy
 
@@ -52,6 +56,9 @@ func (o Origin) String() string {
 		table = "(not configured)"
 	}
 	fmt.Fprintf(&b, "%d: table %s (%s)", o.ID, table, o.Strategy)
+	if o.Key != 0 && o.Key != o.ID {
+		fmt.Fprintf(&b, ", key %d before its shape", o.Key)
+	}
 	stamp := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 	switch o.Strategy {
 	case Snowflake:
@@ -84,7 +91,10 @@ func Lookup(ctx context.Context, db *sql.DB, cfg *Config, id int64) ([]Origin, e
 // its timestamp; as a segment ID it is matched to the logged ranges that
 // hold it. Every explanation found is returned (segment keys may share
 // numbers, and a small number can be both); none is ErrNotFound, never a
-// guess.
+// guess. The ID of a table with a spread shape is first undone by the
+// shape (Origin.Key is the key before it): each spread table's shape
+// that takes the ID gives a reading, and an explanation counts only for
+// the tables of its reading.
 func LookupIn(ctx context.Context, cfg *Config, src Stores, id int64) ([]Origin, error) {
 	if id <= 0 {
 		return nil, fmt.Errorf("idsql: lookup %d: IDs are positive", id)
@@ -93,26 +103,100 @@ func LookupIn(ctx context.Context, cfg *Config, src Stores, id int64) ([]Origin,
 	if err != nil {
 		return nil, err
 	}
+	readings, err := shapeReadings(cfg, id)
+	if err != nil {
+		return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
+	}
+	var found []Origin
+	for _, rd := range readings {
+		o, err := lookupKey(ctx, cfg, src, layout, rd)
+		if err != nil {
+			return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
+		}
+		for i := range o {
+			o[i].ID, o[i].Key = id, rd.key
+		}
+		found = append(found, o...)
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("%w: %d (namespace %s)", ErrNotFound, id, cfg.Namespace)
+	}
+	return found, nil
+}
+
+// A shapeReading is one way to read an ID: as the key key, made for one
+// of the tables the reading names, before its shape. The ID as it is is
+// the reading of ordered tables and of tables cfg does not name.
+type shapeReading struct {
+	key     int64
+	ordered bool            // ordered tables and unconfigured ones read the ID as key
+	tables  map[string]bool // the spread tables whose shape gives key
+}
+
+// takes reports whether a record naming table explains the reading.
+func (r shapeReading) takes(cfg *Config, table string) bool {
+	if r.tables[table] {
+		return true
+	}
+	tc, ok := cfg.Tables[table]
+	return r.ordered && (!ok || !tc.Spread())
+}
+
+// shapeReadings returns the readings of id: as it is, and undone by the
+// shape of each spread table that takes it (see Config.ShapeFunc).
+func shapeReadings(cfg *Config, id int64) ([]shapeReading, error) {
+	out := []shapeReading{{key: id, ordered: true}}
+	for _, t := range cfg.TableNames() {
+		if !cfg.Tables[t].Spread() {
+			continue
+		}
+		f, err := cfg.ShapeFunc(t)
+		if err != nil {
+			return nil, err
+		}
+		key, err := f.Undo(id)
+		if err != nil {
+			continue // no key of t's shape
+		}
+		i := 0
+		for i < len(out) && out[i].key != key {
+			i++
+		}
+		if i == len(out) {
+			out = append(out, shapeReading{key: key})
+		}
+		if out[i].tables == nil {
+			out[i].tables = map[string]bool{}
+		}
+		out[i].tables[t] = true
+	}
+	return out, nil
+}
+
+// lookupKey explains the key of reading rd: the snowflake lease and the
+// segment ranges of the tables the reading takes.
+func lookupKey(ctx context.Context, cfg *Config, src Stores, layout snowflake.Layout, rd shapeReading) ([]Origin, error) {
+	id := rd.key
 	var found []Origin
 	if src.Workers != nil {
 		if p, derr := layout.Decode(id, time.Now(), time.Minute); derr == nil {
 			rec, err := src.Workers.Find(ctx, cfg.Namespace, p.Worker, p.Time)
 			switch {
-			case err == nil:
-				o := Origin{ID: id, Strategy: Snowflake, Parts: p, Lease: rec}
+			case err == nil && rd.takes(cfg, rec.Table):
+				o := Origin{Strategy: Snowflake, Parts: p, Lease: rec}
 				if _, ok := cfg.Tables[rec.Table]; ok {
 					o.Table = rec.Table
 				}
 				found = append(found, o)
-			case !errors.Is(err, registry.ErrNoLease):
-				return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
+			case err != nil && !errors.Is(err, registry.ErrNoLease):
+				return nil, err
 			}
 		}
 	}
 	if src.Segments != nil {
 		res, err := src.Segments.Lookup(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
+			return nil, err
 		}
 		byKey := map[string]string{}
 		geneKeys := map[string]bool{} // keys whose numbers are indexes, not IDs
@@ -130,18 +214,15 @@ func LookupIn(ctx context.Context, cfg *Config, src Stores, id int64) ([]Origin,
 			byKey[cfg.SegmentKey(t)] = t
 		}
 		for _, r := range res.Ranges {
-			if !geneKeys[r.Key] {
-				found = append(found, Origin{ID: id, Table: byKey[r.Key], Strategy: Segment, Range: r})
+			if !geneKeys[r.Key] && rd.takes(cfg, byKey[r.Key]) {
+				found = append(found, Origin{Table: byKey[r.Key], Strategy: Segment, Range: r})
 			}
 		}
-		gene, err := lookupGene(ctx, cfg, src.Segments, id)
+		gene, err := lookupGene(ctx, cfg, src.Segments, rd)
 		if err != nil {
-			return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
+			return nil, err
 		}
 		found = append(found, gene...)
-	}
-	if len(found) == 0 {
-		return nil, fmt.Errorf("%w: %d (namespace %s)", ErrNotFound, id, cfg.Namespace)
 	}
 	return found, nil
 }
@@ -149,13 +230,14 @@ func LookupIn(ctx context.Context, cfg *Config, src Stores, id int64) ([]Origin,
 // lookupGene explains id as a key of the segment tables with shard or app
 // bits: taken apart by each table's layout, its index must lie in a range
 // logged for the shard's key, and its app bits be the table's.
-func lookupGene(ctx context.Context, cfg *Config, store *segment.SQLStore, id int64) ([]Origin, error) {
+func lookupGene(ctx context.Context, cfg *Config, store *segment.SQLStore, rd shapeReading) ([]Origin, error) {
+	id := rd.key
 	var found []Origin
 	byIndex := map[int64]segment.LookupResult{}
 	for _, t := range cfg.TableNames() {
 		tc := cfg.Tables[t]
 		g := tc.Gene()
-		if tc.Strategy != Segment || g.Plain() {
+		if tc.Strategy != Segment || g.Plain() || !rd.takes(cfg, t) {
 			continue
 		}
 		p := g.Decompose(id)
@@ -173,7 +255,7 @@ func lookupGene(ctx context.Context, cfg *Config, store *segment.SQLStore, id in
 		key := g.ShardKey(cfg.SegmentKey(t), p.Shard)
 		for _, r := range res.Ranges {
 			if r.Key == key {
-				found = append(found, Origin{ID: id, Table: t, Strategy: Segment, Range: r, Gene: &p})
+				found = append(found, Origin{Table: t, Strategy: Segment, Range: r, Gene: &p})
 			}
 		}
 	}

@@ -27,8 +27,13 @@ func Migrate(ctx context.Context, db *sql.DB, cfg *Config) error {
 // key for a table of db that already holds rows starts above MAX(key
 // column), read there, so a table that used BIGSERIAL adopts idsql without
 // collisions, whether the segment store is in the same database or (as on
-// SQLite) in a file of its own. It is idempotent.
+// SQLite) in a file of its own. It records each table's key shape in
+// idsql_shapes in db, refusing a shape that differs from the recorded one
+// (see Reshape). It is idempotent.
 func MigrateIn(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error {
+	if err := recordShapes(ctx, db, cfg); err != nil {
+		return fmt.Errorf("idsql: migrate: %w", err)
+	}
 	if stores.Workers != nil {
 		if err := stores.Workers.Migrate(ctx); err != nil {
 			return fmt.Errorf("idsql: migrate: %w", err)

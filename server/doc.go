@@ -10,6 +10,8 @@
 //	GET /api/snowflake/get/{key}        one snowflake ID, for any key
 //	GET /api/snowflake/get/{key}/{n}    n snowflake IDs, one per line
 //	GET /decodeSnowflakeId?snowflakeId=N  JSON {"timestamp","workerId","sequenceId"} as Leaf answers, then "time","layout","id"
+//	GET /decodeSnowflakeId?snowflakeId=N&table=T  the same for a key of snowflake table T, undoing its shape (needed when
+//	                                    a snowflake table has a spread shape); then also "key" (before the shape) and "shape"
 //	GET /decodeId?table=T&id=N            JSON {"id","table","index","shard","app"}: a key of a segment table with shard or app bits
 //	GET /                               the monitor page (also /monitor, /cache, /db)
 //	GET /metrics                        Prometheus metrics
@@ -19,7 +21,10 @@
 // The N of the decode endpoints is decimal, or a key in a table's text form
 // (tables.T.text, see idsql.TextForm: "ord_8VQTtCjBWgS"); the answer's "id"
 // is always decimal and, for a text form, "table" names the table whose
-// form it was.
+// form it was. A key of a table with a spread shape (tables.T.shape) is
+// decoded after undoing the shape; /decodeSnowflakeId then needs the
+// table, from table=T or its text form, and refuses a bare decimal ID
+// (the shapes read it differently).
 //
 // The ID endpoints accept GET and POST. A segment key is a row of
 // idsql_alloc (Leaf's biz_tag), 1 to 128 characters from

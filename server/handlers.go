@@ -701,9 +701,14 @@ type Decoded struct {
 	// ID is the ID in decimal, as a string (JavaScript numbers lose
 	// precision above 2^53).
 	ID string `json:"id"`
-	// Table is the table whose text form snowflakeId was given in; empty
-	// for decimal.
+	// Table is the table whose text form snowflakeId was given in, or the
+	// table parameter; empty for decimal.
 	Table string `json:"table,omitempty"`
+	// Key is the ID before its table's shape, in decimal, and Shape that
+	// shape, when the table's shape is a spread (tables.T.shape): the
+	// parts above describe Key.
+	Key   string `json:"key,omitempty"`
+	Shape string `json:"shape,omitempty"`
 }
 
 // DecodedGene is the answer of /decodeId?table=T&id=N for a segment table
@@ -741,8 +746,12 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 	case from != "" && from != table:
 		return bad("id " + quote(raw) + " is a key of table " + from + " (its text form), not of table " + table)
 	}
+	key, err := srv.cfg.Unshape(table, id)
+	if err != nil {
+		return bad(fmt.Sprintf("id %d is not a key of table %s: %s", id, table, err))
+	}
 	g := tc.Gene()
-	p := g.Decompose(id)
+	p := g.Decompose(key)
 	if p.App != g.App || p.Index < 1 {
 		return bad(fmt.Sprintf("id %d is not a key of table %s: app bits %d (want %d), index %d", id, table, p.App, g.App, p.Index))
 	}
@@ -766,7 +775,14 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 	if err != nil {
 		return bad("invalid snowflakeId " + quote(raw) + ": not a positive 64-bit decimal integer, nor a key in a table's text form")
 	}
-	p, err := srv.layout.Decode(id, srv.s.Now(), time.Minute)
+	key, shape, err := srv.unshape(q.Get("table"), from, id)
+	if err != nil {
+		return bad("snowflakeId " + quote(raw) + ": " + strconv.QuoteToASCII(err.Error()))
+	}
+	if from == "" {
+		from = q.Get("table")
+	}
+	p, err := srv.layout.Decode(key, srv.s.Now(), time.Minute)
 	if err != nil {
 		return bad("invalid snowflakeId " + quote(raw) + ": " + strconv.QuoteToASCII(err.Error()))
 	}
@@ -779,9 +795,49 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 		ID:         strconv.FormatInt(id, 10),
 		Table:      from,
 	}
+	if shape != "" {
+		d.Key, d.Shape = strconv.FormatInt(key, 10), shape
+	}
 	h := w.Header()
 	h["Content-Type"] = jsonType
 	h["Cache-Control"] = noStore
 	json.NewEncoder(w).Encode(d)
 	return http.StatusOK
+}
+
+// unshape returns id, a key of table (the table parameter, or the table
+// whose text form it was given in), before the table's shape, and the
+// shape's name ("" for an ordered table). Without a table it refuses an
+// ID when the configuration has snowflake tables with spread shapes,
+// which read it differently.
+func (srv *Server) unshape(table, from string, id int64) (int64, string, error) {
+	switch {
+	case table != "" && from != "" && table != from:
+		return 0, "", fmt.Errorf("a key of table %s (its text form), not of table %s", from, table)
+	case table == "":
+		table = from
+	}
+	if table == "" {
+		var spread []string
+		for _, t := range srv.cfg.SpreadTables() {
+			if srv.cfg.Tables[t].Strategy == idsql.Snowflake {
+				spread = append(spread, t)
+			}
+		}
+		if len(spread) > 0 {
+			return 0, "", fmt.Errorf("snowflake tables %s have spread shapes, which read an ID differently: add &table=T", strings.Join(spread, ", "))
+		}
+		return id, "", nil
+	}
+	tc, ok := srv.cfg.Tables[table]
+	switch {
+	case !ok:
+		return 0, "", fmt.Errorf("table %q is not configured", table)
+	case tc.Strategy != idsql.Snowflake:
+		return 0, "", fmt.Errorf("table %s is not a snowflake table", table)
+	case !tc.Spread():
+		return id, "", nil
+	}
+	key, err := srv.cfg.Unshape(table, id)
+	return key, tc.Shape.String(), err
 }

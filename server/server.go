@@ -100,7 +100,8 @@ type Server struct {
 	snowNames []string
 	anyKey    *snowEntry // serves keys that name no snowflake table
 	// viaKeys maps the segment keys of tables whose keys are more than the
-	// key's numbers (max_id, shard or app bits) to their table: those are
+	// key's numbers (max_id, shard or app bits, a Redis buffer, a spread
+	// shape) to their table: those are
 	// served through Keys, which applies the table's rules.
 	viaKeys map[string]string
 
@@ -193,7 +194,7 @@ func New(s Settings) (*Server, error) {
 		case tc.Strategy == idsql.Snowflake:
 			srv.snow[t] = &snowEntry{table: t}
 			srv.snowNames = append(srv.snowNames, t)
-		case tc.MaxID > 0 || !tc.Gene().Plain() || tc.Buffer == idsql.BufferRedis:
+		case tc.MaxID > 0 || !tc.Gene().Plain() || tc.Buffer == idsql.BufferRedis || tc.Spread():
 			srv.viaKeys[cfg.SegmentKey(t)] = t
 		}
 	}

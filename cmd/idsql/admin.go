@@ -334,7 +334,7 @@ func releasedOr(t time.Time) string {
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("migrate", "--dsn DSN [--config idsql.yaml] [--db-defaults [--db-block N] [--dry-run]]",
+	fs := newFlags("migrate", "--dsn DSN [--config idsql.yaml] [--reshape T] [--db-defaults [--db-block N] [--dry-run]]",
 		"Creates idsql's tables (idsql_alloc, idsql_alloc_log and, on PostgreSQL and\n"+
 			"MySQL, idsql_workers) and a segment key for every segment table of the configuration\n"+
 			"that has none. A table that already holds rows (from BIGSERIAL) gets a key\n"+
@@ -345,12 +345,17 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"idsql_alloc_log under the instance \"database\"; running it again moves a default\n"+
 			"whose block has less than a tenth left to a fresh block. A snowflake table's\n"+
 			"composes keys under a worker ID reserved in idsql_workers (instance \"database\")\n"+
-			"from the top holder.database_workers IDs, which the configuration must set.", stderr)
+			"from the top holder.database_workers IDs, which the configuration must set.\n\n"+
+			"It records each table's key shape (tables.T.shape) in idsql_shapes and refuses a\n"+
+			"shape other than the recorded one. --reshape T records T's configured shape in\n"+
+			"place of the recorded one, only when T has issued no key (no rows, no worker\n"+
+			"lease, no segment range): keys of two shapes can be equal.", stderr)
 	dsn := fs.String("dsn", "", dsnHelp)
 	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml)")
 	dbDefaults := fs.Bool("db-defaults", false, "also install database-side defaults on the tables' key columns")
 	dbBlock := fs.Int64("db-block", idsql.DefaultDBBlock, "keys per block of a database-side default")
 	dryRun := fs.Bool("dry-run", false, "print the SQL --db-defaults runs instead of migrating")
+	reshape := fs.String("reshape", "", "record this table's configured shape in place of the recorded one (only when it has issued no key)")
 	rest, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -374,6 +379,12 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		_, err = io.WriteString(stdout, script)
 		return err
+	}
+	if *reshape != "" {
+		if err := idsql.Reshape(ctx, d.db, cfg, *reshape); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "table %s: shape %s recorded\n", *reshape, cfg.Tables[*reshape].Shape)
 	}
 	if err := idsql.MigrateWith(ctx, d.db, cfg, idsql.MigrateOptions{Stores: &d.stores, DBDefaults: *dbDefaults, DBBlock: *dbBlock}); err != nil {
 		return err

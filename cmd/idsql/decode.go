@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idsql/idsql/idsql"
@@ -20,9 +21,13 @@ type decoded struct {
 	Worker   int64     `json:"worker"`
 	Sequence int64     `json:"sequence"`
 	Layout   string    `json:"layout"`
-	// Table is the table whose text form the ID was given in; "" for
-	// decimal.
+	// Table is the table whose text form the ID was given in, or the
+	// --table given; "" for decimal.
 	Table string `json:"table,omitempty"`
+	// Key is ID before its table's shape (tables.T.shape), when the
+	// shape is a spread; what time, worker and sequence describe.
+	Key   int64  `json:"key,omitempty"`
+	Shape string `json:"shape,omitempty"`
 	Error string `json:"error,omitempty"`
 	// Note warns of a decoding that is valid but unlikely, such as a time
 	// right after the layout's epoch.
@@ -57,10 +62,11 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"Takes snowflake IDs apart into time, worker ID and sequence. The layout comes\n"+
 			"from --config (its layout:) or --layout (leaf, uid32, sony, sony-widths, js53); default leaf.\n"+
 			"With --table, takes keys of that segment table apart into index, shard and app\n"+
-			"(its shard: and app: bits in --config). With --config an ID may also be given in\n"+
+			"(its shard: and app: bits in --config), or keys of that snowflake table undoing\n"+
+			"its shape (tables.T.shape; needed for a table with a spread shape). With --config an ID may also be given in\n"+
 			"a table's text form (tables.T.text, e.g. ord_8VQTtCjBWgS).", stderr)
 	cfgPath := fs.String("config", "", "configuration file whose layout to use")
-	table := fs.String("table", "", "segment table with shard or app bits whose keys the IDs are (needs --config)")
+	table := fs.String("table", "", "table whose keys the IDs are: a segment table with shard or app bits, or a snowflake table (needs --config)")
 	layoutName := fs.String("layout", "", "layout preset: leaf, uid32, sony (sony/sonyflake's IDs), sony-widths or js53")
 	asJSON := fs.Bool("json", false, "print a JSON array instead of text")
 	ids, err := parse(fs, args)
@@ -85,14 +91,14 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return id, "", nil
 	}
+	var cfg *idsql.Config
 	switch {
 	case *cfgPath != "":
-		cfg, err := loadConfig(*cfgPath, true)
-		if err != nil {
+		if cfg, err = loadConfig(*cfgPath, true); err != nil {
 			return err
 		}
-		parseID = cfg.ParseKey
-		if *table != "" {
+		parseID = shapedKeys(cfg, *table)
+		if tc := cfg.Tables[*table]; *table != "" && tc.Strategy != idsql.Snowflake {
 			return decodeGene(cfg, *table, ids, *asJSON, stdout, stderr)
 		}
 		if layout, err = cfg.SnowflakeLayout(); err != nil {
@@ -113,12 +119,19 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			d.Error = err.Error()
 		} else {
 			d.ID, d.Table = id, table
-			p, err := layout.Decode(id, now, time.Minute)
+			key, shape, err := unshape(cfg, table, id)
+			if err == nil {
+				if shape != "" {
+					d.Key, d.Shape = key, shape
+				}
+				var p snowflake.Parts
+				if p, err = layout.Decode(key, now, time.Minute); err == nil {
+					d.Time, d.UnixMs, d.Worker, d.Sequence = p.Time.UTC(), p.Time.UnixMilli(), p.Worker, p.Sequence
+					d.Note = epochNote(p, layout)
+				}
+			}
 			if err != nil {
 				d.Error = err.Error()
-			} else {
-				d.Time, d.UnixMs, d.Worker, d.Sequence = p.Time.UTC(), p.Time.UnixMilli(), p.Worker, p.Sequence
-				d.Note = epochNote(p, layout)
 			}
 		}
 		if d.Error != "" {
@@ -145,6 +158,9 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			fmt.Fprintf(stdout, "%d\n  time      %s (unix ms %d)\n  worker    %d\n  sequence  %d\n  layout    %s\n",
 				d.ID, d.Time.Format("2006-01-02T15:04:05.000Z07:00"), d.UnixMs, d.Worker, d.Sequence, layout)
+			if d.Shape != "" {
+				fmt.Fprintf(stdout, "  shape     %s of table %s: key %d before it\n", d.Shape, d.Table, d.Key)
+			}
 			if d.Table != "" {
 				fmt.Fprintf(stdout, "  text      %s, the text form of table %s\n", ids[i], d.Table)
 			}
@@ -177,7 +193,12 @@ func decodeGene(cfg *idsql.Config, table string, ids []string, asJSON bool, stdo
 		case from != "" && from != table:
 			d.Error = fmt.Sprintf("a key of table %s (its text form), not of table %s", from, table)
 		default:
-			p := g.Decompose(id)
+			key, err := cfg.Unshape(table, id)
+			if err != nil {
+				d.Error = err.Error()
+				break
+			}
+			p := g.Decompose(key)
 			d.ID, d.Index, d.Shard, d.App = id, p.Index, p.Shard, p.App
 			if p.App != g.App || p.Index < 1 {
 				d.Error = fmt.Sprintf("not a key of table %s: app bits %d (want %d), index %d", table, p.App, g.App, p.Index)
@@ -215,4 +236,51 @@ func decodeGene(cfg *idsql.Config, table string, ids []string, asJSON bool, stdo
 		return fmt.Errorf("%d of %d IDs could not be decoded", failed, len(ids))
 	}
 	return nil
+}
+
+// shapedKeys returns what reads an ID with cfg: cfg.ParseKey, the ID's
+// table being the one --table names when its text form does not name one.
+func shapedKeys(cfg *idsql.Config, table string) func(string) (int64, string, error) {
+	return func(s string) (int64, string, error) {
+		id, from, err := cfg.ParseKey(s)
+		switch {
+		case err != nil:
+			return 0, "", err
+		case from != "" && table != "" && from != table:
+			return 0, "", fmt.Errorf("a key of table %s (its text form), not of table %s", from, table)
+		case from == "":
+			from = table
+		}
+		return id, from, nil
+	}
+}
+
+// unshape returns id before the shape of table (see idsql.Config.Unshape)
+// and the shape's name, "" for an ordered table. Without a table (a
+// decimal ID, no --table) a configuration with spread snowflake tables is
+// refused: the ID could be a key of any of them, each shape reading it
+// differently.
+func unshape(cfg *idsql.Config, table string, id int64) (int64, string, error) {
+	if cfg == nil {
+		return id, "", nil
+	}
+	if table == "" {
+		var spread []string
+		for _, t := range cfg.SpreadTables() {
+			if cfg.Tables[t].Strategy == idsql.Snowflake {
+				spread = append(spread, t+" "+cfg.Tables[t].Shape.String())
+			}
+		}
+		if len(spread) > 0 {
+			return 0, "", fmt.Errorf("the configuration has snowflake tables with spread shapes (%s), which read an ID differently: "+
+				"say whose key it is with --table T", strings.Join(spread, ", "))
+		}
+		return id, "", nil
+	}
+	tc := cfg.Tables[table]
+	if !tc.Spread() {
+		return id, "", nil
+	}
+	key, err := cfg.Unshape(table, id)
+	return key, tc.Shape.String(), err
 }

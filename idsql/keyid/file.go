@@ -39,6 +39,8 @@ type Table struct {
 	Gene idsql.Gene
 	// Text is the table's text form; the zero TextForm for decimal.
 	Text idsql.TextForm
+	// Shape is the table's key shape; the zero Shape for ordered.
+	Shape idsql.Shape
 }
 
 // TypeOf returns the name of the key type f declares for table, or "".
@@ -125,6 +127,8 @@ func checkTable(cfg *idsql.Config, t Table) error {
 		return fmt.Errorf("table %q has key layout %s, generated for %s", t.Name, describeGene(c.Gene()), describeGene(t.Gene))
 	case c.Text != t.Text:
 		return fmt.Errorf("table %q has text form %s, generated for %s", t.Name, c.Text, t.Text)
+	case c.Shape.String() != t.Shape.String():
+		return fmt.Errorf("table %q has shape %s, generated for %s", t.Name, c.Shape, t.Shape)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/shape"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -171,6 +172,21 @@ func Decode(layout snowflake.Layout, typ string, id int64) (snowflake.Parts, err
 		return snowflake.Parts{}, &Error{Type: typ, Op: "decode", Input: strconv.FormatInt(id, 10), Err: err}
 	}
 	return p, nil
+}
+
+// Unshape returns the key a table made, before its shape s in space sp
+// (what the generated code was generated for; see idsql.Config.ShapeFunc),
+// of id as the table stores it. It fails for a value no key of the shape
+// gives.
+func Unshape(typ string, s shape.Shape, sp shape.Space, id int64) (int64, error) {
+	f, err := shape.New(s, sp)
+	if err == nil {
+		var key int64
+		if key, err = f.Undo(id); err == nil {
+			return key, nil
+		}
+	}
+	return 0, &Error{Type: typ, Op: "decode", Input: strconv.FormatInt(id, 10), Err: err}
 }
 
 // DecodeSegment checks a segment key, which carries nothing but its value:

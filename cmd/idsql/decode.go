@@ -58,7 +58,9 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"from --config (its layout:) or --layout (leaf, uid32, sony, sony-widths, js53); default leaf.\n"+
 			"With --table, takes keys of that segment table apart into index, shard and app\n"+
 			"(its shard: and app: bits in --config). With --config an ID may also be given in\n"+
-			"a table's text form (tables.T.text, e.g. ord_8VQTtCjBWgS).", stderr)
+			"a table's text form (tables.T.text, e.g. ord_8VQTtCjBWgS, or a TypeID such as\n"+
+			"user_01jq8y6t0070000000000g2w8a); a keyed form's text (text.key_env) needs its\n"+
+			"secret in the environment variable it names.", stderr)
 	cfgPath := fs.String("config", "", "configuration file whose layout to use")
 	table := fs.String("table", "", "segment table with shard or app bits whose keys the IDs are (needs --config)")
 	layoutName := fs.String("layout", "", "layout preset: leaf, uid32, sony (sony/sonyflake's IDs), sony-widths or js53")

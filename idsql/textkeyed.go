@@ -45,6 +45,7 @@ import (
 	"math/bits"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -85,6 +86,20 @@ type keyRing struct {
 	current byte            // the version texts are written with
 	secrets map[byte][]byte // version digit → secret
 	order   []byte          // versions as listed, for errors
+	pools   sync.Map        // form and version → *sync.Pool of *feistel
+}
+
+// feistel returns a permutation of form f under version v (whose secret
+// the ring holds) from a pool; put it back with done.
+func (r *keyRing) feistel(f TextForm, v byte) (p *feistel, done func()) {
+	key := f.Encoding + "\x00" + f.Prefix + "\x00" + string(v)
+	pool, ok := r.pools.Load(key)
+	if !ok {
+		secret := r.secrets[v]
+		pool, _ = r.pools.LoadOrStore(key, &sync.Pool{New: func() any { return f.newFeistel(secret, v) }})
+	}
+	p = pool.(*sync.Pool).Get().(*feistel)
+	return p, func() { pool.(*sync.Pool).Put(p) }
 }
 
 // ringCache holds the last parsed ring of each variable, keyed by its name;
@@ -148,20 +163,21 @@ type feistel struct {
 
 func (f TextForm) newFeistel(secret []byte, version byte) *feistel {
 	h := hmac.New(sha256.New, secret)
-	tweak := make([]byte, 0, len(keyedDomain)+len(f.Encoding)+len(f.Prefix)+4+8)
+	var tweak []byte
 	tweak = append(tweak, keyedDomain...)
 	tweak = append(tweak, 0)
 	tweak = append(tweak, f.Encoding...)
 	tweak = append(tweak, 0)
 	tweak = append(tweak, f.Prefix...)
-	tweak = append(tweak, 0, version, 0) // then the round number
+	tweak = append(tweak, 0, version, 0)
+	tweak = slices.Grow(tweak, 9) // room for the round number and the half
 	return &feistel{h: h, tweak: tweak, sum: make([]byte, 0, sha256.Size)}
 }
 
 // round is the round function: 47 bits of HMAC(secret, tweak, round, x).
 func (p *feistel) round(i int, x uint64) uint64 {
 	p.h.Reset()
-	msg := append(p.tweak, byte(i))
+	msg := append(p.tweak, byte(i)) // into its spare capacity
 	msg = binary.BigEndian.AppendUint64(msg, x)
 	p.h.Write(msg)
 	p.sum = p.h.Sum(p.sum[:0])
@@ -193,9 +209,10 @@ func (f TextForm) appendKeyed(dst []byte, a *alphabet, id int64) ([]byte, error)
 	if err != nil {
 		return dst, err
 	}
-	p := f.newFeistel(ring.secrets[ring.current], ring.current)
+	p, done := ring.feistel(f, ring.current)
 	k := uint64(id)
 	l, r := p.encrypt(k>>(63-keyedHalf), (k<<keyedCheck)&keyedMask)
+	done()
 	// The block l·2^47 + r as 128 bits, written in base len(a.digits).
 	hi, lo := l>>(64-keyedHalf), l<<keyedHalf|r
 	dst = append(dst, f.Prefix...)
@@ -247,7 +264,9 @@ func (f TextForm) parseKeyed(a *alphabet, rest string) (int64, error) {
 		return 0, fmt.Errorf("%w: the text has version %c, which the environment variable %s has no secret for (it holds version %s)",
 			ErrTextKey, v, f.KeyEnv, strings.Join(strings.Split(string(ring.order), ""), ", "))
 	}
-	l, r := f.newFeistel(secret, v).decrypt(hi<<(64-keyedHalf)|lo>>keyedHalf, lo&keyedMask)
+	p, done := ring.feistel(f, v)
+	l, r := p.decrypt(hi<<(64-keyedHalf)|lo>>keyedHalf, lo&keyedMask)
+	done()
 	if r&(1<<keyedCheck-1) != 0 {
 		return 0, fmt.Errorf("%w: not a text of this keyed form under secret version %c: its check bits do not match (%s)", ErrText, v, f)
 	}

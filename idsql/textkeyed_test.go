@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/snowflake"
 )
 
 const (
@@ -259,4 +260,37 @@ func FuzzKeyedText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkTextForms: the cost of writing and reading one key in a plain,
+// a keyed and a TypeID form.
+func BenchmarkTextForms(b *testing.B) {
+	b.Setenv("IDSQL_TEST_KEY", "1:"+secretA)
+	id, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), Worker: 5, Sequence: 7})
+	for _, form := range []idsql.TextForm{
+		{Encoding: idsql.Base62, Prefix: "ord_"},
+		keyedForms[0],
+		idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf),
+	} {
+		name := form.Encoding
+		if form.Keyed() {
+			name += "-keyed"
+		}
+		b.Run(name+"/format", func(b *testing.B) {
+			b.ReportAllocs()
+			buf := make([]byte, 0, 64)
+			for b.Loop() {
+				buf, _ = form.AppendText(buf[:0], id)
+			}
+		})
+		text := form.Format(id)
+		b.Run(name+"/parse", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := form.Parse(text); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

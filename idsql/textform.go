@@ -124,7 +124,7 @@ func (f TextForm) Validate() (field string, err error) {
 		return "encoding", fmt.Errorf("unknown encoding %q (want %s, %s, %s or %s; leave it out for decimal)", f.Encoding, Base62, Base58, Crockford32, TypeID)
 	}
 	if f.Encoding == TypeID {
-		if len(f.Prefix) > 63 || !typeIDPrefixRE.MatchString(f.Prefix) {
+		if !validTypeIDPrefix(f.Prefix) {
 			return "prefix", fmt.Errorf("%q is not a TypeID prefix: up to 63 lowercase letters a-z and _, not at either end (the separator _ is added)", f.Prefix)
 		}
 		if f.KeyEnv != "" {

@@ -30,7 +30,6 @@ package idsql
 
 import (
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/idsql/idsql/idsql/snowflake"
@@ -41,8 +40,20 @@ import (
 // holding the key's time, worker and sequence.
 const TypeID = "typeid"
 
-// typeIDPrefixRE is the spec's rule for a TypeID prefix.
-var typeIDPrefixRE = regexp.MustCompile(`^([a-z]([a-z_]{0,61}[a-z])?)?$`)
+// validTypeIDPrefix reports whether p follows the spec's rule for a
+// TypeID prefix, ^([a-z]([a-z_]{0,61}[a-z])?)?$.
+func validTypeIDPrefix(p string) bool {
+	if len(p) > 63 {
+		return false
+	}
+	for i := range len(p) {
+		c := p[i]
+		if (c < 'a' || c > 'z') && (c != '_' || i == 0 || i == len(p)-1) {
+			return false
+		}
+	}
+	return true
+}
 
 const typeIDDigits = "0123456789abcdefghjkmnpqrstvwxyz"
 
@@ -151,7 +162,7 @@ func parseTypeID(s string) (prefix string, hi, lo uint64, err error) {
 			return "", 0, 0, fmt.Errorf("%w: a TypeID with a separator needs a prefix before it", ErrText)
 		}
 	}
-	if len(prefix) > 63 || !typeIDPrefixRE.MatchString(prefix) {
+	if !validTypeIDPrefix(prefix) {
 		return "", 0, 0, fmt.Errorf("%w: %q is not a TypeID prefix (up to 63 of a-z and _, not at either end)", ErrText, prefix)
 	}
 	if len(suffix) != 26 {

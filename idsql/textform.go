@@ -292,6 +292,9 @@ func (c *Config) ParseKey(s string) (id int64, table string, err error) {
 			continue
 		}
 		id, err := f.Parse(s)
+		if errors.Is(err, ErrTextKey) {
+			return 0, "", fmt.Errorf("%q has the prefix of table %s, whose keyed text form cannot read it here: %w", s, name, err)
+		}
 		if err != nil {
 			return 0, "", fmt.Errorf("%q has the prefix of table %s but is not one of its keys: %w", s, name, err)
 		}

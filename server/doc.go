@@ -19,7 +19,8 @@
 // The N of the decode endpoints is decimal, or a key in a table's text form
 // (tables.T.text, see idsql.TextForm: "ord_8VQTtCjBWgS"); the answer's "id"
 // is always decimal and, for a text form, "table" names the table whose
-// form it was.
+// form it was. A keyed form's text (text.key_env) needs the secret in the
+// server's environment: without it the answer is 500, naming the variable.
 //
 // The ID endpoints accept GET and POST. A segment key is a row of
 // idsql_alloc (Leaf's biz_tag), 1 to 128 characters from

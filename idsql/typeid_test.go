@@ -3,6 +3,7 @@ package idsql_test
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -192,4 +193,18 @@ func FuzzTypeID(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A snowflake key as a TypeID whose UUIDv7 carries the key's time, and
+// back.
+func ExampleTextForm_typeID() {
+	users := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf)
+	id, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC), Worker: 5, Sequence: 7})
+	text := users.Format(id)
+	back, err := users.Parse(text)
+	fmt.Println(id, text)
+	fmt.Println(back == id, err)
+	// Output:
+	// 2006924427417112583 user_01kdyak34ee008000000000m07
+	// true <nil>
 }

@@ -55,7 +55,17 @@ var ErrAmbiguousKey = errors.New("idsql: ambiguous key text")
 // With KeyEnv the form is keyed: the text is a keyed permutation of the key
 // under a secret from that environment variable, so texts do not sort like
 // keys, do not tell how many keys were issued, and read back only with the
-// secret (see textkeyed.go for the construction, the key ring and rotation).
+// secret. The variable holds a key ring, "<version>:<secret>" entries
+// (version 1 to 9, a secret of at least 16 bytes) separated by commas; the
+// first writes, every entry reads texts of its version, which is the digit
+// after the prefix (so "2:new,1:old" rotates without breaking old texts).
+// The text is the prefix, the version and a 94-bit block (16 base62, 17
+// base58 or 19 crockford32 characters): the key's 63 bits and 31 zero bits
+// through an 8-round Feistel network with HMAC-SHA256 round functions.
+// Reading checks the 31 bits, so a string that is not such a text reads as
+// a key with probability below 2^-31. The variable is read when a text is
+// written or read, never at configuration load; its absence is an error
+// wrapping ErrTextKey that names it.
 //
 // The encoding typeid writes a snowflake key as a TypeID whose UUID is a
 // UUIDv7 of the key's time, worker and sequence (see TypeID); such a form

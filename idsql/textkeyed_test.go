@@ -2,6 +2,7 @@ package idsql_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -292,5 +293,30 @@ func BenchmarkTextForms(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestKeyedTextConcurrent: goroutines sharing a keyed form (and its pooled
+// permutations) each get their own keys back; run with -race.
+func TestKeyedTextConcurrent(t *testing.T) {
+	t.Setenv("IDSQL_TEST_KEY", "1:"+secretA)
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			for i := range int64(200) {
+				id := int64(g)<<40 + i + 1
+				form := keyedForms[int(i)%len(keyedForms)]
+				if got, err := form.Parse(form.Format(id)); err != nil || got != id {
+					done <- fmt.Errorf("%v: %d came back as %d, %v", form, id, got, err)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

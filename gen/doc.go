@@ -26,7 +26,9 @@
 //     (`text: {encoding: base62, prefix: ord_}`, see idsql.TextForm): then
 //     OrderID.TextForm returns it, the text methods write and read it, and
 //     ParseOrderID refuses any other prefix, so a UserID's text does not
-//     parse as an OrderID;
+//     parse as an OrderID. A keyed form (key_env) reads its secret from the
+//     environment when used, and MarshalText/MarshalJSON fail without it;
+//     a typeid form is bound to the file's layout (WithLayout);
 //
 // and once per file:
 //

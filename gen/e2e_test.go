@@ -55,6 +55,8 @@ tables:
   order_items: {strategy: snowflake, cached: true}
   users: {strategy: segment, step: 10, text: {encoding: base58, prefix: usr_}}
   carts: {strategy: segment, step: 10, shard: {column: user_id, bits: 4}, app: {id: 2, bits: 3}}
+  payments: {strategy: snowflake, text: {encoding: base62, prefix: pay_, key_env: E2E_PAY_KEY}}
+  accounts: {strategy: snowflake, text: {encoding: typeid, prefix: account}}
 `
 
 // e2eMain is the program the test runs next to the generated file. It
@@ -105,10 +107,12 @@ func main() {
 		CREATE TABLE orders (id bigint PRIMARY KEY, note text NOT NULL);
 		CREATE TABLE users (id bigint PRIMARY KEY, name text NOT NULL);
 		CREATE TABLE order_items (id bigint PRIMARY KEY, order_id bigint NOT NULL, user_id bigint);
-		CREATE TABLE carts (id bigint PRIMARY KEY, user_id bigint NOT NULL)` + "`" + `)
+		CREATE TABLE carts (id bigint PRIMARY KEY, user_id bigint NOT NULL);
+		CREATE TABLE payments (id bigint PRIMARY KEY, amount int NOT NULL);
+		CREATE TABLE accounts (id bigint PRIMARY KEY, name text NOT NULL)` + "`" + `)
 	must(err, "create tables")
 	must(idsql.Migrate(ctx, raw, cfg), "migrate")
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Static(map[string]int64{"orders": worker, "order_items": worker + 1})}})
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Static(map[string]int64{"orders": worker, "order_items": worker + 1, "payments": worker + 2, "accounts": worker + 3})}})
 	must(err, "open idsql")
 	defer db.Close()
 	start := time.Now()
@@ -220,6 +224,75 @@ func main() {
 		fail("ParseOrderID(%q) = %d, %v", s, back, err)
 	}
 	fmt.Println("an order's text does not parse as a UserID")
+
+	// Keyed text: payments filled by the wrapper are written pay_, a
+	// version digit and 16 base62 characters under the secret in
+	// E2E_PAY_KEY; consecutive keys give unrelated texts, which parse back
+	// only while the secret is set.
+	os.Setenv("E2E_PAY_KEY", "1:e2e-secret-0123456789abcdef")
+	_, err = db.ExecContext(ctx, "INSERT INTO payments (amount) VALUES (1), (2)")
+	must(err, "insert payments")
+	var pays []PaymentID
+	rows, err = raw.QueryContext(ctx, "SELECT id FROM payments ORDER BY id")
+	must(err, "select payments")
+	for rows.Next() {
+		var p PaymentID
+		must(rows.Scan(&p), "scan payment")
+		pays = append(pays, p)
+	}
+	must(rows.Err(), "payments rows")
+	if len(pays) != 2 {
+		fail("payments: %v", pays)
+	}
+	p0, p1 := pays[0].String(), pays[1].String()
+	if !strings.HasPrefix(p0, "pay_1") || len(p0) != 21 || p0[5:8] == p1[5:8] {
+		fail("payments %d and %d are %q and %q: want pay_1 and 16 unrelated base62 characters", pays[0], pays[1], p0, p1)
+	}
+	for i, s := range []string{p0, p1} {
+		back, err := ParsePaymentID(s)
+		if err != nil || back != pays[i] {
+			fail("ParsePaymentID(%q) = %d, %v; want %d", s, back, err, pays[i])
+		}
+	}
+	fmt.Printf("payments %d and %d are %s and %s\n", pays[0], pays[1], p0, p1)
+	os.Unsetenv("E2E_PAY_KEY")
+	if _, err := json.Marshal(pays[0]); !errors.Is(err, idsql.ErrTextKey) || !strings.Contains(err.Error(), "E2E_PAY_KEY") {
+		fail("JSON of a payment without E2E_PAY_KEY: %v", err)
+	}
+	if _, err := ParsePaymentID(p0); !errors.Is(err, idsql.ErrTextKey) {
+		fail("ParsePaymentID without E2E_PAY_KEY: %v", err)
+	}
+	fmt.Println("without E2E_PAY_KEY a payment's text is neither written nor read")
+
+	// TypeID: an account is account_ and 26 base32 characters of a UUIDv7
+	// whose time is the key's, in String and JSON, and parses back.
+	res, err = db.ExecContext(ctx, "INSERT INTO accounts (name) VALUES ($1)", "ann")
+	must(err, "insert account")
+	var acc AccountID
+	must(raw.QueryRowContext(ctx, "SELECT id FROM accounts").Scan(&acc), "select account")
+	as := acc.String()
+	ap, err := acc.Decode()
+	must(err, "decode account")
+	if !strings.HasPrefix(as, "account_") || len(as) != 34 || ap.Worker != worker+3 {
+		fail("account %d is %q, worker %d", acc, as, ap.Worker)
+	}
+	var ms int64
+	for _, c := range as[8:18] { // the first 10 characters: 2 zero bits, then the UUID's 48 bits of time
+		ms = ms<<5 | int64(strings.IndexRune("0123456789abcdefghjkmnpqrstvwxyz", c))
+	}
+	if ms != ap.Time.UnixMilli() {
+		fail("account %q: UUIDv7 time %d ms, key time %d ms", as, ms, ap.Time.UnixMilli())
+	}
+	if back, err := ParseAccountID(as); err != nil || back != acc {
+		fail("ParseAccountID(%q) = %d, %v", as, back, err)
+	}
+	j, err := json.Marshal(acc)
+	must(err, "marshal account")
+	var acc2 AccountID
+	if string(j) != ` + "`" + `"` + "`" + `+as+` + "`" + `"` + "`" + ` || json.Unmarshal(j, &acc2) != nil || acc2 != acc {
+		fail("JSON of account %d: %s, read back %d", acc, j, acc2)
+	}
+	fmt.Printf("account %d is %s, its UUIDv7 time %s\n", acc, as, ap.Time.UTC().Format(time.RFC3339Nano))
 	if _, err := LookupTable(ctx, raw, cfg, 1<<40); !errors.Is(err, idsql.ErrNotFound) {
 		fail("LookupTable(unknown) = %v, want ErrNotFound", err)
 	}

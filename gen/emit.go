@@ -142,8 +142,18 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 		)
 		f.Line()
 		f.Commentf("TextForm returns the text form of %s: %s.", T, t.Text)
+		form := jen.Qual(pkgIdsql, "TextForm").Values(textFields(t.Text)...)
+		switch {
+		case t.Text.Encoding == idsql.TypeID:
+			f.Comment("Its TypeIDs carry UUIDv7s of the keys' time in the layout this file was")
+			f.Comment("generated for.")
+			form = form.Dot("WithLayout").Call(jen.Id("idsqlLayout").Call())
+		case t.Text.Keyed():
+			f.Commentf("Its texts are keyed by the secrets in the environment variable %s;", t.Text.KeyEnv)
+			f.Comment("without it they are neither written nor read (see idsql.TextForm).")
+		}
 		f.Func().Params(jen.Id(T)).Id("TextForm").Params().Qual(pkgIdsql, "TextForm").Block(
-			jen.Return(jen.Qual(pkgIdsql, "TextForm").Values(textFields(t.Text)...)),
+			jen.Return(form),
 		)
 	}
 
@@ -282,15 +292,17 @@ func renderText(f *jen.File, T string, typ *jen.Statement) {
 	keyid := func(name string) *jen.Statement { return jen.Qual(pkgKeyid, name) }
 	form := func() *jen.Statement { return jen.Id("id").Dot("TextForm").Call() }
 	f.Line()
-	f.Comment("String returns id in the table's text form.")
+	f.Comment("String returns id in the table's text form (\"!(\" and the reason when it")
+	f.Comment("cannot be written; see MarshalText).")
 	f.Func().Params(recv.Clone()).Id("String").Params().String().Block(
 		jen.Return(form().Dot("Format").Call(jen.Int64().Call(jen.Id("id")))),
 	)
 
 	f.Line()
-	f.Comment("MarshalText writes id in the table's text form.")
+	f.Comment("MarshalText writes id in the table's text form, or fails when the form")
+	f.Comment("cannot write it (a keyed form's secret not set, a key out of range).")
 	f.Func().Params(recv.Clone()).Id("MarshalText").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.Return(form().Dot("Append").Call(jen.Nil(), jen.Int64().Call(jen.Id("id"))), jen.Nil()),
+		jen.Return(form().Dot("AppendText").Call(jen.Nil(), jen.Int64().Call(jen.Id("id")))),
 	)
 
 	f.Line()
@@ -321,6 +333,9 @@ func textFields(t idsql.TextForm) []jen.Code {
 	}
 	if t.Prefix != "" {
 		out = append(out, field("Prefix", jen.Lit(t.Prefix)))
+	}
+	if t.KeyEnv != "" {
+		out = append(out, field("KeyEnv", jen.Lit(t.KeyEnv)))
 	}
 	return out
 }

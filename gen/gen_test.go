@@ -88,6 +88,14 @@ func TestGoldenContents(t *testing.T) {
 			`keyid.Parse[NoteID]("models.NoteID", s)`,
 			"TimeBits: 38, WorkerBits: 8, SequenceBits: 7, Unit: 10 * time.Millisecond",
 		}, []string{"func (NoteID) TextForm"}},
+		{"public", []string{
+			"return idsql.TextForm{Encoding: \"base62\", Prefix: \"ord_\", KeyEnv: \"IDSQL_ORD_KEY\"}",
+			"return idsql.TextForm{Encoding: \"crockford32\", Prefix: \"INV\", KeyEnv: \"IDSQL_INV_KEY\"}",
+			"return idsql.TextForm{Encoding: \"typeid\", Prefix: \"user\"}.WithLayout(idsqlLayout())",
+			"return idsql.TextForm{Encoding: \"typeid\"}.WithLayout(idsqlLayout())",
+			"return id.TextForm().AppendText(nil, int64(id))",
+			"  - orders: snowflake, text base62, prefix ord_, keyed by $IDSQL_ORD_KEY",
+		}, nil},
 		{"segment", []string{"type EntryID int64", "type AccountID int64", "keyid.DecodeSegment[EntryID]"}, []string{"snowflake", "idsqlLayout", "Layout:"}},
 	} {
 		got, err := GenerateFile(filepath.Join("testdata", tc.config+".yaml"), Options{Package: "models"})

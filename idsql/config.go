@@ -460,14 +460,8 @@ func (c *Config) Validate(now time.Time) error {
 		if t.GoName != "" && !identRE.MatchString(t.GoName) {
 			return fail(field+".go_name", "%q is not a valid Go identifier", t.GoName)
 		}
-		if f, err := t.Text.Validate(); err != nil {
-			return &FieldError{Field: field + ".text." + f, Err: err}
-		}
-		if p := t.Text.Prefix; p != "" {
-			if other, dup := prefixes[p]; dup {
-				return fail(field+".text.prefix", "prefix %q is also the prefix of table %s: a prefix names one table's keys", p, other)
-			}
-			prefixes[p] = name
+		if err := c.validateText(name, t, layout, prefixes); err != nil {
+			return err
 		}
 		if err := c.validateKeySpace(name, t); err != nil {
 			return err

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/idsql/idsql/idsql/snowflake"
 )
 
 // The encodings of a table's text form (TableConfig.Text).
@@ -37,6 +39,8 @@ var ErrAmbiguousKey = errors.New("idsql: ambiguous key text")
 // The zero value is decimal, without prefix. In YAML:
 //
 //	orders: {strategy: snowflake, text: {encoding: base62, prefix: "ord_"}}
+//	invoices: {strategy: segment, text: {encoding: base62, prefix: "inv_", key_env: IDSQL_INV_KEY}}
+//	users: {strategy: snowflake, text: {encoding: typeid, prefix: "user"}}
 //
 // With an encoding every key is written at its full width (leading zero
 // digits kept), and each alphabet is in ASCII order, so the texts of one
@@ -47,12 +51,42 @@ var ErrAmbiguousKey = errors.New("idsql: ambiguous key text")
 //
 // A prefix is written before the encoded key and required when parsing, so
 // a key of one table does not parse as a key of another.
+//
+// With KeyEnv the form is keyed: the text is a keyed permutation of the key
+// under a secret from that environment variable, so texts do not sort like
+// keys, do not tell how many keys were issued, and read back only with the
+// secret. The variable holds a key ring, "<version>:<secret>" entries
+// (version 1 to 9, a secret of at least 16 bytes) separated by commas; the
+// first writes, every entry reads texts of its version, which is the digit
+// after the prefix (so "2:new,1:old" rotates without breaking old texts).
+// The text is the prefix, the version and a 94-bit block (16 base62, 17
+// base58 or 19 crockford32 characters): the key's 63 bits and 31 zero bits
+// through an 8-round Feistel network with HMAC-SHA256 round functions.
+// Reading checks the 31 bits, so a string that is not such a text reads as
+// a key with probability below 2^-31. The variable is read when a text is
+// written or read, never at configuration load; its absence is an error
+// wrapping ErrTextKey that names it.
+//
+// The encoding typeid writes a snowflake key as a TypeID whose UUID is a
+// UUIDv7 of the key's time, worker and sequence (see TypeID); such a form
+// needs the layout, which Config.TextForm and the generated code bind with
+// WithLayout.
 type TextForm struct {
-	// Encoding is base62, base58 or crockford32; empty means decimal.
+	// Encoding is base62, base58, crockford32 or typeid; empty means
+	// decimal.
 	Encoding string `yaml:"encoding"`
 	// Prefix is written before every key: 1 to 16 letters, digits and _,
-	// as "ord_".
+	// as "ord_". For typeid it is the TypeID's type prefix, up to 63 of
+	// a-z and _ (not at either end), and the separator '_' is written
+	// after it: "user" gives user_01jq....
 	Prefix string `yaml:"prefix"`
+	// KeyEnv names the environment variable holding the secrets of a keyed
+	// form (base62, base58 or crockford32, with a prefix). The secrets
+	// never sit in the configuration; the variable is read when a key is
+	// written or read, not when the configuration is loaded.
+	KeyEnv string `yaml:"key_env"`
+
+	tid tidLayout // a typeid form's layout, set by WithLayout
 }
 
 var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,16}$`)
@@ -93,42 +127,103 @@ var alphabets = map[string]*alphabet{
 }
 
 // Validate checks the form, returning an error for the field it names
-// ("encoding" or "prefix").
+// ("encoding", "prefix" or "key_env"). It does not read KeyEnv's variable,
+// nor check a typeid form's layout (Config.Validate does).
 func (f TextForm) Validate() (field string, err error) {
-	if _, ok := alphabets[f.Encoding]; f.Encoding != "" && !ok {
-		return "encoding", fmt.Errorf("unknown encoding %q (want %s, %s or %s; leave it out for decimal)", f.Encoding, Base62, Base58, Crockford32)
+	if _, ok := alphabets[f.Encoding]; f.Encoding != "" && f.Encoding != TypeID && !ok {
+		return "encoding", fmt.Errorf("unknown encoding %q (want %s, %s, %s or %s; leave it out for decimal)", f.Encoding, Base62, Base58, Crockford32, TypeID)
+	}
+	if f.Encoding == TypeID {
+		if !validTypeIDPrefix(f.Prefix) {
+			return "prefix", fmt.Errorf("%q is not a TypeID prefix: up to 63 lowercase letters a-z and _, not at either end (the separator _ is added)", f.Prefix)
+		}
+		if f.KeyEnv != "" {
+			return "key_env", errors.New("a TypeID cannot be keyed: its UUIDv7 shows the key's time by design (use base62, base58 or crockford32 for a keyed form)")
+		}
+		return "", nil
 	}
 	if f.Prefix != "" && !prefixRE.MatchString(f.Prefix) {
 		return "prefix", fmt.Errorf("%q is not a prefix: 1 to 16 letters, digits and _", f.Prefix)
+	}
+	if f.KeyEnv != "" {
+		switch {
+		case !envNameRE.MatchString(f.KeyEnv):
+			return "key_env", fmt.Errorf("%q is not an environment variable name (letters, digits and _, not starting with a digit); "+
+				"key_env names the variable that holds the secret, never the secret itself", f.KeyEnv)
+		case f.Encoding == "":
+			return "key_env", errors.New("a keyed form needs an encoding: base62, base58 or crockford32")
+		case f.Prefix == "":
+			return "key_env", errors.New("a keyed form needs a prefix, so that its texts are told from decimal keys and other tables' without the secret")
+		}
 	}
 	return "", nil
 }
 
 // Decimal reports whether the form writes decimal digits without prefix,
 // as keys are written by default.
-func (f TextForm) Decimal() bool { return f.Encoding == "" && f.Prefix == "" }
+func (f TextForm) Decimal() bool { return f.Encoding == "" && f.Prefix == "" && f.KeyEnv == "" }
 
-// String describes the form: "base62, prefix ord_", or "decimal".
+// Keyed reports whether the form is keyed by a secret (KeyEnv).
+func (f TextForm) Keyed() bool { return f.KeyEnv != "" }
+
+// lead is what every text of the form starts with: the prefix, and for a
+// TypeID with a prefix the separator.
+func (f TextForm) lead() string {
+	if f.Encoding == TypeID && f.Prefix != "" {
+		return f.Prefix + "_"
+	}
+	return f.Prefix
+}
+
+// String describes the form: "base62, prefix ord_", "base62, prefix ord_,
+// keyed by $IDSQL_ORD_KEY", or "decimal".
 func (f TextForm) String() string {
 	enc := f.Encoding
 	if enc == "" {
 		enc = "decimal"
 	}
-	if f.Prefix == "" {
-		return enc
+	if f.Prefix != "" {
+		enc += ", prefix " + f.Prefix
 	}
-	return enc + ", prefix " + f.Prefix
+	if f.KeyEnv != "" {
+		enc += ", keyed by $" + f.KeyEnv
+	}
+	return enc
 }
 
 // Format returns id in the form. id must be positive, as every key is.
+// When the form cannot write id (a keyed form whose variable is unset, a
+// typeid form without its layout, or an id that is no key) it returns
+// "!(" + the error + ")", which no form parses; use AppendText for the
+// error.
 func (f TextForm) Format(id int64) string { return string(f.Append(nil, id)) }
 
-// Append appends id in the form to dst.
+// Append appends id in the form to dst; on error it appends what Format
+// returns then.
 func (f TextForm) Append(dst []byte, id int64) []byte {
-	dst = append(dst, f.Prefix...)
+	out, err := f.AppendText(dst, id)
+	if err != nil {
+		out = append(append(append(dst, "!("...), err.Error()...), ')')
+	}
+	return out
+}
+
+// AppendText appends id in the form to dst, or returns dst and an error:
+// for a keyed form, one wrapping ErrTextKey when its variable is unset or
+// malformed; for a typeid form, one wrapping ErrText when it has no layout
+// or id is not a key of it; for a keyed or typeid form, one wrapping
+// ErrText for an id that is not positive. Other forms never fail.
+func (f TextForm) AppendText(dst []byte, id int64) ([]byte, error) {
+	if f.Encoding == TypeID {
+		return f.appendTypeID(dst, id)
+	}
 	a := alphabets[f.Encoding]
+	if a != nil && f.KeyEnv != "" {
+		return f.appendKeyed(dst, a, id)
+	}
+	dst = append(dst, f.Prefix...)
 	if a == nil {
-		return strconv.AppendInt(dst, id, 10)
+		return strconv.AppendInt(dst, id, 10), nil
 	}
 	n, base := uint64(id), uint64(len(a.digits))
 	start := len(dst)
@@ -139,18 +234,28 @@ func (f TextForm) Append(dst []byte, id int64) []byte {
 		dst[i] = a.digits[n%base]
 		n /= base
 	}
-	return dst
+	return dst, nil
 }
 
 // Parse reads a key written in the form: the prefix, then the encoded key
 // at its full width (decimal: any width). It fails, wrapping ErrText, for
-// anything else, and for zero, negative and out-of-range values.
+// anything else, and for zero, negative and out-of-range values. A keyed
+// form's text is the prefix, a version digit and its block; its errors
+// wrap ErrTextKey instead when its variable is unset or malformed or has
+// no secret of the text's version. A typeid form reads a TypeID of its
+// prefix whose UUIDv7 it could have written.
 func (f TextForm) Parse(s string) (int64, error) {
+	if f.Encoding == TypeID {
+		return f.parseTypeIDKey(s)
+	}
 	rest, ok := strings.CutPrefix(s, f.Prefix)
 	if !ok {
 		return 0, fmt.Errorf("%w: want the prefix %q (%s)", ErrText, f.Prefix, f)
 	}
 	a := alphabets[f.Encoding]
+	if a != nil && f.KeyEnv != "" {
+		return f.parseKeyed(a, rest)
+	}
 	if a == nil {
 		v, err := strconv.ParseInt(rest, 10, 64)
 		if err != nil || v <= 0 {
@@ -192,11 +297,14 @@ func (f TextForm) Parse(s string) (int64, error) {
 func (c *Config) ParseKey(s string) (id int64, table string, err error) {
 	names := c.TableNames()
 	for _, name := range names {
-		f := c.Tables[name].Text
-		if f.Prefix == "" || !strings.HasPrefix(s, f.Prefix) {
+		f := c.TextForm(name)
+		if f.Prefix == "" || !strings.HasPrefix(s, f.lead()) {
 			continue
 		}
 		id, err := f.Parse(s)
+		if errors.Is(err, ErrTextKey) {
+			return 0, "", fmt.Errorf("%q has the prefix of table %s, whose keyed text form cannot read it here: %w", s, name, err)
+		}
 		if err != nil {
 			return 0, "", fmt.Errorf("%q has the prefix of table %s but is not one of its keys: %w", s, name, err)
 		}
@@ -206,7 +314,7 @@ func (c *Config) ParseKey(s string) (id int64, table string, err error) {
 	isDec := derr == nil && dec > 0
 	var others []string // readings other than the decimal one
 	for _, name := range names {
-		f := c.Tables[name].Text
+		f := c.TextForm(name)
 		if f.Prefix != "" || f.Encoding == "" {
 			continue
 		}
@@ -236,4 +344,44 @@ func (c *Config) ParseKey(s string) (id int64, table string, err error) {
 		return id, table, nil
 	}
 	return 0, "", fmt.Errorf("%w: %q is neither a positive decimal integer nor a key in the text form of a configured table", ErrText, s)
+}
+
+// TextForm returns the text form of table (tables.T.text), bound to the
+// configured snowflake layout when it is a typeid form (see
+// TextForm.WithLayout); the zero TextForm, decimal, for a table not
+// configured.
+func (c *Config) TextForm(table string) TextForm {
+	f := c.Tables[table].Text
+	if f.Encoding == TypeID {
+		if l, err := c.SnowflakeLayout(); err == nil {
+			f = f.WithLayout(l)
+		}
+	}
+	return f
+}
+
+// validateText checks table name's text form t.Text: its fields, that its
+// prefix (with a TypeID's separator) is no other table's (prefixes maps
+// each lead seen to its table), and that a typeid form keys a snowflake
+// table of a layout that maps to UUIDv7 time losslessly.
+func (c *Config) validateText(name string, t TableConfig, layout snowflake.Layout, prefixes map[string]string) error {
+	field := "tables." + name + ".text"
+	if f, err := t.Text.Validate(); err != nil {
+		return &FieldError{Field: field + "." + f, Err: err}
+	}
+	if p := t.Text.lead(); p != "" {
+		if other, dup := prefixes[p]; dup {
+			return &FieldError{Field: field + ".prefix", Err: fmt.Errorf("prefix %q is also the prefix of table %s: a prefix names one table's keys", p, other)}
+		}
+		prefixes[p] = name
+	}
+	if t.Text.Encoding == TypeID {
+		if t.Strategy != Snowflake {
+			return &FieldError{Field: field + ".encoding", Err: errors.New("typeid applies to snowflake tables only: a TypeID's UUIDv7 carries the key's time, and a segment key has none")}
+		}
+		if _, err := typeIDLayout(layout); err != nil {
+			return &FieldError{Field: field + ".encoding", Err: fmt.Errorf("typeid cannot write this layout's keys: %w", err)}
+		}
+	}
+	return nil
 }

@@ -140,7 +140,7 @@ func TestTextFormConfig(t *testing.T) {
 		t.Errorf("orders text %+v", got)
 	}
 	for _, tt := range []struct{ yaml, want string }{
-		{"namespace: n\ntables:\n  orders: {strategy: snowflake, text: {encoding: base64}}\n", `x.yaml:3: tables.orders.text.encoding: unknown encoding "base64" (want base62, base58 or crockford32`},
+		{"namespace: n\ntables:\n  orders: {strategy: snowflake, text: {encoding: base64}}\n", `x.yaml:3: tables.orders.text.encoding: unknown encoding "base64" (want base62, base58, crockford32 or typeid`},
 		{"namespace: n\ntables:\n  orders: {strategy: snowflake, text: {prefix: 'ord-'}}\n", `x.yaml:3: tables.orders.text.prefix: "ord-" is not a prefix: 1 to 16 letters, digits and _`},
 		{"namespace: n\ntables:\n  a: {strategy: snowflake, text: {prefix: x_}}\n  b: {strategy: snowflake, text: {prefix: x_}}\n", `tables.b.text.prefix: prefix "x_" is also the prefix of table a`},
 		{"namespace: n\ntables:\n  a: {strategy: snowflake, text: {encodng: base62}}\n", `tables.a.text.encodng: unknown key "encodng"; did you mean "encoding"?`},

@@ -24,7 +24,9 @@
 // form it was. A key of a table with a spread shape (tables.T.shape) is
 // decoded after undoing the shape; /decodeSnowflakeId then needs the
 // table, from table=T or its text form, and refuses a bare decimal ID
-// (the shapes read it differently).
+// (the shapes read it differently). A keyed form's text (text.key_env)
+// needs the secret in the server's environment: without it the answer is
+// 500, naming the variable.
 //
 // The ID endpoints accept GET and POST. A segment key is a row of
 // idsql_alloc (Leaf's biz_tag), 1 to 128 characters from

@@ -741,6 +741,8 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 	}
 	id, from, err := srv.cfg.ParseKey(raw)
 	switch {
+	case errors.Is(err, idsql.ErrTextKey):
+		return srv.failTextKey(w, r, err)
 	case err != nil:
 		return bad("invalid id " + quote(raw) + ": not a positive 64-bit decimal integer, nor a key in a table's text form")
 	case from != "" && from != table:
@@ -762,6 +764,13 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 	return http.StatusOK
 }
 
+// failTextKey answers a decode request for a keyed text (tables.T.text.key_env)
+// whose secret the server's environment lacks: 500, since the fault is the
+// server's, with the error naming the variable (never a secret).
+func (srv *Server) failTextKey(w http.ResponseWriter, r *http.Request, err error) int {
+	return srv.fail(w, r, nil, failure{kind: errInternal, status: http.StatusInternalServerError, msg: strconv.QuoteToASCII(err.Error())})
+}
+
 func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 	q := r.URL.Query()
 	raw := q.Get("snowflakeId")
@@ -772,6 +781,9 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 		return bad("missing query parameter snowflakeId")
 	}
 	id, from, err := srv.cfg.ParseKey(raw)
+	if errors.Is(err, idsql.ErrTextKey) {
+		return srv.failTextKey(w, r, err)
+	}
 	if err != nil {
 		return bad("invalid snowflakeId " + quote(raw) + ": not a positive 64-bit decimal integer, nor a key in a table's text form")
 	}

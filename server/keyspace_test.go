@@ -226,3 +226,27 @@ tables:
 		t.Errorf("decodeId of another table's text: %d %q", code, hdr.Get("X-Idsql-Error"))
 	}
 }
+
+// TestDecodeKeyedText: the snowflake decode endpoint reads a keyed text
+// while the server's environment holds its secret, and answers 500 naming
+// the variable when it does not.
+func TestDecodeKeyedText(t *testing.T) {
+	t.Setenv("IDSQL_SERVER_TEST_KEY", "1:server-test-secret-0123")
+	form := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_", KeyEnv: "IDSQL_SERVER_TEST_KEY"}
+	srv := newKeySpaceServer(t, `namespace: test
+tables:
+  leaf_snowflake: {strategy: snowflake, text: {encoding: base62, prefix: ord_, key_env: IDSQL_SERVER_TEST_KEY}}
+`)
+	sf := parseIDs(t, mustGet(t, srv, "/api/snowflake/get/x"))[0]
+	text := form.Format(sf)
+	var d server.Decoded
+	if err := json.Unmarshal([]byte(mustGet(t, srv, "/decodeSnowflakeId?snowflakeId="+text)), &d); err != nil ||
+		d.ID != strconv.FormatInt(sf, 10) || d.Table != "leaf_snowflake" {
+		t.Fatalf("decode %s: %+v %v", text, d, err)
+	}
+	t.Setenv("IDSQL_SERVER_TEST_KEY", "")
+	code, _, hdr := get(t, srv, "GET", "/decodeSnowflakeId?snowflakeId="+text)
+	if code != http.StatusInternalServerError || !strings.Contains(hdr.Get("X-Idsql-Error"), "IDSQL_SERVER_TEST_KEY is not set") {
+		t.Errorf("decode without the secret: %d %q", code, hdr.Get("X-Idsql-Error"))
+	}
+}

@@ -44,7 +44,8 @@ func runBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"exactly the rows made in that time, through the key's index. A time is RFC 3339, or a\n"+
 			"date and time, a date (2026-01-01) or a month (2026-01) in UTC. Times outside the\n"+
 			"layout are refused, not clamped. Segment tables are refused: their keys carry no time.\n"+
-			"With a text form (tables.T.text), lo and hi are shown in it too.", stderr)
+			"With a text form (tables.T.text) that sorts as its keys (not a keyed one), lo and hi are\n"+
+			"shown in it too.", stderr)
 	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml)")
 	table := fs.String("table", "", "snowflake table")
 	fromS := fs.String("from", "", "start of the range (included)")
@@ -84,8 +85,9 @@ func runBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	tc := cfg.Tables[*table]
 	out := boundsOut{Table: *table, Column: tc.KeyColumn(), Layout: layout.String(), From: from.UTC(), To: to.UTC(), Lo: lo, Hi: hi}
-	if !tc.Text.Decimal() {
-		out.LoText, out.HiText = tc.Text.Format(lo), tc.Text.Format(hi)
+	// A keyed form's texts do not sort as its keys: no text range then.
+	if f := cfg.TextForm(*table); !f.Decimal() && !f.Keyed() {
+		out.LoText, out.HiText = f.Format(lo), f.Format(hi)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

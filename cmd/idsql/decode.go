@@ -63,8 +63,10 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"from --config (its layout:) or --layout (leaf, uid32, sony, sony-widths, js53); default leaf.\n"+
 			"With --table, takes keys of that segment table apart into index, shard and app\n"+
 			"(its shard: and app: bits in --config), or keys of that snowflake table undoing\n"+
-			"its shape (tables.T.shape; needed for a table with a spread shape). With --config an ID may also be given in\n"+
-			"a table's text form (tables.T.text, e.g. ord_8VQTtCjBWgS).", stderr)
+			"its shape (tables.T.shape; needed for a table with a spread shape). With --config\n"+
+			"an ID may also be given in a table's text form (tables.T.text, e.g. ord_8VQTtCjBWgS,\n"+
+			"or a TypeID such as user_01jq8y6t0070000000000g2w8a); a keyed form's text\n"+
+			"(text.key_env) needs its secret in the environment variable it names.", stderr)
 	cfgPath := fs.String("config", "", "configuration file whose layout to use")
 	table := fs.String("table", "", "table whose keys the IDs are: a segment table with shard or app bits, or a snowflake table (needs --config)")
 	layoutName := fs.String("layout", "", "layout preset: leaf, uid32, sony (sony/sonyflake's IDs), sony-widths or js53")

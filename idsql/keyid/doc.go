@@ -17,7 +17,8 @@
 //     and null leaves the key unchanged;
 //   - ParseText, UnmarshalTextForm, MarshalJSONText, UnmarshalJSONText: the
 //     same for a table with a text form (idsql.TextForm: base62, base58 or
-//     crockford32, and a prefix checked on parse);
+//     crockford32, and a prefix checked on parse; keyed by a secret from
+//     the environment; or a TypeID);
 //   - Scan: an integer column or its decimal text; NULL is an error (scan a
 //     nullable column into a pointer or sql.Null);
 //   - Decode (snowflake keys) and DecodeSegment (segment keys);

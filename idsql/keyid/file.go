@@ -125,7 +125,9 @@ func checkTable(cfg *idsql.Config, t Table) error {
 		return fmt.Errorf("table %q has go_name %q, generated for %q", t.Name, c.GoName, t.GoName)
 	case c.Gene() != t.Gene:
 		return fmt.Errorf("table %q has key layout %s, generated for %s", t.Name, describeGene(c.Gene()), describeGene(t.Gene))
-	case c.Text != t.Text:
+	case c.Text.Encoding != t.Text.Encoding || c.Text.Prefix != t.Text.Prefix || c.Text.KeyEnv != t.Text.KeyEnv:
+		// Field by field: a generated typeid form is bound to its layout,
+		// which CheckConfig compares on its own.
 		return fmt.Errorf("table %q has text form %s, generated for %s", t.Name, c.Text, t.Text)
 	case c.Shape.String() != t.Shape.String():
 		return fmt.Errorf("table %q has shape %s, generated for %s", t.Name, c.Shape, t.Shape)

@@ -11,7 +11,9 @@ import (
 // form, and Parse, UnmarshalText and UnmarshalJSON read it and nothing
 // else (a decimal string of a base62 form could be read either way), so a
 // text with another table's prefix is refused. A JSON number is still
-// accepted on input, as it cannot be mistaken.
+// accepted on input, as it cannot be mistaken. A keyed form (key_env)
+// reads and writes only while its environment variable holds the secret:
+// the errors then wrap idsql.ErrTextKey.
 
 // ParseText parses s in form as a key of type T; typ names T in errors.
 func ParseText[T ~int64](form idsql.TextForm, typ, s string) (T, error) {
@@ -37,11 +39,16 @@ func UnmarshalTextForm[T ~int64](dst *T, form idsql.TextForm, typ string, b []by
 	return nil
 }
 
-// MarshalJSONText returns id in form as a JSON string.
+// MarshalJSONText returns id in form as a JSON string, or the error of
+// form.AppendText (a keyed form whose secret is not set, a key a typeid
+// form cannot write).
 func MarshalJSONText[T ~int64](form idsql.TextForm, id T) ([]byte, error) {
 	b := make([]byte, 0, 32)
 	b = append(b, '"')
-	b = form.Append(b, int64(id))
+	b, err := form.AppendText(b, int64(id))
+	if err != nil {
+		return nil, err
+	}
 	return append(b, '"'), nil
 }
 

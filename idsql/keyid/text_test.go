@@ -63,3 +63,26 @@ func TestText(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedText: a keyed form writes and reads through the key type's
+// functions while its variable is set; without it MarshalJSONText and
+// ParseText fail with idsql.ErrTextKey, ParseText also with ErrInvalid.
+func TestKeyedText(t *testing.T) {
+	form := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_", KeyEnv: "IDSQL_KEYID_TEST_KEY"}
+	t.Setenv("IDSQL_KEYID_TEST_KEY", "1:keyid-test-secret-0123")
+	j, err := keyid.MarshalJSONText(form, textOrderID(42))
+	if err != nil || len(j) != 2+21 {
+		t.Fatalf("MarshalJSONText = %s, %v", j, err)
+	}
+	var back textOrderID
+	if err := keyid.UnmarshalJSONText(&back, form, "app.OrderID", j); err != nil || back != 42 {
+		t.Fatalf("UnmarshalJSONText(%s) = %d, %v", j, back, err)
+	}
+	t.Setenv("IDSQL_KEYID_TEST_KEY", "")
+	if _, err := keyid.MarshalJSONText(form, textOrderID(42)); !errors.Is(err, idsql.ErrTextKey) {
+		t.Errorf("MarshalJSONText without the secret: %v", err)
+	}
+	if _, err := keyid.ParseText[textOrderID](form, "app.OrderID", string(j[1:len(j)-1])); !errors.Is(err, idsql.ErrTextKey) || !errors.Is(err, keyid.ErrInvalid) {
+		t.Errorf("ParseText without the secret: %v", err)
+	}
+}

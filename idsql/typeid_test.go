@@ -1,0 +1,210 @@
+package idsql_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"go.jetify.com/typeid"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/snowflake"
+)
+
+// typeIDLayouts are the layouts a typeid form maps losslessly: every
+// preset, and a custom one with a 5ms unit.
+var typeIDLayouts = []snowflake.Layout{snowflake.Leaf, snowflake.UID32, snowflake.Sony, snowflake.SonyWidths, snowflake.JS53,
+	{Name: "custom", TimeBits: 40, WorkerBits: 11, SequenceBits: 12, Unit: 5 * time.Millisecond, Epoch: time.UnixMilli(1700000000123)}}
+
+// typeIDKeys returns keys of l at the edges of its fields and now.
+func typeIDKeys(l snowflake.Layout) []int64 {
+	now, _ := l.Compose(snowflake.Parts{Time: time.Date(2026, 11, 27, 9, 51, 0, 0, time.UTC), Worker: 3, Sequence: 7})
+	top := int64(math.MaxInt64)
+	if bits := l.TimeBits + l.WorkerBits + l.SequenceBits; bits < 63 {
+		top = 1<<bits - 1
+	}
+	return []int64{1, 2, 1 << (l.WorkerBits + l.SequenceBits), now, now + 1, top - 1, top}
+}
+
+// TestTypeIDReference: idsql's TypeIDs parse with jetify's reference
+// implementation to the table's prefix and a UUIDv7 whose time is the
+// key's, the reference writes the same text from that UUID, and idsql
+// reads it back to the exact key.
+func TestTypeIDReference(t *testing.T) {
+	for _, l := range typeIDLayouts {
+		form := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(l)
+		for _, id := range typeIDKeys(l) {
+			b, err := form.AppendText(nil, id)
+			if err != nil {
+				t.Fatalf("%s: AppendText(%d): %v", l.Name, id, err)
+			}
+			s := string(b)
+			ref, err := typeid.FromString(s)
+			if err != nil {
+				t.Errorf("%s: %d is %q, which the reference refuses: %v", l.Name, id, s, err)
+				continue
+			}
+			u := ref.UUIDBytes()
+			ms := int64(binary.BigEndian.Uint64(u[:8]) >> 16)
+			if ref.Prefix() != "user" || u[6]>>4 != 7 || u[8]>>6 != 2 {
+				t.Errorf("%s: %q: prefix %q, UUID %x: want user, version 7, variant 10", l.Name, s, ref.Prefix(), u)
+			}
+			if want := l.Decompose(id).Time.UnixMilli(); ms != want {
+				t.Errorf("%s: %q: UUID time %d ms, key time %d ms", l.Name, s, ms, want)
+			}
+			back, err := typeid.FromUUIDBytesWithPrefix("user", u)
+			if err != nil || back.String() != s {
+				t.Errorf("%s: reference writes %q, %v; want %q", l.Name, back.String(), err, s)
+			}
+			if got, err := form.Parse(s); err != nil || got != id {
+				t.Errorf("%s: Parse(%q) = %d, %v; want %d", l.Name, s, got, err, id)
+			}
+		}
+	}
+}
+
+// TestTypeIDRefuses: TypeIDs idsql did not write for the form are
+// refused: another prefix, the reference's random UUIDv7s, a UUIDv4, a
+// time between ticks, a form without layout.
+func TestTypeIDRefuses(t *testing.T) {
+	form := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(snowflake.Sony)
+	good := form.Format(123456789012)
+	for _, s := range []string{
+		"order" + good[4:],
+		good[5:],
+		strings.ToUpper(good),
+		"user_01h455vb4pex5vsknk084sn02q", // the spec's example: random bits
+		mustTypeID(t, "user", "0191a6e1-7b1c-7000-8000-00000000002a"), // 2024-08-29T…: not on a 10ms tick
+		mustTypeID(t, "user", "0191a6e1-7b1a-4000-8000-00000000002a"), // version 4
+		mustTypeID(t, "user", "0191a6e1-7b1a-7001-8000-00000000002a"), // rand_a set
+		mustTypeID(t, "user", "0191a6e1-7b1a-7000-c000-00000000002a"), // variant 11
+		mustTypeID(t, "user", "00000000-0000-7000-8000-000000000001"), // before the epoch
+	} {
+		if id, err := form.Parse(s); !errors.Is(err, idsql.ErrText) {
+			t.Errorf("Parse(%q) = %d, %v; want ErrText", s, id, err)
+		}
+	}
+	unbound := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}
+	if _, err := unbound.AppendText(nil, 1); !errors.Is(err, idsql.ErrText) || !strings.Contains(err.Error(), "WithLayout") {
+		t.Errorf("unbound AppendText: %v", err)
+	}
+	if _, err := unbound.Parse(good); !errors.Is(err, idsql.ErrText) {
+		t.Errorf("unbound Parse: %v", err)
+	}
+	js := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(snowflake.JS53)
+	if _, err := js.AppendText(nil, 1<<53); !errors.Is(err, idsql.ErrText) {
+		t.Errorf("js53 AppendText(2^53): %v; want ErrText", err)
+	}
+}
+
+func mustTypeID(t *testing.T, prefix, uuid string) string {
+	t.Helper()
+	id, err := typeid.FromUUIDWithPrefix(prefix, uuid)
+	if err != nil {
+		t.Fatalf("FromUUIDWithPrefix(%q, %q): %v", prefix, uuid, err)
+	}
+	return id.String()
+}
+
+// TestTypeIDSorts: a table's TypeIDs sort byte by byte as its keys.
+func TestTypeIDSorts(t *testing.T) {
+	for _, l := range typeIDLayouts {
+		form := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(l)
+		keys := typeIDKeys(l)
+		for i := 1; i < len(keys); i++ {
+			if a, b := form.Format(keys[i-1]), form.Format(keys[i]); a >= b {
+				t.Errorf("%s: %d < %d but %q >= %q", l.Name, keys[i-1], keys[i], a, b)
+			}
+		}
+	}
+}
+
+// TestTypeIDConfig: a typeid form is validated with the layout (whole
+// milliseconds, an epoch on a millisecond), on snowflake tables only, with
+// the spec's prefix rule; ParseKey and Config.TextForm use the layout.
+func TestTypeIDConfig(t *testing.T) {
+	const head = "namespace: n\n"
+	for _, tt := range []struct{ yaml, want string }{
+		{"tables:\n  users: {strategy: segment, text: {encoding: typeid, prefix: user}}\n", "tables.users.text.encoding: typeid applies to snowflake tables only"},
+		{"tables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: User}}\n", `tables.users.text.prefix: "User" is not a TypeID prefix`},
+		{"tables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: user_}}\n", `"user_" is not a TypeID prefix`},
+		{"layout: {time_bits: 41, worker_bits: 10, sequence_bits: 12, unit: 1500us, epoch: 2024-01-01T00:00:00Z}\ntables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: user}}\n",
+			"unit 1.5ms is not a whole number of milliseconds"},
+		{"layout: {time_bits: 41, worker_bits: 10, sequence_bits: 12, unit: 1ms, epoch: 2024-01-01T00:00:00.0005Z}\ntables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: user}}\n",
+			"is not on a whole millisecond"},
+		{"tables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: ord}}\n  orders: {strategy: snowflake, text: {encoding: base62, prefix: ord_}}\n",
+			`prefix "ord_" is also the prefix of table`},
+	} {
+		_, err := idsql.Parse("x.yaml", []byte(head+tt.yaml), time.Now())
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v; want an error containing %q", tt.yaml, err, tt.want)
+		}
+	}
+	cfg, err := idsql.Parse("x.yaml", []byte(head+"layout: sony\ntables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: user}}\n  events: {strategy: snowflake, text: {encoding: typeid}}\n"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := snowflake.Sony.Compose(snowflake.Parts{Time: time.Date(2026, 1, 2, 3, 4, 5, 60e6, time.UTC), Worker: 9, Sequence: 1})
+	for _, table := range []string{"users", "events"} {
+		s := cfg.TextForm(table).Format(id)
+		if got, from, err := cfg.ParseKey(s); err != nil || got != id || from != table {
+			t.Errorf("ParseKey(%q) = %d, %q, %v; want %d, %s", s, got, from, err, id, table)
+		}
+	}
+}
+
+// FuzzTypeID: every key of the layout survives Format and Parse, its
+// TypeID is one the reference reads, and a string Parse accepts is exactly
+// the TypeID Format writes for its key: no other string reads as a key.
+func FuzzTypeID(f *testing.F) {
+	forms := []idsql.TextForm{
+		idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf),
+		idsql.TextForm{Encoding: idsql.TypeID}.WithLayout(snowflake.Sony),
+		idsql.TextForm{Encoding: idsql.TypeID, Prefix: "my_type"}.WithLayout(snowflake.JS53),
+	}
+	for _, form := range forms {
+		f.Add(int64(1), form.Format(1))
+		f.Add(int64(1)<<52, form.Format(1<<52))
+	}
+	f.Add(int64(-3), "user_01h455vb4pex5vsknk084sn02q")
+	f.Add(int64(math.MaxInt64), "7zzzzzzzzzzzzzzzzzzzzzzzzz")
+	f.Fuzz(func(t *testing.T, id int64, s string) {
+		for i, form := range forms {
+			b, err := form.AppendText(nil, id)
+			switch {
+			case err == nil:
+				if got, err := form.Parse(string(b)); err != nil || got != id {
+					t.Fatalf("form %d: Parse(%q) = %d, %v; want %d", i, b, got, err, id)
+				}
+				if _, err := typeid.FromString(string(b)); err != nil {
+					t.Fatalf("form %d: reference refuses %q: %v", i, b, err)
+				}
+			case id > 0 && (i != 2 || id < 1<<53):
+				t.Fatalf("form %d: AppendText(%d): %v", i, id, err)
+			}
+			if v, err := form.Parse(s); err == nil {
+				if back := form.Format(v); back != s {
+					t.Fatalf("form %d: Parse(%q) = %d, whose TypeID is %q", i, s, v, back)
+				}
+			}
+		}
+	})
+}
+
+// A snowflake key as a TypeID whose UUIDv7 carries the key's time, and
+// back.
+func ExampleTextForm_typeID() {
+	users := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf)
+	id, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC), Worker: 5, Sequence: 7})
+	text := users.Format(id)
+	back, err := users.Parse(text)
+	fmt.Println(id, text)
+	fmt.Println(back == id, err)
+	// Output:
+	// 2006924427417112583 user_01kdyak34ee008000000000m07
+	// true <nil>
+}

@@ -382,6 +382,9 @@ func (c *Config) validateText(name string, t TableConfig, layout snowflake.Layou
 		if _, err := typeIDLayout(layout); err != nil {
 			return &FieldError{Field: field + ".encoding", Err: fmt.Errorf("typeid cannot write this layout's keys: %w", err)}
 		}
+		if t.Spread() {
+			return &FieldError{Field: field + ".encoding", Err: errors.New("typeid cannot write the keys of a table with a spread shape: a TypeID's UUIDv7 is ordered by the key's time, which a spread key hides (use base62, base58 or crockford32, or shape: ordered)")}
+		}
 	}
 	return nil
 }

@@ -138,6 +138,8 @@ func TestTypeIDConfig(t *testing.T) {
 			"is not on a whole millisecond"},
 		{"tables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: ord}}\n  orders: {strategy: snowflake, text: {encoding: base62, prefix: ord_}}\n",
 			`prefix "ord_" is also the prefix of table`},
+		{"tables:\n  users: {strategy: snowflake, shape: {spread: reverse}, text: {encoding: typeid, prefix: user}}\n",
+			"typeid cannot write the keys of a table with a spread shape"},
 	} {
 		_, err := idsql.Parse("x.yaml", []byte(head+tt.yaml), time.Now())
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -471,16 +471,27 @@ func (r *faultRun) totalKeys() int {
 // test can tell how long, in true time, a process whose clock it moved
 // issued nothing (its keys' times are on its own clock).
 func (r *faultRun) watch(p *chaosProc) *watcher {
-	w := &watcher{p: p, stop: make(chan struct{})}
+	return watch(r.t, func() int {
+		_ = p.scan()
+		n, _ := p.counts()
+		return n
+	})
+}
+
+// watch samples count every 5 ms until the test ends and notes when it
+// grew: when, in true time, a process printed keys.
+func watch(t *testing.T, count func() int) *watcher {
+	w := &watcher{count: count, stop: make(chan struct{})}
 	w.wg.Add(1)
 	go w.run()
-	r.t.Cleanup(w.close)
+	t.Cleanup(w.close)
 	return w
 }
 
+// A watcher notes when a process's output grew.
 type watcher struct {
-	p    *chaosProc
-	stop chan struct{}
+	count func() int
+	stop  chan struct{}
 	wg   sync.WaitGroup
 	once sync.Once
 
@@ -498,8 +509,7 @@ func (w *watcher) run() {
 		case <-w.stop:
 			return
 		case now := <-t.C:
-			_ = w.p.scan()
-			if n, _ := w.p.counts(); n > last {
+			if n := w.count(); n > last {
 				last = n
 				w.mu.Lock()
 				w.moves = append(w.moves, now)

@@ -492,8 +492,8 @@ func watch(t *testing.T, count func() int) *watcher {
 type watcher struct {
 	count func() int
 	stop  chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	wg    sync.WaitGroup
+	once  sync.Once
 
 	mu    sync.Mutex
 	moves []time.Time // when the count was seen to grow

@@ -257,7 +257,7 @@ func (e *etcdChaos) run() {
 		}
 		e.kill(twin, "twin")
 		// The owner did not pause while its twin tried.
-		checkUntouched(t, owner, e.ctl, start, time.Now(), faultMaxGap, "twin refused")
+		checkUntouched(t, owner, e.ctl, start, time.Now(), chaosMaxGap, "twin refused")
 	}
 
 	// etcd restarted: every live process issues again afterwards.
@@ -304,7 +304,7 @@ func (e *etcdChaos) finish() {
 
 // checkUntouched bounds every process's gaps while no fault touched it:
 // from its first key to its kill or pause, or to etcd's stop, and from
-// chaosRecover after etcd's restart to the end; no more than faultMaxGap
+// chaosRecover after etcd's restart to the end; no more than chaosMaxGap
 // beyond the control's pause around the same time (gapBeyond's rule).
 func (e *etcdChaos) checkUntouched() {
 	t := e.t
@@ -331,7 +331,7 @@ func (e *etcdChaos) checkUntouched() {
 				continue
 			}
 			checked++
-			checkUntouched(t, p, e.ctl, w[0], w[1], faultMaxGap, "untouched")
+			checkUntouched(t, p, e.ctl, w[0], w[1], chaosMaxGap, "untouched")
 		}
 	}
 	if checked == 0 {

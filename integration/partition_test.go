@@ -547,7 +547,7 @@ func (s *partServers) reached(r *partResult, env *partEnv, faultAt, end time.Tim
 		how = append(how, fmt.Sprintf("stalled %s from %+.2fs", gap.Round(time.Millisecond), at.Sub(faultAt).Seconds()))
 	}
 	if len(how) == 0 {
-		r.miss("the fault did not reach the faulted issuer: no error, no lease ended, no stall (its longest gap %s from %+.2fs, the untouched issuer's then %s)",
+		r.miss("the fault did not reach the faulted issuer: no request into the cut link, no error, no lease ended, no stall (its longest gap %s from %+.2fs, the untouched issuer's then %s)",
 			gap.Round(time.Millisecond), at.Sub(faultAt).Seconds(), bGap.Round(time.Millisecond))
 		r.reached = "-"
 		return

@@ -1306,6 +1306,9 @@ func (c *chaos) checkUntouched(procs []*chaosProc) {
 		if !p.killed.IsZero() && p.killed.Before(to) {
 			to = p.killed
 		}
+		if !to.After(from) {
+			continue // touched before its first key (a busy victim)
+		}
 		var gap, excess time.Duration
 		var span time.Duration
 		for _, w := range c.untouchedSpans(from, to) {

@@ -1271,8 +1271,8 @@ const chaosRecover = chaosExpired
 // five of them busy ones (hotArgs) on a two-core machine: with 100 ms
 // (faultMaxGap, which the twin and clock tests' key draws hold) runs on a
 // loaded machine failed with pauses up to 1.06 s beyond the control's
-// (TestEtcdChaos's up to 127 ms, its processes idle); in TestEtcdChaos a
-// process that stops issuing for 2.5 s fails it.
+// (TestEtcdChaos's up to 127 ms, its processes idle); a process that
+// stops issuing for 2.5 s fails TestChaosPostgresLease and TestEtcdChaos.
 const chaosMaxGap = 3 * chaosHeartbeat
 
 // checkUntouched bounds the gaps of every process in the stretches no

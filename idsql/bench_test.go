@@ -184,6 +184,24 @@ func paired(b *testing.B, names []string, ops []func(i int) error) {
 	benchpair.Run(b, names, ops)
 }
 
+// wrote fails the benchmark unless each side's table holds what the side
+// claims to have written: rows rows per operation, b.N operations, each
+// with a key of its own. A side that wrote fewer rows, or rows without
+// their keys, would be timed for work it did not do.
+func wrote(b *testing.B, raw *sql.DB, rows int, tables ...string) {
+	b.Helper()
+	want := b.N * rows
+	for _, t := range tables {
+		var n, keys int
+		if err := raw.QueryRow("SELECT count(*), count(DISTINCT id) FROM "+t).Scan(&n, &keys); err != nil {
+			b.Fatalf("count the rows of %s: %v", t, err)
+		}
+		if n != want || keys != want {
+			b.Fatalf("%s has %d rows with %d distinct keys after %d operations of %d rows, want %d of each", t, n, keys, b.N, rows, want)
+		}
+	}
+}
+
 // pinned returns one connection of db's pool for the whole benchmark. The
 // paired benchmarks run every side on it: the raw sides talk to its inner
 // lib/pq connection through Conn.Raw, so all sides use the same PostgreSQL
@@ -279,6 +297,7 @@ func BenchmarkInsertRowPaired(b *testing.B) {
 			return driverExec(ctx, c, false, "INSERT INTO b_keyed (user_id, note, id) VALUES ($1, $2, $3)", nv)
 		},
 	})
+	wrote(b, raw, 1, "b_idsql", "b_raw", "b_serial", "b_keyed")
 }
 
 // keyArgs returns args (rows of user_id and note, numbered 1 to 2*rows)
@@ -344,4 +363,5 @@ func BenchmarkInsert1000Paired(b *testing.B) {
 			return driverExec(ctx, c, false, qk, full)
 		},
 	})
+	wrote(b, raw, rows, "b_idsql", "b_raw", "b_keyed")
 }

@@ -160,6 +160,7 @@ func BenchmarkMySQLInsertRowPaired(b *testing.B) {
 					return err
 				},
 			})
+			wrote(b, raw, 1, "b_idsql", "b_raw", "b_auto", "b_keyed", "b_sql")
 		})
 	}
 }
@@ -204,6 +205,7 @@ func BenchmarkMySQLInsert1000Paired(b *testing.B) {
 					return err
 				},
 			})
+			wrote(b, raw, rows, "b_idsql", "b_raw", "b_keyed", "b_sql")
 		})
 	}
 }

@@ -149,6 +149,27 @@ func (c *chaos) lockWaits(name string) (string, []string) {
 	return strings.Join(parts, "; "), hs
 }
 
+// active returns how many backends of the named helpers run a statement
+// now that waits for no lock: one a helper sent before it was stopped is
+// still on its way. (One waiting for a lock is lockHolders' business.)
+func (c *chaos) active(names []string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	db, err := sql.Open("postgres", c.dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	apps := make([]string, len(names))
+	for i, n := range names {
+		apps[i] = appPrefix + n
+	}
+	var n int
+	err = db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE state = 'active' AND wait_event_type IS DISTINCT FROM 'Lock' AND application_name = ANY(string_to_array($1, ','))`, strings.Join(apps, ",")).Scan(&n)
+	return n, err
+}
+
 // lockHolders returns, for those of the named helpers whose open
 // transaction holds a lock that another process's claim of a worker ID or
 // allocation of a segment range waits for, what it holds: an advisory lock
@@ -265,17 +286,24 @@ func (c *chaos) claimed(ws []int64) (live []int64, ok bool, err error) {
 // test can ask (see claimed), until the server no longer holds them, at
 // most within; elsewhere chaosExpired. It returns the ones still claimed.
 func (c *chaos) awaitExpired(ws []int64, within time.Duration) []int64 {
+	start := time.Now()
+	// The owners stay stopped (or dead) at least the timeout: that is
+	// the fault, not a wait for one. (A claim a server shows expired
+	// sooner, such as a PostgreSQL sticky row, must still be past it.)
 	time.Sleep(chaosTimeout)
-	deadline := time.Now().Add(within)
+	deadline := start.Add(within)
 	for {
 		live, ok, err := c.claimed(ws)
 		switch {
 		case !ok:
-			time.Sleep(chaosExpired - chaosTimeout)
+			// Nothing to ask: the owners stay stopped (or dead) for
+			// chaosExpired, which is the fault itself, not a wait for
+			// one.
+			time.Sleep(chaosExpired - time.Since(start))
 			return nil
 		case err != nil:
 			c.note("cannot tell whether the claims on workers %v expired: %v", ws, err)
-			time.Sleep(chaosExpired - chaosTimeout)
+			time.Sleep(chaosExpired - time.Since(start))
 			return nil
 		case len(live) == 0:
 			return nil

@@ -103,6 +103,9 @@ func TestChaosRedisQueue(t *testing.T) {
 	for range fleet {
 		start()
 	}
+	// The control: never killed; no fault but Redis's and PostgreSQL's
+	// restarts touches it.
+	ctl := procs[0]
 	// Every process hands out keys before the faults start.
 	for _, p := range procs {
 		if !waitFor(chaosReady, func() bool { return p.count() > 0 }) {
@@ -136,12 +139,12 @@ func TestChaosRedisQueue(t *testing.T) {
 		case killProc: // a process dies, a new one starts
 			var live []*rqProc
 			for _, p := range procs {
-				if p.alive() {
+				if p.alive() && p != ctl {
 					live = append(live, p)
 				}
 			}
 			if len(live) > 0 {
-				live[r.IntN(len(live))].stop(syscall.SIGKILL)
+				killRQ(t, live[r.IntN(len(live))])
 				faults[kind]++
 			}
 			start()
@@ -171,9 +174,13 @@ func TestChaosRedisQueue(t *testing.T) {
 			}
 			faults[kind]++
 		case restartPG: // the database restarts
+			stopped := time.Now()
 			pg.Stop()
 			time.Sleep(time.Duration(r.IntN(1500)) * time.Millisecond)
 			pg.Start()
+			if err := restarted("PostgreSQL", stopped, func() (time.Duration, error) { return pgUptime(pg.DSN()) }); err != nil {
+				t.Error(err)
+			}
 			faults[kind]++
 		}
 	}
@@ -225,7 +232,67 @@ func TestChaosRedisQueue(t *testing.T) {
 			t.Errorf("%s handed out %d keys within %v after the last fault, want more than 100\n%s", p.name, p.count()-after[p], chaosReady, p.log())
 		}
 	}
-	time.Sleep(time.Second)
+	// Then one more process killed and replaced, in the calm: the others
+	// hand out keys without a pause meanwhile, no longer than
+	// faultMaxGap beyond the control's around the same time. Each one's
+	// output is watched (the keys carry no time).
+	watchers := map[*rqProc]*watcher{}
+	for _, p := range live {
+		watchers[p] = watch(t, p.size)
+	}
+	var victim *rqProc
+	for _, p := range live {
+		if p != ctl {
+			victim = p
+		}
+	}
+	if victim == nil {
+		t.Fatal("no live process to kill but the control")
+	}
+	// Every watched process printed a key since it was watched: the
+	// window opens on live output.
+	if !waitFor(chaosReady, func() bool {
+		for _, w := range watchers {
+			if _, ok := w.since(time.Time{}); !ok {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatal("a live process printed nothing within the wait")
+	}
+	before := map[*rqProc]int{}
+	for _, p := range live {
+		before[p] = p.count()
+	}
+	killedAt := time.Now()
+	killRQ(t, victim)
+	repl := start()
+	if !waitFor(chaosReady, func() bool { return repl.count() > 100 }) {
+		t.Errorf("%s, replacing the killed %s, handed out %d keys within %v, want more than 100\n%s", repl.name, victim.name, repl.count(), chaosReady, repl.log())
+	}
+	// And the others 1,000 keys each since the kill, for a window that
+	// holds a refill or two of every one of them.
+	for _, p := range live {
+		if p != victim && !waitFor(chaosReady, func() bool { return p.count() > before[p]+1000 }) {
+			t.Errorf("%s handed out %d keys within %v after %s was killed, want more than 1,000", p.name, p.count()-before[p], chaosReady, victim.name)
+		}
+	}
+	calmEnd := time.Now()
+	cw := watchers[ctl]
+	for _, p := range live {
+		if p == victim || p == ctl {
+			continue
+		}
+		gap, at := watchers[p].longest(killedAt, calmEnd)
+		cg, _ := cw.longest(at.Add(-faultMaxGap), at.Add(gap+faultMaxGap))
+		if gap-cg > faultMaxGap {
+			t.Errorf("%s killed and replaced: %s, untouched, handed out nothing for %s from %s, the control %s only %s of it (allowed: %s beyond it)",
+				victim.name, p.name, gap.Round(time.Millisecond), fmtTick(at), ctl.name, cg.Round(time.Millisecond), faultMaxGap)
+		} else {
+			t.Logf("%s killed and replaced: %s, untouched, longest gap %s (the control's then %s) in %s", victim.name, p.name, gap.Round(time.Millisecond), cg.Round(time.Millisecond), calmEnd.Sub(killedAt).Round(time.Millisecond))
+		}
+	}
 	for _, p := range procs {
 		p.stop(syscall.SIGTERM)
 	}
@@ -386,6 +453,29 @@ func waitFor(within time.Duration, cond func() bool) bool {
 // rqProc is one run of internal/redisqproc: its stdout has one key per
 // line.
 type rqProc struct{ helperProc }
+
+// killRQ kills p with SIGKILL and fails the test unless it was running
+// and is gone afterwards.
+func killRQ(t *testing.T, p *rqProc) {
+	t.Helper()
+	if !p.alive() {
+		t.Errorf("%s had exited before SIGKILL: %s", p.name, p.outcome())
+		return
+	}
+	p.stop(syscall.SIGKILL)
+	if p.alive() {
+		t.Errorf("%s still runs after SIGKILL", p.name)
+	}
+}
+
+// size returns how many bytes of keys p has printed.
+func (p *rqProc) size() int {
+	fi, err := os.Stat(p.keysPath)
+	if err != nil {
+		return 0
+	}
+	return int(fi.Size())
+}
 
 func startRQProc(bin, dir, name, dsn, addr string) (*rqProc, error) {
 	p := &rqProc{helperProc{name: name}}

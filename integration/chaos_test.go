@@ -127,6 +127,15 @@ type chaos struct {
 	notes  []string                // what happened, for the report
 	cases  []func(*chaosData) bool // scenario checks, run on the stored rows
 	resume sync.WaitGroup          // pending SIGCONTs of the soak phase
+
+	// The untouched processes' gaps: ctl is the control, which no fault
+	// but the servers' restarts touches; touched has when a fault first
+	// touched each process (a pause, a kill); restarts are the times the
+	// servers restarted, which touch every process.
+	ctl      *chaosProc
+	touched  map[*chaosProc]time.Time
+	restarts [][2]time.Time
+	end      time.Time // when the faults ended and everyone issued again
 }
 
 func runChaos(t *testing.T, m chaosMode) {
@@ -174,7 +183,7 @@ func chaosSoakSeed(t *testing.T, reserve time.Duration) (time.Duration, uint64) 
 func newChaos(t *testing.T, m chaosMode, seed uint64) *chaos {
 	t.Helper()
 	c := &chaos{t: t, m: m, r: rand.New(rand.NewPCG(seed, 11)), dir: t.TempDir(),
-		runs: map[string]int{}, faults: map[string]int{}}
+		runs: map[string]int{}, faults: map[string]int{}, touched: map[*chaosProc]time.Time{}}
 	if m.kind == "zookeeper" {
 		c.zk = zktest.StartServer(t)
 	}
@@ -226,6 +235,7 @@ func (c *chaos) config(name, identity, host string) string {
 		for i := 1; i <= chaosVictims; i++ {
 			fmt.Fprintf(&b, "    chaos-v%d: %d\n", i, 20+i)
 		}
+		b.WriteString("    chaos-ctl: 30\n")
 	}
 	cache := filepath.Join(c.dir, "cache")
 	if host != "" {
@@ -295,6 +305,41 @@ func (c *chaos) note(format string, args ...any) {
 	c.mu.Unlock()
 }
 
+// touch notes that a fault touched p now (a pause, a kill): its gaps
+// from then on are the fault's.
+func (c *chaos) touch(p *chaosProc) {
+	c.mu.Lock()
+	if _, ok := c.touched[p]; !ok {
+		c.touched[p] = time.Now()
+	}
+	c.mu.Unlock()
+}
+
+// kill kills p, which must be running, and fails the test unless it is
+// gone afterwards.
+func (c *chaos) kill(p *chaosProc, what string) {
+	c.t.Helper()
+	c.touch(p)
+	if !p.kill() {
+		c.t.Errorf("%s: %s had exited before SIGKILL: %s\n%s", what, p.name, p.outcome(), p.logTail())
+	}
+	if p.alive() {
+		c.t.Errorf("%s: %s still runs after SIGKILL", what, p.name)
+	}
+}
+
+// restarted notes a restart of a server from stopped to now, and fails
+// the test unless the server's uptime says it did restart.
+func (c *chaos) restarted(what string, stopped time.Time, uptime func() (time.Duration, error)) {
+	c.t.Helper()
+	c.mu.Lock()
+	c.restarts = append(c.restarts, [2]time.Time{stopped, time.Now()})
+	c.mu.Unlock()
+	if err := restarted(what, stopped, uptime); err != nil {
+		c.t.Error(err)
+	}
+}
+
 func (c *chaos) fault(kind string) {
 	c.mu.Lock()
 	c.faults[kind]++
@@ -354,6 +399,8 @@ func (c *chaos) script() {
 		ws = append(ws, fmt.Sprintf("%s=%d", p.name, p.lastWorker()))
 	}
 	c.note("fleet up; workers %s", strings.Join(ws, " "))
+	c.ctl = c.start("ctl", "chaos-ctl", time.Time{})
+	c.mustReady(c.ctl)
 
 	c.pausedPastTimeout()
 	if c.m.sticky {
@@ -392,6 +439,9 @@ func (c *chaos) pausedPastTimeout() {
 		if v == nil {
 			c.t.FailNow()
 		}
+		// Busy by design (no pause between INSERTs, CPU work in each):
+		// their gaps measure the machine, not idsql.
+		c.touch(v)
 		vs = append(vs, v)
 	}
 	for _, v := range vs {
@@ -399,6 +449,7 @@ func (c *chaos) pausedPastTimeout() {
 	}
 	time.Sleep(time.Second) // busy for a while
 	for _, v := range vs {
+		c.touch(v)
 		if !v.pause() {
 			c.t.Errorf("pause: SIGSTOP did not stop %s: %s", v.name, v.outcome())
 			continue
@@ -438,6 +489,9 @@ func (c *chaos) pausedPastTimeout() {
 			s = c.start("s"+strconv.Itoa(i+1), "chaos-s"+strconv.Itoa(i+1), time.Time{})
 		}
 		if s != nil {
+			// The scenario touches the successors too: their claims
+			// and heartbeats may wait for locks a stopped victim holds.
+			c.touch(s)
 			ss = append(ss, s)
 		}
 	}
@@ -467,10 +521,10 @@ func (c *chaos) pausedPastTimeout() {
 	outcomes := map[string]string{}
 	for _, v := range vs {
 		outcomes[v.name] = v.outcome()
-		v.kill()
+		c.kill(v, "pause")
 	}
 	for _, s := range ss {
-		s.kill()
+		c.kill(s, "pause")
 	}
 
 	c.check(func(d *chaosData) bool {
@@ -554,7 +608,11 @@ func (c *chaos) unlockStopped(vs []*chaosProc) {
 	}
 	seen := map[string]bool{}
 	for round := 1; ; round++ {
-		time.Sleep(200 * time.Millisecond) // statements in flight reach the server
+		// Statements in flight reach the server and end (a stopped
+		// process's transaction is then idle in it).
+		if !waitFor(10*time.Second, func() bool { n, err := c.active(names); return err == nil && n == 0 }) {
+			c.note("pause: a stopped process's statement still runs on the server 10 s after the stop")
+		}
 		held, err := c.lockHolders(names)
 		if err != nil {
 			c.note("pause: cannot tell which stopped processes hold locks: %v", err)
@@ -701,7 +759,7 @@ func (c *chaos) stickyTwin() {
 	for _, tw := range twins {
 		outcome := tw.outcome()
 		errs := tw.errorLines(10)
-		tw.kill()
+		c.kill(tw, "twin")
 		where := "the same host"
 		if tw.host != "" {
 			where = "another host"
@@ -755,8 +813,8 @@ func (c *chaos) anonymousTwins() {
 	time.Sleep(time.Second) // both issue for a while, if they started
 	ao, bo := a.outcome(), b.outcome()
 	aErr, bErr := a.errorLines(1), b.errorLines(1)
-	a.kill()
-	b.kill()
+	c.kill(a, "anonymous twins")
+	c.kill(b, "anonymous twins")
 	c.note("anonymous twins: %s %s; %s %s", a.name, ao, b.name, bo)
 
 	c.check(func(d *chaosData) bool {
@@ -819,7 +877,7 @@ func (c *chaos) clockBehind() {
 	_ = v.scan()
 	w := v.lastWorker()
 	for n, behind := range []time.Duration{400 * time.Millisecond, 2 * time.Second} {
-		prev.kill()
+		c.kill(prev, "clock")
 		c.fault("kill")
 		_ = prev.scan()
 		if pw := prev.lastWorker(); pw >= 0 {
@@ -861,7 +919,7 @@ func (c *chaos) clockBehind() {
 		c.check(func(d *chaosData) bool { return c.checkClock(d, pred, s, w, behind, errs) })
 		prev = succ
 	}
-	prev.kill()
+	c.kill(prev, "clock")
 	c.fault("kill")
 	// The slot gets a process with a true clock again.
 	c.slots[slot] = c.start(baseName(v.name), v.identity, time.Time{})
@@ -999,6 +1057,7 @@ func (c *chaos) soak(d time.Duration) {
 		c.t.Errorf("soak: the fault %s was never played", k)
 	}
 	c.issuesAfterLastFault()
+	c.end = time.Now()
 }
 
 // chaosAfter is how many keys of each table every process of the fleet
@@ -1074,7 +1133,7 @@ func (c *chaos) inject(kind string) bool {
 		}
 		i := live[c.r.IntN(len(live))]
 		p := c.slots[i]
-		p.kill()
+		c.kill(p, "soak")
 		c.fault("kill")
 		delay := time.Duration(c.r.Int64N(int64(2 * chaosTimeout)))
 		c.note("soak: SIGKILL %s (worker %d), restart after %s", p.name, p.lastWorker(), delay.Round(time.Millisecond))
@@ -1090,6 +1149,7 @@ func (c *chaos) inject(kind string) bool {
 		}
 		p := c.slots[live[c.r.IntN(len(live))]]
 		d := chaosTimeout/2 + time.Duration(c.r.Int64N(int64(5*chaosTimeout/2)))
+		c.touch(p)
 		if !p.pause() {
 			c.t.Errorf("soak: SIGSTOP did not stop %s: %s", p.name, p.outcome())
 			return false
@@ -1105,17 +1165,21 @@ func (c *chaos) inject(kind string) bool {
 			p.resume()
 		})
 	case "postgres-restart":
+		stopped := time.Now()
 		c.pg.Stop()
 		down := time.Duration(c.r.IntN(1500)) * time.Millisecond
 		time.Sleep(down)
 		c.pg.Start()
+		c.restarted("PostgreSQL", stopped, func() (time.Duration, error) { return pgUptime(c.dsn) })
 		c.fault("postgres-restart")
 		c.note("soak: PostgreSQL restarted (down %s more after stopping)", down)
 	case "zookeeper-restart":
+		stopped := time.Now()
 		c.zk.Stop()
 		down := time.Duration(c.r.IntN(3000)) * time.Millisecond
 		time.Sleep(down)
 		c.zk.Start()
+		c.restarted("ZooKeeper", stopped, func() (time.Duration, error) { return zkUptime(c.zk.Addr()) })
 		c.fault("zookeeper-restart")
 		c.note("soak: ZooKeeper restarted (down %s more after stopping)", down)
 	case "spawn":
@@ -1162,6 +1226,7 @@ func (c *chaos) finish() {
 	for _, f := range c.cases {
 		f(d)
 	}
+	c.checkUntouched(procs)
 	for _, p := range procs {
 		if p.killed.IsZero() {
 			t.Errorf("%s exited by itself: %v\n%s", p.name, p.waitErr, p.logTail())
@@ -1190,4 +1255,128 @@ func createChaosTables(t *testing.T, db *sql.DB) {
 	if err := idsql.Migrate(ctx, db, cfg); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
+}
+
+// chaosRecover is how long after a server restart its processes may take
+// to issue again: their sessions or leases may have expired while it was
+// down, and they take new ones. Gaps then are the restart's, not counted.
+const chaosRecover = chaosExpired
+
+// chaosMaxGap is the longest pause, beyond its control's, allowed to a
+// process of the fleet no fault touched (runChaos; TestEtcdChaos, whose
+// heartbeat is 500 ms too; TestDBDefaultChaos): three heartbeats, the
+// horizon a lease runs ahead of its last heartbeat, past which a process
+// whose heartbeat's commit is held up stops issuing. Their keys' times
+// include an INSERT's commit on a PostgreSQL that a dozen processes share,
+// five of them busy ones (hotArgs) on a two-core machine: with 100 ms
+// (faultMaxGap, which the twin and clock tests' key draws hold) runs on a
+// loaded machine failed with pauses up to 1.06 s beyond the control's
+// (TestEtcdChaos's up to 127 ms, its processes idle); a process that
+// stops issuing for 2.5 s fails TestChaosPostgresLease and TestEtcdChaos.
+const chaosMaxGap = 3 * chaosHeartbeat
+
+// checkUntouched bounds the gaps of every process in the stretches no
+// fault touched it: from its first key to its first pause or kill (or the
+// end of the faults), less the servers' restarts and chaosRecover after
+// each. In them it may pause no more than chaosMaxGap beyond the
+// control's pause around the same time (gapBeyond's rule: a loaded
+// machine stalls every process at once; nor does the time the process
+// noted it was not scheduled count).
+func (c *chaos) checkUntouched(procs []*chaosProc) {
+	t := c.t
+	if c.ctl == nil {
+		return
+	}
+	ctlFrom, _ := firstKey(c.ctl)
+	var worst []string
+	checked := 0
+	for _, p := range procs {
+		if p == c.ctl || !p.clockAt.IsZero() {
+			continue
+		}
+		from, ok := firstKey(p)
+		if !ok {
+			continue // a twin or a refused process: no keys
+		}
+		from = later(from, ctlFrom)
+		to := c.end
+		if at, ok := c.touched[p]; ok && at.Before(to) {
+			to = at
+		}
+		if !p.killed.IsZero() && p.killed.Before(to) {
+			to = p.killed
+		}
+		if !to.After(from) {
+			continue // touched before its first key (a busy victim)
+		}
+		var gap, excess time.Duration
+		var span time.Duration
+		for _, w := range c.untouchedSpans(from, to) {
+			g, e, _ := gapBeyond(p, c.ctl, w[0], w[1])
+			span += w[1].Sub(w[0])
+			if e > excess || e == excess && g > gap {
+				gap, excess = g, e
+			}
+		}
+		if span == 0 {
+			continue
+		}
+		checked++
+		if excess > chaosMaxGap {
+			g, e, at := c.worstSpan(p, from, to)
+			t.Errorf("untouched: %s issued nothing for %s from %s, the control %s only %s of it (allowed: %s beyond it); its notes: %s",
+				p.name, g.Round(time.Millisecond), fmtTick(at), c.ctl.name, (g - e).Round(time.Millisecond), chaosMaxGap, slowKeys(p))
+		}
+		worst = append(worst, fmt.Sprintf("%s %s (%s) in %s", p.name, gap.Round(time.Millisecond), excess.Round(time.Millisecond), span.Round(100*time.Millisecond)))
+	}
+	if checked == 0 {
+		t.Errorf("untouched: no process issued keys in a stretch no fault touched: nothing checked")
+	}
+	t.Logf("untouched processes' longest gaps (beyond the control's), in their untouched stretches: %s", strings.Join(worst, ", "))
+}
+
+// untouchedSpans returns [from, to] less every server restart and
+// chaosRecover after it.
+func (c *chaos) untouchedSpans(from, to time.Time) [][2]time.Time {
+	spans := [][2]time.Time{{from, to}}
+	for _, r := range c.restarts {
+		cutFrom, cutTo := r[0], r[1].Add(chaosRecover)
+		var next [][2]time.Time
+		for _, s := range spans {
+			if !cutTo.After(s[0]) || !cutFrom.Before(s[1]) {
+				next = append(next, s)
+				continue
+			}
+			if cutFrom.After(s[0]) {
+				next = append(next, [2]time.Time{s[0], cutFrom})
+			}
+			if cutTo.Before(s[1]) {
+				next = append(next, [2]time.Time{cutTo, s[1]})
+			}
+		}
+		spans = next
+	}
+	return spans
+}
+
+// worstSpan returns p's gap with the largest excess in its untouched
+// spans within [from, to], its excess, and where it began.
+func (c *chaos) worstSpan(p *chaosProc, from, to time.Time) (gap, excess time.Duration, at time.Time) {
+	for _, w := range c.untouchedSpans(from, to) {
+		if g, e, a := gapBeyond(p, c.ctl, w[0], w[1]); e > excess {
+			gap, excess, at = g, e, a
+		}
+	}
+	return gap, excess, at
+}
+
+// firstKey returns the time of p's first snowflake key.
+func firstKey(p *chaosProc) (time.Time, bool) {
+	var first time.Time
+	for _, k := range p.keys() {
+		if tk := chaosLayout.Decompose(k).Time; first.IsZero() || tk.Before(first) {
+			first = tk
+		}
+	}
+	return first, !first.IsZero()
 }

@@ -89,7 +89,7 @@ func runClockStep(r *faultRun) {
 	r.ready(a)
 	r.ready(b)
 	r.control()
-	wa := r.watch(a)
+	wa, wc := r.watch(a), r.watch(r.c)
 	time.Sleep(500 * time.Millisecond)
 	phases := []struct {
 		fault string
@@ -120,7 +120,8 @@ func runClockStep(r *faultRun) {
 			if !a.alive() || !b.alive() {
 				t.Fatalf("%s: a process exited: a %s; b %s", ph.fault, a.outcome(), b.outcome())
 			}
-			outage := wa.gap(at, end)
+			outage, outAt := wa.longest(at, end)
+			r.checkOutage(a, wc, ph.fault, ph.step, outage, outAt)
 			bGap, excess := r.checkGap(b, at, end, ph.fault)
 			r.checkLease(b, ph.fault)
 			dups, ex := r.duplicates()
@@ -143,6 +144,36 @@ func runClockStep(r *faultRun) {
 		tt := totals[i]
 		t.Logf("%s (%d times): a stopped for at most %s; b's longest gap %s", ph.fault, tt.rounds, tt.outage.Round(time.Millisecond), tt.gap.Round(time.Millisecond))
 		r.row(fmt.Sprintf("%s (%d×)", ph.fault, tt.rounds), tt.keys, dups, tt.gap, tt.excess, "stepped process stopped "+tt.outage.Round(10*time.Millisecond).String())
+	}
+}
+
+// checkOutage checks the stepped process's longest pause in a phase
+// (outage, from at, in true time) against RELIABILITY.md's claims for the
+// phase's change of the step: a step back by d stops it for about d (its
+// persisted horizons are wall readings: it issues again once its wall
+// clock passes its last key), at least d less faultMaxGap and at most d
+// plus one heartbeat (the lease it then takes, on the shared servers),
+// plus what the control paused in the same stretch; a step forward or a
+// slew (step 0) costs nothing: no pause beyond faultMaxGap more than the
+// control's around the same time and the time the process noted it did
+// not run (the rule of checkGap). Both pauses are read by the test's
+// watchers, so a stall of the test process shows in both.
+func (r *faultRun) checkOutage(a *chaosProc, wc *watcher, fault string, step, outage time.Duration, at time.Time) {
+	r.t.Helper()
+	cg, _ := wc.longest(at.Add(-faultMaxGap), at.Add(outage+faultMaxGap))
+	if step < 0 {
+		d := -step
+		lo, hi := d-faultMaxGap, d+faultHeartbeat+cg
+		if outage < lo || outage > hi {
+			r.t.Errorf("%s: a stopped for %s from %s; a step back by %s should stop it for about that: between %s and %s (the control paused %s)",
+				fault, outage.Round(time.Millisecond), fmtTick(at), d, lo, hi.Round(time.Millisecond), cg.Round(time.Millisecond))
+		}
+		return
+	}
+	excess := max(outage-cg-stalled(a, at, at.Add(outage)), 0)
+	if excess > faultMaxGap {
+		r.t.Errorf("%s: a stopped for %s from %s, the control only %s of it (allowed: %s beyond it): a forward step or a slew should cost nothing; its slow keys: %s",
+			fault, outage.Round(time.Millisecond), fmtTick(at), cg.Round(time.Millisecond), faultMaxGap, slowKeys(a))
 	}
 }
 
@@ -266,6 +297,9 @@ func runClockSuccessor(r *faultRun) {
 	}
 	bGap, excess := r.checkGap(b, begin, end, "successors behind")
 	r.checkLease(b, "successors behind")
-	dups, _ = r.duplicates()
+	dups, ex = r.duplicates()
+	if dups > 0 {
+		t.Errorf("%d keys issued twice, e.g. %s", dups, strings.Join(ex, "; "))
+	}
 	r.row("successor's clock 60 s behind the persisted horizon", len(s2.keys()), dups, bGap, excess, "refused after "+answer.Round(10*time.Millisecond).String())
 }

@@ -127,6 +127,10 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 		}
 		procs = append(procs, p)
 	}
+	// ctl: the control, which no fault but the database's crash touches;
+	// c2 is untouched while c1 is killed and c3 replaces it, and pauses no
+	// more than ctl does then.
+	start("ctl")
 	start("c1")
 	start("c2")
 	t.Cleanup(func() {
@@ -140,8 +144,10 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 	// restarts is odd while the database crashes and restarts: only then
 	// may a client script fail.
 	var restarts atomic.Int32
-	var ok, failed, unexpected int
-	var lastErr string // the last failure outside the restart
+	// Counted by the client goroutine, read by the test meanwhile.
+	var ok, failed, unexpected atomic.Int64
+	var lastErr atomic.Value // string: the last failure outside the restart
+	lastErr.Store("")
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -159,55 +165,82 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 			out, err := cli(t, script.String())
 			switch {
 			case err == nil:
-				ok++
+				ok.Add(1)
 			case before == restarts.Load() && before%2 == 0:
-				unexpected++
-				lastErr = fmt.Sprintf("%v: %s", err, out)
+				unexpected.Add(1)
+				lastErr.Store(fmt.Sprintf("%v: %s", err, out))
 			default:
-				failed++
+				failed.Add(1)
 			}
 		}
 	}()
 
-	time.Sleep(time.Second)
-	if !procs[0].kill() {
-		t.Fatalf("c1 had exited before it was killed:\n%s", procs[0].log())
+	ctl, c1, c2 := procs[0], procs[1], procs[2]
+	// Everyone issues, and the client writes, before the faults.
+	for _, p := range procs {
+		if !p.waitSnowflake(20, chaosReady) {
+			t.Fatalf("%s issued no 20 snowflake keys within %s: %s\n%s", p.name, chaosReady, p.outcome(), p.logTail())
+		}
 	}
-	if procs[0].alive() {
+	if !waitFor(chaosReady, func() bool { return ok.Load() > 0 }) {
+		t.Fatalf("no client script succeeded within %s (the last failure: %s)", chaosReady, lastErr.Load())
+	}
+	killed := time.Now()
+	if !c1.kill() {
+		t.Fatalf("c1 had exited before it was killed:\n%s", c1.log())
+	}
+	if c1.alive() {
 		t.Fatal("c1 still runs after SIGKILL")
 	}
 	start("c3")
-	time.Sleep(time.Second)
+	c3 := procs[len(procs)-1]
+	if !c3.waitSnowflake(20, chaosReady) {
+		t.Fatalf("c3 issued no 20 snowflake keys within %s: %s\n%s", chaosReady, c3.outcome(), c3.logTail())
+	}
+	// And c2 50 more beside it: the window of c2's gap check.
+	_ = c2.scan()
+	have, _ := c2.counts()
+	if !c2.waitSnowflake(have+49, chaosReady) {
+		t.Fatalf("c2 issued no 50 snowflake keys within %s after c3 started: %s\n%s", chaosReady, c2.outcome(), c2.logTail())
+	}
 	restarts.Add(1)
 	crashed := time.Now()
 	srv.Crash()
 	srv.Start()
 	restarts.Add(1)
+	// The pool's connections died with the server: the first queries on
+	// them may fail (go-sql-driver/mysql's "invalid connection").
 	var up float64
-	if err := raw.QueryRowContext(ctx, tc.uptime).Scan(&up); err != nil {
-		t.Fatalf("the server's uptime after the restart: %v", err)
+	var upErr error
+	if !waitFor(30*time.Second, func() bool {
+		upErr = raw.QueryRowContext(ctx, tc.uptime).Scan(&up)
+		return upErr == nil
+	}) {
+		t.Fatalf("the server's uptime after the restart: %v", upErr)
 	}
 	if since := time.Since(crashed).Seconds(); up > since+1 {
 		t.Fatalf("the server has run %.1fs, since before its crash %.1fs ago: it never crashed", up, since)
 	}
 	// The processes alive keep issuing after the restart, and the client
 	// keeps writing.
-	survivors := procs[1:]
+	survivors := []*chaosProc{ctl, c2, c3}
 	issuesAfter(t, survivors, 30*time.Second)
-	okBefore := ok
-	time.Sleep(500 * time.Millisecond)
+	okBefore := ok.Load()
+	if !waitFor(30*time.Second, func() bool { return ok.Load() > okBefore }) {
+		t.Errorf("no client script succeeded after the restart (%d before it; the last failure: %s)", okBefore, lastErr.Load())
+	}
 	close(stop)
 	wg.Wait()
-	if ok == okBefore {
-		t.Errorf("no client script succeeded after the restart (%d before it)", okBefore)
-	}
 	for _, p := range procs {
 		p.kill()
 	}
-	if unexpected > 0 || ok == 0 {
-		t.Fatalf("client scripts: %d succeeded, %d failed outside the restart (the last: %s)", ok, unexpected, lastErr)
+	if unexpected.Load() > 0 || ok.Load() == 0 {
+		t.Fatalf("client scripts: %d succeeded, %d failed outside the restart (the last: %s)", ok.Load(), unexpected.Load(), lastErr.Load())
 	}
-	t.Logf("client scripts: %d succeeded, %d failed in the restart", ok, failed)
+	t.Logf("client scripts: %d succeeded, %d failed in the restart", ok.Load(), failed.Load())
+	// c2 kept issuing while c1 was killed and c3 started (the crash
+	// touches every process: its window ends there).
+	checkUntouched(t, c2, ctl, killed, crashed, chaosMaxGap, "c1 killed and replaced by c3")
 
 	for _, p := range procs {
 		if err := p.scan(); err != nil {

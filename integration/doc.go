@@ -72,13 +72,15 @@
 // chaos helpers on the shared servers, drawing keys without inserting rows
 // (-draw), with the worker table on PostgreSQL or MariaDB (-driver mysql),
 // for every holder: local, postgres (sticky, and lease and disposable for
-// twins) and ZooKeeper sticky. TestTwin starts a copy of a running process
+// twins), ZooKeeper sticky and etcd sticky (and recycle for twins). TestTwin starts a copy of a running process
 // (same identity, its own cache directory): it must be refused with an
 // error naming the holder, or get another worker ID. TestClockStep steps a
 // running process's wall clock back 5s and forward 30s and slews it
 // (-clock-file, re-read on SIGUSR1); TestClockSuccessor starts successors
 // 10s and 60s behind the persisted horizon, which must wait and refuse.
-// Each checks that no key was issued twice and that a process the fault
+// A step back by d must stop the stepped process for about d (d − 100ms to
+// d plus a heartbeat), a forward step or a slew not at all (the 100ms rule
+// below). Each checks that no key was issued twice and that a process the fault
 // did not touch never paused more than 100ms, by its keys' times, beyond
 // what a control process paused around the same time (a loaded machine
 // stalls every process at once) and the time it noted it did not run.
@@ -107,6 +109,13 @@
 // naming the owner's pid, while the owner goes on), and etcd restarted
 // under the fleet; then the same checks of the stored keys. It takes about
 // 20s, both modes in parallel.
+//
+// Every chaos test has a control process no fault touches, and bounds the
+// pauses of the processes a fault did not touch against it (three
+// heartbeats beyond the control's for the inserting fleets, 100ms for the
+// Redis queue's output); every kill must find its process running, and
+// every server restart is proved by the server's own uptime (or Redis's
+// run_id).
 //
 //	CI=true go test ./integration/ -run Chaos -v
 //

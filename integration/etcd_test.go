@@ -3,12 +3,15 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/idsql/idsql/internal/etcdtest"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -21,9 +24,8 @@ import (
 // twice and every acknowledged key is stored. Short timings keep both
 // modes, run in parallel, well under a minute.
 const (
-	etcdTTL     = 2 * time.Second // session_timeout: the lease TTL (etcd's minimum is about 2s)
-	etcdExpired = 2*etcdTTL + time.Second
-	etcdReady   = 30 * time.Second // bound on a process's first key; a healthy one takes a second
+	etcdTTL   = 2 * time.Second  // session_timeout: the lease TTL (etcd's minimum is about 2s)
+	etcdReady = 30 * time.Second // bound on a process's first key; a healthy one takes a second
 )
 
 func TestEtcdChaos(t *testing.T) {
@@ -47,11 +49,20 @@ type etcdChaos struct {
 	etcd  *etcdtest.Server
 	procs []*chaosProc
 	runs  map[string]int
+	cli   *clientv3.Client // to see the holders' keys
+
+	// The untouched processes' gaps, as in runChaos: the control, when a
+	// fault first touched each process, and etcd's restart.
+	ctl     *chaosProc
+	touched map[*chaosProc]time.Time
+	restart [2]time.Time
+	end     time.Time
 }
 
 func newEtcdChaos(t *testing.T, bin, mode string) *etcdChaos {
-	e := &etcdChaos{t: t, mode: mode, bin: bin, dir: t.TempDir(), runs: map[string]int{}}
+	e := &etcdChaos{t: t, mode: mode, bin: bin, dir: t.TempDir(), runs: map[string]int{}, touched: map[*chaosProc]time.Time{}}
 	e.etcd = etcdtest.StartServer(t)
+	e.cli = etcdtest.Client(t, []string{e.etcd.Addr()})
 	db, dsn := pgtest.Open(t)
 	e.dsn = dsn
 	createChaosTables(t, db)
@@ -105,18 +116,73 @@ func (e *etcdChaos) issuesAgain(p *chaosProc, after string) {
 	}
 }
 
+// kill kills p, which must be running, and fails the test unless it is
+// gone afterwards.
+func (e *etcdChaos) kill(p *chaosProc, what string) {
+	e.t.Helper()
+	if _, ok := e.touched[p]; !ok {
+		e.touched[p] = time.Now()
+	}
+	if !p.kill() {
+		e.t.Errorf("%s: %s had exited before SIGKILL: %s\n%s", what, p.name, p.outcome(), p.logTail())
+	}
+	if p.alive() {
+		e.t.Errorf("%s: %s still runs after SIGKILL", what, p.name)
+	}
+}
+
+// leaseKeys returns the keys of the holders' that p's records name (its
+// pid) and a live etcd lease holds.
+func (e *etcdChaos) leaseKeys(p *chaosProc) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := e.cli.Get(ctx, "/idsql/"+chaosNamespace+"/", clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	pid := fmt.Sprintf(`"pid":%d,`, p.cmd.Process.Pid)
+	var keys []string
+	for _, kv := range r.Kvs {
+		if kv.Lease != 0 && strings.Contains(string(kv.Value), pid) {
+			keys = append(keys, string(kv.Key))
+		}
+	}
+	return keys, nil
+}
+
+// awaitExpired waits until etcd has expired the leases of p, which must
+// hold some when called, at most etcdReady.
+func (e *etcdChaos) awaitExpired(p *chaosProc) {
+	e.t.Helper()
+	keys, err := e.leaseKeys(p)
+	if err != nil || len(keys) == 0 {
+		e.t.Fatalf("%s holds no key on a lease in etcd (%v)", p.name, err)
+	}
+	start := time.Now()
+	if !waitFor(etcdReady, func() bool {
+		keys, err = e.leaseKeys(p)
+		return err == nil && len(keys) == 0
+	}) {
+		e.t.Fatalf("etcd still holds %s's keys %v (%v) %s after it stopped", p.name, keys, err, etcdReady)
+	}
+	e.t.Logf("etcd expired %s's lease %s after it stopped (TTL %s)", p.name, time.Since(start).Round(time.Millisecond), etcdTTL)
+}
+
 func (e *etcdChaos) run() {
 	t := e.t
 	fleet := []*chaosProc{e.start("p1", "etcd-p1"), e.start("p2", "etcd-p2"), e.start("p3", "etcd-p3")}
 	for _, p := range fleet {
 		e.ready(p)
 	}
+	// The control: no fault but etcd's restart touches it.
+	e.ctl = e.start("ctl", "etcd-ctl")
+	e.ready(e.ctl)
 
 	// SIGKILL: the restarted identity issues again, on its worker ID in
 	// sticky mode, once the dead process's lease has run out.
 	killed := fleet[0]
 	w := killed.lastWorker()
-	killed.kill()
+	e.kill(killed, "SIGKILL")
 	re := e.start("p1", killed.identity)
 	e.ready(re)
 	if e.mode == "sticky" && re.lastWorker() != w {
@@ -132,8 +198,11 @@ func (e *etcdChaos) run() {
 	// under its old worker ID in a tick its successor used.
 	paused := fleet[1]
 	pw := paused.lastWorker()
-	paused.pause()
-	time.Sleep(etcdExpired)
+	e.touched[paused] = time.Now()
+	if !paused.pause() {
+		t.Fatalf("SIGSTOP did not stop %s: %s", paused.name, paused.outcome())
+	}
+	e.awaitExpired(paused)
 	var succ *chaosProc
 	if e.mode == "sticky" {
 		succ = e.start("s1", paused.identity)
@@ -160,7 +229,7 @@ func (e *etcdChaos) run() {
 		e.issuesAgain(succ, "the stopped process resumed")
 		// It would take the identity back whenever the successor loses
 		// it (as in the etcd restart below): a replaced pod is gone.
-		paused.kill()
+		e.kill(paused, "SIGSTOP past the TTL")
 	} else {
 		e.issuesAgain(paused, "it resumed past its TTL")
 	}
@@ -179,17 +248,31 @@ func (e *etcdChaos) run() {
 		if sf, _ := twin.counts(); sf > 0 {
 			t.Errorf("twin of %s issued %d snowflake keys", owner.name, sf)
 		}
-		e.issuesAgain(owner, "its twin was refused")
-		twin.kill()
+		// The twin keeps retrying (each insert asks anew) while the owner
+		// issues 50 more keys.
+		_ = owner.scan()
+		have, _ := owner.counts()
+		if !owner.waitSnowflake(have+49, etcdReady) {
+			t.Errorf("%s issued no 50 keys within %s while its twin retried: %s\n%s", owner.name, etcdReady, owner.outcome(), owner.logTail())
+		}
+		e.kill(twin, "twin")
+		// The owner did not pause while its twin tried.
+		checkUntouched(t, owner, e.ctl, start, time.Now(), chaosMaxGap, "twin refused")
 	}
 
 	// etcd restarted: every live process issues again afterwards.
+	stopped := time.Now()
 	e.etcd.Stop()
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // down for a second
 	e.etcd.Start()
-	for _, p := range []*chaosProc{fleet[0], fleet[2], succ} {
+	e.restart = [2]time.Time{stopped, time.Now()}
+	if err := restarted("etcd", stopped, func() (time.Duration, error) { return etcdUptime(e.etcd.Addr()) }); err != nil {
+		t.Error(err)
+	}
+	for _, p := range []*chaosProc{fleet[0], fleet[2], succ, e.ctl} {
 		e.issuesAgain(p, "etcd restarted")
 	}
+	e.end = time.Now()
 }
 
 // refusedBy reports whether p logged the sticky refusal naming owner's pid.
@@ -216,4 +299,49 @@ func (e *etcdChaos) finish() {
 	d := loadChaosData(t, e.dsn, e.procs)
 	d.report(t, e.procs)
 	d.checkStored(t, e.procs)
+	e.checkUntouched()
+}
+
+// checkUntouched bounds every process's gaps while no fault touched it:
+// from its first key to its kill or pause, or to etcd's stop, and from
+// chaosRecover after etcd's restart to the end; no more than chaosMaxGap
+// beyond the control's pause around the same time (gapBeyond's rule).
+func (e *etcdChaos) checkUntouched() {
+	t := e.t
+	if e.ctl == nil || e.end.IsZero() {
+		return
+	}
+	ctlFrom, _ := firstKey(e.ctl)
+	checked := 0
+	for _, p := range e.procs {
+		if p == e.ctl {
+			continue
+		}
+		from, ok := firstKey(p)
+		if !ok {
+			continue
+		}
+		from = later(from, ctlFrom)
+		to := e.end
+		if at, ok := e.touched[p]; ok && at.Before(to) {
+			to = at
+		}
+		for _, w := range [][2]time.Time{{from, minTime(to, e.restart[0])}, {later(from, e.restart[1].Add(chaosRecover)), to}} {
+			if w[1].Sub(w[0]) < 100*time.Millisecond {
+				continue
+			}
+			checked++
+			checkUntouched(t, p, e.ctl, w[0], w[1], chaosMaxGap, "untouched")
+		}
+	}
+	if checked == 0 {
+		t.Errorf("untouched: no process issued keys in a stretch no fault touched: nothing checked")
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/internal/etcdtest"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 	"github.com/idsql/idsql/internal/zktest"
@@ -61,6 +62,7 @@ type faultHolder struct {
 	driver string // postgres or mysql: where the worker table lives
 	yaml   string // the holder section's settings, less instance and cache_dir
 	zk     bool   // needs ZooKeeper
+	etcd   bool   // needs etcd
 	// exclusive: a second process with the same identity must be refused
 	// (false for modes that hand it another worker ID).
 	exclusive bool
@@ -88,6 +90,11 @@ var faultHolders = []faultHolder{
 		yaml: "  kind: zookeeper\n  mode: recycle\n  session_timeout: 2s\n  tick_time: 500ms\n"},
 	{name: "zookeeper/sticky", driver: "postgres", zk: true, exclusive: true,
 		yaml: "  kind: zookeeper\n  mode: sticky\n  session_timeout: 2s\n  tick_time: 500ms\n"},
+	// etcd's lease TTL cannot be shorter than about 2 s.
+	{name: "etcd/recycle", driver: "postgres", etcd: true,
+		yaml: "  kind: etcd\n  mode: recycle\n  session_timeout: 2s\n"},
+	{name: "etcd/sticky", driver: "postgres", etcd: true, exclusive: true,
+		yaml: "  kind: etcd\n  mode: sticky\n  session_timeout: 2s\n"},
 }
 
 // eachHolder builds the chaos helper and runs f for each holder as a
@@ -120,6 +127,7 @@ type faultRun struct {
 	dsn string
 	ns  string
 	zk  string // ZooKeeper servers, for a zookeeper holder
+	etc string // etcd endpoints, for an etcd holder
 	mu  sync.Mutex
 	all []*chaosProc
 
@@ -145,6 +153,9 @@ func newFaultRun(t *testing.T, h faultHolder, bin string) *faultRun {
 	if h.zk {
 		servers := zktest.Servers(t)
 		r.zk = strings.Join(servers, ", ")
+	}
+	if h.etcd {
+		r.etc = strings.Join(etcdtest.Endpoints(t), ", ")
 	}
 	// A namespace of its own: ZooKeeper paths are named after it.
 	r.ns = fmt.Sprintf("f%d_%d_%d", os.Getpid(), time.Now().Unix()%1e6, faultSeq.Add(1))
@@ -204,6 +215,9 @@ func (r *faultRun) config(name, identity string) string {
 	fmt.Fprintf(&b, "  instance: %s\n  heartbeat: %s\n  cache_dir: %q\n", identity, faultHeartbeat, filepath.Join(r.dir, "cache-"+name))
 	if r.h.zk {
 		fmt.Fprintf(&b, "  servers: [%s]\n", r.zk)
+	}
+	if r.h.etcd {
+		fmt.Fprintf(&b, "  endpoints: [%s]\n", r.etc)
 	}
 	if r.h.driver == "mysql" {
 		b.WriteString("  accept_lazy_commits: true\n") // the test server flushes lazily
@@ -293,16 +307,7 @@ func (r *faultRun) control() {
 // longest gap and the part of it the control did not share.
 func (r *faultRun) checkGap(p *chaosProc, from, to time.Time, what string) (gap, excess time.Duration) {
 	r.t.Helper()
-	gap, at := longestGap(p, from, to)
-	excess = gap
-	if r.c != nil {
-		// Around the same time: a machine that stalls many processes
-		// lets them run again one after the other.
-		cg, _ := longestGap(r.c, at.Add(-faultMaxGap), at.Add(gap+faultMaxGap))
-		excess = max(gap-cg, 0)
-	}
-	// Nor is the time p itself was not running, as it noted.
-	excess = max(excess-stalled(p, at, at.Add(gap)), 0)
+	gap, excess, at := gapBeyond(p, r.c, from, to)
 	// A process and a control that both lost a worker lease lost them to
 	// a stall of the shared server (the control meets no fault), and their
 	// pauses ran for as long as each took a new one: not the fault's.
@@ -317,6 +322,38 @@ func (r *faultRun) checkGap(p *chaosProc, from, to time.Time, what string) (gap,
 	case gap > faultMaxGap:
 		r.t.Logf("%s: %s issued nothing for %s from %s, and nor did the control for %s of it: the machine stalled",
 			what, p.name, gap.Round(time.Millisecond), fmtTick(at), (gap - excess).Round(time.Millisecond))
+	}
+	return gap, excess
+}
+
+// gapBeyond returns p's longest gap in [from, to], by its keys' times,
+// where it began, and the part of it that counts against a fault: less
+// the longest gap of the control c (nil: none) around the same time
+// (within faultMaxGap of it: a machine that stalls many processes lets
+// them run again one after the other), and less the time p noted it did
+// not run.
+func gapBeyond(p, c *chaosProc, from, to time.Time) (gap, excess time.Duration, at time.Time) {
+	gap, at = longestGap(p, from, to)
+	excess = gap
+	if c != nil {
+		cg, _ := longestGap(c, at.Add(-faultMaxGap), at.Add(gap+faultMaxGap))
+		excess = max(gap-cg, 0)
+	}
+	return gap, max(excess-stalled(p, at, at.Add(gap)), 0), at
+}
+
+// checkUntouched fails the test when p, which no fault touched in [from,
+// to], paused in it for more than allowed beyond its control c's pause
+// around the same time (gapBeyond's rule), and logs its longest gap. It
+// returns that gap and its part counted against the fault.
+func checkUntouched(t *testing.T, p, c *chaosProc, from, to time.Time, allowed time.Duration, what string) (gap, excess time.Duration) {
+	t.Helper()
+	gap, excess, at := gapBeyond(p, c, from, to)
+	if excess > allowed {
+		t.Errorf("%s: %s, untouched, issued nothing for %s from %s (of %s..%s), the control %s only %s of it (allowed: %s beyond it)\n%s",
+			what, p.name, gap.Round(time.Millisecond), fmtTick(at), fmtTick(from), fmtTick(to), c.name, (gap - excess).Round(time.Millisecond), allowed, p.logTail())
+	} else {
+		t.Logf("%s: %s, untouched, longest gap %s (%s beyond the control's) in %s", what, p.name, gap.Round(time.Millisecond), excess.Round(time.Millisecond), to.Sub(from).Round(time.Millisecond))
 	}
 	return gap, excess
 }
@@ -434,18 +471,29 @@ func (r *faultRun) totalKeys() int {
 // test can tell how long, in true time, a process whose clock it moved
 // issued nothing (its keys' times are on its own clock).
 func (r *faultRun) watch(p *chaosProc) *watcher {
-	w := &watcher{p: p, stop: make(chan struct{})}
+	return watch(r.t, func() int {
+		_ = p.scan()
+		n, _ := p.counts()
+		return n
+	})
+}
+
+// watch samples count every 5 ms until the test ends and notes when it
+// grew: when, in true time, a process printed keys.
+func watch(t *testing.T, count func() int) *watcher {
+	w := &watcher{count: count, stop: make(chan struct{})}
 	w.wg.Add(1)
 	go w.run()
-	r.t.Cleanup(w.close)
+	t.Cleanup(w.close)
 	return w
 }
 
+// A watcher notes when a process's output grew.
 type watcher struct {
-	p    *chaosProc
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	count func() int
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
 
 	mu    sync.Mutex
 	moves []time.Time // when the count was seen to grow
@@ -461,8 +509,7 @@ func (w *watcher) run() {
 		case <-w.stop:
 			return
 		case now := <-t.C:
-			_ = w.p.scan()
-			if n, _ := w.p.counts(); n > last {
+			if n := w.count(); n > last {
 				last = n
 				w.mu.Lock()
 				w.moves = append(w.moves, now)
@@ -480,10 +527,18 @@ func (w *watcher) close() {
 // gap returns the longest true time in [from, to] in which the process
 // printed no key (the edges count), to 5 ms.
 func (w *watcher) gap(from, to time.Time) time.Duration {
+	g, _ := w.longest(from, to)
+	return g
+}
+
+// longest returns the longest true time in [from, to] in which the
+// process printed no key (the edges count), to 5 ms, and where it began.
+func (w *watcher) longest(from, to time.Time) (time.Duration, time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	prev := from
 	var gap time.Duration
+	at := from
 	for _, m := range append(append([]time.Time(nil), w.moves...), to) {
 		if m.Before(from) {
 			continue
@@ -491,10 +546,12 @@ func (w *watcher) gap(from, to time.Time) time.Duration {
 		if m.After(to) {
 			m = to
 		}
-		gap = max(gap, m.Sub(prev))
+		if d := m.Sub(prev); d > gap {
+			gap, at = d, prev
+		}
 		prev = m
 	}
-	return gap
+	return gap, at
 }
 
 // since returns when the process first printed a key after t; false if it

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"net/url"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	toxic "github.com/Shopify/toxiproxy/v2/toxics"
 	"github.com/go-sql-driver/mysql"
 	"github.com/go-zookeeper/zk"
 	"github.com/redis/go-redis/v9"
@@ -302,6 +302,59 @@ type partProc struct {
 	ids    []int64
 	errs   map[string]int
 	errOrd []string
+	errAt  []time.Time // when each error came back
+	fences []time.Time // when its worker lease ended, as its Logger says
+}
+
+// Enabled, Handle, WithAttrs and WithGroup make a partProc the
+// slog.Handler of its issuer's Logger: it notes when a worker lease ended.
+func (p *partProc) Enabled(context.Context, slog.Level) bool { return true }
+
+// Handle notes a record that says a worker lease ended.
+func (p *partProc) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, "worker lease ended") {
+		p.mu.Lock()
+		p.fences = append(p.fences, time.Now())
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// WithAttrs returns p: its records' attributes are not kept.
+func (p *partProc) WithAttrs([]slog.Attr) slog.Handler { return p }
+
+// WithGroup returns p.
+func (p *partProc) WithGroup(string) slog.Handler { return p }
+
+// inside counts the times in ts within [from, to].
+func inside(ts []time.Time, from, to time.Time) int {
+	n := 0
+	for _, t := range ts {
+		if !t.Before(from) && !t.After(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// longestGapOf returns the longest time in [from, to] between two of the
+// times ats (the edges count), and where it began.
+func longestGapOf(ats []time.Time, from, to time.Time) (time.Duration, time.Time) {
+	prev, at := from, from
+	var gap time.Duration
+	for _, t := range append(slices.Clip(ats), to) {
+		if t.Before(from) {
+			continue
+		}
+		if t.After(to) {
+			t = to
+		}
+		if d := t.Sub(prev); d > gap {
+			gap, at = d, prev
+		}
+		prev = t
+	}
+	return gap, at
 }
 
 func (p *partProc) issue(ctx context.Context, table string) {
@@ -315,6 +368,7 @@ func (p *partProc) issue(ctx context.Context, table string) {
 			p.at = append(p.at, now)
 			p.ids = append(p.ids, id)
 		} else if ctx.Err() == nil {
+			p.errAt = append(p.errAt, now)
 			msg := err.Error()
 			if p.errs[msg] == 0 {
 				p.errOrd = append(p.errOrd, msg)
@@ -350,6 +404,7 @@ type partResult struct {
 	recovery      time.Duration // faulted: first key after healing, after healing; -1: none
 	skipped       int64         // segment keys between the lowest and highest issued that nobody issued
 	errors        []string      // the faulted issuer's errors, a few
+	reached       string        // how the fault showed in the faulted issuer
 	failures      []string      // setup errors and broken promises: duplicates, keys past the deadline
 	missed        []string      // timing goals missed: the untouched issuer's pause, the recovery
 }
@@ -368,8 +423,8 @@ func (r *partResult) summary() string {
 	if r.dbKeys[0] > 0 {
 		db = fmt.Sprintf(" + %d by the database (%d during the fault)", r.dbKeys[0], r.dbKeys[1])
 	}
-	return fmt.Sprintf("keys %d faulted + %d untouched%s, %d duplicates; untouched longest gap %s (at fault%+.2fs; test process stalled %s, servers %s); faulted stopped %s after the fault, recovered %s after healing, %d keys after its deadline; %d segment keys skipped; errors: %s",
-		r.keys[0], r.keys[1], db, r.dups, r.gap.Round(time.Millisecond), r.gapAt.Seconds(), r.stall.Round(time.Millisecond), r.serverStall.Round(time.Millisecond), fmtDur(r.stoppedAfter), fmtDur(r.recovery), r.lateKeys, r.skipped, strings.Join(r.errors, " | "))
+	return fmt.Sprintf("keys %d faulted + %d untouched%s, %d duplicates; untouched longest gap %s (at fault%+.2fs; test process stalled %s, servers %s); faulted stopped %s after the fault, recovered %s after healing, %d keys after its deadline; the fault reached it: %s; %d segment keys skipped; errors: %s",
+		r.keys[0], r.keys[1], db, r.dups, r.gap.Round(time.Millisecond), r.gapAt.Seconds(), r.stall.Round(time.Millisecond), r.serverStall.Round(time.Millisecond), fmtDur(r.stoppedAfter), fmtDur(r.recovery), r.lateKeys, r.reached, r.skipped, strings.Join(r.errors, " | "))
 }
 
 func fmtDur(d time.Duration) string {
@@ -434,13 +489,24 @@ func (s *partServers) run(tg partTarget, f partFault) *partResult {
 	}
 	time.Sleep(partWarm)
 	faultAt := time.Now()
-	for _, tx := range f.toxics(tg.ttl) {
+	// First a witness of the faulted issuer's requests, ahead of the
+	// fault's toxics on their way.
+	witness := fmt.Sprintf(`{"name":"witness","type":%q,"stream":"upstream","attributes":{"proxy":%q}}`, witnessType, env.proxy.Name)
+	for _, tx := range append([]string{witness}, f.toxics(tg.ttl)...) {
 		if _, err := env.proxy.Toxics.AddToxicJson(strings.NewReader(tx)); err != nil {
 			r.failf("add toxic %s: %v", tx, err)
 			return r
 		}
 	}
 	time.Sleep(time.Duration(f.lasts * float64(tg.ttl)))
+	if g := a.keys.Segments(); g != nil && !tg.snowflake() && tg.link != "redis" {
+		env.buffered = true
+		for _, k := range g.Snapshot().Keys {
+			if k.Loading || k.LoadErrors > 0 || k.LastLoad.After(faultAt) {
+				env.buffered = false
+			}
+		}
+	}
 	env.proxy.Toxics.ResetToxics(context.Background())
 	healAt := time.Now()
 	// The faulted issuer issues again within a lease period; wait a little
@@ -452,6 +518,101 @@ func (s *partServers) run(tg partTarget, f partFault) *partResult {
 
 	s.check(r, tg, env, faultAt, healAt, end)
 	return r
+}
+
+// reached checks that the fault reached the faulted issuer while it
+// lasted or as it healed (in [faultAt, end]): a request it sent into the
+// cut link (seen by the witness toxic, ahead of the fault's), a call that
+// failed, a worker lease that ended, or a stall: a gap in its keys longer
+// than the untouched issuer's around the same time (within partMaxGap of
+// it) and the test process's own stall by more than partMaxGap. A
+// blackhole shorter than the lease, by design, shows only the first: the
+// issuer's heartbeat went into the cut link and its horizon carried it
+// through. Nor does a short fault reach a segment issuer whose buffered
+// segments last it (no load started, under way or failed meanwhile, as
+// its generator's snapshot at the heal says): that is logged, not missed.
+// A case the fault did not reach was not played: a goal missed,
+// so the short form plays it again.
+func (s *partServers) reached(r *partResult, env *partEnv, faultAt, end time.Time) {
+	a, b := env.procs[0], env.procs[1]
+	a.mu.Lock()
+	errs, fences := inside(a.errAt, faultAt, end), inside(a.fences, faultAt, end)
+	gap, at := longestGapOf(a.at, faultAt, end)
+	a.mu.Unlock()
+	b.mu.Lock()
+	bGap, _ := longestGapOf(b.at, at.Add(-partMaxGap), at.Add(gap+partMaxGap))
+	b.mu.Unlock()
+	stall := max(bGap, s.stalls.within(at, at.Add(gap)))
+	sent := witnessed(env.proxy.Name, faultAt, end)
+	var how []string
+	if sent > 0 {
+		how = append(how, fmt.Sprintf("%d requests sent into the cut link", sent))
+	}
+	if errs > 0 {
+		how = append(how, fmt.Sprintf("%d errors", errs))
+	}
+	if fences > 0 {
+		how = append(how, fmt.Sprintf("%d leases ended", fences))
+	}
+	if gap-stall > partMaxGap {
+		how = append(how, fmt.Sprintf("stalled %s from %+.2fs", gap.Round(time.Millisecond), at.Sub(faultAt).Seconds()))
+	}
+	if len(how) == 0 && env.buffered {
+		r.reached = "nothing to reach: its buffered segments lasted the fault (no range loaded)"
+		return
+	}
+	if len(how) == 0 {
+		r.miss("the fault did not reach the faulted issuer: no request into the cut link, no error, no lease ended, no stall (its longest gap %s from %+.2fs, the untouched issuer's then %s)",
+			gap.Round(time.Millisecond), at.Sub(faultAt).Seconds(), bGap.Round(time.Millisecond))
+		r.reached = "-"
+		return
+	}
+	r.reached = strings.Join(how, ", ")
+}
+
+// witnessType is the toxic type of witnessToxic.
+const witnessType = "idsql_witness"
+
+func init() {
+	toxic.Register(witnessType, new(witnessToxic))
+}
+
+// witnessToxic passes everything on and notes when a chunk went through
+// the proxy it names: the requests of the faulted issuer while the fault
+// lasts.
+type witnessToxic struct {
+	Proxy string `json:"proxy"`
+}
+
+// Pipe passes the chunks on, noting each.
+func (w *witnessToxic) Pipe(stub *toxic.ToxicStub) {
+	for {
+		select {
+		case <-stub.Interrupt:
+			return
+		case c := <-stub.Input:
+			if c == nil {
+				stub.Close()
+				return
+			}
+			witnessMu.Lock()
+			witnessAt[w.Proxy] = append(witnessAt[w.Proxy], time.Now())
+			witnessMu.Unlock()
+			stub.Output <- c
+		}
+	}
+}
+
+var (
+	witnessMu sync.Mutex
+	witnessAt = map[string][]time.Time{} // proxy name -> chunks seen
+)
+
+// witnessed counts the chunks the witness saw on proxy within [from, to].
+func witnessed(proxy string, from, to time.Time) int {
+	witnessMu.Lock()
+	defer witnessMu.Unlock()
+	return inside(witnessAt[proxy], from, to)
 }
 
 // check reads what both issuers issued and fills r.
@@ -551,6 +712,7 @@ func (s *partServers) check(r *partResult, tg partTarget, env *partEnv, faultAt,
 		r.miss("the faulted issuer did not issue within one lease period (%s) after healing (first key after %s); its errors: %s", tg.ttl, fmtDur(r.recovery), a.firstErrors())
 	}
 	r.errors = a.errorSample(3)
+	s.reached(r, env, faultAt, end)
 
 	if !tg.snowflake() && len(seen) > 0 {
 		lo, hi := int64(1<<62), int64(0)
@@ -613,6 +775,11 @@ type partEnv struct {
 	direct *sql.DB
 	// written holds when each of that writer's rows was inserted.
 	written []time.Time
+	// buffered: the faulted issuer of a segment target in memory needed
+	// no range while the fault lasted (no load started or under way, none
+	// failed): its buffered segments carried it through, so the fault had
+	// nothing to reach.
+	buffered bool
 }
 
 func (e *partEnv) close() {
@@ -764,8 +931,7 @@ func (s *partServers) setup(ctx context.Context, tg partTarget) (*partEnv, error
 		env.procs[i] = p
 		reg := registry.New(db, registry.Settings{Heartbeat: partHeartbeat, AcceptLazyCommits: true})
 		inst := holder.Instance{ID: who, Host: "host-" + who, PID: os.Getpid()}
-		p.keys, err = idsql.NewKeys(&pc, idsql.KeysOptions{DB: db, Registry: reg, Instance: inst,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		p.keys, err = idsql.NewKeys(&pc, idsql.KeysOptions{DB: db, Registry: reg, Instance: inst, Logger: slog.New(p)})
 		if err != nil {
 			return env, fmt.Errorf("%s: %w", who, err)
 		}

@@ -102,7 +102,9 @@ func TestDecode(t *testing.T) {
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // TestServeEmbedded runs `idsql serve` on the embedded default, takes IDs,
-// then cancels it as SIGTERM would and checks it drained and released.
+// then cancels it as SIGTERM would and checks that it exits 0.
+// TestServeSIGTERM sends the built binary a real SIGTERM with a request in
+// flight and checks the drain and the worker table.
 func TestServeEmbedded(t *testing.T) {
 	serveAndGet(t, []string{"--data", t.TempDir()},
 		"/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz")

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -35,10 +36,16 @@ func TestStickyWaitsForSilentOwner(t *testing.T) {
 	crashed.cli.Close() // no more keep-alives, no release: a crash
 	crashedAt := time.Now()
 	// Once the owner has missed more than a keep-alive, it counts as
-	// silent.
-	time.Sleep(crashed.s.Report + time.Second)
+	// silent: until then the restart is refused as a twin, and asks again.
 	req.Instance.PID = 2
-	l, err := newHolder().Acquire(ctx, req)
+	restart := newHolder()
+	var l holder.Lease
+	for deadline := time.Now().Add(crashed.s.TTL + 10*time.Second); ; time.Sleep(50 * time.Millisecond) {
+		l, err = restart.Acquire(ctx, req)
+		if !errors.Is(err, holder.ErrIdentityInUse) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("Acquire after the owner went silent: %v", err)
 	}

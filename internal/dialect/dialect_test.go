@@ -139,6 +139,11 @@ type server struct {
 	connID  string // query returning the session's id
 	killFmt string // statement killing session %s
 	liveFmt string // query counting the live sessions with id %s
+	// lockFmt counts the sessions that wait for a row lock: the one with
+	// id %s on PostgreSQL; on MySQL those of the test's database, the id
+	// in a comment (here INNODB_TRX's thread of the waiting transaction
+	// was now and then not its session's CONNECTION_ID()).
+	lockFmt string
 }
 
 func (s server) q(query string) string { return s.d.Rebind(query) }
@@ -146,13 +151,16 @@ func (s server) q(query string) string { return s.d.Rebind(query) }
 func openPostgres(t *testing.T) server {
 	db, _ := pgtest.Open(t)
 	return server{d: dialect.PostgreSQL, db: db, connID: "SELECT pg_backend_pid()", killFmt: "SELECT pg_terminate_backend(%s)",
-		liveFmt: "SELECT count(*) FROM pg_stat_activity WHERE pid = %s"}
+		liveFmt: "SELECT count(*) FROM pg_stat_activity WHERE pid = %s",
+		lockFmt: "SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND wait_event_type = 'Lock'"}
 }
 
 func openMySQL(t *testing.T) server {
 	db, _ := mysqltest.Open(t)
 	return server{d: dialect.MySQL, db: db, connID: "SELECT CONNECTION_ID()", killFmt: "KILL CONNECTION %s",
-		liveFmt: "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s"}
+		liveFmt: "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s",
+		lockFmt: "SELECT COUNT(*) FROM information_schema.INNODB_TRX x JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id " +
+			"WHERE x.trx_state = 'LOCK WAIT' AND p.DB = DATABASE() /* session %s */"}
 }
 
 func openSQLite(t *testing.T) server {
@@ -280,12 +288,23 @@ func conflict(t *testing.T, s server) error {
 	if _, err := tx2.ExecContext(ctx, upd, 2); err != nil {
 		t.Fatal(err)
 	}
+	var id1 string
+	if err := tx1.QueryRowContext(ctx, s.connID).Scan(&id1); err != nil {
+		t.Fatal(err)
+	}
 	errs := make(chan error, 1)
 	go func() {
 		_, err := tx1.ExecContext(ctx, upd, 2) // waits for tx2
 		errs <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// Until the server shows tx1 waiting for tx2's row lock. (MariaDB's
+	// information_schema join fails now and then on a temporary file of
+	// its own: ask again.)
+	for waiting := 0; waiting == 0; time.Sleep(5 * time.Millisecond) {
+		if err := s.db.QueryRowContext(ctx, fmt.Sprintf(s.lockFmt, id1)).Scan(&waiting); err != nil && ctx.Err() != nil {
+			t.Fatalf("is tx1 waiting for tx2's lock: %v", err)
+		}
+	}
 	_, err2 := tx2.ExecContext(ctx, upd, 1) // closes the cycle
 	if err2 != nil {
 		tx2.Rollback()

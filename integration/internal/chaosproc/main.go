@@ -32,6 +32,9 @@
 // that what they measure, each key's issue time, does not wait for a
 // database round trip.
 //
+// Every run notes when it was not scheduled for over 50 ms ("note:
+// stalled ..."): the checkers do not count such a pause against a fault.
+//
 // It is not a tool for users; the chaos tests build and run it.
 package main
 
@@ -189,9 +192,7 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if p.draw {
-		go p.probe(ctx)
-	}
+	go p.probe(ctx)
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Add(1)

@@ -19,7 +19,8 @@ import (
 
 // TestDBDefaultChaos: on each database, its own client writes into the
 // configured tables with the database-side default (multi-row VALUES,
-// INSERT ... SELECT, and COPY on PostgreSQL) while chaos helper processes
+// INSERT ... SELECT, and COPY on PostgreSQL) from several sessions at
+// once, two of them with their database clock stepped, while chaos helper processes
 // insert through the wrapper; one helper is killed with SIGKILL and
 // replaced, and the database crashes and restarts under them all,
 // recovering its sequences from its log. No key is stored twice, every key
@@ -37,6 +38,10 @@ func TestDBDefaultChaos(t *testing.T) {
 		t.Run(tc.driver, func(t *testing.T) { dbDefaultChaos(t, tc, cfg) })
 	}
 }
+
+// dbChaosWriters is how many client sessions write into every table at
+// once in TestDBDefaultChaos.
+const dbChaosWriters = 3
 
 // crashable is a database server of the test's own.
 type crashable interface {
@@ -57,6 +62,9 @@ type dbChaosTarget struct {
 	rows func(table string, round int) string
 	// uptime is a query of the seconds since the server started.
 	uptime string
+	// setClock is the statement that makes the session's database-side
+	// default read the clock at us microseconds since 1970.
+	setClock func(us int64) string
 }
 
 var dbChaosTargets = []dbChaosTarget{
@@ -73,7 +81,8 @@ COPY %[1]s (proc, pid) FROM STDIN;
 client	%[2]d
 \.
 `, table, i)
-	}, `SELECT extract(epoch FROM now() - pg_postmaster_start_time())::float8`},
+	}, `SELECT extract(epoch FROM now() - pg_postmaster_start_time())::float8`,
+		func(us int64) string { return fmt.Sprintf("SET idsql.now_us = '%d';\n", us) }},
 	{"mysql", func(t *testing.T) (crashable, string, string) {
 		// Crash: SIGKILL of mariadbd. Its commits reach the redo log file
 		// before they are acknowledged, so the helpers' survive.
@@ -84,7 +93,8 @@ client	%[2]d
 		return fmt.Sprintf(`INSERT INTO %[1]s (proc, pid) VALUES ('client', %[2]d), ('client', %[2]d);
 INSERT INTO %[1]s (proc, pid) SELECT 'client', seq FROM seq_1_to_3;
 `, table, i)
-	}, `SELECT VARIABLE_VALUE + 0 FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'`},
+	}, `SELECT VARIABLE_VALUE + 0 FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'`,
+		func(us int64) string { return fmt.Sprintf("SET @idsql_now_us = %d;\n", us) }},
 }
 
 // dbDefaultChaos runs the chaos on tc with the idsql configuration
@@ -140,34 +150,48 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 	// restarts is odd while the database crashes and restarts: only then
 	// may a client script fail.
 	var restarts atomic.Int32
+	var mu sync.Mutex
 	var ok, failed, unexpected int
 	var lastErr string // the last failure outside the restart
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
+	// dbChaosWriters client sessions write at once: the first reads the
+	// database clock, the second a clock stepped 30s back, the third one
+	// stepping back and forth by up to 20s from script to script.
+	for w := range dbChaosWriters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var script strings.Builder
+				switch now := time.Now(); w {
+				case 1:
+					script.WriteString(tc.setClock(now.Add(-30 * time.Second).UnixMicro()))
+				case 2:
+					script.WriteString(tc.setClock(now.Add(time.Duration(i%5-2) * 10 * time.Second).UnixMicro()))
+				}
+				for _, table := range tables {
+					script.WriteString(tc.rows(table, i))
+				}
+				before := restarts.Load()
+				out, err := cli(t, script.String())
+				mu.Lock()
+				switch {
+				case err == nil:
+					ok++
+				case before == restarts.Load() && before%2 == 0:
+					unexpected++
+					lastErr = fmt.Sprintf("%v: %s", err, out)
+				default:
+					failed++
+				}
+				mu.Unlock()
 			}
-			var script strings.Builder
-			for _, table := range tables {
-				script.WriteString(tc.rows(table, i))
-			}
-			before := restarts.Load()
-			out, err := cli(t, script.String())
-			switch {
-			case err == nil:
-				ok++
-			case before == restarts.Load() && before%2 == 0:
-				unexpected++
-				lastErr = fmt.Sprintf("%v: %s", err, out)
-			default:
-				failed++
-			}
-		}
-	}()
+		}()
+	}
 
 	time.Sleep(time.Second)
 	if !procs[0].kill() {
@@ -182,6 +206,20 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 	crashed := time.Now()
 	srv.Crash()
 	srv.Start()
+	// The window closes once the client reaches the server again (under
+	// load its connections may time out for a while after the server
+	// answers Go's).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := cli(t, "SELECT 1;\n")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the client reaches no server 30s after the restart: %v: %s", err, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	restarts.Add(1)
 	var up float64
 	if err := raw.QueryRowContext(ctx, tc.uptime).Scan(&up); err != nil {
@@ -194,7 +232,9 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 	// keeps writing.
 	survivors := procs[1:]
 	issuesAfter(t, survivors, 30*time.Second)
+	mu.Lock()
 	okBefore := ok
+	mu.Unlock()
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
 	wg.Wait()

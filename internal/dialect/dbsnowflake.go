@@ -244,7 +244,6 @@ BEGIN
 		p int;
 		q int;
 		lk bigint;
-		got boolean := false;
 		v bigint;
 		id bigint;
 	BEGIN
@@ -254,10 +253,14 @@ BEGIN
 		END IF;
 		floor_v := least((now_us - epoch_us) / unit_us, (1::bigint << time_bits) - 1) << s2;
 		slack := greatest(1, 10000 / unit_us) << s2;
+		-- The slot the pointer names, held shared before its first draw.
 		p := coalesce(pg_sequence_last_value(ptr), 0) % n;
-		IF coalesce(pg_sequence_last_value(slots[p + 1]), -1) < floor_v - slack THEN
+		PERFORM pg_advisory_xact_lock_shared((1768190833::bigint << 32) | slots[p + 1]::oid::bigint);
+		v := nextval(slots[p + 1]);
+		IF v < floor_v - slack THEN
 			-- The slot's counter lags the clock: move another slot, which
-			-- no transaction holds, to the clock and point at it.
+			-- no transaction holds, to the clock and point at it (v is
+			-- left unused).
 			FOR i IN 1 .. n - 1 LOOP
 				q := (p + i) % n;
 				lk := (1768190833::bigint << 32) | slots[q + 1]::oid::bigint;
@@ -274,16 +277,12 @@ BEGIN
 					END;
 					PERFORM pg_advisory_unlock(lk);
 					p := q;
-					got := true;
+					v := nextval(slots[p + 1]);
 					EXIT;
 				END IF;
 			END LOOP;
 		END IF;
-		IF NOT got THEN
-			PERFORM pg_advisory_xact_lock_shared((1768190833::bigint << 32) | slots[p + 1]::oid::bigint);
-		END IF;
 		PERFORM set_config(guc, p::text, true);
-		v := nextval(slots[p + 1]);
 		IF worker_low THEN
 			id := ((v >> s2) << (worker_bits + seq_bits)) | ((((p::bigint << s2) | (v & ((1::bigint << s2) - 1)))) << worker_bits) | worker;
 		ELSE

@@ -97,7 +97,9 @@ func mariadbClient(t *testing.T, dsn string) client {
 		t.Fatalf("mariadb client: address %q has no port", c.Addr)
 	}
 	return func(t *testing.T, script string) (string, error) {
-		cmd := exec.Command("mariadb", "--protocol=TCP", "-h", host, "-P", port, "-u", c.User, c.DBName)
+		// A generous connect timeout: on a loaded machine the server may
+		// accept late.
+		cmd := exec.Command("mariadb", "--protocol=TCP", "--connect-timeout=20", "-h", host, "-P", port, "-u", c.User, c.DBName)
 		cmd.Env = append(os.Environ(), "MYSQL_PWD="+c.Passwd)
 		cmd.Stdin = strings.NewReader(script)
 		out, err := cmd.CombinedOutput()

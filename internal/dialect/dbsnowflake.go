@@ -199,17 +199,22 @@ func (d Dialect) namespaceLock(ns string) string {
 //
 // The counters are the slot sequences {slotseqs} (v = tick << s2 | n, s2
 // being the layout's sequence bits less {k}); a key is (tick, worker, slot
-// << s2 | n). The column default composes a key from nextval of the slot
-// its transaction holds, named in the transaction-local setting {guc}, with
-// built-in functions only; the first key of a transaction calls
-// idsql_snowflake_key, which picks the slot the pointer sequence {seq}
-// names and takes the slot's advisory lock ('idsq' << 32 | the slot
-// sequence's OID) shared, to the end of the transaction: no writer ever
-// takes it exclusively, so no writer waits on another. A slot's sequence
-// moves forward to the clock (setval) only under that lock held
-// exclusively, taken with a try and released before the function returns,
-// so only while no transaction draws from it: setval can never lower a
+// << s2 | n). A transaction draws from one slot and holds the slot's
+// advisory lock ('idsq' << 32 | the slot sequence's OID) shared to its
+// end: no writer ever waits for another's, since writers take it shared
+// and the only exclusive holder is idsql_snowflake_key, for a few
+// statements within one call. A slot's sequence moves forward to the
+// clock (setval) only under that lock held exclusively, taken with a try,
+// so only while no other transaction draws from it: setval never lowers a
 // counter under a writer, and nextval never repeats.
+//
+// The column default is built-in functions only: a row of a transaction
+// that holds a slot (named in the transaction-local setting {guc}) draws
+// from it and composes the key with overlay; the first row of a
+// transaction takes its backend's slot (pg_backend_pid() % slots) when
+// that slot's counter is within 10ms of ticks of the clock and its lock
+// is free to share, and otherwise calls idsql_snowflake_key (PL/pgSQL),
+// which moves a free slot to the clock.
 const pgSnowflakeDefault = `DO $idsql$
 DECLARE
 	w bigint;
@@ -218,9 +223,14 @@ DECLARE
 	t0 bigint;
 	changed boolean := false;
 	slots text[] := {slotseqs};
+	n int := array_length({slotseqs}, 1);
 	s int;
 	sq text;
 	expr text;
+	slow text;
+	arr text;
+	pick text;
+	held text;
 	m bigint;
 	vmax bigint;
 	c bigint;
@@ -240,7 +250,6 @@ BEGIN
 		n int := array_length(slots, 1);
 		s2 int := seq_bits - slot_bits;
 		floor_v bigint;
-		slack bigint;
 		p int;
 		q int;
 		lk bigint;
@@ -252,15 +261,15 @@ BEGIN
 				now_us, layout, tbl;
 		END IF;
 		floor_v := least((now_us - epoch_us) / unit_us, (1::bigint << time_bits) - 1) << s2;
-		slack := greatest(1, 10000 / unit_us) << s2;
-		-- The slot the pointer names, held shared before its first draw.
+		-- The slot the pointer names, held shared before its first draw
+		-- (this waits only while another call moves the slot forward).
 		p := coalesce(pg_sequence_last_value(ptr), 0) % n;
 		PERFORM pg_advisory_xact_lock_shared((1768190833::bigint << 32) | slots[p + 1]::oid::bigint);
 		v := nextval(slots[p + 1]);
-		IF v < floor_v - slack THEN
-			-- The slot's counter lags the clock: move another slot, which
-			-- no transaction holds, to the clock and point at it (v is
-			-- left unused).
+		IF v < floor_v - (greatest(1, 10000 / unit_us) << s2) THEN
+			-- The slot lags the clock: move another slot, which no other
+			-- transaction holds, to the clock and point at it (v is left
+			-- unused).
 			FOR i IN 1 .. n - 1 LOOP
 				q := (p + i) % n;
 				lk := (1768190833::bigint << 32) | slots[q + 1]::oid::bigint;
@@ -329,19 +338,36 @@ BEGIN
 	WHERE namespace = {ns} AND worker_id = w AND instance = {instance} AND released IS NULL;
 	-- The first tick past the horizon of every earlier lease.
 	t0 := (floor(extract(epoch FROM hw) * 1000000)::bigint - {epoch}) / {unit} + 1;
-	-- The pointer; the counter of an earlier install (one sequence of
-	-- tick << {sb} | n, or a segment block) bounds the first tick too.
+	-- The pointer: its value modulo the slots names the slot that first
+	-- rows take. (A table that had a segment default has it bounded to a
+	-- block.)
 	CREATE SEQUENCE IF NOT EXISTS {seq} AS bigint MINVALUE 0 NO CYCLE;
-	IF (SELECT seqmax FROM pg_sequence WHERE seqrelid = {seqlit}::regclass) <> 9223372036854775807 THEN
+	IF (SELECT seqmax <> 9223372036854775807 OR seqmin <> 0 FROM pg_sequence WHERE seqrelid = {seqlit}::regclass) THEN
 		ALTER SEQUENCE {seq} MINVALUE 0 NO MAXVALUE NO CYCLE;
 	END IF;
-	-- The earlier install's counter lock, to the end of this transaction.
-	PERFORM pg_advisory_xact_lock((1768190833::bigint << 32) | {seqlit}::regclass::oid::bigint);
-	t0 := greatest(t0, (SELECT (last_value >> {sb}) + 1 FROM {seq} WHERE last_value >= array_length(slots, 1)));
-	PERFORM setval({seqlit}, 0) FROM {seq} WHERE last_value >= array_length(slots, 1) OR NOT is_called;
-	expr := 'CASE current_setting(' || quote_literal({guc}) || ', true)';
+	changed := changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
+		AND position('idsql_snowflake_key(' IN pg_get_expr(d.adbin, d.adrelid)) > 0
+		AND position({fp} IN pg_get_expr(d.adbin, d.adrelid)) > 0);
+	IF changed THEN
+		-- The default changes: no writer of the table runs meanwhile, and
+		-- the counter of a default before it (one sequence of tick << {sb}
+		-- | n, or a segment block) bounds the first tick too.
+		LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE;
+		IF to_regclass({seqlit}) IS NOT NULL THEN
+			t0 := greatest(t0, (SELECT (last_value >> {sb}) + 1 FROM {seq}));
+		END IF;
+	END IF;
 	top := (1::bigint << ({tb} + s2)) - 1;
-	FOR s IN 0 .. array_length(slots, 1) - 1 LOOP
+	arr := format('ARRAY[%s]::regclass[]', (SELECT string_agg(quote_literal(x) || '::regclass', ', ') FROM unnest(slots) x));
+	-- The slot a first row reads from the pointer, bound once in the
+	-- setting as 'c' || slot (a candidate, which no row draws from).
+	pick := format('(%s)[substr(current_setting(%L, true), 2)::int + 1]', arr, {guc});
+	held := format('(%s)[current_setting(%L, true)::int + 1]', arr, {guc});
+	slow := format('idsql_snowflake_key(%L::regclass, %s, %L, %L, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {k}, {low}, {maxkey})',
+		{seqlit}, arr, {guc}, {tablename}, {fp}, w);
+	expr := 'CASE current_setting(' || quote_literal({guc}) || ', true)';
+	FOR s IN 0 .. n - 1 LOOP
 		sq := slots[s + 1];
 		EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %s AS bigint MINVALUE 0 NO CYCLE', sq);
 		-- The greatest counter whose key is within the time bits and max_id.
@@ -369,14 +395,15 @@ BEGIN
 		IF (SELECT seqmax FROM pg_sequence WHERE seqrelid = sq::regclass) <> vmax THEN
 			EXECUTE format('ALTER SEQUENCE %s MAXVALUE %s', sq, vmax);
 		END IF;
-		-- Moved forward only under the slot's lock, held exclusively: it
+		-- Moved forward only under the slot's lock held exclusively: this
 		-- waits for the transactions that draw from the slot.
-		IF pg_sequence_last_value(sq::regclass) IS NULL OR pg_sequence_last_value(sq::regclass) < t0 << s2 THEN
+		IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << s2 THEN
 			PERFORM pg_advisory_xact_lock((1768190833::bigint << 32) | sq::regclass::oid::bigint);
-			IF pg_sequence_last_value(sq::regclass) IS NULL OR pg_sequence_last_value(sq::regclass) < t0 << s2 THEN
+			IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << s2 THEN
 				PERFORM setval(sq::regclass, t0 << s2);
 			END IF;
 		END IF;
+		-- A row of a transaction that holds slot s.
 		IF {low} THEN
 			expr := expr || format(' WHEN %L THEN (overlay(substring(nextval(%L::regclass)::bit(64) from %s) placing B%L from %s for 0) || B%L)::bigint',
 				s::text, sq, {wb} + {k} + 1, s::bigint::bit({k})::text, 64 - {wb} - {k} - s2 + 1, w::bit({wb})::text);
@@ -385,12 +412,23 @@ BEGIN
 				s::text, sq, {wb} + {k} + 1, ((w << {k}) | s)::bit({wbk})::text, 64 - {wb} - {k} - s2 + 1);
 		END IF;
 	END LOOP;
-	expr := expr || format(' ELSE idsql_snowflake_key(%L::regclass, ARRAY[%s]::regclass[], %L, %L, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {k}, {low}, {maxkey}) END',
-		{seqlit}, (SELECT string_agg(quote_literal(x), ', ') FROM unnest(slots) x), {guc}, {tablename}, {fp}, w);
-	IF changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
-		AND position('idsql_snowflake_key(' IN pg_get_expr(d.adbin, d.adrelid)) > 0
-		AND position({fp} IN pg_get_expr(d.adbin, d.adrelid)) > 0) THEN
+	-- The first row of a transaction: the slot the pointer names, when its
+	-- counter is within 10ms of ticks of the clock and its lock is free to
+	-- share; the lock is taken before the setting names the slot, and both
+	-- before the draw (CASE evaluates its condition first). Else
+	-- idsql_snowflake_key.
+	expr := expr || format(' ELSE CASE WHEN set_config(%1$L, ''c'' || coalesce(pg_sequence_last_value(%2$L::regclass), 0) %% %3$s, true) IS NULL THEN NULL'
+		' ELSE CASE WHEN coalesce(pg_sequence_last_value(%4$s), -1) >= '
+		'((least((coalesce(nullif(current_setting(''idsql.now_us'', true), '''')::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint) - {epoch}) / {unit}, (1::bigint << {tb}) - 1) - greatest(1, 10000 / {unit})) << %5$s)'
+		' AND pg_try_advisory_xact_lock_shared((1768190833::bigint << 32) | %4$s::oid::bigint)'
+		' THEN CASE WHEN set_config(%1$L, substr(current_setting(%1$L, true), 2), true) IS NOT NULL THEN %6$s END ELSE %7$s END END END',
+		{guc}, {seqlit}, n, pick, s2,
+		CASE WHEN {low} THEN format('(overlay(substring(nextval(%s)::bit(64) from %s) placing current_setting(%L, true)::int::bit({k}) from %s for 0) || B%L)::bigint',
+				held, {wb} + {k} + 1, {guc}, 64 - {wb} - {k} - s2 + 1, w::bit({wb})::text)
+			ELSE format('overlay(substring(nextval(%s)::bit(64) from %s) placing ((%s::bigint << {k}) | current_setting(%L, true)::int)::bit({wbk}) from %s for 0)::bigint',
+				held, {wb} + {k} + 1, w, {guc}, 64 - {wb} - {k} - s2 + 1) END,
+		slow);
+	IF changed THEN
 		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT %s', expr);
 	END IF;
 END

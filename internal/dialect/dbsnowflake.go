@@ -138,25 +138,35 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	window := max(1, int64(mariaWindow/s.Unit))
 	levels := (bits.Len64(uint64((int64(1)<<s.TimeBits/window+1)<<k)) + 7) / 8
 	var blocks, digits strings.Builder
-	blocks.WriteString("\t\t\tSET h = ")
+	blocks.WriteString("\t\t\t\tSET h = ")
 	for j := range levels {
 		if j > 0 {
 			blocks.WriteString(" + ")
 		}
 		fmt.Fprintf(&blocks, "((SELECT next_not_cached_value FROM %s) << %d)", seqN(j), 8*j)
 	}
-	blocks.WriteString(";\n\t\t\tSET b = GREATEST(h, (t DIV {window}) << {k});\n\t\t\tSET d = b + 1 - h;\n")
+	blocks.WriteString(";\n\t\t\t\tSET b = GREATEST(h, (t DIV {window}) << {k});\n\t\t\t\tSET d = b + 1 - h;\n")
 	for j := range levels {
 		mask := " & 255"
 		if j == levels-1 {
 			mask = ""
 		}
-		fmt.Fprintf(&blocks, "\t\t\tSET n = (d >> %d)%s;\n\t\t\tWHILE n > 0 DO\n\t\t\t\tSET x = NEXT VALUE FOR %s;\n\t\t\t\tSET n = n - 1;\n\t\t\tEND WHILE;\n",
+		fmt.Fprintf(&blocks, "\t\t\t\tSET n = (d >> %d)%s;\n\t\t\t\tWHILE n > 0 DO\n\t\t\t\t\tSET x = NEXT VALUE FOR %s;\n\t\t\t\t\tSET n = n - 1;\n\t\t\t\tEND WHILE;\n",
 			8*j, mask, seqN(j))
 		fmt.Fprintf(&digits, "\tCREATE SEQUENCE IF NOT EXISTS %s MINVALUE 0 START WITH 0 NOCACHE NOCYCLE;\n", seqN(j))
 		fmt.Fprintf(&digits, "\tEXECUTE IMMEDIATE CONCAT('DO SETVAL(%s, ', (b0 >> %d)%s, ', 0)');\n", seqN(j), 8*j, mask)
 	}
-	pairs = append(pairs, "{window}", i(window), "{u}", "idsql_"+tag+"_", "{lock}", lit("idsql/"+tag),
+	compose := "((v >> {s2}) << ({wb} + {sb})) | (worker << {sb}) | (@{u}s << {s2}) | (v & ((1 << {s2}) - 1))"
+	if s.WorkerLow {
+		compose = "((v >> {s2}) << ({wb} + {sb})) | (((@{u}s << {s2}) | (v & ((1 << {s2}) - 1))) << {wb}) | worker"
+	}
+	maxcheck := ""
+	if s.MaxKey > 0 {
+		maxcheck = "\t\tIF NEW.{col} > {maxkey} THEN\n\t\t\tSIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'idsql: a key of table " +
+			s.Table + " is past its max_id " + i(s.MaxKey) + "';\n\t\tEND IF;\n"
+	}
+	pairs = append(pairs, "{compose}", compose, "{maxcheck}", maxcheck,
+		"{window}", i(window), "{u}", "idsql_"+tag+"_", "{lock}", lit("idsql/"+tag),
 		"{blocks}", strings.TrimSuffix(blocks.String(), "\n"), "{digits}", strings.TrimSuffix(digits.String(), "\n"))
 	// The trigger's text travels as a string literal to EXECUTE
 	// IMMEDIATE, with the reserved worker ID spliced in: its names are
@@ -457,52 +467,45 @@ const mariaSnowflakeTrigger = `CREATE OR REPLACE TRIGGER {seq} BEFORE INSERT ON 
 BEGIN
 	DECLARE layout VARCHAR(255) DEFAULT {fp};
 	DECLARE worker BIGINT DEFAULT {worker};
-	DECLARE now_us BIGINT;
-	DECLARE t BIGINT;
 	DECLARE v BIGINT;
-	DECLARE h BIGINT;
-	DECLARE b BIGINT;
-	DECLARE d BIGINT;
-	DECLARE n BIGINT;
-	DECLARE x BIGINT;
-	DECLARE msg VARCHAR(512);
-	DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN DO RELEASE_LOCK({lock}); RESIGNAL; END;
 	IF NEW.{col} IS NULL OR NEW.{col} = 0 THEN
-		SET now_us = COALESCE(@idsql_now_us, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {clock}));
-		IF now_us < {epoch} THEN
-			SET msg = CONCAT('idsql: the database clock reads ', now_us, ' microseconds since 1970, before the epoch of layout ',
-				layout, ': no key for table ', {tablename});
-			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
-		END IF;
-		SET t = LEAST((now_us - {epoch}) DIV {unit}, (1 << {tb}) - 1);
-		SET v = GREATEST(@{u}v, t << {s2});
+		SET v = GREATEST(@{u}v, LEAST((COALESCE(@idsql_now_us, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))) - {epoch}) DIV {unit}, (1 << {tb}) - 1) << {s2});
 		IF v IS NULL OR @{u}e IS NULL OR v >= @{u}e THEN
-			IF GET_LOCK({lock}, 30) IS NOT TRUE THEN
-				SET msg = CONCAT('idsql: no block of keys for table ', {tablename}, ': its lock ', {lock}, ' is held');
-				SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
-			END IF;
+			-- A block: the next window and slot past every block handed out.
+			BEGIN
+				DECLARE now_us BIGINT DEFAULT COALESCE(@idsql_now_us, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {clock}));
+				DECLARE t BIGINT;
+				DECLARE h BIGINT;
+				DECLARE b BIGINT;
+				DECLARE d BIGINT;
+				DECLARE n BIGINT;
+				DECLARE x BIGINT;
+				DECLARE msg VARCHAR(512);
+				DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN DO RELEASE_LOCK({lock}); RESIGNAL; END;
+				IF now_us < {epoch} THEN
+					SET msg = CONCAT('idsql: the database clock reads ', now_us, ' microseconds since 1970, before the epoch of layout ',
+						layout, ': no key for table ', {tablename});
+					SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+				END IF;
+				SET t = LEAST((now_us - {epoch}) DIV {unit}, (1 << {tb}) - 1);
+				IF GET_LOCK({lock}, 30) IS NOT TRUE THEN
+					SET msg = CONCAT('idsql: no block of keys for table ', {tablename}, ': its lock ', {lock}, ' is held');
+					SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+				END IF;
 {blocks}
-			DO RELEASE_LOCK({lock});
-			SET @{u}s = b & ((1 << {k}) - 1);
-			SET @{u}v = ((b >> {k}) * {window}) << {s2};
-			SET @{u}e = LEAST(((b >> {k}) + 1) * {window}, 1 << {tb}) << {s2};
-			SET v = GREATEST(@{u}v, t << {s2});
-			IF v >= @{u}e THEN
-				SET msg = CONCAT('idsql: the time bits of layout ', layout, ' are used up: no key for table ', {tablename});
-				SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
-			END IF;
+				DO RELEASE_LOCK({lock});
+				SET @{u}s = b & ((1 << {k}) - 1);
+				SET @{u}v = ((b >> {k}) * {window}) << {s2};
+				SET @{u}e = LEAST(((b >> {k}) + 1) * {window}, 1 << {tb}) << {s2};
+				SET v = GREATEST(@{u}v, t << {s2});
+				IF v >= @{u}e THEN
+					SET msg = CONCAT('idsql: the time bits of layout ', layout, ' are used up: no key for table ', {tablename});
+					SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+				END IF;
+			END;
 		END IF;
-		SET @{u}v = v + 1;
-		IF {low} THEN
-			SET NEW.{col} = ((v >> {s2}) << ({wb} + {sb})) | (((@{u}s << {s2}) | (v & ((1 << {s2}) - 1))) << {wb}) | worker;
-		ELSE
-			SET NEW.{col} = ((v >> {s2}) << ({wb} + {sb})) | (worker << {sb}) | (@{u}s << {s2}) | (v & ((1 << {s2}) - 1));
-		END IF;
-		IF {maxkey} > 0 AND NEW.{col} > {maxkey} THEN
-			SET msg = CONCAT('idsql: key ', NEW.{col}, ' of table ', {tablename}, ' is past its max_id ', {maxkey});
-			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
-		END IF;
-	END IF;
+		SET @{u}v = v + 1, NEW.{col} = {compose};
+{maxcheck}	END IF;
 END`
 
 // mariaSnowflakeDefault is MariaDB's SnowflakeDBDefault statement. The

@@ -92,6 +92,11 @@ SET NEW.id = (((UNIX_TIMESTAMP(NOW(6)) * 1000) DIV 1 - 1314220021721) << 23) | (
 			} {
 				for _, side := range sides {
 					b.Run(form.name+"/"+side.name, func(b *testing.B) {
+						if side.name == "instagram" && form.rows > 1 {
+							// Past 1,024 keys in a millisecond it repeats
+							// keys (the primary key refuses them).
+							b.Skip("Instagram's IDs repeat past 1,024 keys a millisecond")
+						}
 						b.ReportAllocs()
 						var before int64
 						if err := raw.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+side.table).Scan(&before); err != nil {

@@ -238,6 +238,7 @@ DECLARE
 	sq text;
 	expr text;
 	slow text;
+	draw text;
 	arr text;
 	pick text;
 	held text;
@@ -369,14 +370,6 @@ BEGIN
 		END IF;
 	END IF;
 	top := (1::bigint << ({tb} + s2)) - 1;
-	arr := format('ARRAY[%s]::regclass[]', (SELECT string_agg(quote_literal(x) || '::regclass', ', ') FROM unnest(slots) x));
-	-- The slot a first row reads from the pointer, bound once in the
-	-- setting as 'c' || slot (a candidate, which no row draws from).
-	pick := format('(%s)[substr(current_setting(%L, true), 2)::int + 1]', arr, {guc});
-	held := format('(%s)[current_setting(%L, true)::int + 1]', arr, {guc});
-	slow := format('idsql_snowflake_key(%L::regclass, %s, %L, %L, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {k}, {low}, {maxkey})',
-		{seqlit}, arr, {guc}, {tablename}, {fp}, w);
-	expr := 'CASE current_setting(' || quote_literal({guc}) || ', true)';
 	FOR s IN 0 .. n - 1 LOOP
 		sq := slots[s + 1];
 		EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %s AS bigint MINVALUE 0 NO CYCLE', sq);
@@ -413,31 +406,43 @@ BEGIN
 				PERFORM setval(sq::regclass, t0 << s2);
 			END IF;
 		END IF;
-		-- A row of a transaction that holds slot s.
-		IF {low} THEN
-			expr := expr || format(' WHEN %L THEN (overlay(substring(nextval(%L::regclass)::bit(64) from %s) placing B%L from %s for 0) || B%L)::bigint',
-				s::text, sq, {wb} + {k} + 1, s::bigint::bit({k})::text, 64 - {wb} - {k} - s2 + 1, w::bit({wb})::text);
-		ELSE
-			expr := expr || format(' WHEN %L THEN overlay(substring(nextval(%L::regclass)::bit(64) from %s) placing B%L from %s for 0)::bigint',
-				s::text, sq, {wb} + {k} + 1, ((w << {k}) | s)::bit({wbk})::text, 64 - {wb} - {k} - s2 + 1);
-		END IF;
 	END LOOP;
+	-- One constant of the slots (a literal that the default's parse turns
+	-- into OIDs), so that planning an INSERT does not build an array.
+	arr := quote_literal((SELECT array_agg(x::regclass ORDER BY o) FROM unnest(slots) WITH ORDINALITY u(x, o))::text) || '::regclass[]';
+	-- The slot a first row reads from the pointer, bound once in the
+	-- setting as 'c' || slot (a candidate, which no row draws from).
+	pick := format('(%s)[substr(current_setting(%L, true), 2)::int + 1]', arr, {guc});
+	held := format('(%s)[current_setting(%L, true)::int + 1]', arr, {guc});
+	slow := format('idsql_snowflake_key(%L::regclass, %s, %L, %L, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {k}, {low}, {maxkey})',
+		{seqlit}, arr, {guc}, {tablename}, {fp}, w);
 	-- The first row of a transaction: the slot the pointer names, when its
 	-- counter is within 10ms of ticks of the clock and its lock is free to
 	-- share; the lock is taken before the setting names the slot, and both
 	-- before the draw (CASE evaluates its condition first). Else
 	-- idsql_snowflake_key.
-	expr := expr || format(' ELSE CASE WHEN set_config(%1$L, ''c'' || coalesce(pg_sequence_last_value(%2$L::regclass), 0) %% %3$s, true) IS NULL THEN NULL'
+	-- The key of the slot the setting holds (a single digit), composed
+	-- with overlay, which uses the drawn value once.
+	IF {low} THEN
+		draw := format('(overlay(substring(nextval(%s)::bit(64) from %s) placing current_setting(%L, true)::int::bit({k}) from %s for 0) || B%L)::bigint',
+			held, {wb} + {k} + 1, {guc}, 64 - {wb} - {k} - s2 + 1, w::bit({wb})::text);
+	ELSE
+		draw := format('overlay(substring(nextval(%s)::bit(64) from %s) placing ((%s::bigint << {k}) | current_setting(%L, true)::int)::bit({wbk}) from %s for 0)::bigint',
+			held, {wb} + {k} + 1, w, {guc}, 64 - {wb} - {k} - s2 + 1);
+	END IF;
+	-- A row of a transaction that holds a slot draws from it; the first
+	-- row binds the pointer's slot in the setting as a candidate ('c' ||
+	-- slot), and takes it when its counter is within 10ms of ticks of the
+	-- clock and its lock is free to share: the lock is taken before the
+	-- setting names the slot, and both before the draw (CASE evaluates its
+	-- condition first). Else idsql_snowflake_key.
+	expr := format('CASE length(current_setting(%1$L, true)) WHEN 1 THEN %6$s'
+		' ELSE CASE WHEN set_config(%1$L, ''c'' || coalesce(pg_sequence_last_value(%2$L::regclass), 0) %% %3$s, true) IS NULL THEN NULL'
 		' ELSE CASE WHEN coalesce(pg_sequence_last_value(%4$s), -1) >= '
 		'((least((coalesce(nullif(current_setting(''idsql.now_us'', true), '''')::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint) - {epoch}) / {unit}, (1::bigint << {tb}) - 1) - greatest(1, 10000 / {unit})) << %5$s)'
 		' AND pg_try_advisory_xact_lock_shared((1768190833::bigint << 32) | %4$s::oid::bigint)'
 		' THEN CASE WHEN set_config(%1$L, substr(current_setting(%1$L, true), 2), true) IS NOT NULL THEN %6$s END ELSE %7$s END END END',
-		{guc}, {seqlit}, n, pick, s2,
-		CASE WHEN {low} THEN format('(overlay(substring(nextval(%s)::bit(64) from %s) placing current_setting(%L, true)::int::bit({k}) from %s for 0) || B%L)::bigint',
-				held, {wb} + {k} + 1, {guc}, 64 - {wb} - {k} - s2 + 1, w::bit({wb})::text)
-			ELSE format('overlay(substring(nextval(%s)::bit(64) from %s) placing ((%s::bigint << {k}) | current_setting(%L, true)::int)::bit({wbk}) from %s for 0)::bigint',
-				held, {wb} + {k} + 1, w, {guc}, 64 - {wb} - {k} - s2 + 1) END,
-		slow);
+		{guc}, {seqlit}, n, pick, s2, draw, slow);
 	IF changed THEN
 		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT %s', expr);
 	END IF;

@@ -218,13 +218,14 @@ func (d Dialect) namespaceLock(ns string) string {
 // so only while no other transaction draws from it: setval never lowers a
 // counter under a writer, and nextval never repeats.
 //
-// The column default is built-in functions only: a row of a transaction
-// that holds a slot (named in the transaction-local setting {guc}) draws
-// from it and composes the key with overlay; the first row of a
-// transaction takes its backend's slot (pg_backend_pid() % slots) when
-// that slot's counter is within 10ms of ticks of the clock and its lock
-// is free to share, and otherwise calls idsql_snowflake_key (PL/pgSQL),
-// which moves a free slot to the clock.
+// The column default is one CASE: a row of a transaction that holds a
+// slot (named in the transaction-local setting {guc}) draws from it and
+// composes the key with built-in functions (overlay on bit(64) uses the
+// drawn value once); the first row of a transaction calls
+// idsql_snowflake_key, which takes the slot the pointer sequence {seq}
+// names shared, draws, and when the value lags the clock by more than
+// 10ms of ticks moves another slot, free of other transactions, to the
+// clock and points the pointer at it.
 const pgSnowflakeDefault = `DO $idsql$
 DECLARE
 	w bigint;
@@ -240,7 +241,6 @@ DECLARE
 	slow text;
 	draw text;
 	arr text;
-	pick text;
 	held text;
 	m bigint;
 	vmax bigint;
@@ -410,9 +410,7 @@ BEGIN
 	-- One constant of the slots (a literal that the default's parse turns
 	-- into OIDs), so that planning an INSERT does not build an array.
 	arr := quote_literal((SELECT array_agg(x::regclass ORDER BY o) FROM unnest(slots) WITH ORDINALITY u(x, o))::text) || '::regclass[]';
-	-- The slot a first row reads from the pointer, bound once in the
-	-- setting as 'c' || slot (a candidate, which no row draws from).
-	pick := format('(%s)[substr(current_setting(%L, true), 2)::int + 1]', arr, {guc});
+	-- The slot the transaction holds.
 	held := format('(%s)[current_setting(%L, true)::int + 1]', arr, {guc});
 	slow := format('idsql_snowflake_key(%L::regclass, %s, %L, %L, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {k}, {low}, {maxkey})',
 		{seqlit}, arr, {guc}, {tablename}, {fp}, w);
@@ -431,18 +429,8 @@ BEGIN
 			held, {wb} + {k} + 1, w, {guc}, 64 - {wb} - {k} - s2 + 1);
 	END IF;
 	-- A row of a transaction that holds a slot draws from it; the first
-	-- row binds the pointer's slot in the setting as a candidate ('c' ||
-	-- slot), and takes it when its counter is within 10ms of ticks of the
-	-- clock and its lock is free to share: the lock is taken before the
-	-- setting names the slot, and both before the draw (CASE evaluates its
-	-- condition first). Else idsql_snowflake_key.
-	expr := format('CASE length(current_setting(%1$L, true)) WHEN 1 THEN %6$s'
-		' ELSE CASE WHEN set_config(%1$L, ''c'' || coalesce(pg_sequence_last_value(%2$L::regclass), 0) %% %3$s, true) IS NULL THEN NULL'
-		' ELSE CASE WHEN coalesce(pg_sequence_last_value(%4$s), -1) >= '
-		'((least((coalesce(nullif(current_setting(''idsql.now_us'', true), '''')::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint) - {epoch}) / {unit}, (1::bigint << {tb}) - 1) - greatest(1, 10000 / {unit})) << %5$s)'
-		' AND pg_try_advisory_xact_lock_shared((1768190833::bigint << 32) | %4$s::oid::bigint)'
-		' THEN CASE WHEN set_config(%1$L, substr(current_setting(%1$L, true), 2), true) IS NOT NULL THEN %6$s END ELSE %7$s END END END',
-		{guc}, {seqlit}, n, pick, s2, draw, slow);
+	-- row of a transaction calls idsql_snowflake_key, which takes a slot.
+	expr := format('CASE length(current_setting(%L, true)) WHEN 1 THEN %s ELSE %s END', {guc}, draw, slow);
 	IF changed THEN
 		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT %s', expr);
 	END IF;

@@ -20,7 +20,8 @@ import (
 // TestDBDefaultChaos: on each database, its own client writes into the
 // configured tables with the database-side default (multi-row VALUES,
 // INSERT ... SELECT, and COPY on PostgreSQL) from several sessions at
-// once, two of them with their database clock stepped, while chaos helper processes
+// once into the snowflake table, two of them with their database clock
+// stepped, while chaos helper processes
 // insert through the wrapper; one helper is killed with SIGKILL and
 // replaced, and the database crashes and restarts under them all,
 // recovering its sequences from its log. No key is stored twice, every key
@@ -153,7 +154,8 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 	var mu sync.Mutex
 	var ok, failed, unexpected int
 	var lastErr string // the last failure outside the restart
-	// dbChaosWriters client sessions write at once: the first reads the
+	// dbChaosWriters client sessions write into the snowflake table at
+	// once (the first into the segment table too): the first reads the
 	// database clock, the second a clock stepped 30s back, the third one
 	// stepping back and forth by up to 20s from script to script.
 	for w := range dbChaosWriters {
@@ -174,6 +176,15 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 					script.WriteString(tc.setClock(now.Add(time.Duration(i%5-2) * 10 * time.Second).UnixMicro()))
 				}
 				for _, table := range tables {
+					if w > 0 && table != sfTable {
+						// The segment table keeps one writer session:
+						// MariaDB 10.11.19 can die (SIGSEGV in
+						// Item_func_nextval::val_int) when several
+						// sessions fill DEFAULT NEXT VALUE FOR just after
+						// a crash recovery, with or without idsql's
+						// snowflake trigger.
+						continue
+					}
 					script.WriteString(tc.rows(table, i))
 				}
 				before := restarts.Load()

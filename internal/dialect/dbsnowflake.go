@@ -422,7 +422,7 @@ BEGIN
 	-- The key of the slot the setting holds (a single digit), composed
 	-- with overlay, which uses the drawn value once.
 	IF {low} THEN
-		draw := format('(overlay(substring(nextval(%s)::bit(64) from %s) placing current_setting(%L, true)::int::bit({k}) from %s for 0) || B%L)::bigint',
+		draw := format('(overlay(substring(nextval(%s)::bit(64) from %s) placing current_setting(%L, true)::int::bit({k}) from %s for 0) || B%L)::bit(64)::bigint',
 			held, {wb} + {k} + 1, {guc}, 64 - {wb} - {k} - s2 + 1, w::bit({wb})::text);
 	ELSE
 		draw := format('overlay(substring(nextval(%s)::bit(64) from %s) placing ((%s::bigint << {k}) | current_setting(%L, true)::int)::bit({wbk}) from %s for 0)::bigint',

@@ -554,10 +554,12 @@ const mariaSnowflakeDefault = `BEGIN NOT ATOMIC
 	SET hw = (SELECT ids_after FROM idsql_workers WHERE namespace = {ns} AND worker_id = w
 		AND instance = {instance} AND released IS NULL ORDER BY lease_id DESC LIMIT 1);
 	-- The first tick past the horizon of every earlier lease, and past the
-	-- counter of an earlier install (a row of idsql_db_keys).
+	-- counter of an earlier install (a row of idsql_db_keys), with a
+	-- minute to spare: its trigger may still key rows until the new one
+	-- replaces it, a few statements on.
 	SET t0 = (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', hw) - {epoch}) DIV {unit} + 1;
 	IF EXISTS (SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'idsql_db_keys') THEN
-		SET t0 = GREATEST(t0, COALESCE((SELECT (last_value >> {sb}) + 1 FROM idsql_db_keys WHERE counter = {seqlit}), t0));
+		SET t0 = GREATEST(t0, COALESCE((SELECT (last_value >> {sb}) + 1 + 60000000 DIV {unit} FROM idsql_db_keys WHERE counter = {seqlit}), t0));
 	END IF;
 	COMMIT;
 	-- The horizon's digits: SETVAL only moves a sequence forward, so H

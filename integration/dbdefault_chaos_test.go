@@ -19,9 +19,9 @@ import (
 
 // TestDBDefaultChaos: on each database, its own client writes into the
 // configured tables with the database-side default (multi-row VALUES,
-// INSERT ... SELECT, and COPY on PostgreSQL) from several sessions at
-// once into the snowflake table, two of them with their database clock
-// stepped, while chaos helper processes
+// INSERT ... SELECT, and COPY on PostgreSQL), with its database clock
+// stepped (on PostgreSQL from three sessions at once into the snowflake
+// table, two of them with stepped clocks), while chaos helper processes
 // insert through the wrapper; one helper is killed with SIGKILL and
 // replaced, and the database crashes and restarts under them all,
 // recovering its sequences from its log. No key is stored twice, every key
@@ -40,9 +40,15 @@ func TestDBDefaultChaos(t *testing.T) {
 	}
 }
 
-// dbChaosWriters is how many client sessions write into every table at
-// once in TestDBDefaultChaos.
-const dbChaosWriters = 3
+// chaosClock is the clock a client session of TestDBDefaultChaos makes
+// its database-side default read.
+type chaosClock int
+
+const (
+	clockDatabase chaosClock = iota // the database's own
+	clockBack                       // 30s behind it
+	clockStepping                   // stepping back and forth by up to 20s, script to script
+)
 
 // crashable is a database server of the test's own.
 type crashable interface {
@@ -66,6 +72,10 @@ type dbChaosTarget struct {
 	// setClock is the statement that makes the session's database-side
 	// default read the clock at us microseconds since 1970.
 	setClock func(us int64) string
+	// writers are the client sessions that write at once, by the clock
+	// each reads; the first writes every table, the others the snowflake
+	// table only.
+	writers []chaosClock
 }
 
 var dbChaosTargets = []dbChaosTarget{
@@ -83,7 +93,8 @@ client	%[2]d
 \.
 `, table, i)
 	}, `SELECT extract(epoch FROM now() - pg_postmaster_start_time())::float8`,
-		func(us int64) string { return fmt.Sprintf("SET idsql.now_us = '%d';\n", us) }},
+		func(us int64) string { return fmt.Sprintf("SET idsql.now_us = '%d';\n", us) },
+		[]chaosClock{clockDatabase, clockBack, clockStepping}},
 	{"mysql", func(t *testing.T) (crashable, string, string) {
 		// Crash: SIGKILL of mariadbd. Its commits reach the redo log file
 		// before they are acknowledged, so the helpers' survive.
@@ -95,7 +106,14 @@ client	%[2]d
 INSERT INTO %[1]s (proc, pid) SELECT 'client', seq FROM seq_1_to_3;
 `, table, i)
 	}, `SELECT VARIABLE_VALUE + 0 FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'`,
-		func(us int64) string { return fmt.Sprintf("SET @idsql_now_us = %d;\n", us) }},
+		func(us int64) string { return fmt.Sprintf("SET @idsql_now_us = %d;\n", us) },
+		// One session: MariaDB 10.11.19 can die (SIGSEGV in
+		// Item_func_nextval::val_int, filling the segment table's DEFAULT
+		// NEXT VALUE FOR) when several client sessions write around its
+		// crash recovery, with the earlier trigger as with this one.
+		// Several sessions at once are TestDBDefaultOpenTransaction's and
+		// TestDBDefaultMixedWritersMariaDB's.
+		[]chaosClock{clockStepping}},
 }
 
 // dbDefaultChaos runs the chaos on tc with the idsql configuration
@@ -154,11 +172,8 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 	var mu sync.Mutex
 	var ok, failed, unexpected int
 	var lastErr string // the last failure outside the restart
-	// dbChaosWriters client sessions write into the snowflake table at
-	// once (the first into the segment table too): the first reads the
-	// database clock, the second a clock stepped 30s back, the third one
-	// stepping back and forth by up to 20s from script to script.
-	for w := range dbChaosWriters {
+	// The client sessions write at once, each reading its clock.
+	for w, clock := range tc.writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -169,20 +184,14 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 				default:
 				}
 				var script strings.Builder
-				switch now := time.Now(); w {
-				case 1:
+				switch now := time.Now(); clock {
+				case clockBack:
 					script.WriteString(tc.setClock(now.Add(-30 * time.Second).UnixMicro()))
-				case 2:
+				case clockStepping:
 					script.WriteString(tc.setClock(now.Add(time.Duration(i%5-2) * 10 * time.Second).UnixMicro()))
 				}
 				for _, table := range tables {
 					if w > 0 && table != sfTable {
-						// The segment table keeps one writer session:
-						// MariaDB 10.11.19 can die (SIGSEGV in
-						// Item_func_nextval::val_int) when several
-						// sessions fill DEFAULT NEXT VALUE FOR just after
-						// a crash recovery, with or without idsql's
-						// snowflake trigger.
 						continue
 					}
 					script.WriteString(tc.rows(table, i))

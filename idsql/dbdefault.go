@@ -46,16 +46,18 @@ type MigrateOptions struct {
 	// reserved for the table in idsql_workers (instance "database"), taken
 	// from the top holder.database_workers IDs of the layout, which no
 	// holder hands to a process (cfg must set it, and so must every
-	// process of the namespace). The keys come from one counter of tick
-	// and sequence that only moves forward, so they never repeat, also
-	// when the database clock steps back (the keys are then stamped ahead
-	// of it), and they start past every earlier lease of the worker ID.
-	// PostgreSQL composes them in the function idsql_snowflake_key, whose
-	// counter is a sequence taken under a session-level advisory lock held
-	// for microseconds; MariaDB in a BEFORE INSERT trigger, whose counter
-	// is a row of idsql_db_keys locked until the writer's transaction
-	// ends: the database-side writers of one table serialise there (never
-	// a Go process, which composes its own keys).
+	// process of the namespace). The keys come from counters of tick and
+	// sequence that only move forward, so they never repeat, also when
+	// the database clock steps back (the keys are then stamped ahead of
+	// it), and they start past every earlier lease of the worker ID. No
+	// database-side writer holds a lock another waits for, and none is
+	// taken per row: PostgreSQL draws from one of four slot sequences,
+	// each transaction holding its slot's advisory lock shared, and moves
+	// a slot forward to the clock only while no transaction holds it;
+	// MariaDB's BEFORE INSERT trigger keys a session's rows from a block
+	// of its own, kept in user variables, taken from a horizon of
+	// sequences under a lock held for a few draws. Go processes compose
+	// their own keys and take neither.
 	//
 	// The table must exist. SQLite and MySQL 8 (no sequences) are refused
 	// with ErrNoDBDefault.

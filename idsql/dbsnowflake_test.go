@@ -13,6 +13,7 @@ import (
 	"github.com/idsql/idsql/holder/postgres"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -462,5 +463,94 @@ tables:
 	defer cancel()
 	if id, err := db.Keys().NextID(cctx, "c"); err == nil {
 		t.Fatalf("table c got key %d (worker %d) with both unreserved worker IDs leased", id, layout.Decompose(id).Worker)
+	}
+}
+
+// The default composes keys for a layout with the worker in the lowest
+// bits (sony) as the layout decodes them, and refuses a key past the
+// table's max_id rather than issue it.
+func TestSnowflakeDBDefaultLayouts(t *testing.T) {
+	for _, target := range snowflakeDBTargets {
+		t.Run(target.name, func(t *testing.T) {
+			ctx := context.Background()
+			raw, _ := target.open(t)
+			for _, table := range []string{"events", "capped"} {
+				if _, err := raw.ExecContext(ctx, fmt.Sprintf(target.create, table)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := snowflakeDBConfig(target.holder)
+			cfg.Layout = idsql.LayoutConfig{Preset: "sony"}
+			layout, err := cfg.SnowflakeLayout()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// max_id: the keys of the next minute fit, and no later ones.
+			limit, err := layout.Compose(snowflake.Parts{Time: time.Now().Add(time.Minute)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Tables["capped"] = idsql.TableConfig{Strategy: idsql.Snowflake, MaxID: limit}
+			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true}); err != nil {
+				t.Fatalf("MigrateWith: %v", err)
+			}
+			if _, err := raw.ExecContext(ctx, fmt.Sprintf(target.manyRows, 300)); err != nil {
+				t.Fatal(err)
+			}
+			for range 5 {
+				if _, err := raw.ExecContext(ctx, `INSERT INTO events (note) VALUES ('one')`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rows, err := raw.QueryContext(ctx, `SELECT id FROM events`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			seen := map[int64]bool{}
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				p := layout.Decompose(id)
+				if seen[id] || p.Worker < layout.MaxWorker()-1 || p.Time.After(time.Now().Add(time.Minute)) || p.Time.Before(time.Now().Add(-time.Minute)) {
+					t.Fatalf("key %d (%+v): twice, not a reserved worker, or not stamped near now", id, p)
+				}
+				seen[id] = true
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if len(seen) != 305 {
+				t.Fatalf("%d keys, want 305", len(seen))
+			}
+			origins, err := idsql.Lookup(ctx, raw, cfg, func() int64 {
+				for id := range seen {
+					return id
+				}
+				return 0
+			}())
+			if err != nil || len(origins) != 1 || origins[0].Table != "events" {
+				t.Fatalf("Lookup: %+v, %v", origins, err)
+			}
+
+			if _, err := raw.ExecContext(ctx, `INSERT INTO capped (note) VALUES ('now')`); err != nil {
+				t.Fatalf("a key below max_id: %v", err)
+			}
+			conn, err := raw.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.ExecContext(ctx, target.setClock(time.Now().Add(time.Hour).UnixMicro())); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.ExecContext(ctx, `INSERT INTO capped (note) VALUES ('an hour on')`); err == nil {
+				var id int64
+				conn.QueryRowContext(ctx, `SELECT MAX(id) FROM capped`).Scan(&id)
+				t.Fatalf("a key an hour on, past max_id %d, was issued: %d", limit, id)
+			}
+		})
 	}
 }

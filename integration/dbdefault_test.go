@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -96,7 +97,9 @@ func mariadbClient(t *testing.T, dsn string) client {
 		t.Fatalf("mariadb client: address %q has no port", c.Addr)
 	}
 	return func(t *testing.T, script string) (string, error) {
-		cmd := exec.Command("mariadb", "--protocol=TCP", "-h", host, "-P", port, "-u", c.User, c.DBName)
+		// A generous connect timeout: on a loaded machine the server may
+		// accept late.
+		cmd := exec.Command("mariadb", "--protocol=TCP", "--connect-timeout=20", "-h", host, "-P", port, "-u", c.User, c.DBName)
 		cmd.Env = append(os.Environ(), "MYSQL_PWD="+c.Passwd)
 		cmd.Stdin = strings.NewReader(script)
 		out, err := cmd.CombinedOutput()
@@ -423,4 +426,95 @@ func openWithDefaults(t *testing.T, raw *sql.DB, cfg *idsql.Config, driver, dsn,
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// TestDBDefaultOpenTransaction: a writer's open transaction blocks no other
+// writer of the table. Session A inserts a row through the database-side
+// default and keeps its transaction open; sessions B and C insert a row
+// each through the default and commit while A's transaction is still open;
+// then A commits, and the three keys are distinct. B and C must be done
+// within openTxBound, generous for a loaded machine (the goal is 100 ms);
+// A waits openTxHold for them, so a default that makes them wait for A's
+// transaction fails the test.
+func TestDBDefaultOpenTransaction(t *testing.T) {
+	const (
+		openTxBound = 2 * time.Second
+		openTxHold  = 6 * time.Second
+	)
+	for _, tc := range dbdefaultClients {
+		for _, strategy := range dbdefaultStrategies {
+			t.Run(tc.name+"/"+string(strategy), func(t *testing.T) {
+				raw, _ := tc.open(t)
+				ctx := context.Background()
+				if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
+					t.Fatal(err)
+				}
+				if err := idsql.MigrateWith(ctx, raw, dbdefaultConfigOf(strategy, idsql.HolderKind(tc.name)), idsql.MigrateOptions{DBDefaults: true, DBBlock: 1000}); err != nil {
+					t.Fatal(err)
+				}
+				a, err := raw.BeginTx(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer a.Rollback()
+				if _, err := a.ExecContext(ctx, `INSERT INTO orders (note) VALUES ('a')`); err != nil {
+					t.Fatal(err)
+				}
+				type result struct {
+					name string
+					took time.Duration
+					err  error
+				}
+				done := make(chan result, 2)
+				for _, name := range []string{"b", "c"} {
+					go func() {
+						conn, err := raw.Conn(ctx)
+						if err != nil {
+							done <- result{name, 0, err}
+							return
+						}
+						defer conn.Close()
+						start := time.Now()
+						_, err = conn.ExecContext(ctx, `INSERT INTO orders (note) VALUES ('`+name+`')`)
+						done <- result{name, time.Since(start), err}
+					}()
+				}
+				hold := time.After(openTxHold)
+				var results []result
+				for len(results) < 2 {
+					select {
+					case r := <-done:
+						results = append(results, r)
+					case <-hold:
+						t.Errorf("A's open transaction held B or C for %s", openTxHold)
+						hold = nil
+						if err := a.Commit(); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				for _, r := range results {
+					if r.err != nil {
+						t.Fatalf("session %s: %v", r.name, r.err)
+					}
+					if r.took > openTxBound {
+						t.Errorf("session %s took %s beside A's open transaction, want within %s", r.name, r.took, openTxBound)
+					}
+					t.Logf("session %s inserted and committed in %s while A's transaction was open", r.name, r.took)
+				}
+				if hold != nil {
+					if err := a.Commit(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var rows, distinct int
+				if err := raw.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT id) FROM orders`).Scan(&rows, &distinct); err != nil {
+					t.Fatal(err)
+				}
+				if rows != 3 || distinct != 3 {
+					t.Fatalf("%d rows, %d distinct keys; want 3 and 3", rows, distinct)
+				}
+			})
+		}
+	}
 }

@@ -2,6 +2,8 @@ package dialect
 
 import (
 	"fmt"
+	"hash/fnv"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -39,31 +41,46 @@ type DBSnowflake struct {
 }
 
 // fingerprint names everything the default composes keys from, so that an
-// install finds a default that still matches and leaves it alone.
+// install finds a default that still matches and leaves it alone; "2" is
+// the composition (slots and blocks; a default of the first, one shared
+// counter, is replaced).
 func (s DBSnowflake) fingerprint() string {
 	low := 0
 	if s.WorkerLow {
 		low = 1
 	}
-	return fmt.Sprintf("idsql:e%d/u%d/b%d.%d.%d/l%d/m%d", s.Epoch.UnixMicro(), s.Unit.Microseconds(),
+	return fmt.Sprintf("idsql:2/e%d/u%d/b%d.%d.%d/l%d/m%d", s.Epoch.UnixMicro(), s.Unit.Microseconds(),
 		s.TimeBits, s.WorkerBits, s.SequenceBits, low, s.MaxKey)
 }
+
+// pgSlotBits is how many of the sequence bits name a slot on PostgreSQL
+// (4 counters per table); mariaSlotBits on MariaDB (16 blocks per
+// window); mariaWindow is how long a MariaDB block's window of ticks
+// lasts at least.
+const (
+	pgSlotBits    = 2
+	mariaSlotBits = 4
+	mariaWindow   = 16 * time.Millisecond
+)
 
 // SnowflakeDBDefault returns the one statement that installs the default
 // described by s: idempotent, it reserves a worker ID only when the table
 // has none, and changes the default only when it does not match s.
 //
-// PostgreSQL (a DO block, one transaction): the counter is a sequence;
-// idsql_snowflake_key takes it under a session-level advisory lock of
-// that sequence, released before the function returns, so the lock
-// serialises the database-side writers of that one table for a few
-// microseconds each and never lasts to the end of their transactions.
-// nextval and setval do not roll back, so a rolled-back key is never
-// issued again. MariaDB (a compound statement): a BEFORE INSERT trigger
-// fills a NULL or 0 key from the counter's row in idsql_db_keys
-// (MariaDB's SETVAL takes only literals, and no dynamic SQL runs in a
-// trigger), so that row's lock serialises the database-side writers of
-// the table until each one's transaction ends. SQLite: ErrNoDBDefault.
+// No writer holds a lock that another waits for, and no lock is taken
+// per row. PostgreSQL (a DO block, one transaction): the column default
+// draws nextval from one of 4 slot sequences (2 of the sequence bits name
+// the slot) and composes the key with built-in functions; the first key
+// of a transaction picks the slot and holds its advisory lock shared to
+// the transaction's end, and a slot's counter moves forward to the clock
+// only while nobody holds it (see pgSnowflakeDefault). MariaDB (a
+// compound statement): a BEFORE INSERT trigger keys a session's rows
+// from a block of its own, kept in user variables, and takes a block of
+// ticks and slot from a horizon of sequences under a lock held for a few
+// draws (see mariaSnowflakeTrigger). Sequences and user variables are not
+// rolled back, so a rolled-back key is never issued again; the counters
+// only move forward, so a clock stepped back or outrun stamps keys ahead
+// of it and never repeats one. SQLite: ErrNoDBDefault.
 func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	workers := int64(1) << s.WorkerBits
 	switch {
@@ -72,6 +89,8 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 			s.Reserved, workers-1, workers))
 	case s.Unit < time.Millisecond || s.Unit%time.Microsecond != 0 || s.Epoch.Truncate(time.Microsecond) != s.Epoch:
 		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("layout unit %s or epoch %s is not whole microseconds", s.Unit, s.Epoch))
+	case s.SequenceBits < 2:
+		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("%d sequence bits: the database-side default needs 2 or more", s.SequenceBits))
 	}
 	tmpl, r, err := d.dbTemplate(pgSnowflakeDefault, mariaSnowflakeDefault, s.Table, s.Column, s.Namespace)
 	if err != nil {
@@ -82,22 +101,80 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	if s.WorkerLow {
 		low = "true"
 	}
+	k := min(pgSlotBits, s.SequenceBits-1)
+	if d == MySQL {
+		k = min(mariaSlotBits, s.SequenceBits-1)
+	}
+	schema, name := DBDefault{Table: s.Table, Column: s.Column}.Sequence()
+	seqN := func(n int) string { // the table's n-th slot or digit sequence, quoted
+		q := d.Quote(name + "_" + strconv.Itoa(n))
+		if schema != "" {
+			q = d.Quote(schema) + "." + q
+		}
+		return q
+	}
+	h := fnv.New64a()
+	h.Write([]byte(schema + "." + name))
+	tag := fmt.Sprintf("%016x", h.Sum64()) // names the table's setting, variables and lock
 	pairs := []string{
 		"{ns}", lit(s.Namespace), "{fp}", lit(s.fingerprint()),
 		"{epoch}", i(s.Epoch.UnixMicro()), "{unit}", i(s.Unit.Microseconds()),
 		"{tb}", strconv.Itoa(s.TimeBits), "{wb}", strconv.Itoa(s.WorkerBits), "{sb}", strconv.Itoa(s.SequenceBits),
+		"{k}", strconv.Itoa(k), "{s2}", strconv.Itoa(s.SequenceBits - k), "{wbk}", strconv.Itoa(s.WorkerBits + k),
 		"{low}", low, "{first}", i(workers - s.Reserved), "{last}", i(workers - 1), "{maxkey}", i(s.MaxKey),
 		"{stale}", i(s.Stale.Microseconds()), "{nslock}", d.namespaceLock(lit(s.Namespace)),
 		"{clock}", d.Clock(),
 	}
-	rep := r.with(pairs...)
-	if d == MySQL {
-		// The trigger's text travels as a string literal to EXECUTE
-		// IMMEDIATE, with the reserved worker ID spliced in.
-		body := "'" + strings.ReplaceAll(rep.Replace(mariaSnowflakeTrigger), "'", "''") + "'"
-		rep = r.with(append(pairs, "{trigger}", strings.Replace(body, "{worker}", "', w, '", 1))...)
+	if d == PostgreSQL {
+		var slots []string
+		for n := range 1 << k {
+			slots = append(slots, lit(seqN(n)))
+		}
+		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.k"+tag))
+		return r.with(pairs...).Replace(tmpl), nil
 	}
-	return rep.Replace(tmpl), nil
+	// MariaDB: blocks of window ticks, β = window << k | slot, and the
+	// digits (base 256) of the horizon of β.
+	window := max(1, int64(mariaWindow/s.Unit))
+	levels := (bits.Len64(uint64((int64(1)<<s.TimeBits/window+1)<<k)) + 7) / 8
+	var blocks, digits strings.Builder
+	blocks.WriteString("\t\t\t\tSET h = ")
+	for j := range levels {
+		if j > 0 {
+			blocks.WriteString(" + ")
+		}
+		fmt.Fprintf(&blocks, "((SELECT next_not_cached_value FROM %s) << %d)", seqN(j), 8*j)
+	}
+	blocks.WriteString(";\n\t\t\t\tSET b = GREATEST(h, (t DIV {window}) << {k});\n\t\t\t\tSET d = b + 1 - h;\n")
+	for j := range levels {
+		mask := " & 255"
+		if j == levels-1 {
+			mask = ""
+		}
+		fmt.Fprintf(&blocks, "\t\t\t\tSET n = (d >> %d)%s;\n\t\t\t\tWHILE n > 0 DO\n\t\t\t\t\tSET x = NEXT VALUE FOR %s;\n\t\t\t\t\tSET n = n - 1;\n\t\t\t\tEND WHILE;\n",
+			8*j, mask, seqN(j))
+		fmt.Fprintf(&digits, "\tCREATE SEQUENCE IF NOT EXISTS %s MINVALUE 0 START WITH 0 NOCACHE NOCYCLE;\n", seqN(j))
+		fmt.Fprintf(&digits, "\tEXECUTE IMMEDIATE CONCAT('DO SETVAL(%s, ', (b0 >> %d)%s, ', 0)');\n", seqN(j), 8*j, mask)
+	}
+	compose := "((v >> {s2}) << ({wb} + {sb})) | (worker << {sb}) | (@{u}s << {s2}) | (v & ((1 << {s2}) - 1))"
+	if s.WorkerLow {
+		compose = "((v >> {s2}) << ({wb} + {sb})) | (((@{u}s << {s2}) | (v & ((1 << {s2}) - 1))) << {wb}) | worker"
+	}
+	maxcheck := ""
+	if s.MaxKey > 0 {
+		maxcheck = "\t\tIF NEW.{col} > {maxkey} THEN\n\t\t\tSIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'idsql: a key of table " +
+			s.Table + " is past its max_id " + i(s.MaxKey) + "';\n\t\tEND IF;\n"
+	}
+	pairs = append(pairs, "{compose}", compose, "{maxcheck}", maxcheck,
+		"{window}", i(window), "{u}", "idsql_"+tag+"_", "{lock}", lit("idsql/"+tag),
+		"{blocks}", strings.TrimSuffix(blocks.String(), "\n"), "{digits}", strings.TrimSuffix(digits.String(), "\n"))
+	// The trigger's text travels as a string literal to EXECUTE
+	// IMMEDIATE, with the reserved worker ID spliced in: its names are
+	// replaced first.
+	trig := r.with(pairs...).Replace(r.with(pairs...).Replace(mariaSnowflakeTrigger))
+	body := "'" + strings.ReplaceAll(trig, "'", "''") + "'"
+	rep := r.with(append(pairs, "{trigger}", strings.Replace(body, "{worker}", "', w, '", 1))...)
+	return rep.Replace(rep.Replace(tmpl)), nil
 }
 
 // NamespaceLock returns the statement that takes the worker table's lock
@@ -128,61 +205,108 @@ func (d Dialect) namespaceLock(ns string) string {
 
 // pgSnowflakeDefault is PostgreSQL's SnowflakeDBDefault statement. A
 // session may set idsql.now_us to read its own clock (tests step it), as
-// @idsql_now_us on MariaDB. The counter's lock is the advisory lock
-// ('idsq' << 32 | the sequence's OID): idsql_snowflake_key takes it at
-// session level around nextval and setval; an install takes it to the end
-// of its transaction before it moves the sequence forward.
+// @idsql_now_us on MariaDB.
+//
+// The counters are the slot sequences {slotseqs} (v = tick << s2 | n, s2
+// being the layout's sequence bits less {k}); a key is (tick, worker, slot
+// << s2 | n). A transaction draws from one slot and holds the slot's
+// advisory lock ('idsq' << 32 | the slot sequence's OID) shared to its
+// end: no writer ever waits for another's, since writers take it shared
+// and the only exclusive holder is idsql_snowflake_key, for a few
+// statements within one call. A slot's sequence moves forward to the
+// clock (setval) only under that lock held exclusively, taken with a try,
+// so only while no other transaction draws from it: setval never lowers a
+// counter under a writer, and nextval never repeats.
+//
+// The column default is one CASE: a row of a transaction that holds a
+// slot (named in the transaction-local setting {guc}) draws from it and
+// composes the key with built-in functions (overlay on bit(64) uses the
+// drawn value once); the first row of a transaction calls
+// idsql_snowflake_key, which takes the slot the pointer sequence {seq}
+// names shared, draws, and when the value lags the clock by more than
+// 10ms of ticks moves another slot, free of other transactions, to the
+// clock and points the pointer at it.
 const pgSnowflakeDefault = `DO $idsql$
 DECLARE
 	w bigint;
 	hw timestamptz;
 	busy text;
-	v0 bigint;
+	t0 bigint;
 	changed boolean := false;
+	slots text[] := {slotseqs};
+	n int := array_length({slotseqs}, 1);
+	s int;
+	sq text;
+	expr text;
+	slow text;
+	draw text;
+	arr text;
+	held text;
+	m bigint;
+	vmax bigint;
+	c bigint;
+	top bigint;
+	s2 int := {sb} - {k};
 BEGIN
 	PERFORM pg_advisory_xact_lock(8315429662);
 	{nslock};
 	PERFORM set_config('synchronous_commit', 'on', true);
-	CREATE OR REPLACE FUNCTION idsql_snowflake_key(seq regclass, tbl text, layout text, worker bigint,
-		epoch_us bigint, unit_us bigint, time_bits int, worker_bits int, seq_bits int, worker_low boolean,
-		max_key bigint) RETURNS bigint
+	CREATE OR REPLACE FUNCTION idsql_snowflake_key(ptr regclass, slots regclass[], guc text, tbl text, layout text,
+		worker bigint, epoch_us bigint, unit_us bigint, time_bits int, worker_bits int, seq_bits int, slot_bits int,
+		worker_low boolean, max_key bigint) RETURNS bigint
 	LANGUAGE plpgsql VOLATILE AS $fn$
 	DECLARE
 		now_us bigint := coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
 			floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
-		lock_key bigint := (1768190833::bigint << 32) | seq::oid::bigint;
+		n int := array_length(slots, 1);
+		s2 int := seq_bits - slot_bits;
 		floor_v bigint;
+		p int;
+		q int;
+		lk bigint;
 		v bigint;
-		tick bigint;
-		n bigint;
 		id bigint;
 	BEGIN
 		IF now_us < epoch_us THEN
 			RAISE EXCEPTION 'idsql: the database clock reads % µs since 1970, before the epoch of layout %: no key for table %',
 				now_us, layout, tbl;
 		END IF;
-		floor_v := least((now_us - epoch_us) / unit_us, 1::bigint << time_bits) << seq_bits;
-		PERFORM pg_advisory_lock(lock_key);
-		BEGIN
-			v := nextval(seq);
-			IF v < floor_v THEN
-				PERFORM setval(seq, floor_v);
-				v := floor_v;
-			END IF;
-		EXCEPTION WHEN OTHERS OR query_canceled THEN
-			PERFORM pg_advisory_unlock(lock_key);
-			RAISE;
-		END;
-		PERFORM pg_advisory_unlock(lock_key);
-		tick := v >> seq_bits;
-		n := v & ((1::bigint << seq_bits) - 1);
-		IF (tick >> time_bits) <> 0 THEN
-			RAISE EXCEPTION 'idsql: the time bits of layout % are used up: no key for table %', layout, tbl;
+		floor_v := least((now_us - epoch_us) / unit_us, (1::bigint << time_bits) - 1) << s2;
+		-- The slot the pointer names, held shared before its first draw
+		-- (this waits only while another call moves the slot forward).
+		p := coalesce(pg_sequence_last_value(ptr), 0) % n;
+		PERFORM pg_advisory_xact_lock_shared((1768190833::bigint << 32) | slots[p + 1]::oid::bigint);
+		v := nextval(slots[p + 1]);
+		IF v < floor_v - (greatest(1, 10000 / unit_us) << s2) THEN
+			-- The slot lags the clock: move another slot, which no other
+			-- transaction holds, to the clock and point at it (v is left
+			-- unused).
+			FOR i IN 1 .. n - 1 LOOP
+				q := (p + i) % n;
+				lk := (1768190833::bigint << 32) | slots[q + 1]::oid::bigint;
+				IF pg_try_advisory_lock(lk) THEN
+					BEGIN
+						IF coalesce(pg_sequence_last_value(slots[q + 1]), -1) < floor_v THEN
+							PERFORM setval(slots[q + 1], floor_v);
+						END IF;
+						PERFORM setval(ptr, q);
+						PERFORM pg_advisory_xact_lock_shared(lk);
+					EXCEPTION WHEN OTHERS OR query_canceled THEN
+						PERFORM pg_advisory_unlock(lk);
+						RAISE;
+					END;
+					PERFORM pg_advisory_unlock(lk);
+					p := q;
+					v := nextval(slots[p + 1]);
+					EXIT;
+				END IF;
+			END LOOP;
 		END IF;
+		PERFORM set_config(guc, p::text, true);
 		IF worker_low THEN
-			id := (tick << (worker_bits + seq_bits)) | (n << worker_bits) | worker;
+			id := ((v >> s2) << (worker_bits + seq_bits)) | ((((p::bigint << s2) | (v & ((1::bigint << s2) - 1)))) << worker_bits) | worker;
 		ELSE
-			id := (tick << (worker_bits + seq_bits)) | (worker << seq_bits) | n;
+			id := ((v >> s2) << (worker_bits + seq_bits)) | (worker << seq_bits) | (p::bigint << s2) | (v & ((1::bigint << s2) - 1));
 		END IF;
 		IF max_key > 0 AND id > max_key THEN
 			RAISE EXCEPTION 'idsql: key % of table % is past its max_id %', id, tbl, max_key;
@@ -223,66 +347,158 @@ BEGIN
 	END IF;
 	SELECT ids_after INTO hw FROM idsql_workers
 	WHERE namespace = {ns} AND worker_id = w AND instance = {instance} AND released IS NULL;
-	v0 := ((floor(extract(epoch FROM hw) * 1000000)::bigint - {epoch}) / {unit} + 1) << {sb};
+	-- The first tick past the horizon of every earlier lease.
+	t0 := (floor(extract(epoch FROM hw) * 1000000)::bigint - {epoch}) / {unit} + 1;
+	-- The pointer: its value modulo the slots names the slot that first
+	-- rows take. (A table that had a segment default has it bounded to a
+	-- block.)
 	CREATE SEQUENCE IF NOT EXISTS {seq} AS bigint MINVALUE 0 NO CYCLE;
-	-- A table that was a segment table has its sequence bounded to a block.
-	IF (SELECT seqmax FROM pg_sequence WHERE seqrelid = {seqlit}::regclass) <> 9223372036854775807 THEN
+	IF (SELECT seqmax <> 9223372036854775807 OR seqmin <> 0 FROM pg_sequence WHERE seqrelid = {seqlit}::regclass) THEN
 		ALTER SEQUENCE {seq} MINVALUE 0 NO MAXVALUE NO CYCLE;
 	END IF;
-	-- The counter's lock, to the end of this transaction (a session lock
-	-- left behind by an error would stall the table's writers).
-	PERFORM pg_advisory_xact_lock((1768190833::bigint << 32) | {seqlit}::regclass::oid::bigint);
-	PERFORM setval({seqlit}, v0) FROM {seq} WHERE last_value < v0;
-	IF changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+	changed := changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
 		AND position('idsql_snowflake_key(' IN pg_get_expr(d.adbin, d.adrelid)) > 0
-		AND position({fp} IN pg_get_expr(d.adbin, d.adrelid)) > 0) THEN
-		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT idsql_snowflake_key(%L::regclass, %L, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {low}, {maxkey})',
-			{seqlit}, {tablename}, {fp}, w);
+		AND position({fp} IN pg_get_expr(d.adbin, d.adrelid)) > 0);
+	IF changed THEN
+		-- The default changes: no writer of the table runs meanwhile, and
+		-- the counter of a default before it (one sequence of tick << {sb}
+		-- | n, or a segment block) bounds the first tick too.
+		LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE;
+		IF to_regclass({seqlit}) IS NOT NULL THEN
+			t0 := greatest(t0, (SELECT (last_value >> {sb}) + 1 FROM {seq}));
+		END IF;
+	END IF;
+	top := (1::bigint << ({tb} + s2)) - 1;
+	FOR s IN 0 .. n - 1 LOOP
+		sq := slots[s + 1];
+		EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %s AS bigint MINVALUE 0 NO CYCLE', sq);
+		-- The greatest counter whose key is within the time bits and max_id.
+		vmax := top;
+		IF {maxkey} > 0 THEN
+			m := {maxkey} & ((1::bigint << ({wb} + {sb})) - 1);
+			vmax := ({maxkey} >> ({wb} + {sb})) << s2;
+			IF {low} THEN
+				c := ((s::bigint << s2) << {wb}) | w;
+				IF m >= c THEN
+					vmax := vmax | least((m - c) >> {wb}, (1::bigint << s2) - 1);
+				ELSE
+					vmax := vmax - 1;
+				END IF;
+			ELSE
+				c := (w << {sb}) | (s::bigint << s2);
+				IF m >= c THEN
+					vmax := vmax | least(m - c, (1::bigint << s2) - 1);
+				ELSE
+					vmax := vmax - 1;
+				END IF;
+			END IF;
+			vmax := least(vmax, top);
+		END IF;
+		IF (SELECT seqmax FROM pg_sequence WHERE seqrelid = sq::regclass) <> vmax THEN
+			EXECUTE format('ALTER SEQUENCE %s MAXVALUE %s', sq, vmax);
+		END IF;
+		-- Moved forward only under the slot's lock held exclusively: this
+		-- waits for the transactions that draw from the slot.
+		IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << s2 THEN
+			PERFORM pg_advisory_xact_lock((1768190833::bigint << 32) | sq::regclass::oid::bigint);
+			IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << s2 THEN
+				PERFORM setval(sq::regclass, t0 << s2);
+			END IF;
+		END IF;
+	END LOOP;
+	-- One constant of the slots (a literal that the default's parse turns
+	-- into OIDs), so that planning an INSERT does not build an array.
+	arr := quote_literal((SELECT array_agg(x::regclass ORDER BY o) FROM unnest(slots) WITH ORDINALITY u(x, o))::text) || '::regclass[]';
+	-- The slot the transaction holds.
+	held := format('(%s)[current_setting(%L, true)::int + 1]', arr, {guc});
+	slow := format('idsql_snowflake_key(%L::regclass, %s, %L, %L, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {k}, {low}, {maxkey})',
+		{seqlit}, arr, {guc}, {tablename}, {fp}, w);
+	-- The first row of a transaction: the slot the pointer names, when its
+	-- counter is within 10ms of ticks of the clock and its lock is free to
+	-- share; the lock is taken before the setting names the slot, and both
+	-- before the draw (CASE evaluates its condition first). Else
+	-- idsql_snowflake_key.
+	-- The key of the slot the setting holds (a single digit), composed
+	-- with overlay, which uses the drawn value once.
+	IF {low} THEN
+		draw := format('(overlay(substring(nextval(%s)::bit(64) from %s) placing current_setting(%L, true)::int::bit({k}) from %s for 0) || B%L)::bit(64)::bigint',
+			held, {wb} + {k} + 1, {guc}, 64 - {wb} - {k} - s2 + 1, w::bit({wb})::text);
+	ELSE
+		draw := format('overlay(substring(nextval(%s)::bit(64) from %s) placing ((%s::bigint << {k}) | current_setting(%L, true)::int)::bit({wbk}) from %s for 0)::bigint',
+			held, {wb} + {k} + 1, w, {guc}, 64 - {wb} - {k} - s2 + 1);
+	END IF;
+	-- A row of a transaction that holds a slot draws from it; the first
+	-- row of a transaction calls idsql_snowflake_key, which takes a slot.
+	expr := format('CASE length(current_setting(%L, true)) WHEN 1 THEN %s ELSE %s END', {guc}, draw, slow);
+	IF changed THEN
+		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT %s', expr);
 	END IF;
 END
 $idsql$`
 
 // mariaSnowflakeTrigger is the trigger mariaSnowflakeDefault makes:
-// {worker} is the reserved worker ID. A session may set @idsql_now_us to
-// read its own clock (tests step it): the clock only moves the counter
-// forward, so no reading, however wrong, makes a key repeat.
+// {worker} is the reserved worker ID, {blocks} the statements that take a
+// block. A session may set @idsql_now_us to read its own clock (tests step
+// it): the clock only moves a session's counter forward, within its block,
+// so no reading, however wrong, makes a key repeat.
+//
+// A session keys its rows from a block of its own, kept in its user
+// variables {u}v (the next counter, tick << s2 | n), {u}e (the block's
+// end) and {u}s (its slot): no row of a table and no lock is shared per
+// row. User variables are not rolled back, so a rolled-back key is never
+// issued again; a block ends with its session. A block is one window of
+// {window} ticks in one of 2^{k} slots (β = window << {k} | slot), taken
+// from the horizon H = Σ 256^j · next(h_j) of the digit sequences
+// {seq}_0 .. (MariaDB's sequences are not rolled back either, and SETVAL
+// takes literals only: a trigger raises H by drawing each digit's
+// sequence as many times as the digit says). H is read and raised under
+// GET_LOCK, held for the few draws and released before the trigger
+// returns, so blocks never overlap; the next block is the greater of H
+// and the clock's window, so the keys follow the clock and never repeat.
 const mariaSnowflakeTrigger = `CREATE OR REPLACE TRIGGER {seq} BEFORE INSERT ON {table} FOR EACH ROW
 BEGIN
 	DECLARE layout VARCHAR(255) DEFAULT {fp};
 	DECLARE worker BIGINT DEFAULT {worker};
-	DECLARE now_us BIGINT;
-	DECLARE v BIGINT DEFAULT NULL;
-	DECLARE msg VARCHAR(512);
+	DECLARE v BIGINT;
 	IF NEW.{col} IS NULL OR NEW.{col} = 0 THEN
-		SET now_us = COALESCE(@idsql_now_us, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {clock}));
-		IF now_us < {epoch} THEN
-			SET msg = CONCAT('idsql: the database clock reads ', now_us, ' microseconds since 1970, before the epoch of layout ',
-				layout, ': no key for table ', {tablename});
-			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+		SET v = GREATEST(@{u}v, LEAST((COALESCE(@idsql_now_us, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))) - {epoch}) DIV {unit}, (1 << {tb}) - 1) << {s2});
+		IF v IS NULL OR @{u}e IS NULL OR v >= @{u}e THEN
+			-- A block: the next window and slot past every block handed out.
+			BEGIN
+				DECLARE now_us BIGINT DEFAULT COALESCE(@idsql_now_us, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {clock}));
+				DECLARE t BIGINT;
+				DECLARE h BIGINT;
+				DECLARE b BIGINT;
+				DECLARE d BIGINT;
+				DECLARE n BIGINT;
+				DECLARE x BIGINT;
+				DECLARE msg VARCHAR(512);
+				DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN DO RELEASE_LOCK({lock}); RESIGNAL; END;
+				IF now_us < {epoch} THEN
+					SET msg = CONCAT('idsql: the database clock reads ', now_us, ' microseconds since 1970, before the epoch of layout ',
+						layout, ': no key for table ', {tablename});
+					SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+				END IF;
+				SET t = LEAST((now_us - {epoch}) DIV {unit}, (1 << {tb}) - 1);
+				IF GET_LOCK({lock}, 30) IS NOT TRUE THEN
+					SET msg = CONCAT('idsql: no block of keys for table ', {tablename}, ': its lock ', {lock}, ' is held');
+					SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+				END IF;
+{blocks}
+				DO RELEASE_LOCK({lock});
+				SET @{u}s = b & ((1 << {k}) - 1);
+				SET @{u}v = ((b >> {k}) * {window}) << {s2};
+				SET @{u}e = LEAST(((b >> {k}) + 1) * {window}, 1 << {tb}) << {s2};
+				SET v = GREATEST(@{u}v, t << {s2});
+				IF v >= @{u}e THEN
+					SET msg = CONCAT('idsql: the time bits of layout ', layout, ' are used up: no key for table ', {tablename});
+					SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+				END IF;
+			END;
 		END IF;
-		SELECT last_value INTO v FROM idsql_db_keys WHERE counter = {seqlit} FOR UPDATE;
-		IF v IS NULL THEN
-			SET msg = CONCAT('idsql: idsql_db_keys has no counter ', {seqlit}, ' for table ', {tablename},
-				': run "idsql migrate --db-defaults"');
-			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
-		END IF;
-		SET v = GREATEST(v + 1, LEAST((now_us - {epoch}) DIV {unit}, 1 << {tb}) << {sb});
-		IF (v >> {sb}) >> {tb} <> 0 THEN
-			SET msg = CONCAT('idsql: the time bits of layout ', layout, ' are used up: no key for table ', {tablename});
-			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
-		END IF;
-		UPDATE idsql_db_keys SET last_value = v WHERE counter = {seqlit};
-		IF {low} THEN
-			SET NEW.{col} = ((v >> {sb}) << ({wb} + {sb})) | ((v & ((1 << {sb}) - 1)) << {wb}) | worker;
-		ELSE
-			SET NEW.{col} = ((v >> {sb}) << ({wb} + {sb})) | (worker << {sb}) | (v & ((1 << {sb}) - 1));
-		END IF;
-		IF {maxkey} > 0 AND NEW.{col} > {maxkey} THEN
-			SET msg = CONCAT('idsql: key ', NEW.{col}, ' of table ', {tablename}, ' is past its max_id ', {maxkey});
-			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
-		END IF;
-	END IF;
+		SET @{u}v = v + 1, NEW.{col} = {compose};
+{maxcheck}	END IF;
 END`
 
 // mariaSnowflakeDefault is MariaDB's SnowflakeDBDefault statement. The
@@ -294,15 +510,12 @@ const mariaSnowflakeDefault = `BEGIN NOT ATOMIC
 	DECLARE hw DATETIME(6) DEFAULT NULL;
 	DECLARE busy VARCHAR(1000) DEFAULT NULL;
 	DECLARE msg VARCHAR(1000) DEFAULT NULL;
-	DECLARE v0 BIGINT DEFAULT NULL;
+	DECLARE t0 BIGINT DEFAULT NULL;
+	DECLARE b0 BIGINT DEFAULT NULL;
 	DECLARE changed BOOLEAN DEFAULT FALSE;
 	-- An error must not leave the transaction, and the namespace lock, open
 	-- on a pooled connection.
 	DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
-	CREATE TABLE IF NOT EXISTS idsql_db_keys (
-		counter    VARCHAR(191) NOT NULL PRIMARY KEY,
-		last_value BIGINT       NOT NULL
-	) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 	SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
 	START TRANSACTION;
 	{nslock};
@@ -340,10 +553,19 @@ const mariaSnowflakeDefault = `BEGIN NOT ATOMIC
 	END IF;
 	SET hw = (SELECT ids_after FROM idsql_workers WHERE namespace = {ns} AND worker_id = w
 		AND instance = {instance} AND released IS NULL ORDER BY lease_id DESC LIMIT 1);
-	SET v0 = ((TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', hw) - {epoch}) DIV {unit} + 1) << {sb};
-	INSERT INTO idsql_db_keys (counter, last_value) VALUES ({seqlit}, v0)
-		ON DUPLICATE KEY UPDATE last_value = GREATEST(last_value, VALUES(last_value));
+	-- The first tick past the horizon of every earlier lease, and past the
+	-- counter of an earlier install (a row of idsql_db_keys), with a
+	-- minute to spare: its trigger may still key rows until the new one
+	-- replaces it, a few statements on.
+	SET t0 = (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', hw) - {epoch}) DIV {unit} + 1;
+	IF EXISTS (SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'idsql_db_keys') THEN
+		SET t0 = GREATEST(t0, COALESCE((SELECT (last_value >> {sb}) + 1 + 60000000 DIV {unit} FROM idsql_db_keys WHERE counter = {seqlit}), t0));
+	END IF;
 	COMMIT;
+	-- The horizon's digits: SETVAL only moves a sequence forward, so H
+	-- ends at or past the first block past t0.
+	SET b0 = ((t0 + {window} - 1) DIV {window}) << {k};
+{digits}
 	IF changed OR NOT EXISTS (SELECT 1 FROM information_schema.TRIGGERS
 		WHERE TRIGGER_SCHEMA = COALESCE({schemalit}, DATABASE()) AND TRIGGER_NAME = {seqnamelit}
 		AND LOCATE({fp}, ACTION_STATEMENT) > 0

@@ -73,9 +73,12 @@ type dbChaosTarget struct {
 	// default read the clock at us microseconds since 1970.
 	setClock func(us int64) string
 	// writers are the client sessions that write at once, by the clock
-	// each reads; the first writes every table, the others the snowflake
-	// table only.
+	// each reads; the first writes every table (or, with snowflakeOnly,
+	// the snowflake table), the others the snowflake table only.
 	writers []chaosClock
+	// snowflakeOnly: the client writes no segment table through its
+	// database-side default (see the mysql target).
+	snowflakeOnly bool
 }
 
 var dbChaosTargets = []dbChaosTarget{
@@ -94,7 +97,7 @@ client	%[2]d
 `, table, i)
 	}, `SELECT extract(epoch FROM now() - pg_postmaster_start_time())::float8`,
 		func(us int64) string { return fmt.Sprintf("SET idsql.now_us = '%d';\n", us) },
-		[]chaosClock{clockDatabase, clockBack, clockStepping}},
+		[]chaosClock{clockDatabase, clockBack, clockStepping}, false},
 	{"mysql", func(t *testing.T) (crashable, string, string) {
 		// Crash: SIGKILL of mariadbd. Its commits reach the redo log file
 		// before they are acknowledged, so the helpers' survive.
@@ -107,13 +110,14 @@ INSERT INTO %[1]s (proc, pid) SELECT 'client', seq FROM seq_1_to_3;
 `, table, i)
 	}, `SELECT VARIABLE_VALUE + 0 FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'`,
 		func(us int64) string { return fmt.Sprintf("SET @idsql_now_us = %d;\n", us) },
-		// One session: MariaDB 10.11.19 can die (SIGSEGV in
-		// Item_func_nextval::val_int, filling the segment table's DEFAULT
-		// NEXT VALUE FOR) when several client sessions write around its
-		// crash recovery, with the earlier trigger as with this one.
-		// Several sessions at once are TestDBDefaultOpenTransaction's and
-		// TestDBDefaultMixedWritersMariaDB's.
-		[]chaosClock{clockStepping}},
+		// One session, on the snowflake table: MariaDB 10.11.19 can die
+		// (SIGSEGV in Item_func_nextval::val_int, filling the segment
+		// table's DEFAULT NEXT VALUE FOR) while this test runs, with the
+		// earlier trigger as with this one; it did in 2 of 3 CI runs
+		// that wrote the segment table here. The segment default's
+		// uniqueness beside the wrapper is TestDBDefaultMixedWritersMariaDB's,
+		// several sessions at once TestDBDefaultOpenTransaction's.
+		[]chaosClock{clockStepping}, true},
 }
 
 // dbDefaultChaos runs the chaos on tc with the idsql configuration
@@ -196,7 +200,7 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 					script.WriteString(tc.setClock(now.Add(time.Duration(i%5-2) * 10 * time.Second).UnixMicro()))
 				}
 				for _, table := range tables {
-					if w > 0 && table != sfTable {
+					if (w > 0 || tc.snowflakeOnly) && table != sfTable {
 						continue
 					}
 					script.WriteString(tc.rows(table, i))

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log"
-	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
@@ -14,10 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
-	"github.com/idsql/idsql/idsql/segment"
-	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/server"
 )
 
@@ -44,7 +39,6 @@ func (b *syncBuffer) String() string {
 // the fix in the body's message (after Leaf's Result, where Leaf has one)
 // and in X-Idsql-Error, and the server logs it.
 func TestClientErrorsSayWhy(t *testing.T) {
-	ctx := context.Background()
 	migrated, err := idsql.Parse("test", []byte(`namespace: test
 tables:
   orders: {strategy: segment, shard: {column: user_id, bits: 2}}
@@ -63,30 +57,9 @@ tables:
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := sqlitestore.Open(ctx, t.TempDir()+"/ids.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.DB().Close() })
-	if err := idsql.MigrateIn(ctx, store.DB(), migrated, idsql.Stores{Segments: store}); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: store.DB(), Holder: holder.Fixed(1), SegmentStore: store,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen, err := segment.New(ctx, store, segment.Settings{RefreshInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &syncBuffer{}
-	srv, err := server.New(server.Settings{Keys: keys, Segments: gen, Log: log.New(logs, "", 0),
+	srv, _ := sqliteServer(t, migrated, cfg, server.Settings{Log: log.New(logs, "", 0),
 		SnowflakeOff: "no snowflake table is configured: name one with --snowflake-table"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
 
 	tests := []struct {
 		path   string
@@ -141,28 +114,7 @@ func TestMonitorBeforeFirstUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := sqlitestore.Open(ctx, t.TempDir()+"/ids.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.DB().Close() })
-	if err := idsql.MigrateIn(ctx, store.DB(), all, idsql.Stores{Segments: store}); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: store.DB(), Holder: holder.Fixed(1), SegmentStore: store,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen, err := segment.New(ctx, store, segment.Settings{RefreshInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Settings{Keys: keys, Segments: gen, Log: log.New(io.Discard, "", 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv, keys := sqliteServer(t, all, cfg, server.Settings{})
 	if err := srv.Warm(ctx); err != nil { // starts leaf_snowflake, loads users; later stays unloaded
 		t.Fatal(err)
 	}

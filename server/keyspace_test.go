@@ -23,17 +23,30 @@ import (
 // newKeySpaceServer serves cfgText from an SQLite segment store.
 func newKeySpaceServer(t *testing.T, cfgText string) *server.Server {
 	t.Helper()
-	ctx := context.Background()
 	cfg, err := idsql.Parse("test", []byte(cfgText), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv, _ := sqliteServer(t, cfg, cfg, server.Settings{})
+	if err := srv.Warm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// sqliteServer serves cfg from an SQLite segment store migrated for
+// migrated (a configuration that may have fewer tables than cfg: those
+// were added after migrate ran), with the other settings of s (nil Log:
+// none).
+func sqliteServer(t *testing.T, migrated, cfg *idsql.Config, s server.Settings) (*server.Server, *idsql.Keys) {
+	t.Helper()
+	ctx := context.Background()
 	store, err := sqlitestore.Open(ctx, t.TempDir()+"/ids.db")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.DB().Close() })
-	if err := idsql.MigrateIn(ctx, store.DB(), cfg, idsql.Stores{Segments: store}); err != nil {
+	if err := idsql.MigrateIn(ctx, store.DB(), migrated, idsql.Stores{Segments: store}); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: store.DB(), Holder: holder.Fixed(1), SegmentStore: store,
@@ -45,15 +58,16 @@ func newKeySpaceServer(t *testing.T, cfgText string) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Settings{Keys: keys, Segments: gen, Log: log.New(io.Discard, "", 0)})
+	s.Keys, s.Segments = keys, gen
+	if s.Log == nil {
+		s.Log = log.New(io.Discard, "", 0)
+	}
+	srv, err := server.New(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	if err := srv.Warm(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return srv
+	return srv, keys
 }
 
 // The segment endpoint applies a table's max_id, and /metrics exports how

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -90,9 +89,7 @@ func runBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		out.LoText, out.HiText = f.Format(lo), f.Format(hi)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return printJSON(stdout, out)
 	}
 	const stamp = "2006-01-02T15:04:05.999999999Z07:00"
 	fmt.Fprintf(stdout, "table   %s\nlayout  %s\nfrom    %s\nto      %s (excluded)\nlo      %d\nhi      %d\n",

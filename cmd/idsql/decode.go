@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -145,9 +144,7 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		out = append(out, d)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := printJSON(stdout, out); err != nil {
 			return err
 		}
 	} else {
@@ -215,9 +212,7 @@ func decodeGene(cfg *idsql.Config, table string, ids []string, asJSON bool, stdo
 		out = append(out, d)
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := printJSON(stdout, out); err != nil {
 			return err
 		}
 	} else {

@@ -3,8 +3,6 @@ package zktest
 import (
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,18 +47,7 @@ type QuorumSettings struct {
 // shorter ticks, and proxies between the members' quorum ports.
 func StartQuorum(t testing.TB, s QuorumSettings) *Ensemble {
 	t.Helper()
-	if s.Members == 0 {
-		s.Members = 3
-	}
-	if s.TickTime == 0 {
-		s.TickTime = 500 * time.Millisecond
-	}
-	if s.InitLimit == 0 {
-		s.InitLimit = 20
-	}
-	if s.SyncLimit == 0 {
-		s.SyncLimit = 10
-	}
+	s = s.withDefaults()
 	java, cp := runtime(t)
 	n := s.Members
 	ports := testproc.FreePorts(t, 3*n) // client, quorum, election per member
@@ -75,7 +62,7 @@ func StartQuorum(t testing.TB, s QuorumSettings) *Ensemble {
 			}
 			fmt.Fprintf(&quorum, "server.%d=%s:%s\n", j+1, q, portOf(el))
 		}
-		e.members = append(e.members, newQuorumServer(t, java, cp, i+1, ports[3*i], s, quorum.String()))
+		e.members = append(e.members, newServer(t, java, cp, i+1, ports[3*i], s, quorum.String()))
 	}
 	for _, m := range e.members {
 		m.launch()
@@ -86,41 +73,27 @@ func StartQuorum(t testing.TB, s QuorumSettings) *Ensemble {
 	return e
 }
 
+// withDefaults returns s with its zero fields set to their defaults.
+func (s QuorumSettings) withDefaults() QuorumSettings {
+	if s.Members == 0 {
+		s.Members = 3
+	}
+	if s.TickTime == 0 {
+		s.TickTime = 500 * time.Millisecond
+	}
+	if s.InitLimit == 0 {
+		s.InitLimit = 20
+	}
+	if s.SyncLimit == 0 {
+		s.SyncLimit = 10
+	}
+	return s
+}
+
 // portOf returns the port of a host:port address.
 func portOf(addr string) string {
 	_, port, _ := net.SplitHostPort(addr)
 	return port
-}
-
-// newQuorumServer is newServer with s's timings.
-func newQuorumServer(t testing.TB, java, cp string, id, clientPort int, s QuorumSettings, quorum string) *Server {
-	t.Helper()
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		t.Fatalf("zktest: %v", err)
-	}
-	cfg := fmt.Sprintf(`tickTime=%d
-initLimit=%d
-syncLimit=%d
-dataDir=%s
-clientPort=%d
-clientPortAddress=127.0.0.1
-maxClientCnxns=0
-admin.enableServer=false
-4lw.commands.whitelist=*
-forceSync=no
-%s`, s.TickTime.Milliseconds(), s.InitLimit, s.SyncLimit, data, clientPort, quorum)
-	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(id)+"\n"), 0o644); err != nil {
-		t.Fatalf("zktest: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
-		t.Fatalf("zktest: %v", err)
-	}
-	srv := &Server{t: t, java: java, cp: cp, dir: dir, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort)),
-		proc: testproc.New("ZooKeeper", dir)}
-	t.Cleanup(srv.Kill)
-	return srv
 }
 
 // Size returns the number of members.

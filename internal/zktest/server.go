@@ -47,7 +47,7 @@ func StartServer(t testing.TB) *Server {
 	t.Helper()
 	java, cp := runtime(t)
 	ports := testproc.FreePorts(t, 1)
-	s := newServer(t, java, cp, 1, ports[0], "")
+	s := newServer(t, java, cp, 1, ports[0], QuorumSettings{}.withDefaults(), "")
 	s.Start()
 	return s
 }
@@ -59,24 +59,7 @@ func StartEnsemble(t testing.TB, n int) *Ensemble {
 	if n < 1 {
 		t.Fatalf("zktest: StartEnsemble(%d): need at least one member", n)
 	}
-	java, cp := runtime(t)
-	ports := testproc.FreePorts(t, 3*n) // client, quorum, election per member
-	var quorum strings.Builder
-	for i := range n {
-		fmt.Fprintf(&quorum, "server.%d=127.0.0.1:%d:%d\n", i+1, ports[3*i+1], ports[3*i+2])
-	}
-	e := &Ensemble{}
-	for i := range n {
-		e.members = append(e.members, newServer(t, java, cp, i+1, ports[3*i], quorum.String()))
-	}
-	// Members wait for each other to elect a leader: launch all, then wait.
-	for _, m := range e.members {
-		m.launch()
-	}
-	for _, m := range e.members {
-		m.waitServing()
-	}
-	return e
+	return StartQuorum(t, QuorumSettings{Members: n})
 }
 
 // Member returns the i-th member (from 0).
@@ -138,23 +121,27 @@ func runtime(t testing.TB) (java, cp string) {
 	return java, cp
 }
 
-func newServer(t testing.TB, java, cp string, id, clientPort int, quorum string) *Server {
+// newServer prepares (does not start) a server of id listening for
+// clients on clientPort, with s's timings and, for an ensemble's member,
+// the server.N lines of quorum; the test's end kills it.
+func newServer(t testing.TB, java, cp string, id, clientPort int, s QuorumSettings, quorum string) *Server {
 	t.Helper()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		t.Fatalf("zktest: %v", err)
 	}
-	cfg := fmt.Sprintf(`tickTime=500
-initLimit=20
-syncLimit=10
+	cfg := fmt.Sprintf(`tickTime=%d
+initLimit=%d
+syncLimit=%d
 dataDir=%s
 clientPort=%d
 clientPortAddress=127.0.0.1
 maxClientCnxns=0
 admin.enableServer=false
 4lw.commands.whitelist=*
-%s`, data, clientPort, quorum)
+forceSync=no
+%s`, s.TickTime.Milliseconds(), s.InitLimit, s.SyncLimit, data, clientPort, quorum)
 	if quorum != "" {
 		if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(id)+"\n"), 0o644); err != nil {
 			t.Fatalf("zktest: %v", err)
@@ -163,10 +150,10 @@ admin.enableServer=false
 	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
 		t.Fatalf("zktest: %v", err)
 	}
-	s := &Server{t: t, java: java, cp: cp, dir: dir, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort)),
+	srv := &Server{t: t, java: java, cp: cp, dir: dir, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort)),
 		proc: testproc.New("ZooKeeper", dir)}
-	t.Cleanup(s.Stop)
-	return s
+	t.Cleanup(srv.Kill)
+	return srv
 }
 
 // waitServing waits until the server answers srvr with a mode, and ends the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/segment"
+	"github.com/idsql/idsql/idsql/shape"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
@@ -71,9 +72,6 @@ type MigrateOptions struct {
 // MigrateWith is Migrate (or, with o.Stores, MigrateIn) with options: see
 // MigrateOptions.
 func MigrateWith(ctx context.Context, db *sql.DB, cfg *Config, o MigrateOptions) error {
-	if err := spreadDBDefaults(cfg, o.DBDefaults); err != nil {
-		return fmt.Errorf("idsql: migrate: %w", err)
-	}
 	var stores Stores
 	if o.Stores != nil {
 		stores = *o.Stores
@@ -119,9 +117,6 @@ func MigrateWith(ctx context.Context, db *sql.DB, cfg *Config, o MigrateOptions)
 // defaults by hand after idsql migrate has created the segment keys. Each
 // statement allocates and logs its block itself.
 func DBDefaultsSQL(dialectName string, cfg *Config, block int64) (string, error) {
-	if err := spreadDBDefaults(cfg, true); err != nil {
-		return "", fmt.Errorf("idsql: %w", err)
-	}
 	d, err := dialect.ByName(dialectName)
 	if err != nil {
 		return "", fmt.Errorf("idsql: %w", err)
@@ -153,16 +148,19 @@ func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error)
 		if !tc.Gene().Plain() {
 			continue
 		}
+		f, err := cfg.ShapeFunc(table)
+		if err != nil {
+			return nil, err
+		}
 		var s string
-		var err error
 		if tc.Strategy == Snowflake {
-			s, err = snowflakeDBDefault(d, cfg, table)
+			s, err = snowflakeDBDefault(d, cfg, table, f)
 		} else {
-			limit := int64(segment.MaxID)
+			limit := min(int64(segment.MaxID), f.MaxKey())
 			if tc.MaxID > 0 {
 				limit = min(limit, tc.MaxID)
 			}
-			s, err = d.DBDefault(dialect.DBDefault{Table: table, Column: tc.KeyColumn(), Key: cfg.SegmentKey(table), Block: block, MaxID: limit})
+			s, err = d.DBDefault(dialect.DBDefault{Table: table, Column: tc.KeyColumn(), Key: cfg.SegmentKey(table), Block: block, MaxID: limit, Shape: f})
 		}
 		if err != nil {
 			return nil, err
@@ -174,8 +172,8 @@ func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error)
 
 // snowflakeDBDefault returns the statement installing snowflake table's
 // database-side default, under a worker ID of the configuration's
-// holder.database_workers.
-func snowflakeDBDefault(d dialect.Dialect, cfg *Config, table string) (string, error) {
+// holder.database_workers, shaped by f.
+func snowflakeDBDefault(d dialect.Dialect, cfg *Config, table string, f shape.Func) (string, error) {
 	layout, err := cfg.SnowflakeLayout()
 	if err != nil {
 		return "", err
@@ -192,7 +190,7 @@ func snowflakeDBDefault(d dialect.Dialect, cfg *Config, table string) (string, e
 		Namespace: cfg.Namespace, Table: table, Column: tc.KeyColumn(),
 		Epoch: layout.Epoch, Unit: layout.Unit,
 		TimeBits: layout.TimeBits, WorkerBits: layout.WorkerBits, SequenceBits: layout.SequenceBits, WorkerLow: layout.WorkerLow,
-		Reserved: hc.DatabaseWorkers, MaxKey: tc.MaxID,
+		Reserved: hc.DatabaseWorkers, MaxKey: tc.MaxID, Shape: f,
 		Stale: max(registry.DefaultSlack, 3*hc.HeartbeatOrDefault()),
 	})
 }

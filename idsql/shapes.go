@@ -1,7 +1,6 @@
 package idsql
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -97,29 +96,6 @@ func (c *Config) validateShape(name string, t TableConfig) error {
 // Spread reports whether the table's keys are shaped by a spread (not
 // ordered).
 func (t TableConfig) Spread() bool { return !t.Shape.IsOrdered() }
-
-// ErrSpreadDBDefault is wrapped by the error refusing database-side
-// defaults (MigrateOptions.DBDefaults, DBDefaultsSQL) for a configuration
-// with a spread table.
-var ErrSpreadDBDefault = errors.New("idsql: no database-side default for a spread table")
-
-// spreadDBDefaults refuses database-side defaults when on and cfg has a
-// table with a spread shape: the SQL that composes keys in the database
-// does not apply shapes yet, so its keys would be ordered among the
-// table's spread ones, and the two could meet.
-func spreadDBDefaults(cfg *Config, on bool) error {
-	if !on {
-		return nil
-	}
-	for _, table := range cfg.TableNames() {
-		if tc := cfg.Tables[table]; tc.Spread() {
-			return fmt.Errorf("%w: table %s has shape %s, and the database-side defaults compose ordered keys only, "+
-				"which could equal the table's spread keys: leave the table's writers on idsql (the wrapper, pgxid or the ID server), "+
-				"or install the defaults from a configuration without the table", ErrSpreadDBDefault, table, tc.Shape)
-		}
-	}
-	return nil
-}
 
 // Unshape returns the key table made, before its shape, of key as the
 // table stores it: what decode takes apart. For an ordered table it is

@@ -200,12 +200,6 @@ func testShapes(t *testing.T, s shapeDB) {
 	if _, _, err := s.cfg.Bounds("orders", time.Now().Add(-time.Hour), time.Now()); !errors.Is(err, idsql.ErrNoTimeOrder) {
 		t.Errorf("Bounds(orders): %v; want ErrNoTimeOrder", err)
 	}
-	// Database-side defaults are refused for spread tables.
-	if err := idsql.MigrateWith(ctx, s.raw, s.cfg, idsql.MigrateOptions{Stores: &stores, DBDefaults: true}); !errors.Is(err, idsql.ErrSpreadDBDefault) ||
-		!strings.Contains(err.Error(), "table accounts has shape {spread: shard, bits: 6}") {
-		t.Errorf("MigrateWith DBDefaults: %v; want ErrSpreadDBDefault naming accounts", err)
-	}
-
 	// A changed shape: Migrate, the wrapper and Reshape refuse it for
 	// tables that issued keys.
 	changed := shapeConfig()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/idsql/idsql/idsql/shape"
 )
 
 // ErrNoDBDefault is wrapped by the error of a database that cannot serve
@@ -25,6 +27,11 @@ type DBDefault struct {
 	Key    string // the segment key (idsql_alloc.biz_tag)
 	Block  int64  // keys per block, > 0
 	MaxID  int64  // the largest key a block may hold
+
+	// Shape is the table's key shape (the zero Func: ordered). A spread
+	// one moves every key the sequence gives, as the table's processes
+	// move theirs; MaxID must be within what it takes (Func.MaxKey).
+	Shape shape.Func
 }
 
 // Sequence returns the name of the sequence serving the default: the
@@ -54,18 +61,45 @@ const DBDefaultHint = `run "idsql migrate --db-defaults" to allocate a fresh blo
 // sequences: ErrNoDBDefault. MySQL 8 has none either; its callers check
 // the server (see ErrNoDBDefault) before running the MariaDB form.
 func (d Dialect) DBDefault(s DBDefault) (string, error) {
-	if s.Block <= 0 || s.MaxID < s.Block {
+	spread := !s.Shape.Shape().IsOrdered()
+	switch {
+	case s.Block <= 0 || s.MaxID < s.Block:
 		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("block of %d keys below %d", s.Block, s.MaxID))
+	case spread && s.MaxID > s.Shape.MaxKey():
+		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("max_id %d beyond %d, what shape %s takes", s.MaxID, s.Shape.MaxKey(), s.Shape.Shape()))
 	}
 	tmpl, r, err := d.dbTemplate(pgDBDefault, mariaDBDefault, s.Table, s.Column, s.Key)
 	if err != nil {
 		return "", err
 	}
-	return r.with(
+	pairs := []string{
 		"{key}", lit(s.Key),
 		"{block}", strconv.FormatInt(s.Block, 10), "{maxid}", strconv.FormatInt(s.MaxID, 10),
 		"{hint}", lit(DBDefaultHint),
-	).Replace(tmpl), nil
+	}
+	if d == PostgreSQL {
+		shapefn, match := "", "position('idsql_shape_key(' IN pg_get_expr(d.adbin, d.adrelid)) = 0"
+		if spread {
+			shapefn = pgShapeFunction + ";"
+			match = "position(" + lit(shapeTag(s.Shape)) + " IN pg_get_expr(d.adbin, d.adrelid)) > 0"
+		}
+		pairs = append(pairs, "{shapefn}", shapefn, "{shapematch}", match,
+			"{default}", pgShapeCall(s.Shape, "idsql_next_key({seqlit}::regclass, {tablename})", s.Table))
+		rep := r.with(pairs...)
+		return rep.Replace(rep.Replace(tmpl)), nil
+	}
+	install := mariaSequenceDefault
+	if spread {
+		// A column default cannot apply the shape: a trigger draws from
+		// the sequence and shapes the key.
+		trig := r.with(pairs...).Replace(strings.NewReplacer(
+			"{tag}", lit(shapeTag(s.Shape)), "{shape}", mariaShape(s.Shape, s.Table), "{shapedecl}", mariaShapeDecl,
+		).Replace(mariaSegmentTrigger))
+		install = strings.NewReplacer("{tag}", lit(shapeTag(s.Shape)),
+			"{trigger}", "'"+strings.ReplaceAll(trig, "'", "''")+"'").Replace(mariaShapedDefault)
+	}
+	rep := r.with(append(pairs, "{install}", install)...)
+	return rep.Replace(rep.Replace(tmpl)), nil
 }
 
 // dbDefaultError is the error of a database default that cannot be made.
@@ -171,6 +205,7 @@ BEGIN
 			USING ERRCODE = 'sequence_generator_limit_exceeded';
 	END
 	$fn$;
+	{shapefn}
 	CREATE SEQUENCE IF NOT EXISTS {seq} AS bigint NO CYCLE;
 	SELECT s.seqmax - coalesce(pg_sequence_last_value(s.seqrelid), s.seqmin - 1) INTO remaining
 	FROM pg_sequence s
@@ -191,8 +226,8 @@ BEGIN
 	END IF;
 	IF NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
-		AND pg_get_expr(d.adbin, d.adrelid) LIKE '%idsql_next_key(%') THEN
-		ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT idsql_next_key({seqlit}::regclass, {tablename});
+		AND pg_get_expr(d.adbin, d.adrelid) LIKE '%idsql_next_key(%' AND {shapematch}) THEN
+		ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT {default};
 	END IF;
 END
 $idsql$`
@@ -223,9 +258,39 @@ const mariaDBDefault = `BEGIN NOT ATOMIC
 		EXECUTE IMMEDIATE CONCAT('ALTER SEQUENCE {seq} MINVALUE ', blk_last - {block} + 1, ' MAXVALUE ', blk_last,
 			' START WITH ', blk_last - {block} + 1, ' RESTART WITH ', blk_last - {block} + 1, ' NOCYCLE');
 	END IF;
-	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+{install}
+END`
+
+// mariaSequenceDefault is how mariaDBDefault serves an ordered table's
+// keys: the column default draws from the sequence.
+const mariaSequenceDefault = `	IF NOT EXISTS (SELECT 1 FROM information_schema.columns
 		WHERE table_schema = coalesce({schemalit}, DATABASE()) AND table_name = {tablenamelit}
 		AND column_name = {collit} AND column_default LIKE CONCAT('%', {seqnamelit}, '%')) THEN
 		ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT (NEXT VALUE FOR {seq});
+	END IF;`
+
+// mariaShapedDefault is how mariaDBDefault serves a spread table's keys:
+// the trigger {trigger} (mariaSegmentTrigger, as a string literal),
+// made unless one of the shape {tag} is there; the column's default
+// becomes 0, since INSERT ... SELECT checks for a default before the
+// trigger runs.
+const mariaShapedDefault = `	IF NOT EXISTS (SELECT 1 FROM information_schema.TRIGGERS
+		WHERE TRIGGER_SCHEMA = COALESCE({schemalit}, DATABASE()) AND TRIGGER_NAME = {seqnamelit}
+		AND LOCATE({tag}, ACTION_STATEMENT) > 0)
+	OR NOT EXISTS (SELECT 1 FROM information_schema.COLUMNS
+		WHERE TABLE_SCHEMA = COALESCE({schemalit}, DATABASE()) AND TABLE_NAME = {tablenamelit}
+		AND COLUMN_NAME = {collit} AND COLUMN_DEFAULT = '0') THEN
+		EXECUTE IMMEDIATE {trigger};
+		ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT 0;
+	END IF;`
+
+// mariaSegmentTrigger keys a spread segment table's rows on MariaDB: a
+// row without a key (NULL or 0) takes the sequence's next value, shaped.
+const mariaSegmentTrigger = `CREATE OR REPLACE TRIGGER {seq} BEFORE INSERT ON {table} FOR EACH ROW
+BEGIN
+	DECLARE shape VARCHAR(255) DEFAULT {tag};
+{shapedecl}	IF NEW.{col} IS NULL OR NEW.{col} = 0 THEN
+		SET k = NEXT VALUE FOR {seq};
+{shape}		SET NEW.{col} = k;
 	END IF;
 END`

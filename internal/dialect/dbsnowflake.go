@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idsql/idsql/idsql/shape"
 )
 
 // DBSnowflake describes a database-side default for a snowflake table's
@@ -34,6 +36,11 @@ type DBSnowflake struct {
 	Reserved int64 // how many worker IDs at the top of the range are the database's
 	MaxKey   int64 // the table's max_id; 0 for none
 
+	// Shape is the table's key shape (the zero Func: ordered). A spread
+	// one moves every key the default composes, as the table's processes
+	// move theirs.
+	Shape shape.Func
+
 	// Stale is how long after its last heartbeat a process's lease of the
 	// chosen worker ID counts as gone (and is ended); a fresher one is
 	// refused, naming its process.
@@ -49,8 +56,12 @@ func (s DBSnowflake) fingerprint() string {
 	if s.WorkerLow {
 		low = 1
 	}
-	return fmt.Sprintf("idsql:2/e%d/u%d/b%d.%d.%d/l%d/m%d", s.Epoch.UnixMicro(), s.Unit.Microseconds(),
+	fp := fmt.Sprintf("idsql:2/e%d/u%d/b%d.%d.%d/l%d/m%d", s.Epoch.UnixMicro(), s.Unit.Microseconds(),
 		s.TimeBits, s.WorkerBits, s.SequenceBits, low, s.MaxKey)
+	if !s.Shape.Shape().IsOrdered() {
+		fp += "/" + shapeTag(s.Shape)
+	}
+	return fp
 }
 
 // pgSlotBits is how many of the sequence bits name a slot on PostgreSQL
@@ -126,6 +137,13 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 		"{clock}", d.Clock(),
 	}
 	if d == PostgreSQL {
+		shapefn := ""
+		if !s.Shape.Shape().IsOrdered() {
+			shapefn = pgShapeFunction + ";"
+		}
+		// The shape's call as a format() string, around the composed key.
+		call := strings.ReplaceAll(strings.ReplaceAll(pgShapeCall(s.Shape, "\x00", s.Table), "'", "''"), "%", "%%")
+		pairs = append(pairs, "{shapefn}", shapefn, "{shapefmt}", "'"+strings.Replace(call, "\x00", "%s", 1)+"'")
 		var slots []string
 		for n := range 1 << k {
 			slots = append(slots, lit(seqN(n)))
@@ -164,6 +182,12 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	if s.MaxKey > 0 {
 		maxcheck = "\t\tIF NEW.{col} > {maxkey} THEN\n\t\t\tSIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'idsql: a key of table " +
 			s.Table + " is past its max_id " + i(s.MaxKey) + "';\n\t\tEND IF;\n"
+	}
+	if sh := mariaShape(s.Shape, s.Table); sh != "" {
+		maxcheck += "\t\tSET k = NEW.{col};\n" + sh + "\t\tSET NEW.{col} = k;\n"
+		pairs = append(pairs, "{shapedecl}", mariaShapeDecl)
+	} else {
+		pairs = append(pairs, "{shapedecl}", "")
 	}
 	pairs = append(pairs, "{compose}", compose, "{maxcheck}", maxcheck,
 		"{window}", i(window), "{u}", "idsql_"+tag+"_", "{lock}", lit("idsql/"+tag),
@@ -314,6 +338,7 @@ BEGIN
 		RETURN id;
 	END
 	$fn$;
+	{shapefn}
 	SELECT worker_id INTO w FROM idsql_workers
 	WHERE namespace = {ns} AND table_name = {tablename} AND instance = {instance} AND released IS NULL
 	ORDER BY lease_id DESC LIMIT 1;
@@ -431,6 +456,8 @@ BEGIN
 	-- A row of a transaction that holds a slot draws from it; the first
 	-- row of a transaction calls idsql_snowflake_key, which takes a slot.
 	expr := format('CASE length(current_setting(%L, true)) WHEN 1 THEN %s ELSE %s END', {guc}, draw, slow);
+	-- A spread table's shape moves the composed key.
+	expr := format({shapefmt}, expr);
 	IF changed THEN
 		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT %s', expr);
 	END IF;
@@ -461,7 +488,7 @@ BEGIN
 	DECLARE layout VARCHAR(255) DEFAULT {fp};
 	DECLARE worker BIGINT DEFAULT {worker};
 	DECLARE v BIGINT;
-	IF NEW.{col} IS NULL OR NEW.{col} = 0 THEN
+{shapedecl}	IF NEW.{col} IS NULL OR NEW.{col} = 0 THEN
 		SET v = GREATEST(@{u}v, LEAST((COALESCE(@idsql_now_us, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))) - {epoch}) DIV {unit}, (1 << {tb}) - 1) << {s2});
 		IF v IS NULL OR @{u}e IS NULL OR v >= @{u}e THEN
 			-- A block: the next window and slot past every block handed out.

@@ -39,6 +39,32 @@ func dbdefaultConfig() *idsql.Config { return dbdefaultConfigOf(idsql.Segment, "
 // serves.
 var dbdefaultStrategies = []idsql.Strategy{idsql.Segment, idsql.Snowflake}
 
+// dbdefaultCase is a table a database-side default serves: its strategy
+// and its key shape.
+type dbdefaultCase struct {
+	name     string
+	strategy idsql.Strategy
+	shape    idsql.Shape
+}
+
+// dbdefaultCases are both strategies, ordered and spread.
+var dbdefaultCases = []dbdefaultCase{
+	{"segment", idsql.Segment, idsql.Shape{}},
+	{"snowflake", idsql.Snowflake, idsql.Shape{}},
+	{"segment-shard", idsql.Segment, idsql.Shape{Spread: "shard", Bits: 6}},
+	{"segment-reverse", idsql.Segment, idsql.Shape{Spread: "reverse"}},
+	{"snowflake-reverse", idsql.Snowflake, idsql.Shape{Spread: "reverse"}},
+}
+
+// config is dbdefaultConfigOf the case's strategy, its table shaped.
+func (c dbdefaultCase) config(kind idsql.HolderKind) *idsql.Config {
+	cfg := dbdefaultConfigOf(c.strategy, kind)
+	tc := cfg.Tables["orders"]
+	tc.Shape = c.shape
+	cfg.Tables["orders"] = tc
+	return cfg
+}
+
 // dbdefaultConfigOf is a namespace whose table orders has strategy; a
 // snowflake one keeps a worker ID for the database, and its processes
 // take theirs from the worker table of kind (postgres or mysql).
@@ -116,8 +142,8 @@ func needClient(t *testing.T, name string) {
 }
 
 func TestDBDefaultMixedWritersPostgres(t *testing.T) {
-	for _, strategy := range dbdefaultStrategies {
-		t.Run(string(strategy), func(t *testing.T) { mixedWritersPostgres(t, dbdefaultConfigOf(strategy, idsql.HolderPostgres)) })
+	for _, c := range dbdefaultCases {
+		t.Run(c.name, func(t *testing.T) { mixedWritersPostgres(t, c.config(idsql.HolderPostgres)) })
 	}
 }
 
@@ -179,8 +205,8 @@ copy %[1]d b
 }
 
 func TestDBDefaultMixedWritersMariaDB(t *testing.T) {
-	for _, strategy := range dbdefaultStrategies {
-		t.Run(string(strategy), func(t *testing.T) { mixedWritersMariaDB(t, dbdefaultConfigOf(strategy, idsql.HolderMySQL)) })
+	for _, c := range dbdefaultCases {
+		t.Run(c.name, func(t *testing.T) { mixedWritersMariaDB(t, c.config(idsql.HolderMySQL)) })
 	}
 }
 
@@ -374,9 +400,9 @@ var dbdefaultClients = []struct {
 // sql prints, through the database's own client, after idsql migrate.
 func TestDBDefaultByHand(t *testing.T) {
 	for _, tc := range dbdefaultClients {
-		for _, strategy := range dbdefaultStrategies {
-			t.Run(tc.name+"/"+string(strategy), func(t *testing.T) {
-				byHand(t, tc.open, dbdefaultConfigOf(strategy, idsql.HolderKind(tc.name)), tc.name)
+		for _, c := range dbdefaultCases {
+			t.Run(tc.name+"/"+c.name, func(t *testing.T) {
+				byHand(t, tc.open, c.config(idsql.HolderKind(tc.name)), tc.name)
 			})
 		}
 	}

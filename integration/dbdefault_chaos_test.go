@@ -18,7 +18,8 @@ import (
 )
 
 // TestDBDefaultChaos: on each database, its own client writes into the
-// configured tables with the database-side default (multi-row VALUES,
+// configured tables, one of them spread by a key shape, with the
+// database-side default (multi-row VALUES,
 // INSERT ... SELECT, and COPY on PostgreSQL), with its database clock
 // stepped (on PostgreSQL from three sessions at once into the snowflake
 // table, two of them with stepped clocks), while chaos helper processes
@@ -35,7 +36,8 @@ func TestDBDefaultChaos(t *testing.T) {
 		// the one kept for the database.
 		cfg := "namespace: chaos\n" +
 			"holder: {kind: " + tc.driver + ", mode: lease, database_workers: 1, accept_lazy_commits: true}\n" +
-			"tables:\n  " + segTable + ": {strategy: segment, step: 100}\n  " + sfTable + ": {strategy: snowflake}\n"
+			"tables:\n  " + segTable + ": {strategy: segment, step: 100" + tc.segShape + "}\n  " +
+			sfTable + ": {strategy: snowflake" + tc.sfShape + "}\n"
 		t.Run(tc.driver, func(t *testing.T) { dbDefaultChaos(t, tc, cfg) })
 	}
 }
@@ -79,6 +81,10 @@ type dbChaosTarget struct {
 	// snowflakeOnly: the client writes no segment table through its
 	// database-side default (see the mysql target).
 	snowflakeOnly bool
+	// segShape and sfShape are the segment and snowflake tables' shapes,
+	// as YAML after their strategy ("" for ordered): each database has a
+	// spread table its client writes and an ordered one.
+	segShape, sfShape string
 }
 
 var dbChaosTargets = []dbChaosTarget{
@@ -97,7 +103,7 @@ client	%[2]d
 `, table, i)
 	}, `SELECT extract(epoch FROM now() - pg_postmaster_start_time())::float8`,
 		func(us int64) string { return fmt.Sprintf("SET idsql.now_us = '%d';\n", us) },
-		[]chaosClock{clockDatabase, clockBack, clockStepping}, false},
+		[]chaosClock{clockDatabase, clockBack, clockStepping}, false, ", shape: {spread: shard, bits: 6}", ""},
 	{"mysql", func(t *testing.T) (crashable, string, string) {
 		// Crash: SIGKILL of mariadbd. Its commits reach the redo log file
 		// before they are acknowledged, so the helpers' survive.
@@ -117,7 +123,7 @@ INSERT INTO %[1]s (proc, pid) SELECT 'client', seq FROM seq_1_to_3;
 		// that wrote the segment table here. The segment default's
 		// uniqueness beside the wrapper is TestDBDefaultMixedWritersMariaDB's,
 		// several sessions at once TestDBDefaultOpenTransaction's.
-		[]chaosClock{clockStepping}, true},
+		[]chaosClock{clockStepping}, true, "", ", shape: {spread: reverse}"},
 }
 
 // dbDefaultChaos runs the chaos on tc with the idsql configuration

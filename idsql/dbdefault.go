@@ -60,6 +60,12 @@ type MigrateOptions struct {
 	// sequences under a lock held for a few draws. Go processes compose
 	// their own keys and take neither.
 	//
+	// A table with a spread shape (TableConfig.Shape) gets the same
+	// default, its keys then shaped in SQL as the table's processes shape
+	// theirs: on PostgreSQL the default calls idsql_shape_key around the
+	// key, on MariaDB a BEFORE INSERT trigger shapes it (a segment table's
+	// trigger draws from the sequence; its column default becomes 0).
+	//
 	// The table must exist. SQLite and MySQL 8 (no sequences) are refused
 	// with ErrNoDBDefault.
 	DBDefaults bool

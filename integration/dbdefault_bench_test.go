@@ -22,7 +22,9 @@ import (
 // trigger on MariaDB), in one run: one row per statement from 1 and from 8
 // connections (commit-bound), 1,000 rows per INSERT ... SELECT from 8
 // connections, and 100,000 rows per statement from 1 connection (COPY on
-// PostgreSQL, INSERT ... SELECT on MariaDB, which has no COPY):
+// PostgreSQL, INSERT ... SELECT on MariaDB, which has no COPY). The
+// segment-shard and snowflake-reverse sides are the two defaults on
+// tables with a spread key shape:
 //
 //	go test ./integration -run '^$' -bench DBDefault -benchtime 3s
 //
@@ -62,6 +64,8 @@ SET NEW.id = (((UNIX_TIMESTAMP(NOW(6)) * 1000) DIV 1 - 1314220021721) << 23) | (
 			for _, q := range append([]string{
 				`CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(8) NOT NULL)`,
 				`CREATE TABLE events (id BIGINT PRIMARY KEY, note VARCHAR(8) NOT NULL)`,
+				`CREATE TABLE shardseg (id BIGINT PRIMARY KEY, note VARCHAR(8) NOT NULL)`,
+				`CREATE TABLE revsf (id BIGINT PRIMARY KEY, note VARCHAR(8) NOT NULL)`,
 				`CREATE TABLE serial (id ` + db.serial + ` PRIMARY KEY, note VARCHAR(8) NOT NULL)`,
 			}, db.anchor...) {
 				if _, err := raw.ExecContext(ctx, q); err != nil {
@@ -71,6 +75,15 @@ SET NEW.id = (((UNIX_TIMESTAMP(NOW(6)) * 1000) DIV 1 - 1314220021721) << 23) | (
 			cfg := dbdefaultConfigOf(idsql.Snowflake, db.holder)
 			cfg.Tables["events"] = cfg.Tables["orders"]
 			cfg.Tables["orders"] = dbdefaultConfig().Tables["orders"]
+			// The spread shapes: a segment table's shard and a snowflake
+			// table's reverse.
+			shard := cfg.Tables["orders"]
+			shard.Shape = idsql.Shape{Spread: "shard", Bits: 6}
+			cfg.Tables["shardseg"] = shard
+			rev := cfg.Tables["events"]
+			rev.Shape = idsql.Shape{Spread: "reverse"}
+			cfg.Tables["revsf"] = rev
+			cfg.Holder.DatabaseWorkers = 2 // events and revsf
 			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 1 << 30}); err != nil {
 				b.Fatal(err)
 			}
@@ -78,6 +91,7 @@ SET NEW.id = (((UNIX_TIMESTAMP(NOW(6)) * 1000) DIV 1 - 1314220021721) << 23) | (
 			raw.SetMaxIdleConns(8)
 			sides := []struct{ name, table string }{
 				{"serial", "serial"}, {"instagram", "instagram"}, {"segment", "orders"}, {"snowflake", "events"},
+				{"segment-shard", "shardseg"}, {"snowflake-reverse", "revsf"},
 			}
 			for _, form := range []struct {
 				name   string

@@ -56,7 +56,7 @@ tables:
   users: {strategy: segment, step: 10, text: {encoding: base58, prefix: usr_}}
   carts: {strategy: segment, step: 10, shard: {column: user_id, bits: 4}, app: {id: 2, bits: 3}}
   payments: {strategy: snowflake, text: {encoding: base62, prefix: pay_, key_env: E2E_PAY_KEY}}
-  accounts: {strategy: snowflake, text: {encoding: typeid, prefix: account}}
+  accounts: {strategy: snowflake, shape: {spread: reverse}, text: {encoding: typeid, prefix: account}}
 `
 
 // e2eMain is the program the test runs next to the generated file. It
@@ -265,7 +265,9 @@ func main() {
 	fmt.Println("without E2E_PAY_KEY a payment's text is neither written nor read")
 
 	// TypeID: an account is account_ and 26 base32 characters of a UUIDv7
-	// whose time is the key's, in String and JSON, and parses back.
+	// whose time is the key's, in String and JSON, and parses back. The
+	// table is spread (its time field reversed): the TypeID carries the key
+	// before its shape, and parses back to the stored key.
 	res, err = db.ExecContext(ctx, "INSERT INTO accounts (name) VALUES ($1)", "ann")
 	must(err, "insert account")
 	var acc AccountID
@@ -273,8 +275,9 @@ func main() {
 	as := acc.String()
 	ap, err := acc.Decode()
 	must(err, "decode account")
-	if !strings.HasPrefix(as, "account_") || len(as) != 34 || ap.Worker != worker+3 {
-		fail("account %d is %q, worker %d", acc, as, ap.Worker)
+	if !strings.HasPrefix(as, "account_") || len(as) != 34 || ap.Worker != worker+3 ||
+		ap.Time.Before(start.Add(-time.Second)) || ap.Time.After(time.Now().Add(time.Second)) {
+		fail("account %d is %q, worker %d, time %s", acc, as, ap.Worker, ap.Time)
 	}
 	var ms int64
 	for _, c := range as[8:18] { // the first 10 characters: 2 zero bits, then the UUID's 48 bits of time

@@ -148,6 +148,10 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 			f.Comment("Its TypeIDs carry UUIDv7s of the keys' time in the layout this file was")
 			f.Comment("generated for.")
 			form = form.Dot("WithLayout").Call(jen.Id("idsqlLayout").Call())
+			if t.Spread() {
+				f.Commentf("They carry its keys before their shape %s, and read back the stored keys.", t.Shape)
+				form = form.Dot("WithShape").Call(shapeLit(t), spaceLit(t))
+			}
 		case t.Text.Keyed():
 			f.Commentf("Its texts are keyed by the secrets in the environment variable %s;", t.Text.KeyEnv)
 			f.Comment("without it they are neither written nor read (see idsql.TextForm).")
@@ -573,6 +577,15 @@ func shapeLit(t Table) *jen.Statement {
 	return jen.Qual(pkgShape, "Shape").Values(v...)
 }
 
+// spaceLit renders the table's key space as a shape.Space literal.
+func spaceLit(t Table) *jen.Statement {
+	sp := []jen.Code{field("Bits", jen.Lit(t.Space.Bits))}
+	if t.Space.Low != 0 || t.Space.Width != t.Space.Bits {
+		sp = append(sp, field("Low", jen.Lit(t.Space.Low)), field("Width", jen.Lit(t.Space.Width)))
+	}
+	return jen.Qual(pkgShape, "Space").Values(sp...)
+}
+
 // unshape renders, for a table with a spread shape, the statements that
 // undo it: key is id before the shape, or Decode returns the error. It
 // renders nothing for an ordered table.
@@ -580,12 +593,8 @@ func unshape(t Table, typ *jen.Statement, parts string) jen.Code {
 	if !t.Spread() {
 		return jen.Null()
 	}
-	sp := []jen.Code{field("Bits", jen.Lit(t.Space.Bits))}
-	if t.Space.Low != 0 || t.Space.Width != t.Space.Bits {
-		sp = append(sp, field("Low", jen.Lit(t.Space.Low)), field("Width", jen.Lit(t.Space.Width)))
-	}
 	return jen.Comment(fmt.Sprintf("The table's keys have shape %s: undo it first.", t.Shape)).Line().
-		List(jen.Id("key"), jen.Err()).Op(":=").Qual(pkgKeyid, "Unshape").Call(typ.Clone(), shapeLit(t), jen.Qual(pkgShape, "Space").Values(sp...), jen.Id("id")).Line().
+		List(jen.Id("key"), jen.Err()).Op(":=").Qual(pkgKeyid, "Unshape").Call(typ.Clone(), shapeLit(t), spaceLit(t), jen.Id("id")).Line().
 		If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id(parts).Values(), jen.Err()))
 }
 

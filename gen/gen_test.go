@@ -96,6 +96,9 @@ func TestGoldenContents(t *testing.T) {
 			"return id.TextForm().AppendText(nil, int64(id))",
 			"  - orders: snowflake, text base62, prefix ord_, keyed by $IDSQL_ORD_KEY",
 		}, nil},
+		{"shape", []string{
+			"return idsql.TextForm{Encoding: \"typeid\", Prefix: \"member\"}.WithLayout(idsqlLayout()).WithShape(shape.Shape{Spread: \"reverse\"}, shape.Space{Bits: 63, Low: 22, Width: 41})",
+		}, nil},
 		{"segment", []string{"type EntryID int64", "type AccountID int64", "keyid.DecodeSegment[EntryID]"}, []string{"snowflake", "idsqlLayout", "Layout:"}},
 	} {
 		got, err := GenerateFile(filepath.Join("testdata", tc.config+".yaml"), Options{Package: "models"})

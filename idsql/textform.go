@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idsql/idsql/idsql/shape"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -70,7 +71,8 @@ var ErrAmbiguousKey = errors.New("idsql: ambiguous key text")
 // The encoding typeid writes a snowflake key as a TypeID whose UUID is a
 // UUIDv7 of the key's time, worker and sequence (see TypeID); such a form
 // needs the layout, which Config.TextForm and the generated code bind with
-// WithLayout.
+// WithLayout, and, for a table with a spread shape, the shape, bound with
+// WithShape.
 type TextForm struct {
 	// Encoding is base62, base58, crockford32 or typeid; empty means
 	// decimal.
@@ -86,7 +88,8 @@ type TextForm struct {
 	// written or read, not when the configuration is loaded.
 	KeyEnv string `yaml:"key_env"`
 
-	tid tidLayout // a typeid form's layout, set by WithLayout
+	tid   tidLayout  // a typeid form's layout, set by WithLayout
+	shape shape.Func // a typeid form's key shape, set by WithShape (zero: ordered)
 }
 
 var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,16}$`)
@@ -347,14 +350,17 @@ func (c *Config) ParseKey(s string) (id int64, table string, err error) {
 }
 
 // TextForm returns the text form of table (tables.T.text), bound to the
-// configured snowflake layout when it is a typeid form (see
-// TextForm.WithLayout); the zero TextForm, decimal, for a table not
-// configured.
+// configured snowflake layout and the table's shape when it is a typeid
+// form (see TextForm.WithLayout and WithShape); the zero TextForm,
+// decimal, for a table not configured.
 func (c *Config) TextForm(table string) TextForm {
 	f := c.Tables[table].Text
 	if f.Encoding == TypeID {
 		if l, err := c.SnowflakeLayout(); err == nil {
 			f = f.WithLayout(l)
+		}
+		if s, err := c.ShapeFunc(table); err == nil {
+			f.shape = s
 		}
 	}
 	return f
@@ -381,9 +387,6 @@ func (c *Config) validateText(name string, t TableConfig, layout snowflake.Layou
 		}
 		if _, err := typeIDLayout(layout); err != nil {
 			return &FieldError{Field: field + ".encoding", Err: fmt.Errorf("typeid cannot write this layout's keys: %w", err)}
-		}
-		if t.Spread() {
-			return &FieldError{Field: field + ".encoding", Err: errors.New("typeid cannot write the keys of a table with a spread shape: a TypeID's UUIDv7 is ordered by the key's time, which a spread key hides (use base62, base58 or crockford32, or shape: ordered)")}
 		}
 	}
 	return nil

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/idsql/idsql/idsql/shape"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -114,6 +115,26 @@ func (f TextForm) WithLayout(l snowflake.Layout) TextForm {
 	return f
 }
 
+// WithShape returns f bound to a spread table's key shape s in space sp
+// (Config.ShapeFunc gives both; Config.TextForm binds them): a TypeID form
+// then writes the key as it was before its shape, so that its UUIDv7
+// carries the key's time, worker and sequence, and reads back the shaped
+// key the table stores. An ordered s, or another encoding, leaves f as it
+// is (other encodings write the stored key itself). A shape that cannot
+// apply to sp leaves the form refusing every key, saying why.
+func (f TextForm) WithShape(s shape.Shape, sp shape.Space) TextForm {
+	if f.Encoding != TypeID || s.IsOrdered() {
+		return f
+	}
+	fn, err := shape.New(s, sp)
+	if err != nil {
+		f.tid = tidLayout{} // unbound: every key refused
+		return f
+	}
+	f.shape = fn
+	return f
+}
+
 // errUnbound is the error of a TypeID form without a layout.
 func (f TextForm) errUnbound() error {
 	return fmt.Errorf("%w: the TypeID form %s is not bound to a snowflake layout whose unit is whole milliseconds (see TextForm.WithLayout and Config.TextForm)", ErrText, f)
@@ -124,6 +145,13 @@ func (f TextForm) appendTypeID(dst []byte, id int64) ([]byte, error) {
 	t := f.tid
 	if t.unitMs == 0 {
 		return dst, f.errUnbound()
+	}
+	if !f.shape.Shape().IsOrdered() {
+		key, err := f.shape.Undo(id)
+		if err != nil {
+			return dst, fmt.Errorf("%w: %w (%s)", ErrText, err, f)
+		}
+		id = key
 	}
 	if id <= 0 || uint64(id)>>(t.timeBits+t.lowBits) != 0 {
 		return dst, fmt.Errorf("%w: %d is not a key of the form's layout (a positive number of %d bits) (%s)", ErrText, id, t.timeBits+t.lowBits, f)
@@ -220,6 +248,13 @@ func (f TextForm) parseTypeIDKey(s string) (int64, error) {
 	id := int64(tick<<t.lowBits | low)
 	if id == 0 {
 		return 0, fmt.Errorf("%w: zero is never a key (%s)", ErrText, f)
+	}
+	if !f.shape.Shape().IsOrdered() {
+		shaped, err := f.shape.Apply(id)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %w (%s)", ErrText, err, f)
+		}
+		return shaped, nil
 	}
 	return id, nil
 }

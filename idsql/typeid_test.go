@@ -12,6 +12,7 @@ import (
 	"go.jetify.com/typeid"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/shape"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -64,6 +65,74 @@ func TestTypeIDReference(t *testing.T) {
 				t.Errorf("%s: Parse(%q) = %d, %v; want %d", l.Name, s, got, err, id)
 			}
 		}
+	}
+}
+
+// TestTypeIDSpread: a table with a spread shape writes its stored
+// (shaped) keys as TypeIDs of the keys before the shape, so the reference
+// reads the key's real time from the UUIDv7, and reads them back to the
+// stored key; a value that no key of the shape gives is refused. Config
+// binds the shape.
+func TestTypeIDSpread(t *testing.T) {
+	for _, c := range []struct {
+		l  snowflake.Layout
+		s  shape.Shape
+		sp shape.Space
+	}{
+		{snowflake.Leaf, shape.Shape{Spread: shape.Reverse}, shape.Space{Bits: 63, Low: 22, Width: 41}},
+		{snowflake.JS53, shape.Shape{Spread: shape.Shard, Bits: 6}, shape.Space{Bits: 63}},
+	} {
+		f, err := shape.New(c.s, c.sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		form := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(c.l).WithShape(c.s, c.sp)
+		for _, key := range typeIDKeys(c.l) {
+			stored, err := f.Apply(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := form.AppendText(nil, stored)
+			if err != nil {
+				t.Fatalf("%s %s: AppendText(%d): %v", c.l.Name, c.s, stored, err)
+			}
+			ref, err := typeid.FromString(string(text))
+			if err != nil {
+				t.Fatalf("%s %s: the reference refuses %q: %v", c.l.Name, c.s, text, err)
+			}
+			u := ref.UUIDBytes()
+			if ms, want := int64(binary.BigEndian.Uint64(u[:8])>>16), c.l.Decompose(key).Time.UnixMilli(); ms != want {
+				t.Errorf("%s %s: %q: UUID time %d ms, the key's time %d ms", c.l.Name, c.s, text, ms, want)
+			}
+			if got, err := form.Parse(string(text)); err != nil || got != stored {
+				t.Errorf("%s %s: Parse(%q) = %d, %v; want the stored key %d", c.l.Name, c.s, text, got, err, stored)
+			}
+		}
+	}
+	// A shard shape's value whose top bits are not its hash is no key.
+	shard := idsql.TextForm{Encoding: idsql.TypeID}.WithLayout(snowflake.JS53).WithShape(shape.Shape{Spread: shape.Shard, Bits: 6}, shape.Space{Bits: 63})
+	f, _ := shape.New(shape.Shape{Spread: shape.Shard, Bits: 6}, shape.Space{Bits: 63})
+	stored, _ := f.Apply(12345)
+	if _, err := shard.AppendText(nil, stored^1<<60); !errors.Is(err, idsql.ErrText) || !errors.Is(err, shape.ErrNotShaped) {
+		t.Errorf("AppendText of a value no key shapes to: %v; want ErrText and shape.ErrNotShaped", err)
+	}
+	cfg, err := idsql.Parse("x.yaml", []byte("namespace: n\ntables:\n  users: {strategy: snowflake, shape: {spread: reverse}, text: {encoding: typeid, prefix: user}}\n"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := cfg.ShapeFunc("users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC), Worker: 4, Sequence: 2})
+	stored, _ = fn.Apply(key)
+	s := cfg.TextForm("users").Format(stored)
+	if got, from, err := cfg.ParseKey(s); err != nil || got != stored || from != "users" {
+		t.Errorf("ParseKey(%q) = %d, %q, %v; want %d, users", s, got, from, err, stored)
+	}
+	plain := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf)
+	if want := plain.Format(key); s != want {
+		t.Errorf("the spread table writes %d as %q, want the TypeID of its key before the shape, %q", stored, s, want)
 	}
 }
 
@@ -138,8 +207,6 @@ func TestTypeIDConfig(t *testing.T) {
 			"is not on a whole millisecond"},
 		{"tables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: ord}}\n  orders: {strategy: snowflake, text: {encoding: base62, prefix: ord_}}\n",
 			`prefix "ord_" is also the prefix of table`},
-		{"tables:\n  users: {strategy: snowflake, shape: {spread: reverse}, text: {encoding: typeid, prefix: user}}\n",
-			"typeid cannot write the keys of a table with a spread shape"},
 	} {
 		_, err := idsql.Parse("x.yaml", []byte(head+tt.yaml), time.Now())
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -167,6 +234,8 @@ func FuzzTypeID(f *testing.F) {
 		idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf),
 		idsql.TextForm{Encoding: idsql.TypeID}.WithLayout(snowflake.Sony),
 		idsql.TextForm{Encoding: idsql.TypeID, Prefix: "my_type"}.WithLayout(snowflake.JS53),
+		idsql.TextForm{Encoding: idsql.TypeID, Prefix: "rev"}.WithLayout(snowflake.Leaf).WithShape(shape.Shape{Spread: shape.Reverse}, shape.Space{Bits: 63, Low: 22, Width: 41}),
+		idsql.TextForm{Encoding: idsql.TypeID, Prefix: "shard"}.WithLayout(snowflake.JS53).WithShape(shape.Shape{Spread: shape.Shard, Bits: 6}, shape.Space{Bits: 63}),
 	}
 	for _, form := range forms {
 		f.Add(int64(1), form.Format(1))
@@ -185,7 +254,10 @@ func FuzzTypeID(f *testing.F) {
 				if _, err := typeid.FromString(string(b)); err != nil {
 					t.Fatalf("form %d: reference refuses %q: %v", i, b, err)
 				}
-			case id > 0 && (i != 2 || id < 1<<53):
+			case id > 0 && (i < 2 || i == 3 || (i == 2 && id < 1<<53)):
+				// Every positive key of the first two forms, every key of
+				// js53 and every value reversed: the shard form takes only
+				// values whose top bits are their hash.
 				t.Fatalf("form %d: AppendText(%d): %v", i, id, err)
 			}
 			if v, err := form.Parse(s); err == nil {

@@ -97,6 +97,8 @@ type Connector struct {
 	inner   driver.Connector
 	driver  *wrappedDriver
 	dialect dialect.Dialect
+	// autoIncID is dialect.AutoIncrementID(), read once.
+	autoIncID bool
 	// eng decides every filled statement's keys (the statement engine);
 	// the connector and its connections are its database/sql adapter.
 	eng *engine.Engine
@@ -137,7 +139,7 @@ func newConnector(inner driver.Connector, cfg *Config, opts Options, dsn string)
 	if err != nil {
 		return nil, err
 	}
-	c := &Connector{inner: inner, keys: opts.Keys, dialect: d, name: sqlxName(opts.DriverName, d)}
+	c := &Connector{inner: inner, keys: opts.Keys, dialect: d, autoIncID: d.AutoIncrementID(), name: sqlxName(opts.DriverName, d)}
 	if len(cfg.Tables) == 0 {
 		log := opts.KeysOptions.Logger
 		if log == nil {
@@ -575,7 +577,11 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 // database/sql would, which is closed after an Exec and with the rows of
 // a Query. Errors of a statement that may have been sent go through sent.
 func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue, query bool) (res driver.Result, rows driver.Rows, err error) {
-	if _, skip := c.skip[p]; !skip && (query && c.queryer != nil || !query && c.execer != nil) {
+	skip := false
+	if c.skip != nil { // a lookup in a nil map still hashes the key
+		_, skip = c.skip[p]
+	}
+	if !skip && (query && c.queryer != nil || !query && c.execer != nil) {
 		if query {
 			rows, err = c.queryer.QueryContext(ctx, p.Query, full)
 		} else {
@@ -809,7 +815,7 @@ func (s *slots[T]) next() *T {
 // is, in a result without pointers.
 func (c *conn) result(res driver.Result, p *rewrite.Plan, keys []int64) driver.Result {
 	eng := c.c.eng
-	if n, ok := res.(driver.RowsAffected); ok && len(keys) > 0 && !c.c.dialect.AutoIncrementID() {
+	if n, ok := res.(driver.RowsAffected); ok && len(keys) > 0 && !c.c.autoIncID {
 		r := c.counts.next()
 		r.id, _ = eng.InsertID(p, keys[0], true, int64(n))
 		r.n = int64(n)

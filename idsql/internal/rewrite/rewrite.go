@@ -435,7 +435,13 @@ func putArg(dst []driver.NamedValue, name string, v any) []driver.NamedValue {
 		dst = append(dst, driver.NamedValue{})
 	}
 	a := &dst[n]
-	a.Name, a.Ordinal, a.Value = name, n+1, v
+	// A reused slot of the same plan holds its name and number already:
+	// only the value is stored (each pointer store costs a write barrier
+	// while the collector marks).
+	if a.Name != name {
+		a.Name = name
+	}
+	a.Ordinal, a.Value = n+1, v
 	return dst
 }
 

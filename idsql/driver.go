@@ -467,10 +467,15 @@ func (c *conn) plan(ctx context.Context, query string, nm *namedExec) (*engine.S
 
 // fill has the engine fill st's execution with args (and the keys
 // NamedExec chose, nm). With reuse, the connection's buffers hold the
-// result until the next fill.
-func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, nm *namedExec, reuse bool) (*engine.Filled, error) {
-	if err := rewriterArg(st.Plan, args); err != nil {
-		return nil, err
+// result until the next fill. checked says the inner driver checks the
+// arguments itself (a driver.NamedValueChecker), so they may be of any
+// type, a query rewriter among them; otherwise database/sql has converted
+// them to driver values and rewriterArg has nothing to find.
+func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, nm *namedExec, reuse, checked bool) (*engine.Filled, error) {
+	if checked {
+		if err := rewriterArg(st.Plan, args); err != nil {
+			return nil, err
+		}
 	}
 	var given []int64
 	if nm.describes(st.Plan) {
@@ -557,7 +562,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 		return res, err
 	}
-	f, err := c.fill(ctx, st, args, nm, true)
+	f, err := c.fill(ctx, st, args, nm, true, c.checker != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -627,7 +632,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		}
 		return q.QueryContext(ctx, query, args)
 	}
-	f, err := c.fill(ctx, st, args, nil, false)
+	f, err := c.fill(ctx, st, args, nil, false, c.checker != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -729,7 +734,7 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	nm := s.conn.c.namedIn(ctx)
-	f, err := s.conn.fill(ctx, s.st, args, nm, true)
+	f, err := s.conn.fill(ctx, s.st, args, nm, true, true)
 	if err != nil {
 		return nil, err
 	}
@@ -742,7 +747,7 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	f, err := s.conn.fill(ctx, s.st, args, nil, false)
+	f, err := s.conn.fill(ctx, s.st, args, nil, false, true)
 	if err != nil {
 		return nil, err
 	}

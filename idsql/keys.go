@@ -352,10 +352,14 @@ func (t *SnowflakeTable) NextID(ctx context.Context) (int64, error) {
 func (t *SnowflakeTable) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
 	if n == 1 && t.lim == nil { // one row's key: straight to the generator
 		if g := t.cur.Load(); g != nil && g.cached == nil {
-			if id, err := g.gen.NextID(ctx); err == nil {
+			id, err := g.gen.NextID(ctx)
+			switch {
+			case err == nil:
 				return append(dst, id), nil
+			case !errors.Is(err, snowflake.ErrStopped):
+				return dst, err
 			}
-			// An error (the lease ended) takes the path that renews.
+			// The lease ended: the path below renews it.
 		}
 	}
 	if t.lim == nil {

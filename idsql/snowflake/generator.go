@@ -167,8 +167,9 @@ type idBlock struct {
 const dropped = uint64(1) << 62
 
 // dropBlockLocked drops the block, if any: its IDs not yet taken are
-// never issued. Every path that issues under mu calls it first, so IDs
-// issued later are above every ID the block gave. Called with mu held.
+// never issued. reserve and Stop call it first, and NextID's fast path
+// takes from a block with IDs left before it issues another ID, so IDs
+// issued later are above every ID a block gave. Called with mu held.
 func (g *Generator) dropBlockLocked() {
 	if b := g.blk.Load(); b != nil {
 		b.taken.Store(dropped)

@@ -97,6 +97,8 @@ type Connector struct {
 	inner   driver.Connector
 	driver  *wrappedDriver
 	dialect dialect.Dialect
+	// autoIncID is dialect.AutoIncrementID(), read once.
+	autoIncID bool
 	// eng decides every filled statement's keys (the statement engine);
 	// the connector and its connections are its database/sql adapter.
 	eng *engine.Engine
@@ -137,7 +139,7 @@ func newConnector(inner driver.Connector, cfg *Config, opts Options, dsn string)
 	if err != nil {
 		return nil, err
 	}
-	c := &Connector{inner: inner, keys: opts.Keys, dialect: d, name: sqlxName(opts.DriverName, d)}
+	c := &Connector{inner: inner, keys: opts.Keys, dialect: d, autoIncID: d.AutoIncrementID(), name: sqlxName(opts.DriverName, d)}
 	if len(cfg.Tables) == 0 {
 		log := opts.KeysOptions.Logger
 		if log == nil {
@@ -465,10 +467,15 @@ func (c *conn) plan(ctx context.Context, query string, nm *namedExec) (*engine.S
 
 // fill has the engine fill st's execution with args (and the keys
 // NamedExec chose, nm). With reuse, the connection's buffers hold the
-// result until the next fill.
-func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, nm *namedExec, reuse bool) (*engine.Filled, error) {
-	if err := rewriterArg(st.Plan, args); err != nil {
-		return nil, err
+// result until the next fill. checked says the inner driver checks the
+// arguments itself (a driver.NamedValueChecker), so they may be of any
+// type, a query rewriter among them; otherwise database/sql has converted
+// them to driver values and rewriterArg has nothing to find.
+func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, nm *namedExec, reuse, checked bool) (*engine.Filled, error) {
+	if checked {
+		if err := rewriterArg(st.Plan, args); err != nil {
+			return nil, err
+		}
 	}
 	var given []int64
 	if nm.describes(st.Plan) {
@@ -555,7 +562,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		}
 		return res, err
 	}
-	f, err := c.fill(ctx, st, args, nm, true)
+	f, err := c.fill(ctx, st, args, nm, true, c.checker != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -575,7 +582,11 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 // database/sql would, which is closed after an Exec and with the rows of
 // a Query. Errors of a statement that may have been sent go through sent.
 func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue, query bool) (res driver.Result, rows driver.Rows, err error) {
-	if _, skip := c.skip[p]; !skip && (query && c.queryer != nil || !query && c.execer != nil) {
+	skip := false
+	if c.skip != nil { // a lookup in a nil map still hashes the key
+		_, skip = c.skip[p]
+	}
+	if !skip && (query && c.queryer != nil || !query && c.execer != nil) {
 		if query {
 			rows, err = c.queryer.QueryContext(ctx, p.Query, full)
 		} else {
@@ -621,7 +632,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		}
 		return q.QueryContext(ctx, query, args)
 	}
-	f, err := c.fill(ctx, st, args, nil, false)
+	f, err := c.fill(ctx, st, args, nil, false, c.checker != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -723,7 +734,7 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	nm := s.conn.c.namedIn(ctx)
-	f, err := s.conn.fill(ctx, s.st, args, nm, true)
+	f, err := s.conn.fill(ctx, s.st, args, nm, true, true)
 	if err != nil {
 		return nil, err
 	}
@@ -736,7 +747,7 @@ func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	f, err := s.conn.fill(ctx, s.st, args, nil, false)
+	f, err := s.conn.fill(ctx, s.st, args, nil, false, true)
 	if err != nil {
 		return nil, err
 	}
@@ -809,7 +820,7 @@ func (s *slots[T]) next() *T {
 // is, in a result without pointers.
 func (c *conn) result(res driver.Result, p *rewrite.Plan, keys []int64) driver.Result {
 	eng := c.c.eng
-	if n, ok := res.(driver.RowsAffected); ok && len(keys) > 0 && !c.c.dialect.AutoIncrementID() {
+	if n, ok := res.(driver.RowsAffected); ok && len(keys) > 0 && !c.c.autoIncID {
 		r := c.counts.next()
 		r.id, _ = eng.InsertID(p, keys[0], true, int64(n))
 		r.n = int64(n)

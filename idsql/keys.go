@@ -350,6 +350,18 @@ func (t *SnowflakeTable) NextID(ctx context.Context) (int64, error) {
 // would be above it, none is appended and the error wraps
 // ErrKeySpaceExhausted; the refusal costs no key (see KeySpace).
 func (t *SnowflakeTable) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	if n == 1 && t.lim == nil { // one row's key: straight to the generator
+		if g := t.cur.Load(); g != nil && g.cached == nil {
+			id, err := g.gen.NextID(ctx)
+			switch {
+			case err == nil:
+				return append(dst, id), nil
+			case !errors.Is(err, snowflake.ErrStopped):
+				return dst, err
+			}
+			// The lease ended: the path below renews it.
+		}
+	}
 	if t.lim == nil {
 		return t.appendIDs(ctx, dst, n)
 	}
@@ -429,6 +441,13 @@ func (t *SnowflakeTable) close(ctx context.Context) error {
 	return g.stop(ctx)
 }
 
+// snowflakeBlock is the most keys a table's generator draws at once when
+// its statements come quickly (snowflake.Settings.Block): a one-row
+// INSERT then reads no clock and takes no lock for its key. It bounds the
+// keys a table's burst may leave behind, each carrying the tick that drew
+// it, for the statements that come after.
+const snowflakeBlock = 16
+
 // startGenerator acquires a lease for table and starts a generator on it.
 func (k *Keys) startGenerator(ctx context.Context, table string, cached bool) (*leasedGenerator, error) {
 	lease, err := k.leases.Acquire(ctx, holder.Request{
@@ -446,6 +465,10 @@ func (k *Keys) startGenerator(ctx context.Context, table string, cached bool) (*
 		Clock:       k.opts.Clock,
 		MaxBackward: k.cfg.Snowflake.MaxBackward,
 		RandomStart: k.cfg.Snowflake.RandomStart,
+		Block:       int(min(snowflakeBlock, k.layout.MaxSequence()+1)),
+	}
+	if cached {
+		settings.Block = 0 // the ring takes its IDs in runs already
 	}
 	g := &leasedGenerator{lease: lease}
 	if cached {

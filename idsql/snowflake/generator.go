@@ -87,6 +87,12 @@ type Settings struct {
 	RandomStart int
 	// Rand returns a random number in [0, n); nil means math/rand/v2.
 	Rand func(n uint64) uint64
+	// Block, when above 1, lets NextID draw up to Block IDs of the
+	// current tick at once when IDs are asked for quickly, and hand out
+	// the others without reading the clock or taking the lock (one atomic
+	// add each); see NextID. 0 or 1 means one ID a draw. At most the
+	// layout's sequences per tick.
+	Block int
 }
 
 // A Generator issues snowflake IDs under one worker lease. It is safe for
@@ -107,6 +113,7 @@ type Generator struct {
 	maxBackward time.Duration
 	randomStart uint64
 	rand        func(uint64) uint64
+	blockSize   uint64 // Settings.Block; 0 for none
 	lease       Lease
 	done        <-chan struct{}
 	ended       *atomic.Bool // the lease's EndFlag, or nil
@@ -122,6 +129,12 @@ type Generator struct {
 	// state is tick<<seqBits | seq of the last sequence number issued or
 	// reserved, with stopBit once stopped. Guarded by mu.
 	state uint64
+	// tickDrawn is how many IDs of the state's tick were drawn, blocks
+	// included (with Block). Guarded by mu.
+	tickDrawn uint64
+	// blk is the block NextID hands IDs out of (with Block), or nil. It is
+	// replaced under mu; its IDs are taken without it.
+	blk atomic.Pointer[idBlock]
 	// deadline is the lease's deadline as an elapsed() value: no ID is
 	// stamped with a reading at or past it. math.MaxInt64 means none.
 	// Guarded by mu.
@@ -136,7 +149,32 @@ type Generator struct {
 	// instead of each sleeping on its own (on Linux each sleeping caller
 	// would hold a thread). Guarded by mu.
 	tickWake chan struct{}
-	_        [24]byte
+	_        [16]byte
+}
+
+// An idBlock is a run of IDs of one tick that the generator reserved
+// under its lock, with the clock reading that stamps them checked against
+// the lease's deadline and horizon, and that NextID hands out one atomic
+// add at a time (see Settings.Block).
+type idBlock struct {
+	first uint64 // the state word of the block's first ID
+	count uint64
+	taken atomic.Uint64 // IDs taken; above count once used up or dropped
+}
+
+// dropped is the taken count of a dropped block: above every count, and
+// far from overflowing however many callers still add to it.
+const dropped = uint64(1) << 62
+
+// dropBlockLocked drops the block, if any: its IDs not yet taken are
+// never issued. reserve and Stop call it first, and NextID's fast path
+// takes from a block with IDs left before it issues another ID, so IDs
+// issued later are above every ID a block gave. Called with mu held.
+func (g *Generator) dropBlockLocked() {
+	if b := g.blk.Load(); b != nil {
+		b.taken.Store(dropped)
+		g.blk.Store(nil)
+	}
 }
 
 // stopBit marks a stopped state word. A state word holds tick<<seqBits|seq,
@@ -170,6 +208,9 @@ func New(ctx context.Context, lease Lease, s Settings) (*Generator, error) {
 		s.Rand = rand.Uint64N
 	}
 	l := s.Layout
+	if s.Block < 0 || int64(s.Block) > l.MaxSequence()+1 {
+		return nil, fmt.Errorf("snowflake: Block %d out of range 0..%d (the sequences of a tick)", s.Block, l.MaxSequence()+1)
+	}
 	now := s.Clock.Now()
 	if err := l.ValidateAt(now); err != nil {
 		return nil, err
@@ -210,6 +251,7 @@ func New(ctx context.Context, lease Lease, s Settings) (*Generator, error) {
 		maxBackward: s.MaxBackward,
 		randomStart: uint64(s.RandomStart),
 		rand:        s.Rand,
+		blockSize:   uint64(s.Block),
 		lease:       lease,
 		done:        lease.Done(),
 	}
@@ -259,6 +301,7 @@ func (g *Generator) renewLocked() error {
 // included), the horizon to persist on Lease.Release.
 func (g *Generator) Stop() time.Time {
 	g.mu.Lock()
+	g.dropBlockLocked()
 	old := g.state
 	g.state |= stopBit
 	g.mu.Unlock()
@@ -282,6 +325,19 @@ func (g *Generator) HighWater() time.Time {
 // NextID returns a new ID. It waits for the next tick when this one's
 // sequence is used up, and for a clock that stepped back by at most
 // MaxBackward.
+//
+// With Settings.Block, a call that finds IDs of the tick already drawn
+// draws a block: as many IDs of the tick as were drawn in it so far, up to
+// Block, reserved at once under the same checks as one ID (the reading
+// that stamps them is before the lease's deadline, their tick within its
+// horizon). Later calls take them in order, one atomic add each, until the
+// block is used up; another draw (NextIDs of several IDs, or one that
+// found the block used up) or Stop drops what is left of it, and the
+// lease's end stops its use at once. IDs stay unique and strictly
+// increasing. A block's ID carries the tick of the reading that drew the
+// block, which may be before the call that takes it: by about a tick while
+// IDs are asked for steadily, and by any time when a burst ended with IDs
+// left (at most Block-1).
 func (g *Generator) NextID(ctx context.Context) (int64, error) {
 	// The fast path: an ID in the tick of a clock reading taken before the
 	// lock, when that tick is the state's (with a sequence number left) or
@@ -308,6 +364,11 @@ func (g *Generator) NextID(ctx context.Context) (int64, error) {
 		default:
 		}
 	}
+	if b := g.blk.Load(); b != nil {
+		if i := b.taken.Add(1); i <= b.count {
+			return g.id(b.first + i - 1), nil
+		}
+	}
 	var e int64
 	if g.system { // elapsed, inlined
 		e = int64(g.startOffset + time.Since(g.start))
@@ -316,6 +377,15 @@ func (g *Generator) NextID(ctx context.Context) (int64, error) {
 	}
 	now := g.tickOf(time.Duration(e))
 	g.mu.Lock()
+	if b := g.blk.Load(); b != nil {
+		// Another caller drew a block since: take from it rather than
+		// drop it.
+		if i := b.taken.Add(1); i <= b.count {
+			g.mu.Unlock()
+			return g.id(b.first + i - 1), nil
+		}
+		g.blk.Store(nil)
+	}
 	old := g.state
 	last := int64(old >> g.seqBits) // a stopped state's is beyond every tick
 	var first uint64
@@ -325,8 +395,18 @@ func (g *Generator) NextID(ctx context.Context) (int64, error) {
 		return g.nextSlow(ctx)
 	case now == last && old&g.seqMask < g.seqMask:
 		first = old + 1
+		if n := min(g.tickDrawn, g.blockSize, g.seqMask-old&g.seqMask); n > 1 {
+			// IDs of this tick are asked for quickly: draw a block.
+			g.blk.Store(&idBlock{first: first + 1, count: n - 1})
+			g.state = first + n - 1
+			g.tickDrawn += n
+			g.mu.Unlock()
+			return g.id(first), nil
+		}
+		g.tickDrawn++
 	case now > last && old&stopBit == 0:
 		first = uint64(now)<<g.seqBits | g.startSeq()
+		g.tickDrawn = 1
 	default:
 		g.mu.Unlock()
 		return g.nextSlow(ctx)
@@ -417,6 +497,7 @@ func (g *Generator) reserve(ctx context.Context, want uint64, ahead int64, wait 
 		}
 		var h hold
 		g.mu.Lock()
+		g.dropBlockLocked()
 		first, count, err := g.reserveLocked(want, ahead, wait, horizonWait, &h)
 		if count > 0 {
 			g.mu.Unlock()
@@ -528,6 +609,11 @@ func (g *Generator) reserveLocked(want uint64, ahead int64, wait bool, horizonWa
 		return 0, 0, err
 	}
 	count := min(want, g.seqMask-first&g.seqMask+1)
+	if first>>g.seqBits == old>>g.seqBits {
+		g.tickDrawn += count
+	} else {
+		g.tickDrawn = count
+	}
 	g.state = first + count - 1
 	return first, count, nil
 }

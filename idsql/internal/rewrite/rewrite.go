@@ -400,6 +400,23 @@ func (p *Plan) ArgsFor(dst, args []driver.NamedValue, ids []int64, rows Rows, bo
 		}
 		return dst
 	}
+	if len(ids) == 1 {
+		// One row (the commonest statement): its arguments around its key,
+		// with one length check.
+		n, at := len(args)+1, p.at[0]
+		if cap(dst) < n {
+			dst = make([]driver.NamedValue, n)
+		}
+		dst = dst[:n]
+		for i, a := range args[:at] {
+			setArg(&dst[i], i+1, a.Name, a.Value)
+		}
+		setArg(&dst[at], at+1, "", boxed(box, ids[0]))
+		for i, a := range args[at:] {
+			setArg(&dst[at+1+i], at+2+i, a.Name, a.Value)
+		}
+		return dst
+	}
 	k := 0
 	for i, id := range ids {
 		for _, a := range args[k:p.at[i]] {
@@ -434,9 +451,19 @@ func putArg(dst []driver.NamedValue, name string, v any) []driver.NamedValue {
 	} else {
 		dst = append(dst, driver.NamedValue{})
 	}
-	a := &dst[n]
-	a.Name, a.Ordinal, a.Value = name, n+1, v
+	setArg(&dst[n], n+1, name, v)
 	return dst
+}
+
+// setArg makes *a the argument numbered ordinal. A reused slot of the same
+// plan holds its name already: then only the number and the value are
+// stored (each pointer store costs a write barrier while the collector
+// marks).
+func setArg(a *driver.NamedValue, ordinal int, name string, v any) {
+	if a.Name != name {
+		a.Name = name
+	}
+	a.Ordinal, a.Value = ordinal, v
 }
 
 // Generated appends to dst[:0], for each of the Rows rows in order, the

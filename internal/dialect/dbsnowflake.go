@@ -130,7 +130,7 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 		for n := range 1 << k {
 			slots = append(slots, lit(seqN(n)))
 		}
-		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.k"+tag))
+		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.o"+tag))
 		return r.with(pairs...).Replace(tmpl), nil
 	}
 	// MariaDB: blocks of window ticks, β = window << k | slot, and the
@@ -240,8 +240,7 @@ DECLARE
 	expr text;
 	slow text;
 	draw text;
-	arr text;
-	held text;
+	p bigint;
 	m bigint;
 	vmax bigint;
 	c bigint;
@@ -251,67 +250,87 @@ BEGIN
 	PERFORM pg_advisory_xact_lock(8315429662);
 	{nslock};
 	PERFORM set_config('synchronous_commit', 'on', true);
-	CREATE OR REPLACE FUNCTION idsql_snowflake_key(ptr regclass, slots regclass[], guc text, tbl text, layout text,
-		worker bigint, epoch_us bigint, unit_us bigint, time_bits int, worker_bits int, seq_bits int, slot_bits int,
-		worker_low boolean, max_key bigint) RETURNS bigint
+	CREATE OR REPLACE FUNCTION idsql_snowflake_key(ptr regclass, guc text, worker bigint, epoch_us bigint, unit_us bigint,
+		time_bits int, worker_bits int, seq_bits int, slot_bits int, worker_low boolean, tbl text, layout text) RETURNS bigint
 	LANGUAGE plpgsql VOLATILE AS $fn$
+	-- The common path is five simple expressions (no PERFORM, which runs
+	-- the executor, and no variable initialized that it does not need):
+	-- this runs for every transaction's first row, and each costs a few
+	-- microseconds.
 	DECLARE
-		now_us bigint := coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
-			floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
-		n int := array_length(slots, 1);
-		s2 int := seq_bits - slot_bits;
+		-- The pointer: the slot sequence's OID << slot_bits | the slot.
+		pv bigint := pg_sequence_last_value(ptr);
+		now_us bigint;
+		s2 int;
+		n int;
 		floor_v bigint;
+		sch name;
+		rel name;
 		p int;
 		q int;
+		sq regclass;
 		lk bigint;
 		v bigint;
-		id bigint;
+		x text;
 	BEGIN
-		IF now_us < epoch_us THEN
-			RAISE EXCEPTION 'idsql: the database clock reads % µs since 1970, before the epoch of layout %: no key for table %',
-				now_us, layout, tbl;
-		END IF;
-		floor_v := least((now_us - epoch_us) / unit_us, (1::bigint << time_bits) - 1) << s2;
 		-- The slot the pointer names, held shared before its first draw
-		-- (this waits only while another call moves the slot forward).
-		p := coalesce(pg_sequence_last_value(ptr), 0) % n;
-		PERFORM pg_advisory_xact_lock_shared((1768190833::bigint << 32) | slots[p + 1]::oid::bigint);
-		v := nextval(slots[p + 1]);
-		IF v < floor_v - (greatest(1, 10000 / unit_us) << s2) THEN
+		-- (this waits only while another call moves the slot forward):
+		-- CASE evaluates its condition, which takes the lock, first.
+		v := CASE WHEN pg_advisory_xact_lock_shared((1768190833::bigint << 32) | (pv >> slot_bits)) IS NULL THEN NULL
+			ELSE nextval((pv >> slot_bits)::oid::regclass) END;
+		IF v IS NULL OR v < (least((coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
+				floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint) - epoch_us) / unit_us,
+				(1::bigint << time_bits) - 1) - greatest(1, 10000 / unit_us)) << (seq_bits - slot_bits) THEN
+			now_us := coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
+				floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
+			IF pv IS NULL THEN
+				RAISE EXCEPTION 'idsql: the key pointer % of table % is unset: install its default again', ptr, tbl;
+			END IF;
+			IF now_us < epoch_us THEN
+				RAISE EXCEPTION 'idsql: the database clock reads % µs since 1970, before the epoch of layout %: no key for table %',
+					now_us, layout, tbl;
+			END IF;
 			-- The slot lags the clock: move another slot, which no other
 			-- transaction holds, to the clock and point at it (v is left
 			-- unused).
+			s2 := seq_bits - slot_bits;
+			n := 1 << slot_bits;
+			floor_v := least((now_us - epoch_us) / unit_us, (1::bigint << time_bits) - 1) << s2;
+			p := pv & (n - 1);
+			SELECT nspname, relname INTO sch, rel FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE c.oid = ptr;
 			FOR i IN 1 .. n - 1 LOOP
 				q := (p + i) % n;
-				lk := (1768190833::bigint << 32) | slots[q + 1]::oid::bigint;
+				sq := format('%I.%I', sch, rel || '_' || q)::regclass;
+				lk := (1768190833::bigint << 32) | sq::oid::bigint;
 				IF pg_try_advisory_lock(lk) THEN
 					BEGIN
-						IF coalesce(pg_sequence_last_value(slots[q + 1]), -1) < floor_v THEN
-							PERFORM setval(slots[q + 1], floor_v);
+						IF coalesce(pg_sequence_last_value(sq), -1) < floor_v THEN
+							PERFORM setval(sq, floor_v);
 						END IF;
-						PERFORM setval(ptr, q);
+						PERFORM setval(ptr, (sq::oid::bigint << slot_bits) | q);
 						PERFORM pg_advisory_xact_lock_shared(lk);
 					EXCEPTION WHEN OTHERS OR query_canceled THEN
 						PERFORM pg_advisory_unlock(lk);
 						RAISE;
 					END;
 					PERFORM pg_advisory_unlock(lk);
-					p := q;
-					v := nextval(slots[p + 1]);
+					pv := (sq::oid::bigint << slot_bits) | q;
+					v := nextval(sq);
 					EXIT;
 				END IF;
 			END LOOP;
 		END IF;
-		PERFORM set_config(guc, p::text, true);
-		IF worker_low THEN
-			id := ((v >> s2) << (worker_bits + seq_bits)) | ((((p::bigint << s2) | (v & ((1::bigint << s2) - 1)))) << worker_bits) | worker;
-		ELSE
-			id := ((v >> s2) << (worker_bits + seq_bits)) | (worker << seq_bits) | (p::bigint << s2) | (v & ((1::bigint << s2) - 1));
-		END IF;
-		IF max_key > 0 AND id > max_key THEN
-			RAISE EXCEPTION 'idsql: key % of table % is past its max_id %', id, tbl, max_key;
-		END IF;
-		RETURN id;
+		-- The slot the transaction holds, for the default's later rows:
+		-- its sequence, and the bits its keys carry beside the counter.
+		x := set_config(guc, (pv >> slot_bits)::text, true) || set_config(guc || 'b',
+			CASE WHEN worker_low THEN right((pv & ((1 << slot_bits) - 1))::bit(64)::text, slot_bits)
+			ELSE right(((worker << slot_bits) | (pv & ((1 << slot_bits) - 1)))::bit(64)::text, worker_bits + slot_bits) END, true);
+		-- The table's max_id bounds the slot sequences (MAXVALUE).
+		RETURN CASE WHEN worker_low
+			THEN ((v >> (seq_bits - slot_bits)) << (worker_bits + seq_bits))
+				| ((((pv & ((1 << slot_bits) - 1)) << (seq_bits - slot_bits)) | (v & ((1::bigint << (seq_bits - slot_bits)) - 1))) << worker_bits) | worker
+			ELSE ((v >> (seq_bits - slot_bits)) << (worker_bits + seq_bits)) | (worker << seq_bits)
+				| ((pv & ((1 << slot_bits) - 1)) << (seq_bits - slot_bits)) | (v & ((1::bigint << (seq_bits - slot_bits)) - 1)) END;
 	END
 	$fn$;
 	SELECT worker_id INTO w FROM idsql_workers
@@ -359,6 +378,7 @@ BEGIN
 	changed := changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
 		AND position('idsql_snowflake_key(' IN pg_get_expr(d.adbin, d.adrelid)) > 0
+		AND position({guc} IN pg_get_expr(d.adbin, d.adrelid)) > 0
 		AND position({fp} IN pg_get_expr(d.adbin, d.adrelid)) > 0);
 	IF changed THEN
 		-- The default changes: no writer of the table runs meanwhile, and
@@ -407,30 +427,30 @@ BEGIN
 			END IF;
 		END IF;
 	END LOOP;
-	-- One constant of the slots (a literal that the default's parse turns
-	-- into OIDs), so that planning an INSERT does not build an array.
-	arr := quote_literal((SELECT array_agg(x::regclass ORDER BY o) FROM unnest(slots) WITH ORDINALITY u(x, o))::text) || '::regclass[]';
-	-- The slot the transaction holds.
-	held := format('(%s)[current_setting(%L, true)::int + 1]', arr, {guc});
-	slow := format('idsql_snowflake_key(%L::regclass, %s, %L, %L, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {k}, {low}, {maxkey})',
-		{seqlit}, arr, {guc}, {tablename}, {fp}, w);
-	-- The first row of a transaction: the slot the pointer names, when its
-	-- counter is within 10ms of ticks of the clock and its lock is free to
-	-- share; the lock is taken before the setting names the slot, and both
-	-- before the draw (CASE evaluates its condition first). Else
-	-- idsql_snowflake_key.
-	-- The key of the slot the setting holds (a single digit), composed
-	-- with overlay, which uses the drawn value once.
-	IF {low} THEN
-		draw := format('(overlay(substring(nextval(%s)::bit(64) from %s) placing current_setting(%L, true)::int::bit({k}) from %s for 0) || B%L)::bit(64)::bigint',
-			held, {wb} + {k} + 1, {guc}, 64 - {wb} - {k} - s2 + 1, w::bit({wb})::text);
-	ELSE
-		draw := format('overlay(substring(nextval(%s)::bit(64) from %s) placing ((%s::bigint << {k}) | current_setting(%L, true)::int)::bit({wbk}) from %s for 0)::bigint',
-			held, {wb} + {k} + 1, w, {guc}, 64 - {wb} - {k} - s2 + 1);
+	-- The pointer names a slot by its sequence's OID << {k} | the slot (a
+	-- default before this one kept the slot alone).
+	p := coalesce(pg_sequence_last_value({seqlit}::regclass), 0) & (n - 1);
+	IF coalesce(pg_sequence_last_value({seqlit}::regclass), -1) <> (slots[p + 1]::regclass::oid::bigint << {k}) | p THEN
+		PERFORM setval({seqlit}::regclass, (slots[p + 1]::regclass::oid::bigint << {k}) | p);
 	END IF;
-	-- A row of a transaction that holds a slot draws from it; the first
-	-- row of a transaction calls idsql_snowflake_key, which takes a slot.
-	expr := format('CASE length(current_setting(%L, true)) WHEN 1 THEN %s ELSE %s END', {guc}, draw, slow);
+	-- The first row of a transaction calls idsql_snowflake_key, which
+	-- takes a slot and names it in the transaction-local settings {guc}
+	-- (its sequence's OID) and {guc}b (the bits its keys carry beside the
+	-- counter: worker and slot, or the slot alone when the worker is
+	-- low); a later row draws from that sequence and composes the key
+	-- with built-in functions (overlay on bit(64) uses the drawn value
+	-- once). The expression is kept small: an INSERT deserializes and
+	-- plans it every time.
+	slow := format('idsql_snowflake_key(%L::regclass, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {k}, {low}, %L, %L)',
+		{seqlit}, {guc}, w, {tablename}, {fp});
+	draw := format('overlay(substring(nextval(current_setting(%L, true)::oid::regclass)::bit(64) from %s) placing current_setting(%L, true)::varbit from %s for 0)',
+		{guc}, {wb} + {k} + 1, {guc} || 'b', 64 - {wb} - {k} - s2 + 1);
+	IF {low} THEN
+		draw := format('(%s || B%L)::bit(64)::bigint', draw, w::bit({wb})::text);
+	ELSE
+		draw := draw || '::bigint';
+	END IF;
+	expr := format('CASE WHEN current_setting(%L, true) <> %L THEN %s ELSE %s END', {guc}, '', draw, slow);
 	IF changed THEN
 		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT %s', expr);
 	END IF;

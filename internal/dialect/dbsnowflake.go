@@ -130,7 +130,20 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 		for n := range 1 << k {
 			slots = append(slots, lit(seqN(n)))
 		}
-		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.o"+tag))
+		s2 := s.SequenceBits - k
+		bits := fmt.Sprintf("((@W@::bigint << %d) | (pv & %d))::bit(%d)::text", k, 1<<k-1, s.WorkerBits+k)
+		compose := fmt.Sprintf("((v >> %d) << %d) | (@W@::bigint << %d) | ((pv & %d) << %d) | (v & %d)",
+			s2, s.WorkerBits+s.SequenceBits, s.SequenceBits, 1<<k-1, s2, int64(1)<<s2-1)
+		if s.WorkerLow {
+			bits = fmt.Sprintf("(pv & %d)::bit(%d)::text", 1<<k-1, k)
+			compose = fmt.Sprintf("((v >> %d) << %d) | ((((pv & %d) << %d) | (v & %d)) << %d) | @W@::bigint",
+				s2, s.WorkerBits+s.SequenceBits, 1<<k-1, s2, int64(1)<<s2-1, s.WorkerBits)
+		}
+		fname := "idsql_snowflake_key_" + tag
+		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.o"+tag),
+			"{gucb}", lit("idsql.b"+tag), "{fname}", fname, "{fnamelit}", lit(fname), "{n}", strconv.Itoa(1<<k),
+			"{m}", strconv.Itoa(1<<k-1), "{lag}", i(max(1, int64(10*time.Millisecond/s.Unit))),
+			"{pgbits}", bits, "{pgcompose}", compose)
 		return r.with(pairs...).Replace(tmpl), nil
 	}
 	// MariaDB: blocks of window ticks, β = window << k | slot, and the
@@ -241,6 +254,7 @@ DECLARE
 	slow text;
 	draw text;
 	p bigint;
+	fn text;
 	m bigint;
 	vmax bigint;
 	c bigint;
@@ -250,89 +264,6 @@ BEGIN
 	PERFORM pg_advisory_xact_lock(8315429662);
 	{nslock};
 	PERFORM set_config('synchronous_commit', 'on', true);
-	CREATE OR REPLACE FUNCTION idsql_snowflake_key(ptr regclass, guc text, worker bigint, epoch_us bigint, unit_us bigint,
-		time_bits int, worker_bits int, seq_bits int, slot_bits int, worker_low boolean, tbl text, layout text) RETURNS bigint
-	LANGUAGE plpgsql VOLATILE AS $fn$
-	-- The common path is five simple expressions (no PERFORM, which runs
-	-- the executor, and no variable initialized that it does not need):
-	-- this runs for every transaction's first row, and each costs a few
-	-- microseconds.
-	DECLARE
-		-- The pointer: the slot sequence's OID << slot_bits | the slot.
-		pv bigint := pg_sequence_last_value(ptr);
-		now_us bigint;
-		s2 int;
-		n int;
-		floor_v bigint;
-		sch name;
-		rel name;
-		p int;
-		q int;
-		sq regclass;
-		lk bigint;
-		v bigint;
-		x text;
-	BEGIN
-		-- The slot the pointer names, held shared before its first draw
-		-- (this waits only while another call moves the slot forward):
-		-- CASE evaluates its condition, which takes the lock, first.
-		v := CASE WHEN pg_advisory_xact_lock_shared((1768190833::bigint << 32) | (pv >> slot_bits)) IS NULL THEN NULL
-			ELSE nextval((pv >> slot_bits)::oid::regclass) END;
-		IF v IS NULL OR v < (least((coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
-				floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint) - epoch_us) / unit_us,
-				(1::bigint << time_bits) - 1) - greatest(1, 10000 / unit_us)) << (seq_bits - slot_bits) THEN
-			now_us := coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
-				floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
-			IF pv IS NULL THEN
-				RAISE EXCEPTION 'idsql: the key pointer % of table % is unset: install its default again', ptr, tbl;
-			END IF;
-			IF now_us < epoch_us THEN
-				RAISE EXCEPTION 'idsql: the database clock reads % µs since 1970, before the epoch of layout %: no key for table %',
-					now_us, layout, tbl;
-			END IF;
-			-- The slot lags the clock: move another slot, which no other
-			-- transaction holds, to the clock and point at it (v is left
-			-- unused).
-			s2 := seq_bits - slot_bits;
-			n := 1 << slot_bits;
-			floor_v := least((now_us - epoch_us) / unit_us, (1::bigint << time_bits) - 1) << s2;
-			p := pv & (n - 1);
-			SELECT nspname, relname INTO sch, rel FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace WHERE c.oid = ptr;
-			FOR i IN 1 .. n - 1 LOOP
-				q := (p + i) % n;
-				sq := format('%I.%I', sch, rel || '_' || q)::regclass;
-				lk := (1768190833::bigint << 32) | sq::oid::bigint;
-				IF pg_try_advisory_lock(lk) THEN
-					BEGIN
-						IF coalesce(pg_sequence_last_value(sq), -1) < floor_v THEN
-							PERFORM setval(sq, floor_v);
-						END IF;
-						PERFORM setval(ptr, (sq::oid::bigint << slot_bits) | q);
-						PERFORM pg_advisory_xact_lock_shared(lk);
-					EXCEPTION WHEN OTHERS OR query_canceled THEN
-						PERFORM pg_advisory_unlock(lk);
-						RAISE;
-					END;
-					PERFORM pg_advisory_unlock(lk);
-					pv := (sq::oid::bigint << slot_bits) | q;
-					v := nextval(sq);
-					EXIT;
-				END IF;
-			END LOOP;
-		END IF;
-		-- The slot the transaction holds, for the default's later rows:
-		-- its sequence, and the bits its keys carry beside the counter.
-		x := set_config(guc, (pv >> slot_bits)::text, true) || set_config(guc || 'b',
-			CASE WHEN worker_low THEN right((pv & ((1 << slot_bits) - 1))::bit(64)::text, slot_bits)
-			ELSE right(((worker << slot_bits) | (pv & ((1 << slot_bits) - 1)))::bit(64)::text, worker_bits + slot_bits) END, true);
-		-- The table's max_id bounds the slot sequences (MAXVALUE).
-		RETURN CASE WHEN worker_low
-			THEN ((v >> (seq_bits - slot_bits)) << (worker_bits + seq_bits))
-				| ((((pv & ((1 << slot_bits) - 1)) << (seq_bits - slot_bits)) | (v & ((1::bigint << (seq_bits - slot_bits)) - 1))) << worker_bits) | worker
-			ELSE ((v >> (seq_bits - slot_bits)) << (worker_bits + seq_bits)) | (worker << seq_bits)
-				| ((pv & ((1 << slot_bits) - 1)) << (seq_bits - slot_bits)) | (v & ((1::bigint << (seq_bits - slot_bits)) - 1)) END;
-	END
-	$fn$;
 	SELECT worker_id INTO w FROM idsql_workers
 	WHERE namespace = {ns} AND table_name = {tablename} AND instance = {instance} AND released IS NULL
 	ORDER BY lease_id DESC LIMIT 1;
@@ -377,9 +308,10 @@ BEGIN
 	END IF;
 	changed := changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
-		AND position('idsql_snowflake_key(' IN pg_get_expr(d.adbin, d.adrelid)) > 0
-		AND position({guc} IN pg_get_expr(d.adbin, d.adrelid)) > 0
-		AND position({fp} IN pg_get_expr(d.adbin, d.adrelid)) > 0);
+		AND position({fnamelit} || '(' IN pg_get_expr(d.adbin, d.adrelid)) > 0
+		AND position({gucb} IN pg_get_expr(d.adbin, d.adrelid)) > 0)
+	OR NOT EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regproc({fnamelit})
+		AND position({fp} IN prosrc) > 0 AND position(format('worker %s;', w) IN prosrc) > 0);
 	IF changed THEN
 		-- The default changes: no writer of the table runs meanwhile, and
 		-- the counter of a default before it (one sequence of tick << {sb}
@@ -433,18 +365,82 @@ BEGIN
 	IF coalesce(pg_sequence_last_value({seqlit}::regclass), -1) <> (slots[p + 1]::regclass::oid::bigint << {k}) | p THEN
 		PERFORM setval({seqlit}::regclass, (slots[p + 1]::regclass::oid::bigint << {k}) | p);
 	END IF;
-	-- The first row of a transaction calls idsql_snowflake_key, which
-	-- takes a slot and names it in the transaction-local settings {guc}
-	-- (its sequence's OID) and {guc}b (the bits its keys carry beside the
+	-- The function that keys a transaction's first row (the worker ID is
+	-- spliced in for @W@): its common path is a few small simple
+	-- expressions with the table's constants in them, since PL/pgSQL
+	-- builds each expression anew in every transaction, and no PERFORM,
+	-- which runs the executor.
+	fn := $body$CREATE OR REPLACE FUNCTION {fname}() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+	-- Table {tablename}, layout {fp}, worker @W@;
+	DECLARE
+		-- The pointer: the slot sequence's OID << {k} | the slot.
+		pv bigint := pg_sequence_last_value({seqlit}::regclass);
+		now_us bigint := coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
+			floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
+		floor_v bigint;
+		q int;
+		sq regclass;
+		lk bigint;
+		v bigint;
+		x text;
+	BEGIN
+		-- The slot the pointer names, held shared before its first draw
+		-- (this waits only while another call moves the slot forward):
+		-- CASE evaluates its condition, which takes the lock, first.
+		v := CASE WHEN pg_advisory_xact_lock_shared((1768190833::bigint << 32) | (pv >> {k})) IS NULL THEN NULL
+			ELSE nextval((pv >> {k})::oid::regclass) END;
+		IF v IS NULL OR now_us < {epoch} OR v < ((now_us - {epoch}) / {unit} - {lag}) << {s2} THEN
+			IF pv IS NULL THEN
+				RAISE EXCEPTION 'idsql: the key pointer % of table % is unset: install its default again', {seqlit}, {tablename};
+			END IF;
+			IF now_us < {epoch} THEN
+				RAISE EXCEPTION 'idsql: the database clock reads % µs since 1970, before the epoch of layout %: no key for table %',
+					now_us, {fp}, {tablename};
+			END IF;
+			-- The slot lags the clock by more than {lag} ticks: move
+			-- another slot, which no other transaction holds, to the clock
+			-- and point at it (v is left unused).
+			floor_v := least((now_us - {epoch}) / {unit}, (1::bigint << {tb}) - 1) << {s2};
+			FOR i IN 1 .. {n} - 1 LOOP
+				q := ((pv & {m}) + i) % {n};
+				sq := ({slotseqs})[q + 1]::regclass;
+				lk := (1768190833::bigint << 32) | sq::oid::bigint;
+				IF pg_try_advisory_lock(lk) THEN
+					BEGIN
+						IF coalesce(pg_sequence_last_value(sq), -1) < floor_v THEN
+							PERFORM setval(sq, floor_v);
+						END IF;
+						PERFORM setval({seqlit}::regclass, (sq::oid::bigint << {k}) | q);
+						PERFORM pg_advisory_xact_lock_shared(lk);
+					EXCEPTION WHEN OTHERS OR query_canceled THEN
+						PERFORM pg_advisory_unlock(lk);
+						RAISE;
+					END;
+					PERFORM pg_advisory_unlock(lk);
+					pv := (sq::oid::bigint << {k}) | q;
+					v := nextval(sq);
+					EXIT;
+				END IF;
+			END LOOP;
+		END IF;
+		-- The slot the transaction holds, for the default's later rows:
+		-- its sequence, and the bits its keys carry beside the counter.
+		x := set_config({guc}, (pv >> {k})::text, true) || set_config({gucb}, {pgbits}, true);
+		-- The table's max_id bounds the slot sequences (MAXVALUE).
+		RETURN {pgcompose};
+	END
+	$fn$$body$;
+	-- The first row of a transaction calls {fname}, which takes a slot
+	-- and names it in the transaction-local settings {guc} (its
+	-- sequence's OID) and {gucb} (the bits its keys carry beside the
 	-- counter: worker and slot, or the slot alone when the worker is
 	-- low); a later row draws from that sequence and composes the key
 	-- with built-in functions (overlay on bit(64) uses the drawn value
 	-- once). The expression is kept small: an INSERT deserializes and
 	-- plans it every time.
-	slow := format('idsql_snowflake_key(%L::regclass, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {k}, {low}, %L, %L)',
-		{seqlit}, {guc}, w, {tablename}, {fp});
+	slow := {fnamelit} || '()';
 	draw := format('overlay(substring(nextval(current_setting(%L, true)::oid::regclass)::bit(64) from %s) placing current_setting(%L, true)::varbit from %s for 0)',
-		{guc}, {wb} + {k} + 1, {guc} || 'b', 64 - {wb} - {k} - s2 + 1);
+		{guc}, {wb} + {k} + 1, {gucb}, 64 - {wb} - {k} - s2 + 1);
 	IF {low} THEN
 		draw := format('(%s || B%L)::bit(64)::bigint', draw, w::bit({wb})::text);
 	ELSE
@@ -452,6 +448,7 @@ BEGIN
 	END IF;
 	expr := format('CASE WHEN current_setting(%L, true) <> %L THEN %s ELSE %s END', {guc}, '', draw, slow);
 	IF changed THEN
+		EXECUTE replace(fn, '@W@', w::text);
 		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT %s', expr);
 	END IF;
 END

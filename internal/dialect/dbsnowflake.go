@@ -130,20 +130,19 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 		for n := range 1 << k {
 			slots = append(slots, lit(seqN(n)))
 		}
-		s2 := s.SequenceBits - k
-		bits := fmt.Sprintf("((@W@::bigint << %d) | (pv & %d))::bit(%d)::text", k, 1<<k-1, s.WorkerBits+k)
-		compose := fmt.Sprintf("((v >> %d) << %d) | (@W@::bigint << %d) | ((pv & %d) << %d) | (v & %d)",
-			s2, s.WorkerBits+s.SequenceBits, s.SequenceBits, 1<<k-1, s2, int64(1)<<s2-1)
+		// A slot's counter is tick << SequenceBits | n << k | slot: it
+		// counts by 2^k, so the key is the counter with the worker's bits
+		// placed above its sequence bits.
+		compose := fmt.Sprintf("((v >> %d) << %d) | (@W@::bigint << %d) | (v & %d)",
+			s.SequenceBits, s.WorkerBits+s.SequenceBits, s.SequenceBits, int64(1)<<s.SequenceBits-1)
 		if s.WorkerLow {
-			bits = fmt.Sprintf("(pv & %d)::bit(%d)::text", 1<<k-1, k)
-			compose = fmt.Sprintf("((v >> %d) << %d) | ((((pv & %d) << %d) | (v & %d)) << %d) | @W@::bigint",
-				s2, s.WorkerBits+s.SequenceBits, 1<<k-1, s2, int64(1)<<s2-1, s.WorkerBits)
+			compose = fmt.Sprintf("(v << %d) | @W@::bigint", s.WorkerBits)
 		}
 		fname := "idsql_snowflake_key_" + tag
 		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.o"+tag),
-			"{gucb}", lit("idsql.b"+tag), "{fname}", fname, "{fnamelit}", lit(fname), "{n}", strconv.Itoa(1<<k),
+			"{fname}", fname, "{fnamelit}", lit(fname), "{n}", strconv.Itoa(1<<k),
 			"{m}", strconv.Itoa(1<<k-1), "{lag}", i(max(1, int64(10*time.Millisecond/s.Unit))),
-			"{pgbits}", bits, "{pgcompose}", compose)
+			"{pgcompose}", compose)
 		return r.with(pairs...).Replace(tmpl), nil
 	}
 	// MariaDB: blocks of window ticks, β = window << k | slot, and the
@@ -257,8 +256,6 @@ DECLARE
 	fn text;
 	m bigint;
 	vmax bigint;
-	c bigint;
-	top bigint;
 	s2 int := {sb} - {k};
 BEGIN
 	PERFORM pg_advisory_xact_lock(8315429662);
@@ -309,53 +306,49 @@ BEGIN
 	changed := changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
 		AND position({fnamelit} || '(' IN pg_get_expr(d.adbin, d.adrelid)) > 0
-		AND position({gucb} IN pg_get_expr(d.adbin, d.adrelid)) > 0)
+		AND position({guc} IN pg_get_expr(d.adbin, d.adrelid)) > 0)
 	OR NOT EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regproc({fnamelit})
-		AND position({fp} IN prosrc) > 0 AND position(format('worker %s;', w) IN prosrc) > 0);
+		AND position({fp} IN prosrc) > 0 AND position(format('worker %s;', w) IN prosrc) > 0)
+	OR EXISTS (SELECT 1 FROM unnest(slots) x JOIN pg_sequence q ON q.seqrelid = to_regclass(x) WHERE q.seqincrement <> n);
 	IF changed THEN
 		-- The default changes: no writer of the table runs meanwhile, and
 		-- the counter of a default before it (one sequence of tick << {sb}
-		-- | n, or a segment block) bounds the first tick too.
+		-- | n, or a segment block) bounds the first tick too, as do slot
+		-- sequences that count by 1 (tick << s2 | n, the slot in the key
+		-- above n).
 		LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE;
 		IF to_regclass({seqlit}) IS NOT NULL THEN
 			t0 := greatest(t0, (SELECT (last_value >> {sb}) + 1 FROM {seq}));
 		END IF;
+		t0 := greatest(t0, (SELECT max((coalesce(pg_sequence_last_value(q.seqrelid), -1) >> s2) + 1)
+			FROM unnest(slots) x JOIN pg_sequence q ON q.seqrelid = to_regclass(x) WHERE q.seqincrement = 1));
 	END IF;
-	top := (1::bigint << ({tb} + s2)) - 1;
+	-- The greatest counter whose key is within the time bits and max_id.
+	vmax := (1::bigint << ({tb} + {sb})) - 1;
+	IF {maxkey} > 0 THEN
+		m := {maxkey} & ((1::bigint << ({wb} + {sb})) - 1);
+		IF {low} THEN
+			vmax := CASE WHEN {maxkey} >= w THEN ({maxkey} - w) >> {wb} ELSE -1 END;
+		ELSIF m >= w << {sb} THEN
+			vmax := (({maxkey} >> ({wb} + {sb})) << {sb}) | least(m - (w << {sb}), (1::bigint << {sb}) - 1);
+		ELSE
+			vmax := (({maxkey} >> ({wb} + {sb})) << {sb}) - 1;
+		END IF;
+		vmax := least(vmax, (1::bigint << ({tb} + {sb})) - 1);
+	END IF;
 	FOR s IN 0 .. n - 1 LOOP
 		sq := slots[s + 1];
 		EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %s AS bigint MINVALUE 0 NO CYCLE', sq);
-		-- The greatest counter whose key is within the time bits and max_id.
-		vmax := top;
-		IF {maxkey} > 0 THEN
-			m := {maxkey} & ((1::bigint << ({wb} + {sb})) - 1);
-			vmax := ({maxkey} >> ({wb} + {sb})) << s2;
-			IF {low} THEN
-				c := ((s::bigint << s2) << {wb}) | w;
-				IF m >= c THEN
-					vmax := vmax | least((m - c) >> {wb}, (1::bigint << s2) - 1);
-				ELSE
-					vmax := vmax - 1;
-				END IF;
-			ELSE
-				c := (w << {sb}) | (s::bigint << s2);
-				IF m >= c THEN
-					vmax := vmax | least(m - c, (1::bigint << s2) - 1);
-				ELSE
-					vmax := vmax - 1;
-				END IF;
-			END IF;
-			vmax := least(vmax, top);
-		END IF;
-		IF (SELECT seqmax FROM pg_sequence WHERE seqrelid = sq::regclass) <> vmax THEN
-			EXECUTE format('ALTER SEQUENCE %s MAXVALUE %s', sq, vmax);
+		IF (SELECT seqmax <> vmax OR seqincrement <> n FROM pg_sequence WHERE seqrelid = sq::regclass) THEN
+			EXECUTE format('ALTER SEQUENCE %s INCREMENT BY %s MAXVALUE %s', sq, n, greatest(vmax, 0));
 		END IF;
 		-- Moved forward only under the slot's lock held exclusively: this
-		-- waits for the transactions that draw from the slot.
-		IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << s2 THEN
+		-- waits for the transactions that draw from the slot. Its values
+		-- are the slot modulo n.
+		IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << {sb} THEN
 			PERFORM pg_advisory_xact_lock((1768190833::bigint << 32) | sq::regclass::oid::bigint);
-			IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << s2 THEN
-				PERFORM setval(sq::regclass, t0 << s2);
+			IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << {sb} THEN
+				PERFORM setval(sq::regclass, (t0 << {sb}) | s);
 			END IF;
 		END IF;
 	END LOOP;
@@ -389,7 +382,7 @@ BEGIN
 		-- CASE evaluates its condition, which takes the lock, first.
 		v := CASE WHEN pg_advisory_xact_lock_shared((1768190833::bigint << 32) | (pv >> {k})) IS NULL THEN NULL
 			ELSE nextval((pv >> {k})::oid::regclass) END;
-		IF v IS NULL OR now_us < {epoch} OR v < ((now_us - {epoch}) / {unit} - {lag}) << {s2} THEN
+		IF v IS NULL OR now_us < {epoch} OR v < ((now_us - {epoch}) / {unit} - {lag}) << {sb} THEN
 			IF pv IS NULL THEN
 				RAISE EXCEPTION 'idsql: the key pointer % of table % is unset: install its default again', {seqlit}, {tablename};
 			END IF;
@@ -400,7 +393,7 @@ BEGIN
 			-- The slot lags the clock by more than {lag} ticks: move
 			-- another slot, which no other transaction holds, to the clock
 			-- and point at it (v is left unused).
-			floor_v := least((now_us - {epoch}) / {unit}, (1::bigint << {tb}) - 1) << {s2};
+			floor_v := least((now_us - {epoch}) / {unit}, (1::bigint << {tb}) - 1) << {sb};
 			FOR i IN 1 .. {n} - 1 LOOP
 				q := ((pv & {m}) + i) % {n};
 				sq := ({slotseqs})[q + 1]::regclass;
@@ -408,7 +401,7 @@ BEGIN
 				IF pg_try_advisory_lock(lk) THEN
 					BEGIN
 						IF coalesce(pg_sequence_last_value(sq), -1) < floor_v THEN
-							PERFORM setval(sq, floor_v);
+							PERFORM setval(sq, floor_v | q);
 						END IF;
 						PERFORM setval({seqlit}::regclass, (sq::oid::bigint << {k}) | q);
 						PERFORM pg_advisory_xact_lock_shared(lk);
@@ -423,28 +416,25 @@ BEGIN
 				END IF;
 			END LOOP;
 		END IF;
-		-- The slot the transaction holds, for the default's later rows:
-		-- its sequence, and the bits its keys carry beside the counter.
-		x := set_config({guc}, (pv >> {k})::text, true) || set_config({gucb}, {pgbits}, true);
+		-- The slot the transaction holds, for the default's later rows.
+		x := set_config({guc}, (pv >> {k})::text, true);
 		-- The table's max_id bounds the slot sequences (MAXVALUE).
 		RETURN {pgcompose};
 	END
 	$fn$$body$;
 	-- The first row of a transaction calls {fname}, which takes a slot
-	-- and names it in the transaction-local settings {guc} (its
-	-- sequence's OID) and {gucb} (the bits its keys carry beside the
-	-- counter: worker and slot, or the slot alone when the worker is
-	-- low); a later row draws from that sequence and composes the key
-	-- with built-in functions (overlay on bit(64) uses the drawn value
-	-- once). The expression is kept small: an INSERT deserializes and
-	-- plans it every time.
+	-- and names its sequence's OID in the transaction-local setting
+	-- {guc}; a later row draws from that sequence and composes the key
+	-- with built-in functions that use the drawn value once (overlay on
+	-- bit(64) places the worker's bits, or with the worker in the lowest
+	-- bits, a shift). The expression is kept small: an INSERT
+	-- deserializes and plans it every time.
 	slow := {fnamelit} || '()';
-	draw := format('overlay(substring(nextval(current_setting(%L, true)::oid::regclass)::bit(64) from %s) placing current_setting(%L, true)::varbit from %s for 0)',
-		{guc}, {wb} + {k} + 1, {gucb}, 64 - {wb} - {k} - s2 + 1);
 	IF {low} THEN
-		draw := format('(%s || B%L)::bit(64)::bigint', draw, w::bit({wb})::text);
+		draw := format('(nextval(current_setting(%L)::oid::regclass) << {wb}) | %s', {guc}, w);
 	ELSE
-		draw := draw || '::bigint';
+		draw := format('overlay(substring(nextval(current_setting(%L)::oid::regclass)::bit(64) from %s) placing B%L from %s for 0)::bigint',
+			{guc}, {wb} + 1, w::bit({wb})::text, 64 - {wb} - {sb} + 1);
 	END IF;
 	expr := format('CASE WHEN current_setting(%L, true) <> %L THEN %s ELSE %s END', {guc}, '', draw, slow);
 	IF changed THEN

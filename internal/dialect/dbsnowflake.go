@@ -252,7 +252,6 @@ DECLARE
 	expr text;
 	slow text;
 	draw text;
-	p bigint;
 	fn text;
 	m bigint;
 	vmax bigint;
@@ -308,7 +307,7 @@ BEGIN
 		AND position({fnamelit} || '(' IN pg_get_expr(d.adbin, d.adrelid)) > 0
 		AND position({guc} IN pg_get_expr(d.adbin, d.adrelid)) > 0)
 	OR NOT EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regproc({fnamelit})
-		AND position({fp} IN prosrc) > 0 AND position(format('worker %s;', w) IN prosrc) > 0)
+		AND position({fp} IN prosrc) > 0 AND position(format('worker %s; slots counting by {n}, pointer naming the slot''s OID.', w) IN prosrc) > 0)
 	OR EXISTS (SELECT 1 FROM unnest(slots) x JOIN pg_sequence q ON q.seqrelid = to_regclass(x) WHERE q.seqincrement <> n);
 	IF changed THEN
 		-- The default changes: no writer of the table runs meanwhile, and
@@ -352,50 +351,54 @@ BEGIN
 			END IF;
 		END IF;
 	END LOOP;
-	-- The pointer names a slot by its sequence's OID << {k} | the slot (a
-	-- default before this one kept the slot alone).
-	p := coalesce(pg_sequence_last_value({seqlit}::regclass), 0) & (n - 1);
-	IF coalesce(pg_sequence_last_value({seqlit}::regclass), -1) <> (slots[p + 1]::regclass::oid::bigint << {k}) | p THEN
-		PERFORM setval({seqlit}::regclass, (slots[p + 1]::regclass::oid::bigint << {k}) | p);
+	-- The pointer names the slot that first rows take: its value is the
+	-- slot sequence's OID (a default before this one kept other values).
+	IF coalesce(pg_sequence_last_value({seqlit}::regclass), -1) NOT IN (SELECT to_regclass(x)::oid::bigint FROM unnest(slots) x) THEN
+		PERFORM setval({seqlit}::regclass, to_regclass(slots[1])::oid::bigint);
 	END IF;
 	-- The function that keys a transaction's first row (the worker ID is
-	-- spliced in for @W@): its common path is a few small simple
-	-- expressions with the table's constants in them, since PL/pgSQL
-	-- builds each expression anew in every transaction, and no PERFORM,
-	-- which runs the executor.
+	-- spliced in for @W@). Its common path is four small simple
+	-- expressions with the table's constants in them (PL/pgSQL builds
+	-- each expression anew in every transaction) and no PERFORM, which
+	-- runs the executor: CASE orders the calls (its condition first).
 	fn := $body$CREATE OR REPLACE FUNCTION {fname}() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
-	-- Table {tablename}, layout {fp}, worker @W@;
+	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID.
 	DECLARE
-		-- The pointer: the slot sequence's OID << {k} | the slot.
+		-- The pointer: the OID of the slot sequence first rows take.
 		pv bigint := pg_sequence_last_value({seqlit}::regclass);
-		now_us bigint := coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
-			floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
+		now_us bigint;
 		floor_v bigint;
+		p int;
 		q int;
 		sq regclass;
 		lk bigint;
 		v bigint;
-		x text;
 	BEGIN
 		-- The slot the pointer names, held shared before its first draw
-		-- (this waits only while another call moves the slot forward):
-		-- CASE evaluates its condition, which takes the lock, first.
-		v := CASE WHEN pg_advisory_xact_lock_shared((1768190833::bigint << 32) | (pv >> {k})) IS NULL THEN NULL
-			ELSE nextval((pv >> {k})::oid::regclass) END;
-		IF v IS NULL OR now_us < {epoch} OR v < ((now_us - {epoch}) / {unit} - {lag}) << {sb} THEN
-			IF pv IS NULL THEN
-				RAISE EXCEPTION 'idsql: the key pointer % of table % is unset: install its default again', {seqlit}, {tablename};
+		-- (this waits only while another call moves the slot forward).
+		v := CASE WHEN pg_advisory_xact_lock_shared((1768190833::bigint << 32) | pv) IS NULL THEN NULL
+			ELSE nextval(pv::oid::regclass) END;
+		-- The clock only decides when to move a slot forward (its
+		-- microseconds as a float8 here, exact below).
+		IF v IS NULL OR v >> {sb} < (coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
+				(date_part('epoch', clock_timestamp()) * 1000000)::bigint) - {epoch}) / {unit} - {lag} THEN
+			IF v IS NULL THEN
+				RAISE EXCEPTION 'idsql: the key pointer % of table % names no slot: install its default again', {seqlit}, {tablename};
 			END IF;
+			now_us := coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
+				floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
 			IF now_us < {epoch} THEN
 				RAISE EXCEPTION 'idsql: the database clock reads % µs since 1970, before the epoch of layout %: no key for table %',
 					now_us, {fp}, {tablename};
 			END IF;
 			-- The slot lags the clock by more than {lag} ticks: move
 			-- another slot, which no other transaction holds, to the clock
-			-- and point at it (v is left unused).
+			-- and point at it (v is left unused). A slot's counter is
+			-- tick << {sb} | n << {k} | slot.
 			floor_v := least((now_us - {epoch}) / {unit}, (1::bigint << {tb}) - 1) << {sb};
+			p := v & {m};
 			FOR i IN 1 .. {n} - 1 LOOP
-				q := ((pv & {m}) + i) % {n};
+				q := (p + i) % {n};
 				sq := ({slotseqs})[q + 1]::regclass;
 				lk := (1768190833::bigint << 32) | sq::oid::bigint;
 				IF pg_try_advisory_lock(lk) THEN
@@ -403,23 +406,22 @@ BEGIN
 						IF coalesce(pg_sequence_last_value(sq), -1) < floor_v THEN
 							PERFORM setval(sq, floor_v | q);
 						END IF;
-						PERFORM setval({seqlit}::regclass, (sq::oid::bigint << {k}) | q);
+						PERFORM setval({seqlit}::regclass, sq::oid::bigint);
 						PERFORM pg_advisory_xact_lock_shared(lk);
 					EXCEPTION WHEN OTHERS OR query_canceled THEN
 						PERFORM pg_advisory_unlock(lk);
 						RAISE;
 					END;
 					PERFORM pg_advisory_unlock(lk);
-					pv := (sq::oid::bigint << {k}) | q;
+					pv := sq::oid::bigint;
 					v := nextval(sq);
 					EXIT;
 				END IF;
 			END LOOP;
 		END IF;
-		-- The slot the transaction holds, for the default's later rows.
-		x := set_config({guc}, (pv >> {k})::text, true);
-		-- The table's max_id bounds the slot sequences (MAXVALUE).
-		RETURN {pgcompose};
+		-- The slot the transaction holds, named for the default's later
+		-- rows; the table's max_id bounds the slot sequences (MAXVALUE).
+		RETURN CASE WHEN set_config({guc}, pv::text, true) IS NULL THEN NULL ELSE {pgcompose} END;
 	END
 	$fn$$body$;
 	-- The first row of a transaction calls {fname}, which takes a slot

@@ -135,14 +135,21 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 		// placed above its sequence bits.
 		compose := fmt.Sprintf("((v >> %d) << %d) | (@W@::bigint << %d) | (v & %d)",
 			s.SequenceBits, s.WorkerBits+s.SequenceBits, s.SequenceBits, int64(1)<<s.SequenceBits-1)
+		// A later row draws and composes in one expression that uses the
+		// drawn value once: overlay on bit(64) places the worker's bits
+		// (or, the worker lowest, a shift).
+		next := "nextval(current_setting(" + lit("idsql.o"+tag) + ")::oid::regclass)"
+		draw := fmt.Sprintf("overlay(substring(%s::bit(64) from %d) placing B'@WBITS@' from %d for 0)::bigint",
+			next, s.WorkerBits+1, 64-s.WorkerBits-s.SequenceBits+1)
 		if s.WorkerLow {
 			compose = fmt.Sprintf("(v << %d) | @W@::bigint", s.WorkerBits)
+			draw = fmt.Sprintf("(%s << %d) | @W@::bigint", next, s.WorkerBits)
 		}
 		fname := "idsql_snowflake_key_" + tag
 		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.o"+tag),
 			"{fname}", fname, "{fnamelit}", lit(fname), "{n}", strconv.Itoa(1<<k),
 			"{m}", strconv.Itoa(1<<k-1), "{lag}", i(max(1, int64(10*time.Millisecond/s.Unit))),
-			"{pgcompose}", compose)
+			"{pgcompose}", compose, "{pgdraw}", draw)
 		return r.with(pairs...).Replace(tmpl), nil
 	}
 	// MariaDB: blocks of window ticks, β = window << k | slot, and the
@@ -250,8 +257,6 @@ DECLARE
 	s int;
 	sq text;
 	expr text;
-	slow text;
-	draw text;
 	fn text;
 	m bigint;
 	vmax bigint;
@@ -304,10 +309,9 @@ BEGIN
 	END IF;
 	changed := changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
-		AND position({fnamelit} || '(' IN pg_get_expr(d.adbin, d.adrelid)) > 0
-		AND position({guc} IN pg_get_expr(d.adbin, d.adrelid)) > 0)
+		AND position({fnamelit} || '(' IN pg_get_expr(d.adbin, d.adrelid)) > 0)
 	OR NOT EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regproc({fnamelit})
-		AND position({fp} IN prosrc) > 0 AND position(format('worker %s; slots counting by {n}, pointer naming the slot''s OID.', w) IN prosrc) > 0)
+		AND position({fp} IN prosrc) > 0 AND position(format('worker %s; slots counting by {n}, pointer naming the slot''s OID, one call a row.', w) IN prosrc) > 0)
 	OR EXISTS (SELECT 1 FROM unnest(slots) x JOIN pg_sequence q ON q.seqrelid = to_regclass(x) WHERE q.seqincrement <> n);
 	IF changed THEN
 		-- The default changes: no writer of the table runs meanwhile, and
@@ -362,10 +366,9 @@ BEGIN
 	-- each expression anew in every transaction) and no PERFORM, which
 	-- runs the executor: CASE orders the calls (its condition first).
 	fn := $body$CREATE OR REPLACE FUNCTION {fname}() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
-	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID.
+	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID, one call a row.
 	DECLARE
-		-- The pointer: the OID of the slot sequence first rows take.
-		pv bigint := pg_sequence_last_value({seqlit}::regclass);
+		pv bigint;
 		now_us bigint;
 		floor_v bigint;
 		p int;
@@ -374,6 +377,12 @@ BEGIN
 		lk bigint;
 		v bigint;
 	BEGIN
+		-- A later row of a transaction: the slot it holds.
+		IF current_setting({guc}, true) <> '' THEN
+			RETURN {pgdraw};
+		END IF;
+		-- The pointer: the OID of the slot sequence first rows take.
+		pv := pg_sequence_last_value({seqlit}::regclass);
 		-- The slot the pointer names, held shared before its first draw
 		-- (this waits only while another call moves the slot forward).
 		v := CASE WHEN pg_advisory_xact_lock_shared((1768190833::bigint << 32) | pv) IS NULL THEN NULL
@@ -424,23 +433,12 @@ BEGIN
 		RETURN CASE WHEN set_config({guc}, pv::text, true) IS NULL THEN NULL ELSE {pgcompose} END;
 	END
 	$fn$$body$;
-	-- The first row of a transaction calls {fname}, which takes a slot
-	-- and names its sequence's OID in the transaction-local setting
-	-- {guc}; a later row draws from that sequence and composes the key
-	-- with built-in functions that use the drawn value once (overlay on
-	-- bit(64) places the worker's bits, or with the worker in the lowest
-	-- bits, a shift). The expression is kept small: an INSERT
-	-- deserializes and plans it every time.
-	slow := {fnamelit} || '()';
-	IF {low} THEN
-		draw := format('(nextval(current_setting(%L)::oid::regclass) << {wb}) | %s', {guc}, w);
-	ELSE
-		draw := format('overlay(substring(nextval(current_setting(%L)::oid::regclass)::bit(64) from %s) placing B%L from %s for 0)::bigint',
-			{guc}, {wb} + 1, w::bit({wb})::text, 64 - {wb} - {sb} + 1);
-	END IF;
-	expr := format('CASE WHEN current_setting(%L, true) <> %L THEN %s ELSE %s END', {guc}, '', draw, slow);
+	-- The column default is one call of {fname}, with no arguments: an
+	-- INSERT deserializes and plans the default every time, and a
+	-- PL/pgSQL function is compiled once a session.
+	expr := {fnamelit} || '()';
 	IF changed THEN
-		EXECUTE replace(fn, '@W@', w::text);
+		EXECUTE replace(replace(fn, '@W@', w::text), '@WBITS@', w::bit({wb})::text);
 		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT %s', expr);
 	END IF;
 END

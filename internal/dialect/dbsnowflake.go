@@ -69,11 +69,12 @@ const (
 //
 // No writer holds a lock that another waits for, and no lock is taken
 // per row. PostgreSQL (a DO block, one transaction): the column default
-// draws nextval from one of 4 slot sequences (2 of the sequence bits name
-// the slot) and composes the key with built-in functions; the first key
-// of a transaction picks the slot and holds its advisory lock shared to
-// the transaction's end, and a slot's counter moves forward to the clock
-// only while nobody holds it (see pgSnowflakeDefault). MariaDB (a
+// is one call of a PL/pgSQL function of the table's, with no arguments,
+// that draws nextval from one of 4 slot sequences (2 of the sequence bits
+// name the slot) and composes the key; the first key of a transaction
+// picks the slot and holds its advisory lock shared to the transaction's
+// end, and a slot's counter moves forward to the clock only while nobody
+// holds it (see pgSnowflakeDefault). MariaDB (a
 // compound statement): a BEFORE INSERT trigger keys a session's rows
 // from a block of its own, kept in user variables, and takes a block of
 // ticks and slot from a horizon of sequences under a lock held for a few
@@ -138,7 +139,7 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 		// A later row draws and composes in one expression that uses the
 		// drawn value once: overlay on bit(64) places the worker's bits
 		// (or, the worker lowest, a shift).
-		next := "nextval(current_setting(" + lit("idsql.o"+tag) + ")::oid::regclass)"
+		next := "nextval(nullif(current_setting(" + lit("idsql.o"+tag) + ", true), '')::oid::regclass)"
 		draw := fmt.Sprintf("overlay(substring(%s::bit(64) from %d) placing B'@WBITS@' from %d for 0)::bigint",
 			next, s.WorkerBits+1, 64-s.WorkerBits-s.SequenceBits+1)
 		if s.WorkerLow {
@@ -146,8 +147,9 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 			draw = fmt.Sprintf("(%s << %d) | @W@::bigint", next, s.WorkerBits)
 		}
 		fname := "idsql_snowflake_key_" + tag
+		first := "idsql_snowflake_first_" + tag
 		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.o"+tag),
-			"{fname}", fname, "{fnamelit}", lit(fname), "{n}", strconv.Itoa(1<<k),
+			"{fname}", fname, "{fnamelit}", lit(fname), "{firstfn}", first, "{firstfnlit}", lit(first), "{n}", strconv.Itoa(1<<k),
 			"{m}", strconv.Itoa(1<<k-1), "{lag}", i(max(1, int64(10*time.Millisecond/s.Unit))),
 			"{pgcompose}", compose, "{pgdraw}", draw)
 		return r.with(pairs...).Replace(tmpl), nil
@@ -226,25 +228,33 @@ func (d Dialect) namespaceLock(ns string) string {
 // session may set idsql.now_us to read its own clock (tests step it), as
 // @idsql_now_us on MariaDB.
 //
-// The counters are the slot sequences {slotseqs} (v = tick << s2 | n, s2
-// being the layout's sequence bits less {k}); a key is (tick, worker, slot
-// << s2 | n). A transaction draws from one slot and holds the slot's
-// advisory lock ('idsq' << 32 | the slot sequence's OID) shared to its
-// end: no writer ever waits for another's, since writers take it shared
-// and the only exclusive holder is idsql_snowflake_key, for a few
+// The counters are the slot sequences {slotseqs}, which count by 2^{k}:
+// slot s's values are v = tick << {sb} | n << {k} | s, and a key is
+// (tick, worker, n << {k} | s), so slots never share a key and a slot's
+// nextval never repeats one. A transaction draws from one slot and holds
+// the slot's advisory lock ('idsq' << 32 | the slot sequence's OID)
+// shared to its end: no writer ever waits for another's, since writers
+// take it shared and the only exclusive holder is {firstfn}, for a few
 // statements within one call. A slot's sequence moves forward to the
-// clock (setval) only under that lock held exclusively, taken with a try,
-// so only while no other transaction draws from it: setval never lowers a
-// counter under a writer, and nextval never repeats.
+// clock (setval, to a value of the slot) only under that lock held
+// exclusively, taken with a try, so only while no other transaction
+// draws from it: setval never lowers a counter under a writer.
 //
-// The column default is one CASE: a row of a transaction that holds a
-// slot (named in the transaction-local setting {guc}) draws from it and
-// composes the key with built-in functions (overlay on bit(64) uses the
-// drawn value once); the first row of a transaction calls
-// idsql_snowflake_key, which takes the slot the pointer sequence {seq}
-// names shared, draws, and when the value lags the clock by more than
-// 10ms of ticks moves another slot, free of other transactions, to the
-// clock and points the pointer at it.
+// The column default is {fname}(), with no arguments: an INSERT
+// deserializes and plans its column default every time (the default
+// before this one, a CASE of built-in functions, was 8 KB in
+// pg_attrdef against 0.3 KB for BIGSERIAL, and cost more than the rest
+// of a 1-row INSERT), while a PL/pgSQL function is compiled once a
+// session. A row of a transaction that holds a slot (its sequence's OID
+// in the transaction-local setting {guc}) draws from it and composes the
+// key in one expression; the first row of a transaction calls
+// {firstfn}, which takes the slot the pointer sequence {seq} names (its
+// value is the slot sequence's OID) shared, draws, and when the value
+// lags the clock by more than {lag} ticks moves another slot, free of
+// other transactions, to the clock and points the pointer at it. Both
+// functions carry the table's constants in their text (the worker ID is
+// spliced in at install); their common paths are small simple
+// expressions, since PL/pgSQL builds each anew in every transaction.
 const pgSnowflakeDefault = `DO $idsql$
 DECLARE
 	w bigint;
@@ -258,6 +268,7 @@ DECLARE
 	sq text;
 	expr text;
 	fn text;
+	fn2 text;
 	m bigint;
 	vmax bigint;
 	s2 int := {sb} - {k};
@@ -310,8 +321,8 @@ BEGIN
 	changed := changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
 		AND position({fnamelit} || '(' IN pg_get_expr(d.adbin, d.adrelid)) > 0)
-	OR NOT EXISTS (SELECT 1 FROM pg_proc WHERE oid = to_regproc({fnamelit})
-		AND position({fp} IN prosrc) > 0 AND position(format('worker %s; slots counting by {n}, pointer naming the slot''s OID, one call a row.', w) IN prosrc) > 0)
+	OR (SELECT count(*) FROM pg_proc WHERE oid IN (to_regproc({fnamelit}), to_regproc({firstfnlit}))
+		AND position({fp} IN prosrc) > 0 AND position(format('worker %s; slots counting by {n}, pointer naming the slot''s OID, one call a row.', w) IN prosrc) > 0) <> 2
 	OR EXISTS (SELECT 1 FROM unnest(slots) x JOIN pg_sequence q ON q.seqrelid = to_regclass(x) WHERE q.seqincrement <> n);
 	IF changed THEN
 		-- The default changes: no writer of the table runs meanwhile, and
@@ -365,7 +376,7 @@ BEGIN
 	-- expressions with the table's constants in them (PL/pgSQL builds
 	-- each expression anew in every transaction) and no PERFORM, which
 	-- runs the executor: CASE orders the calls (its condition first).
-	fn := $body$CREATE OR REPLACE FUNCTION {fname}() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+	fn := $body$CREATE OR REPLACE FUNCTION {firstfn}() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
 	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID, one call a row.
 	DECLARE
 		pv bigint;
@@ -377,10 +388,6 @@ BEGIN
 		lk bigint;
 		v bigint;
 	BEGIN
-		-- A later row of a transaction: the slot it holds.
-		IF current_setting({guc}, true) <> '' THEN
-			RETURN {pgdraw};
-		END IF;
 		-- The pointer: the OID of the slot sequence first rows take.
 		pv := pg_sequence_last_value({seqlit}::regclass);
 		-- The slot the pointer names, held shared before its first draw
@@ -433,12 +440,23 @@ BEGIN
 		RETURN CASE WHEN set_config({guc}, pv::text, true) IS NULL THEN NULL ELSE {pgcompose} END;
 	END
 	$fn$$body$;
+	-- The column default's function: a later row of a transaction draws
+	-- from the slot the transaction holds, in one expression; the first
+	-- calls {firstfn}. (One expression a row: a PL/pgSQL statement costs
+	-- about as much as the rest of a bulk INSERT's row.)
+	fn2 := $body$CREATE OR REPLACE FUNCTION {fname}() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID, one call a row.
+	BEGIN
+		RETURN coalesce({pgdraw}, {firstfn}());
+	END
+	$fn$$body$;
 	-- The column default is one call of {fname}, with no arguments: an
 	-- INSERT deserializes and plans the default every time, and a
 	-- PL/pgSQL function is compiled once a session.
 	expr := {fnamelit} || '()';
 	IF changed THEN
-		EXECUTE replace(replace(fn, '@W@', w::text), '@WBITS@', w::bit({wb})::text);
+		EXECUTE replace(fn, '@W@', w::text);
+		EXECUTE replace(replace(fn2, '@W@', w::text), '@WBITS@', w::bit({wb})::text);
 		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT %s', expr);
 	END IF;
 END

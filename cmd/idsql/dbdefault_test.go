@@ -35,7 +35,7 @@ tables:
 		want string
 	}{
 		{[]string{"sql", "--dialect", "postgres", "--config", cfgPath}, 0, `CREATE SEQUENCE IF NOT EXISTS "users_id_idsql"`},
-		{[]string{"sql", "--dialect", "postgres", "--config", cfgPath}, 0, `CREATE OR REPLACE FUNCTION idsql_snowflake_key(`},
+		{[]string{"sql", "--dialect", "postgres", "--config", cfgPath}, 0, `CREATE OR REPLACE FUNCTION idsql_snowflake_key_`},
 		{[]string{"sql", "--dialect", "mysql", "--config", cfgPath}, 0, "DEFAULT (NEXT VALUE FOR `users_id_idsql`)"},
 		{[]string{"sql", "--dialect", "mysql", "--config", cfgPath}, 0, "CREATE OR REPLACE TRIGGER `events_id_idsql`"},
 		{[]string{"sql", "--dialect", "postgres", "--config", noWorkers}, 1, "holder.database_workers: is 0"},

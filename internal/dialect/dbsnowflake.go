@@ -80,11 +80,12 @@ const (
 //
 // No writer holds a lock that another waits for, and no lock is taken
 // per row. PostgreSQL (a DO block, one transaction): the column default
-// draws nextval from one of 4 slot sequences (2 of the sequence bits name
-// the slot) and composes the key with built-in functions; the first key
-// of a transaction picks the slot and holds its advisory lock shared to
-// the transaction's end, and a slot's counter moves forward to the clock
-// only while nobody holds it (see pgSnowflakeDefault). MariaDB (a
+// is one call of a PL/pgSQL function of the table's, with no arguments,
+// that draws nextval from one of 4 slot sequences (2 of the sequence bits
+// name the slot) and composes the key; the first key of a transaction
+// picks the slot and holds its advisory lock shared to the transaction's
+// end, and a slot's counter moves forward to the clock only while nobody
+// holds it (see pgSnowflakeDefault). MariaDB (a
 // compound statement): a BEFORE INSERT trigger keys a session's rows
 // from a block of its own, kept in user variables, and takes a block of
 // ticks and slot from a horizon of sequences under a lock held for a few
@@ -141,14 +142,34 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 		if !s.Shape.Shape().IsOrdered() {
 			shapefn = pgShapeFunction + ";"
 		}
-		// The shape's call as a format() string, around the composed key.
-		call := strings.ReplaceAll(strings.ReplaceAll(pgShapeCall(s.Shape, "\x00", s.Table), "'", "''"), "%", "%%")
-		pairs = append(pairs, "{shapefn}", shapefn, "{shapefmt}", "'"+strings.Replace(call, "\x00", "%s", 1)+"'")
+		pairs = append(pairs, "{shapefn}", shapefn)
 		var slots []string
 		for n := range 1 << k {
 			slots = append(slots, lit(seqN(n)))
 		}
-		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.k"+tag))
+		// A slot's counter is tick << SequenceBits | n << k | slot: it
+		// counts by 2^k, so the key is the counter with the worker's bits
+		// placed above its sequence bits.
+		compose := fmt.Sprintf("((v >> %d) << %d) | (@W@::bigint << %d) | (v & %d)",
+			s.SequenceBits, s.WorkerBits+s.SequenceBits, s.SequenceBits, int64(1)<<s.SequenceBits-1)
+		// A later row draws and composes in one expression that uses the
+		// drawn value once: overlay on bit(64) places the worker's bits
+		// (or, the worker lowest, a shift).
+		next := "nextval(nullif(current_setting(" + lit("idsql.o"+tag) + ", true), '')::oid::regclass)"
+		draw := fmt.Sprintf("overlay(substring(%s::bit(64) from %d) placing B'@WBITS@' from %d for 0)::bigint",
+			next, s.WorkerBits+1, 64-s.WorkerBits-s.SequenceBits+1)
+		if s.WorkerLow {
+			compose = fmt.Sprintf("(v << %d) | @W@::bigint", s.WorkerBits)
+			draw = fmt.Sprintf("(%s << %d) | @W@::bigint", next, s.WorkerBits)
+		}
+		fname := "idsql_snowflake_key_" + tag
+		first := "idsql_snowflake_first_" + tag
+		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.o"+tag),
+			"{fname}", fname, "{fnamelit}", lit(fname), "{firstfn}", first, "{firstfnlit}", lit(first), "{n}", strconv.Itoa(1<<k),
+			"{m}", strconv.Itoa(1<<k-1), "{lag}", i(max(1, int64(10*time.Millisecond/s.Unit))),
+			"{pgcompose}", compose,
+			// A spread table's shape moves the key the function returns.
+			"{pgreturn}", pgShapeCall(s.Shape, "coalesce("+draw+", "+first+"())", s.Table))
 		return r.with(pairs...).Replace(tmpl), nil
 	}
 	// MariaDB: blocks of window ticks, β = window << k | slot, and the
@@ -231,25 +252,33 @@ func (d Dialect) namespaceLock(ns string) string {
 // session may set idsql.now_us to read its own clock (tests step it), as
 // @idsql_now_us on MariaDB.
 //
-// The counters are the slot sequences {slotseqs} (v = tick << s2 | n, s2
-// being the layout's sequence bits less {k}); a key is (tick, worker, slot
-// << s2 | n). A transaction draws from one slot and holds the slot's
-// advisory lock ('idsq' << 32 | the slot sequence's OID) shared to its
-// end: no writer ever waits for another's, since writers take it shared
-// and the only exclusive holder is idsql_snowflake_key, for a few
+// The counters are the slot sequences {slotseqs}, which count by 2^{k}:
+// slot s's values are v = tick << {sb} | n << {k} | s, and a key is
+// (tick, worker, n << {k} | s), so slots never share a key and a slot's
+// nextval never repeats one. A transaction draws from one slot and holds
+// the slot's advisory lock ('idsq' << 32 | the slot sequence's OID)
+// shared to its end: no writer ever waits for another's, since writers
+// take it shared and the only exclusive holder is {firstfn}, for a few
 // statements within one call. A slot's sequence moves forward to the
-// clock (setval) only under that lock held exclusively, taken with a try,
-// so only while no other transaction draws from it: setval never lowers a
-// counter under a writer, and nextval never repeats.
+// clock (setval, to a value of the slot) only under that lock held
+// exclusively, taken with a try, so only while no other transaction
+// draws from it: setval never lowers a counter under a writer.
 //
-// The column default is one CASE: a row of a transaction that holds a
-// slot (named in the transaction-local setting {guc}) draws from it and
-// composes the key with built-in functions (overlay on bit(64) uses the
-// drawn value once); the first row of a transaction calls
-// idsql_snowflake_key, which takes the slot the pointer sequence {seq}
-// names shared, draws, and when the value lags the clock by more than
-// 10ms of ticks moves another slot, free of other transactions, to the
-// clock and points the pointer at it.
+// The column default is {fname}(), with no arguments: an INSERT
+// deserializes and plans its column default every time (the default
+// before this one, a CASE of built-in functions, was 8 KB in
+// pg_attrdef against 0.3 KB for BIGSERIAL, and cost more than the rest
+// of a 1-row INSERT), while a PL/pgSQL function is compiled once a
+// session. A row of a transaction that holds a slot (its sequence's OID
+// in the transaction-local setting {guc}) draws from it and composes the
+// key in one expression; the first row of a transaction calls
+// {firstfn}, which takes the slot the pointer sequence {seq} names (its
+// value is the slot sequence's OID) shared, draws, and when the value
+// lags the clock by more than {lag} ticks moves another slot, free of
+// other transactions, to the clock and points the pointer at it. Both
+// functions carry the table's constants in their text (the worker ID is
+// spliced in at install); their common paths are small simple
+// expressions, since PL/pgSQL builds each anew in every transaction.
 const pgSnowflakeDefault = `DO $idsql$
 DECLARE
 	w bigint;
@@ -262,82 +291,15 @@ DECLARE
 	s int;
 	sq text;
 	expr text;
-	slow text;
-	draw text;
-	arr text;
-	held text;
+	fn text;
+	fn2 text;
 	m bigint;
 	vmax bigint;
-	c bigint;
-	top bigint;
 	s2 int := {sb} - {k};
 BEGIN
 	PERFORM pg_advisory_xact_lock(8315429662);
 	{nslock};
 	PERFORM set_config('synchronous_commit', 'on', true);
-	CREATE OR REPLACE FUNCTION idsql_snowflake_key(ptr regclass, slots regclass[], guc text, tbl text, layout text,
-		worker bigint, epoch_us bigint, unit_us bigint, time_bits int, worker_bits int, seq_bits int, slot_bits int,
-		worker_low boolean, max_key bigint) RETURNS bigint
-	LANGUAGE plpgsql VOLATILE AS $fn$
-	DECLARE
-		now_us bigint := coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
-			floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
-		n int := array_length(slots, 1);
-		s2 int := seq_bits - slot_bits;
-		floor_v bigint;
-		p int;
-		q int;
-		lk bigint;
-		v bigint;
-		id bigint;
-	BEGIN
-		IF now_us < epoch_us THEN
-			RAISE EXCEPTION 'idsql: the database clock reads % µs since 1970, before the epoch of layout %: no key for table %',
-				now_us, layout, tbl;
-		END IF;
-		floor_v := least((now_us - epoch_us) / unit_us, (1::bigint << time_bits) - 1) << s2;
-		-- The slot the pointer names, held shared before its first draw
-		-- (this waits only while another call moves the slot forward).
-		p := coalesce(pg_sequence_last_value(ptr), 0) % n;
-		PERFORM pg_advisory_xact_lock_shared((1768190833::bigint << 32) | slots[p + 1]::oid::bigint);
-		v := nextval(slots[p + 1]);
-		IF v < floor_v - (greatest(1, 10000 / unit_us) << s2) THEN
-			-- The slot lags the clock: move another slot, which no other
-			-- transaction holds, to the clock and point at it (v is left
-			-- unused).
-			FOR i IN 1 .. n - 1 LOOP
-				q := (p + i) % n;
-				lk := (1768190833::bigint << 32) | slots[q + 1]::oid::bigint;
-				IF pg_try_advisory_lock(lk) THEN
-					BEGIN
-						IF coalesce(pg_sequence_last_value(slots[q + 1]), -1) < floor_v THEN
-							PERFORM setval(slots[q + 1], floor_v);
-						END IF;
-						PERFORM setval(ptr, q);
-						PERFORM pg_advisory_xact_lock_shared(lk);
-					EXCEPTION WHEN OTHERS OR query_canceled THEN
-						PERFORM pg_advisory_unlock(lk);
-						RAISE;
-					END;
-					PERFORM pg_advisory_unlock(lk);
-					p := q;
-					v := nextval(slots[p + 1]);
-					EXIT;
-				END IF;
-			END LOOP;
-		END IF;
-		PERFORM set_config(guc, p::text, true);
-		IF worker_low THEN
-			id := ((v >> s2) << (worker_bits + seq_bits)) | ((((p::bigint << s2) | (v & ((1::bigint << s2) - 1)))) << worker_bits) | worker;
-		ELSE
-			id := ((v >> s2) << (worker_bits + seq_bits)) | (worker << seq_bits) | (p::bigint << s2) | (v & ((1::bigint << s2) - 1));
-		END IF;
-		IF max_key > 0 AND id > max_key THEN
-			RAISE EXCEPTION 'idsql: key % of table % is past its max_id %', id, tbl, max_key;
-		END IF;
-		RETURN id;
-	END
-	$fn$;
 	{shapefn}
 	SELECT worker_id INTO w FROM idsql_workers
 	WHERE namespace = {ns} AND table_name = {tablename} AND instance = {instance} AND released IS NULL
@@ -383,82 +345,143 @@ BEGIN
 	END IF;
 	changed := changed OR NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
-		AND position('idsql_snowflake_key(' IN pg_get_expr(d.adbin, d.adrelid)) > 0
-		AND position({fp} IN pg_get_expr(d.adbin, d.adrelid)) > 0);
+		AND position({fnamelit} || '(' IN pg_get_expr(d.adbin, d.adrelid)) > 0)
+	OR (SELECT count(*) FROM pg_proc WHERE oid IN (to_regproc({fnamelit}), to_regproc({firstfnlit}))
+		AND position({fp} IN prosrc) > 0 AND position(format('worker %s; slots counting by {n}, pointer naming the slot''s OID, one call a row.', w) IN prosrc) > 0) <> 2
+	OR EXISTS (SELECT 1 FROM unnest(slots) x JOIN pg_sequence q ON q.seqrelid = to_regclass(x) WHERE q.seqincrement <> n);
 	IF changed THEN
 		-- The default changes: no writer of the table runs meanwhile, and
 		-- the counter of a default before it (one sequence of tick << {sb}
-		-- | n, or a segment block) bounds the first tick too.
+		-- | n, or a segment block) bounds the first tick too, as do slot
+		-- sequences that count by 1 (tick << s2 | n, the slot in the key
+		-- above n).
 		LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE;
 		IF to_regclass({seqlit}) IS NOT NULL THEN
 			t0 := greatest(t0, (SELECT (last_value >> {sb}) + 1 FROM {seq}));
 		END IF;
+		t0 := greatest(t0, (SELECT max((coalesce(pg_sequence_last_value(q.seqrelid), -1) >> s2) + 1)
+			FROM unnest(slots) x JOIN pg_sequence q ON q.seqrelid = to_regclass(x) WHERE q.seqincrement = 1));
 	END IF;
-	top := (1::bigint << ({tb} + s2)) - 1;
+	-- The greatest counter whose key is within the time bits and max_id.
+	vmax := (1::bigint << ({tb} + {sb})) - 1;
+	IF {maxkey} > 0 THEN
+		m := {maxkey} & ((1::bigint << ({wb} + {sb})) - 1);
+		IF {low} THEN
+			vmax := CASE WHEN {maxkey} >= w THEN ({maxkey} - w) >> {wb} ELSE -1 END;
+		ELSIF m >= w << {sb} THEN
+			vmax := (({maxkey} >> ({wb} + {sb})) << {sb}) | least(m - (w << {sb}), (1::bigint << {sb}) - 1);
+		ELSE
+			vmax := (({maxkey} >> ({wb} + {sb})) << {sb}) - 1;
+		END IF;
+		vmax := least(vmax, (1::bigint << ({tb} + {sb})) - 1);
+	END IF;
 	FOR s IN 0 .. n - 1 LOOP
 		sq := slots[s + 1];
 		EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %s AS bigint MINVALUE 0 NO CYCLE', sq);
-		-- The greatest counter whose key is within the time bits and max_id.
-		vmax := top;
-		IF {maxkey} > 0 THEN
-			m := {maxkey} & ((1::bigint << ({wb} + {sb})) - 1);
-			vmax := ({maxkey} >> ({wb} + {sb})) << s2;
-			IF {low} THEN
-				c := ((s::bigint << s2) << {wb}) | w;
-				IF m >= c THEN
-					vmax := vmax | least((m - c) >> {wb}, (1::bigint << s2) - 1);
-				ELSE
-					vmax := vmax - 1;
-				END IF;
-			ELSE
-				c := (w << {sb}) | (s::bigint << s2);
-				IF m >= c THEN
-					vmax := vmax | least(m - c, (1::bigint << s2) - 1);
-				ELSE
-					vmax := vmax - 1;
-				END IF;
-			END IF;
-			vmax := least(vmax, top);
-		END IF;
-		IF (SELECT seqmax FROM pg_sequence WHERE seqrelid = sq::regclass) <> vmax THEN
-			EXECUTE format('ALTER SEQUENCE %s MAXVALUE %s', sq, vmax);
+		IF (SELECT seqmax <> vmax OR seqincrement <> n FROM pg_sequence WHERE seqrelid = sq::regclass) THEN
+			EXECUTE format('ALTER SEQUENCE %s INCREMENT BY %s MAXVALUE %s', sq, n, greatest(vmax, 0));
 		END IF;
 		-- Moved forward only under the slot's lock held exclusively: this
-		-- waits for the transactions that draw from the slot.
-		IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << s2 THEN
+		-- waits for the transactions that draw from the slot. Its values
+		-- are the slot modulo n.
+		IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << {sb} THEN
 			PERFORM pg_advisory_xact_lock((1768190833::bigint << 32) | sq::regclass::oid::bigint);
-			IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << s2 THEN
-				PERFORM setval(sq::regclass, t0 << s2);
+			IF coalesce(pg_sequence_last_value(sq::regclass), -1) < t0 << {sb} THEN
+				PERFORM setval(sq::regclass, (t0 << {sb}) | s);
 			END IF;
 		END IF;
 	END LOOP;
-	-- One constant of the slots (a literal that the default's parse turns
-	-- into OIDs), so that planning an INSERT does not build an array.
-	arr := quote_literal((SELECT array_agg(x::regclass ORDER BY o) FROM unnest(slots) WITH ORDINALITY u(x, o))::text) || '::regclass[]';
-	-- The slot the transaction holds.
-	held := format('(%s)[current_setting(%L, true)::int + 1]', arr, {guc});
-	slow := format('idsql_snowflake_key(%L::regclass, %s, %L, %L, %L, %s, {epoch}, {unit}, {tb}, {wb}, {sb}, {k}, {low}, {maxkey})',
-		{seqlit}, arr, {guc}, {tablename}, {fp}, w);
-	-- The first row of a transaction: the slot the pointer names, when its
-	-- counter is within 10ms of ticks of the clock and its lock is free to
-	-- share; the lock is taken before the setting names the slot, and both
-	-- before the draw (CASE evaluates its condition first). Else
-	-- idsql_snowflake_key.
-	-- The key of the slot the setting holds (a single digit), composed
-	-- with overlay, which uses the drawn value once.
-	IF {low} THEN
-		draw := format('(overlay(substring(nextval(%s)::bit(64) from %s) placing current_setting(%L, true)::int::bit({k}) from %s for 0) || B%L)::bit(64)::bigint',
-			held, {wb} + {k} + 1, {guc}, 64 - {wb} - {k} - s2 + 1, w::bit({wb})::text);
-	ELSE
-		draw := format('overlay(substring(nextval(%s)::bit(64) from %s) placing ((%s::bigint << {k}) | current_setting(%L, true)::int)::bit({wbk}) from %s for 0)::bigint',
-			held, {wb} + {k} + 1, w, {guc}, 64 - {wb} - {k} - s2 + 1);
+	-- The pointer names the slot that first rows take: its value is the
+	-- slot sequence's OID (a default before this one kept other values).
+	IF coalesce(pg_sequence_last_value({seqlit}::regclass), -1) NOT IN (SELECT to_regclass(x)::oid::bigint FROM unnest(slots) x) THEN
+		PERFORM setval({seqlit}::regclass, to_regclass(slots[1])::oid::bigint);
 	END IF;
-	-- A row of a transaction that holds a slot draws from it; the first
-	-- row of a transaction calls idsql_snowflake_key, which takes a slot.
-	expr := format('CASE length(current_setting(%L, true)) WHEN 1 THEN %s ELSE %s END', {guc}, draw, slow);
-	-- A spread table's shape moves the composed key.
-	expr := format({shapefmt}, expr);
+	-- The function that keys a transaction's first row (the worker ID is
+	-- spliced in for @W@). Its common path is four small simple
+	-- expressions with the table's constants in them (PL/pgSQL builds
+	-- each expression anew in every transaction) and no PERFORM, which
+	-- runs the executor: CASE orders the calls (its condition first).
+	fn := $body$CREATE OR REPLACE FUNCTION {firstfn}() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID, one call a row.
+	DECLARE
+		pv bigint;
+		now_us bigint;
+		floor_v bigint;
+		p int;
+		q int;
+		sq regclass;
+		lk bigint;
+		v bigint;
+	BEGIN
+		-- The pointer: the OID of the slot sequence first rows take.
+		pv := pg_sequence_last_value({seqlit}::regclass);
+		-- The slot the pointer names, held shared before its first draw
+		-- (this waits only while another call moves the slot forward).
+		v := CASE WHEN pg_advisory_xact_lock_shared((1768190833::bigint << 32) | pv) IS NULL THEN NULL
+			ELSE nextval(pv::oid::regclass) END;
+		-- The clock only decides when to move a slot forward (its
+		-- microseconds as a float8 here, exact below).
+		IF v IS NULL OR v >> {sb} < (coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
+				(date_part('epoch', clock_timestamp()) * 1000000)::bigint) - {epoch}) / {unit} - {lag} THEN
+			IF v IS NULL THEN
+				RAISE EXCEPTION 'idsql: the key pointer % of table % names no slot: install its default again', {seqlit}, {tablename};
+			END IF;
+			now_us := coalesce(nullif(current_setting('idsql.now_us', true), '')::bigint,
+				floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
+			IF now_us < {epoch} THEN
+				RAISE EXCEPTION 'idsql: the database clock reads % µs since 1970, before the epoch of layout %: no key for table %',
+					now_us, {fp}, {tablename};
+			END IF;
+			-- The slot lags the clock by more than {lag} ticks: move
+			-- another slot, which no other transaction holds, to the clock
+			-- and point at it (v is left unused). A slot's counter is
+			-- tick << {sb} | n << {k} | slot.
+			floor_v := least((now_us - {epoch}) / {unit}, (1::bigint << {tb}) - 1) << {sb};
+			p := v & {m};
+			FOR i IN 1 .. {n} - 1 LOOP
+				q := (p + i) % {n};
+				sq := ({slotseqs})[q + 1]::regclass;
+				lk := (1768190833::bigint << 32) | sq::oid::bigint;
+				IF pg_try_advisory_lock(lk) THEN
+					BEGIN
+						IF coalesce(pg_sequence_last_value(sq), -1) < floor_v THEN
+							PERFORM setval(sq, floor_v | q);
+						END IF;
+						PERFORM setval({seqlit}::regclass, sq::oid::bigint);
+						PERFORM pg_advisory_xact_lock_shared(lk);
+					EXCEPTION WHEN OTHERS OR query_canceled THEN
+						PERFORM pg_advisory_unlock(lk);
+						RAISE;
+					END;
+					PERFORM pg_advisory_unlock(lk);
+					pv := sq::oid::bigint;
+					v := nextval(sq);
+					EXIT;
+				END IF;
+			END LOOP;
+		END IF;
+		-- The slot the transaction holds, named for the default's later
+		-- rows; the table's max_id bounds the slot sequences (MAXVALUE).
+		RETURN CASE WHEN set_config({guc}, pv::text, true) IS NULL THEN NULL ELSE {pgcompose} END;
+	END
+	$fn$$body$;
+	-- The column default's function: a later row of a transaction draws
+	-- from the slot the transaction holds, in one expression; the first
+	-- calls {firstfn}. (One expression a row: a PL/pgSQL statement costs
+	-- about as much as the rest of a bulk INSERT's row.)
+	fn2 := $body$CREATE OR REPLACE FUNCTION {fname}() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID, one call a row.
+	BEGIN
+		RETURN {pgreturn};
+	END
+	$fn$$body$;
+	-- The column default is one call of {fname}, with no arguments: an
+	-- INSERT deserializes and plans the default every time, and a
+	-- PL/pgSQL function is compiled once a session.
+	expr := {fnamelit} || '()';
 	IF changed THEN
+		EXECUTE replace(fn, '@W@', w::text);
+		EXECUTE replace(replace(fn2, '@W@', w::text), '@WBITS@', w::bit({wb})::text);
 		EXECUTE format('ALTER TABLE {table} ALTER COLUMN {col} SET DEFAULT %s', expr);
 	END IF;
 END

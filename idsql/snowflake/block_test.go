@@ -176,3 +176,39 @@ func TestBlockSetting(t *testing.T) {
 		}
 	}
 }
+
+// On the system clock the IDs left in a block when calls stop coming are
+// dropped a tick after it was drawn: the next ID after a pause is stamped
+// with a reading taken after the pause, not with the block's.
+func TestBlockExpires(t *testing.T) {
+	g := newTestGen(t, Settings{Block: 16})
+	// Draw until a block with IDs left exists.
+	for g.blk.Load() == nil {
+		if _, err := g.NextID(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := g.blk.Load()
+	if b.taken.Load() >= b.count {
+		t.Fatalf("the block just drawn has no IDs left (taken %d of %d)", b.taken.Load(), b.count)
+	}
+	// Wait, without drawing, for the block's timer to drop it.
+	deadline := time.Now().Add(10 * time.Second)
+	for g.blk.Load() == b {
+		if time.Now().After(deadline) {
+			t.Fatal("the block with IDs left was not dropped within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if b.taken.Load() < dropped {
+		t.Fatalf("the block was replaced without being dropped (taken %d)", b.taken.Load())
+	}
+	after := time.Now()
+	id, err := g.NextID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Leaf.Tick(Leaf.Decompose(id).Time), Leaf.Tick(after); got < want {
+		t.Fatalf("the ID after the block expired is of tick %d, before the tick %d of the reading after it", got, want)
+	}
+}

@@ -114,9 +114,16 @@ type Generator struct {
 	randomStart uint64
 	rand        func(uint64) uint64
 	blockSize   uint64 // Settings.Block; 0 for none
-	lease       Lease
-	done        <-chan struct{}
-	ended       *atomic.Bool // the lease's EndFlag, or nil
+	// blkTimer drops the block a tick (at least a millisecond) after the
+	// first block drawn since it last fired, so that IDs left in a block
+	// when calls stop coming are not handed out long after the reading
+	// that stamped them; blkArmed says it is set. System clock only (an
+	// injected clock's ticks do not follow real time). Guarded by mu.
+	blkTimer *time.Timer
+	blkArmed bool
+	lease    Lease
+	done     <-chan struct{}
+	ended    *atomic.Bool // the lease's EndFlag, or nil
 
 	// mu guards the words below. NextID's fast path holds it only to
 	// check a clock reading taken before it against the state and the
@@ -160,6 +167,30 @@ type idBlock struct {
 	first uint64 // the state word of the block's first ID
 	count uint64
 	taken atomic.Uint64 // IDs taken; above count once used up or dropped
+}
+
+// armBlockExpiryLocked sets the timer that drops the block, unless it is
+// set already. Called with mu held.
+func (g *Generator) armBlockExpiryLocked() {
+	if !g.system || g.blkArmed {
+		return
+	}
+	g.blkArmed = true
+	d := max(g.layout.Unit, time.Millisecond)
+	if g.blkTimer == nil {
+		g.blkTimer = time.AfterFunc(d, g.expireBlock)
+		return
+	}
+	g.blkTimer.Reset(d)
+}
+
+// expireBlock drops the block: the rest of it is never issued, and the
+// next call reads the clock. It is blkTimer's function.
+func (g *Generator) expireBlock() {
+	g.mu.Lock()
+	g.dropBlockLocked()
+	g.blkArmed = false
+	g.mu.Unlock()
 }
 
 // dropped is the taken count of a dropped block: above every count, and
@@ -302,6 +333,9 @@ func (g *Generator) renewLocked() error {
 func (g *Generator) Stop() time.Time {
 	g.mu.Lock()
 	g.dropBlockLocked()
+	if g.blkTimer != nil {
+		g.blkTimer.Stop()
+	}
 	old := g.state
 	g.state |= stopBit
 	g.mu.Unlock()
@@ -335,9 +369,11 @@ func (g *Generator) HighWater() time.Time {
 // found the block used up) or Stop drops what is left of it, and the
 // lease's end stops its use at once. IDs stay unique and strictly
 // increasing. A block's ID carries the tick of the reading that drew the
-// block, which may be before the call that takes it: by about a tick while
-// IDs are asked for steadily, and by any time when a burst ended with IDs
-// left (at most Block-1).
+// block, which may be before the call that takes it, by about a tick: on
+// the system clock a timer drops a block a tick (at least a millisecond)
+// after it was drawn, so IDs left when a burst ends are never handed out
+// later. (On an injected clock, which the timer cannot follow, they wait
+// for the next calls.)
 func (g *Generator) NextID(ctx context.Context) (int64, error) {
 	// The fast path: an ID in the tick of a clock reading taken before the
 	// lock, when that tick is the state's (with a sequence number left) or
@@ -398,6 +434,7 @@ func (g *Generator) NextID(ctx context.Context) (int64, error) {
 		if n := min(g.tickDrawn, g.blockSize, g.seqMask-old&g.seqMask); n > 1 {
 			// IDs of this tick are asked for quickly: draw a block.
 			g.blk.Store(&idBlock{first: first + 1, count: n - 1})
+			g.armBlockExpiryLocked()
 			g.state = first + n - 1
 			g.tickDrawn += n
 			g.mu.Unlock()

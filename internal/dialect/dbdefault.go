@@ -57,9 +57,13 @@ const DBDefaultHint = `run "idsql migrate --db-defaults" to allocate a fresh blo
 // used-up block's error into one naming the command that extends it).
 // MariaDB: a compound statement (BEGIN NOT ATOMIC); the allocation commits
 // before the sequence is altered (DDL commits by itself), so a failure in
-// between leaves a logged block unused, never a key twice. SQLite has no
-// sequences: ErrNoDBDefault. MySQL 8 has none either; its callers check
-// the server (see ErrNoDBDefault) before running the MariaDB form.
+// between leaves a logged block unused, never a key twice. A spread
+// s.Shape shapes each key (see dbshape.go): PostgreSQL's default becomes
+// idsql_shape_key(idsql_next_key(...), ...); MariaDB's column default
+// becomes 0 and a BEFORE INSERT trigger draws NEXT VALUE FOR and shapes
+// the key. SQLite has no sequences: ErrNoDBDefault. MySQL 8 has none
+// either; its callers check the server (see ErrNoDBDefault) before running
+// the MariaDB form.
 func (d Dialect) DBDefault(s DBDefault) (string, error) {
 	spread := !s.Shape.Shape().IsOrdered()
 	switch {

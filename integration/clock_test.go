@@ -172,8 +172,8 @@ func (r *faultRun) checkOutage(a *chaosProc, wc *watcher, fault string, step, ou
 	}
 	excess := max(outage-cg-stalled(a, at, at.Add(outage)), 0)
 	if excess > faultMaxGap {
-		r.t.Errorf("%s: a stopped for %s from %s, the control only %s of it (allowed: %s beyond it): a forward step or a slew should cost nothing; its slow keys: %s",
-			fault, outage.Round(time.Millisecond), fmtTick(at), cg.Round(time.Millisecond), faultMaxGap, slowKeys(a))
+		r.t.Errorf("%s: a stopped for %s from %s, the control only %s of it (allowed: %s beyond it): a forward step or a slew should cost nothing; its slow keys: %s\n%s",
+			fault, outage.Round(time.Millisecond), fmtTick(at), cg.Round(time.Millisecond), faultMaxGap, slowKeys(a), a.logTail())
 	}
 }
 

@@ -299,10 +299,17 @@ func conflict(t *testing.T, s server) error {
 	}()
 	// Until the server shows tx1 waiting for tx2's row lock. (MariaDB's
 	// information_schema join fails now and then on a temporary file of
-	// its own: ask again.)
-	for waiting := 0; waiting == 0; time.Sleep(5 * time.Millisecond) {
-		if err := s.db.QueryRowContext(ctx, fmt.Sprintf(s.lockFmt, id1)).Scan(&waiting); err != nil && ctx.Err() != nil {
-			t.Fatalf("is tx1 waiting for tx2's lock: %v", err)
+	// its own: ask again.) tx1's statement cannot end before tx2 does
+	// unless it failed: then say how.
+	var lastErr error
+	for waiting := 0; waiting == 0; {
+		select {
+		case err1 := <-errs:
+			t.Fatalf("tx1's UPDATE, which waits for tx2's lock, ended before the server showed it waiting: %v (the last lock query: %v)", err1, lastErr)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if lastErr = s.db.QueryRowContext(ctx, fmt.Sprintf(s.lockFmt, id1)).Scan(&waiting); lastErr != nil && ctx.Err() != nil {
+			t.Fatalf("is tx1 waiting for tx2's lock: %v", lastErr)
 		}
 	}
 	_, err2 := tx2.ExecContext(ctx, upd, 1) // closes the cycle

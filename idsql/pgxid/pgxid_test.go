@@ -2,6 +2,7 @@ package pgxid_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -55,12 +56,20 @@ func workers(cfg *idsql.Config) holder.Holder {
 // returns a pgx pool on it and the DSN.
 func setup(t *testing.T) (*pgxpool.Pool, string) {
 	t.Helper()
+	_, pool, dsn := setupWith(t, schemaSQL, testConfig())
+	return pool, dsn
+}
+
+// setupWith runs ddl on a fresh schema, migrates cfg there and returns
+// the schema's database/sql pool, a pgx pool on it and the DSN.
+func setupWith(t *testing.T, ddl string, cfg *idsql.Config) (*sql.DB, *pgxpool.Pool, string) {
+	t.Helper()
 	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, schemaSQL); err != nil {
+	if _, err := raw.ExecContext(ctx, ddl); err != nil {
 		t.Fatal(err)
 	}
-	if err := idsql.Migrate(ctx, raw, testConfig()); err != nil {
+	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
 	pool, err := pgxpool.New(ctx, dsn)
@@ -68,7 +77,7 @@ func setup(t *testing.T) (*pgxpool.Pool, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return pool, dsn
+	return raw, pool, dsn
 }
 
 // wrap wraps q with keys of its own (on the default database/sql pool and

@@ -5,36 +5,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/pgxid"
 	"github.com/idsql/idsql/idsql/snowflake"
-	"github.com/idsql/idsql/internal/pgtest"
 )
 
 // TestPgxShape: pgxid issues keys of each table's spread shape, the same
 // keys the database/sql wrapper issues (both draw from Keys), and decode
 // and Lookup undo the shape.
 func TestPgxShape(t *testing.T) {
-	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id bigint PRIMARY KEY, n int);
-CREATE TABLE users (id bigint PRIMARY KEY, n int)`); err != nil {
-		t.Fatal(err)
-	}
 	cfg := &idsql.Config{Namespace: "shapes", Tables: map[string]idsql.TableConfig{
 		"orders": {Strategy: idsql.Snowflake, Shape: idsql.Shape{Spread: "reverse"}},
 		"users":  {Strategy: idsql.Segment, Step: 20, Shape: idsql.Shape{Spread: "shard", Bits: 8}},
 	}}
-	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	raw, pool, _ := setupWith(t, `CREATE TABLE orders (id bigint PRIMARY KEY, n int);
+CREATE TABLE users (id bigint PRIMARY KEY, n int)`, cfg)
 	db, err := pgxid.New(pool, cfg, pgxid.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg)}})
 	if err != nil {
 		t.Fatal(err)

@@ -7,33 +7,20 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/pgxid"
-	"github.com/idsql/idsql/internal/pgtest"
 )
 
 // A sharded table's keys carry the shard of each row's shard column value,
 // through every path that fills them: Exec with $n and literals, named
 // arguments, pgx's option arguments, a batch and COPY.
 func TestPgxShardedTable(t *testing.T) {
-	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, `CREATE TABLE accounts (id bigint PRIMARY KEY, user_id bigint NOT NULL, region text NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
 	cfg := &idsql.Config{Namespace: "sharded", Tables: map[string]idsql.TableConfig{
 		"accounts": {Strategy: idsql.Segment, Step: 20, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 4}},
 	}}
-	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	_, pool, _ := setupWith(t, `CREATE TABLE accounts (id bigint PRIMARY KEY, user_id bigint NOT NULL, region text NOT NULL)`, cfg)
 	db, err := pgxid.New(pool, cfg, pgxid.Options{})
 	if err != nil {
 		t.Fatal(err)

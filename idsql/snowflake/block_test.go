@@ -11,28 +11,6 @@ import (
 	"github.com/idsql/idsql/internal/clocktest"
 )
 
-// Blocks keep the generator's IDs unique and each goroutine's strictly
-// increasing, with callers racing for a block's IDs and for drawing the
-// next block.
-func TestBlockUniqueConcurrent(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		clock Clock
-		total int
-	}{
-		{"injected clock", clocktest.New(testNow), 400_000},
-		{"system clock", nil, 400_000},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			total := tc.total
-			if testing.Short() {
-				total /= 10
-			}
-			testUniqueConcurrent(t, newTestGen(t, Settings{Clock: tc.clock, Block: 16}), total)
-		})
-	}
-}
-
 // seqs returns the sequence numbers of n IDs taken one NextID at a time.
 func seqs(t *testing.T, g *Generator, n int) []int64 {
 	t.Helper()

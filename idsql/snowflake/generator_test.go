@@ -43,21 +43,26 @@ func checkUnique(t *testing.T, ids []int64) {
 // moves only when a caller sleeps for the next tick, 1 million IDs are 245
 // ticks used up to the last sequence number; on the real clock 400,000 IDs
 // (about 100 ms at the leaf layout's ceiling) exercise the real waits.
+// With Settings.Block the callers also race for a block's IDs and for
+// drawing the next block.
 func TestUniqueConcurrent(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		clock Clock
 		total int
+		block int
 	}{
-		{"injected clock", clocktest.New(testNow), 1_000_000},
-		{"system clock", nil, 400_000},
+		{"injected clock", clocktest.New(testNow), 1_000_000, 0},
+		{"system clock", nil, 400_000, 0},
+		{"injected clock, blocks", clocktest.New(testNow), 400_000, 16},
+		{"system clock, blocks", nil, 400_000, 16},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			total := tc.total
 			if testing.Short() {
 				total /= 10
 			}
-			testUniqueConcurrent(t, newTestGen(t, Settings{Clock: tc.clock}), total)
+			testUniqueConcurrent(t, newTestGen(t, Settings{Clock: tc.clock, Block: tc.block}), total)
 		})
 	}
 }

@@ -97,7 +97,7 @@ func (d Dialect) DBDefault(s DBDefault) (string, error) {
 		// A column default cannot apply the shape: a trigger draws from
 		// the sequence and shapes the key.
 		trig := r.with(pairs...).Replace(strings.NewReplacer(
-			"{tag}", lit(shapeTag(s.Shape)), "{shape}", mariaShape(s.Shape, s.Table), "{shapedecl}", mariaShapeDecl,
+			"{tagtext}", shapeTag(s.Shape), "{shape}", mariaShape(s.Shape, s.Table), "{shapedecl}", mariaShapeDecl,
 		).Replace(mariaSegmentTrigger))
 		install = strings.NewReplacer("{tag}", lit(shapeTag(s.Shape)),
 			"{trigger}", "'"+strings.ReplaceAll(trig, "'", "''")+"'").Replace(mariaShapedDefault)
@@ -292,7 +292,7 @@ const mariaShapedDefault = `	IF NOT EXISTS (SELECT 1 FROM information_schema.TRI
 // row without a key (NULL or 0) takes the sequence's next value, shaped.
 const mariaSegmentTrigger = `CREATE OR REPLACE TRIGGER {seq} BEFORE INSERT ON {table} FOR EACH ROW
 BEGIN
-	DECLARE shape VARCHAR(255) DEFAULT {tag};
+	/* {tagtext}: the install finds the shape here */
 {shapedecl}	IF NEW.{col} IS NULL OR NEW.{col} = 0 THEN
 		SET k = NEXT VALUE FOR {seq};
 {shape}		SET NEW.{col} = k;

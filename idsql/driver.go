@@ -600,6 +600,11 @@ func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValu
 		}
 		c.skipped(p)
 	}
+	return c.runPrepared(ctx, p, full, query)
+}
+
+// runPrepared is run on an inner statement prepared for it.
+func (c *conn) runPrepared(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue, query bool) (res driver.Result, rows driver.Rows, err error) {
 	st, err := c.prepare(ctx, p.Query)
 	if err != nil {
 		return nil, nil, err // nothing was executed

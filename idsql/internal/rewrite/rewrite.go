@@ -384,49 +384,46 @@ type Boxer interface {
 // interface value made by box (nil: Go's own conversion, which allocates
 // for most keys).
 func (p *Plan) ArgsFor(dst, args []driver.NamedValue, ids []int64, rows Rows, box Boxer) []driver.NamedValue {
-	if p.slots != nil {
+	switch {
+	case p.slots != nil:
 		return p.slotArgs(dst, args, ids, rows, box)
-	}
-	if len(ids) != p.Rows {
+	case len(ids) != p.Rows:
 		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d rows", len(ids), p.Rows))
-	}
-	dst = dst[:0]
-	if !p.positional || len(args) != p.Params {
-		for _, a := range args {
-			dst = putArg(dst, a.Name, a.Value)
-		}
+	case !p.positional || len(args) != p.Params:
+		// Numbered placeholders: the keys follow the caller's arguments.
+		dst = append(dst[:0], args...)
 		for _, id := range ids {
-			dst = putArg(dst, "", boxed(box, id))
+			dst = append(dst, driver.NamedValue{Value: boxed(box, id)})
 		}
-		return dst
-	}
-	if len(ids) == 1 {
-		// One row (the commonest statement): its arguments around its key,
-		// with one length check.
+	case len(ids) == 1:
+		// One row (the commonest statement): its arguments copied around
+		// its key.
 		n, at := len(args)+1, p.at[0]
 		if cap(dst) < n {
 			dst = make([]driver.NamedValue, n)
 		}
 		dst = dst[:n]
-		for i, a := range args[:at] {
-			setArg(&dst[i], i+1, a.Name, a.Value)
+		// Element by element: for a few arguments this is cheaper than
+		// copy, which calls into the runtime.
+		for i := range at {
+			dst[i] = args[i]
 		}
-		setArg(&dst[at], at+1, "", boxed(box, ids[0]))
-		for i, a := range args[at:] {
-			setArg(&dst[at+1+i], at+2+i, a.Name, a.Value)
+		dst[at] = driver.NamedValue{Value: boxed(box, ids[0])}
+		for i := at; i < len(args); i++ {
+			dst[i+1] = args[i]
 		}
-		return dst
+	default:
+		dst = dst[:0]
+		k := 0
+		for i, id := range ids {
+			dst = append(dst, args[k:p.at[i]]...)
+			k = p.at[i]
+			dst = append(dst, driver.NamedValue{Value: boxed(box, id)})
+		}
+		dst = append(dst, args[k:]...)
 	}
-	k := 0
-	for i, id := range ids {
-		for _, a := range args[k:p.at[i]] {
-			dst = putArg(dst, a.Name, a.Value)
-		}
-		k = p.at[i]
-		dst = putArg(dst, "", boxed(box, id))
-	}
-	for _, a := range args[k:] {
-		dst = putArg(dst, a.Name, a.Value)
+	for i := range dst {
+		dst[i].Ordinal = i + 1
 	}
 	return dst
 }
@@ -437,33 +434,6 @@ func boxed(box Boxer, id int64) any {
 		return box.Box(id)
 	}
 	return id
-}
-
-// putArg appends an argument numbered after those in dst. It stores the
-// fields one by one: while the garbage collector marks, copying whole
-// NamedValues (append of a value or a slice) goes through the runtime's
-// bulk write barrier, which costs more than the barriers of the few
-// single stores.
-func putArg(dst []driver.NamedValue, name string, v any) []driver.NamedValue {
-	n := len(dst)
-	if n < cap(dst) {
-		dst = dst[:n+1]
-	} else {
-		dst = append(dst, driver.NamedValue{})
-	}
-	setArg(&dst[n], n+1, name, v)
-	return dst
-}
-
-// setArg makes *a the argument numbered ordinal. A reused slot of the same
-// plan holds its name already: then only the number and the value are
-// stored (each pointer store costs a write barrier while the collector
-// marks).
-func setArg(a *driver.NamedValue, ordinal int, name string, v any) {
-	if a.Name != name {
-		a.Name = name
-	}
-	a.Ordinal, a.Value = ordinal, v
 }
 
 // Generated appends to dst[:0], for each of the Rows rows in order, the

@@ -27,6 +27,9 @@ type decoded struct {
 	// shape is a spread; what time, worker and sequence describe.
 	Key   int64  `json:"key,omitempty"`
 	Shape string `json:"shape,omitempty"`
+	// Text is ID in its table's text form (tables.T.text), whatever form
+	// it was given in; "" for a decimal form or no table.
+	Text string `json:"text,omitempty"`
 	Error string `json:"error,omitempty"`
 	// Note warns of a decoding that is valid but unlikely, such as a time
 	// right after the layout's epoch.
@@ -120,6 +123,7 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			d.Error = err.Error()
 		} else {
 			d.ID, d.Table = id, table
+			d.Text = textOf(cfg, table, id)
 			key, shape, err := unshape(cfg, table, id)
 			if err == nil {
 				if shape != "" {
@@ -160,8 +164,8 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if d.Shape != "" {
 				fmt.Fprintf(stdout, "  shape     %s of table %s: key %d before it\n", d.Shape, d.Table, d.Key)
 			}
-			if d.Table != "" {
-				fmt.Fprintf(stdout, "  text      %s, the text form of table %s\n", ids[i], d.Table)
+			if d.Text != "" {
+				fmt.Fprintf(stdout, "  text      %s, the text form of table %s\n", d.Text, d.Table)
 			}
 			if d.Note != "" {
 				fmt.Fprintf(stdout, "  note      %s\n", d.Note)
@@ -172,6 +176,24 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%d of %d IDs could not be decoded", failed, len(ids))
 	}
 	return nil
+}
+
+// textOf returns id in table's text form, or what kept it from being
+// written (a keyed form whose secret's variable is unset); "" for no
+// table or a decimal form.
+func textOf(cfg *idsql.Config, table string, id int64) string {
+	if cfg == nil || table == "" {
+		return ""
+	}
+	f := cfg.TextForm(table)
+	if f.Decimal() {
+		return ""
+	}
+	text, err := f.AppendText(nil, id)
+	if err != nil {
+		return "(not written: " + err.Error() + ")"
+	}
+	return string(text)
 }
 
 // decodeGene takes keys of a gene table apart.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,6 +28,11 @@ tables:
 		!strings.Contains(out, "text      "+keyed+", the text form of table orders") ||
 		!strings.Contains(out, "text      "+tid+", the text form of table users") {
 		t.Fatalf("decode %s %s: exit %d\n%s%s", keyed, tid, code, out, stderr)
+	}
+	// A decimal key with --table: its text line is the table's form.
+	code, out, stderr = runCmd(t, "decode", "--config", cfgPath, "--table", "users", strconv.FormatInt(id, 10))
+	if code != 0 || !strings.Contains(out, "text      "+tid+", the text form of table users") {
+		t.Fatalf("decode --table users %d: exit %d\n%s%s", id, code, out, stderr)
 	}
 	t.Setenv("IDSQL_CLI_TEST_ORD_KEY", "")
 	code, _, stderr = runCmd(t, "decode", "--config", cfgPath, keyed)

@@ -29,7 +29,7 @@ type decoded struct {
 	Shape string `json:"shape,omitempty"`
 	// Text is ID in its table's text form (tables.T.text), whatever form
 	// it was given in; "" for a decimal form or no table.
-	Text string `json:"text,omitempty"`
+	Text  string `json:"text,omitempty"`
 	Error string `json:"error,omitempty"`
 	// Note warns of a decoding that is valid but unlikely, such as a time
 	// right after the layout's epoch.

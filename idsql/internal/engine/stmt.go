@@ -132,40 +132,15 @@ func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver
 		return nil, err
 	}
 	f := &buf.f
-	full := p.ArgsFor(buf.args[:0], args, ids, rows, box)
-	// Slice headers are stored only when they changed: a connection that
-	// runs one statement over and over stores none (each pointer store
-	// costs a write barrier while the collector marks).
-	setSlice(&f.Args, full)
-	setSlice(&f.IDs, ids)
-	if f.rows.Need() != rows.Need() || !same(f.rows.Gen(), rows.Gen()) {
-		f.rows = rows
-	}
-	if cap(full) <= maxReused && cap(ids) <= maxReused {
-		if cap(ids) != cap(buf.ids) { // append grew it: a new array
-			buf.ids = ids
-		}
-		if cap(full) != cap(buf.args) {
-			buf.args = full
-		}
+	f.Args, f.IDs, f.rows = p.ArgsFor(buf.args[:0], args, ids, rows, box), ids, rows
+	if cap(f.Args) <= maxReused && cap(ids) <= maxReused {
+		// Kept for the next execution (append may have grown them).
+		buf.args, buf.ids = f.Args, ids
 		if gen := rows.Gen(); cap(gen) > cap(buf.gen) {
 			buf.gen = gen
 		}
 	}
 	return f, nil
-}
-
-// setSlice stores s in *dst unless *dst is s already.
-func setSlice[T any](dst *[]T, s []T) {
-	if !same(*dst, s) {
-		*dst = s
-	}
-}
-
-// same reports whether a and b are the same slice: the same array,
-// length and capacity.
-func same[T any](a, b []T) bool {
-	return len(a) == len(b) && cap(a) == cap(b) && (cap(a) == 0 || &a[:1][0] == &b[:1][0])
 }
 
 // keys draws the keys of one execution.

@@ -472,10 +472,11 @@ BEGIN
 		-- autocommitted 1-row INSERT), so the setting and its reset at
 		-- commit would be paid for no later row. A later row finds no
 		-- slot named, comes here again (the transaction has an ID since
-		-- its first row) and names it. The table's max_id bounds the slot
-		-- sequences (MAXVALUE).
-		RETURN CASE WHEN pg_current_xact_id_if_assigned() IS NULL THEN {pgcompose}
-			WHEN set_config({guc}, pv::text, true) IS NULL THEN NULL ELSE {pgcompose} END;
+		-- its first row) and names it. (OR evaluates left to right; were
+		-- set_config called anyway, only the time would be lost.) The
+		-- table's max_id bounds the slot sequences (MAXVALUE).
+		RETURN CASE WHEN pg_current_xact_id_if_assigned() IS NULL OR set_config({guc}, pv::text, true) IS NOT NULL
+			THEN {pgcompose} END;
 	END
 	$fn$$body$;
 	-- The column default's function: a later row of a transaction draws

@@ -275,7 +275,14 @@ func (d Dialect) namespaceLock(ns string) string {
 // {firstfn}, which takes the slot the pointer sequence {seq} names (its
 // value is the slot sequence's OID) shared, draws, and when the value
 // lags the clock by more than {lag} ticks moves another slot, free of
-// other transactions, to the clock and points the pointer at it. Both
+// other transactions, to the clock and points the pointer at it. It
+// names the slot in {guc} only once the transaction has an ID
+// (pg_current_xact_id_if_assigned): an autocommitted 1-row INSERT has
+// none when its row is keyed (unless nextval WAL-logged, once in 32
+// values), and setting {guc} and resetting it at commit cost it 1-2 µs
+// of the backend's CPU for no later row; a second row finds no slot
+// named, calls {firstfn} again (taking the slot the pointer names then,
+// shared as well) and names it. Both
 // functions carry the table's constants in their text (the worker ID is
 // spliced in at install); their common paths are small simple
 // expressions, since PL/pgSQL builds each anew in every transaction.
@@ -347,7 +354,7 @@ BEGIN
 		WHERE d.adrelid = to_regclass({tablelit}) AND a.attname = {collit}
 		AND position({fnamelit} || '(' IN pg_get_expr(d.adbin, d.adrelid)) > 0)
 	OR (SELECT count(*) FROM pg_proc WHERE oid IN (to_regproc({fnamelit}), to_regproc({firstfnlit}))
-		AND position({fp} IN prosrc) > 0 AND position(format('worker %s; slots counting by {n}, pointer naming the slot''s OID, one call a row.', w) IN prosrc) > 0) <> 2
+		AND position({fp} IN prosrc) > 0 AND position(format('worker %s; slots counting by {n}, pointer naming the slot''s OID, one call a row, the slot named from the first row with a transaction ID.', w) IN prosrc) > 0) <> 2
 	OR EXISTS (SELECT 1 FROM unnest(slots) x JOIN pg_sequence q ON q.seqrelid = to_regclass(x) WHERE q.seqincrement <> n);
 	IF changed THEN
 		-- The default changes: no writer of the table runs meanwhile, and
@@ -402,7 +409,7 @@ BEGIN
 	-- each expression anew in every transaction) and no PERFORM, which
 	-- runs the executor: CASE orders the calls (its condition first).
 	fn := $body$CREATE OR REPLACE FUNCTION {firstfn}() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
-	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID, one call a row.
+	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID, one call a row, the slot named from the first row with a transaction ID.
 	DECLARE
 		pv bigint;
 		now_us bigint;
@@ -461,8 +468,16 @@ BEGIN
 			END LOOP;
 		END IF;
 		-- The slot the transaction holds, named for the default's later
-		-- rows; the table's max_id bounds the slot sequences (MAXVALUE).
-		RETURN CASE WHEN set_config({guc}, pv::text, true) IS NULL THEN NULL ELSE {pgcompose} END;
+		-- rows once the transaction has an ID: before, it has written
+		-- nothing, and this row is most often its only one (an
+		-- autocommitted 1-row INSERT), so the setting and its reset at
+		-- commit would be paid for no later row. A later row finds no
+		-- slot named, comes here again (the transaction has an ID since
+		-- its first row) and names it. (OR evaluates left to right; were
+		-- set_config called anyway, only the time would be lost.) The
+		-- table's max_id bounds the slot sequences (MAXVALUE).
+		RETURN CASE WHEN pg_current_xact_id_if_assigned() IS NULL OR set_config({guc}, pv::text, true) IS NOT NULL
+			THEN {pgcompose} END;
 	END
 	$fn$$body$;
 	-- The column default's function: a later row of a transaction draws
@@ -470,7 +485,7 @@ BEGIN
 	-- calls {firstfn}. (One expression a row: a PL/pgSQL statement costs
 	-- about as much as the rest of a bulk INSERT's row.)
 	fn2 := $body$CREATE OR REPLACE FUNCTION {fname}() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
-	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID, one call a row.
+	-- Table {tablename}, layout {fp}, worker @W@; slots counting by {n}, pointer naming the slot's OID, one call a row, the slot named from the first row with a transaction ID.
 	BEGIN
 		RETURN {pgreturn};
 	END

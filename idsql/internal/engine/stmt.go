@@ -84,11 +84,9 @@ type Filled struct {
 // execution whose arguments outlive the call (a Query's rows) is filled
 // without buffers. The zero value is ready; not safe for concurrent use.
 type Buffers struct {
-	ids  []int64
-	args []driver.NamedValue
-	gen  []bool
-	box  Boxer
-	f    Filled
+	f   Filled // the last execution's, whose arrays the next one reuses
+	gen []bool
+	box Boxer
 }
 
 // maxReused bounds the arguments Buffers keep (a 2,000-row INSERT of four
@@ -114,6 +112,10 @@ func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver
 	} else {
 		box = &buf.box
 	}
+	f := &buf.f
+	if cap(f.Args) > maxReused || cap(f.IDs) > maxReused {
+		f.Args, f.IDs = nil, nil // not kept past one execution
+	}
 	p := st.Plan
 	rows := p.Decide(args, buf.gen)
 	need := rows.Need()
@@ -124,21 +126,16 @@ func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver
 			return nil, err
 		}
 	}
-	ids, err := e.keys(ctx, st, args, given, need, buf.ids[:0])
+	ids, err := e.keys(ctx, st, args, given, need, f.IDs[:0])
 	if err != nil {
 		if !errors.Is(err, ErrBatch) {
 			err = fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, err)
 		}
 		return nil, err
 	}
-	f := &buf.f
-	f.Args, f.IDs, f.rows = p.ArgsFor(buf.args[:0], args, ids, rows, box), ids, rows
-	if cap(f.Args) <= maxReused && cap(ids) <= maxReused {
-		// Kept for the next execution (append may have grown them).
-		buf.args, buf.ids = f.Args, ids
-		if gen := rows.Gen(); cap(gen) > cap(buf.gen) {
-			buf.gen = gen
-		}
+	f.Args, f.IDs, f.rows = p.ArgsFor(f.Args[:0], args, ids, rows, box), ids, rows
+	if gen := rows.Gen(); cap(gen) > cap(buf.gen) && cap(gen) <= maxReused {
+		buf.gen = gen // append grew it
 	}
 	return f, nil
 }

@@ -139,11 +139,6 @@ type server struct {
 	connID  string // query returning the session's id
 	killFmt string // statement killing session %s
 	liveFmt string // query counting the live sessions with id %s
-	// lockFmt counts the sessions that wait for a row lock: the one with
-	// id %s on PostgreSQL; on MySQL those of the test's database, the id
-	// in a comment (here INNODB_TRX's thread of the waiting transaction
-	// was now and then not its session's CONNECTION_ID()).
-	lockFmt string
 }
 
 func (s server) q(query string) string { return s.d.Rebind(query) }
@@ -151,16 +146,13 @@ func (s server) q(query string) string { return s.d.Rebind(query) }
 func openPostgres(t *testing.T) server {
 	db, _ := pgtest.Open(t)
 	return server{d: dialect.PostgreSQL, db: db, connID: "SELECT pg_backend_pid()", killFmt: "SELECT pg_terminate_backend(%s)",
-		liveFmt: "SELECT count(*) FROM pg_stat_activity WHERE pid = %s",
-		lockFmt: "SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND wait_event_type = 'Lock'"}
+		liveFmt: "SELECT count(*) FROM pg_stat_activity WHERE pid = %s"}
 }
 
 func openMySQL(t *testing.T) server {
 	db, _ := mysqltest.Open(t)
 	return server{d: dialect.MySQL, db: db, connID: "SELECT CONNECTION_ID()", killFmt: "KILL CONNECTION %s",
-		liveFmt: "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s",
-		lockFmt: "SELECT COUNT(*) FROM information_schema.INNODB_TRX x JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id " +
-			"WHERE x.trx_state = 'LOCK WAIT' AND p.DB = DATABASE() /* session %s */"}
+		liveFmt: "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s"}
 }
 
 func openSQLite(t *testing.T) server {
@@ -288,31 +280,15 @@ func conflict(t *testing.T, s server) error {
 	if _, err := tx2.ExecContext(ctx, upd, 2); err != nil {
 		t.Fatal(err)
 	}
-	var id1 string
-	if err := tx1.QueryRowContext(ctx, s.connID).Scan(&id1); err != nil {
-		t.Fatal(err)
-	}
+	// Each now asks for the other's row: whichever statement comes second
+	// closes the cycle, and the server fails one of the two (the victim
+	// it picks), so no order between them is needed.
 	errs := make(chan error, 1)
 	go func() {
-		_, err := tx1.ExecContext(ctx, upd, 2) // waits for tx2
+		_, err := tx1.ExecContext(ctx, upd, 2)
 		errs <- err
 	}()
-	// Until the server shows tx1 waiting for tx2's row lock. (MariaDB's
-	// information_schema join fails now and then on a temporary file of
-	// its own: ask again.) tx1's statement cannot end before tx2 does
-	// unless it failed: then say how.
-	var lastErr error
-	for waiting := 0; waiting == 0; {
-		select {
-		case err1 := <-errs:
-			t.Fatalf("tx1's UPDATE, which waits for tx2's lock, ended before the server showed it waiting: %v (the last lock query: %v)", err1, lastErr)
-		case <-time.After(5 * time.Millisecond):
-		}
-		if lastErr = s.db.QueryRowContext(ctx, fmt.Sprintf(s.lockFmt, id1)).Scan(&waiting); lastErr != nil && ctx.Err() != nil {
-			t.Fatalf("is tx1 waiting for tx2's lock: %v", lastErr)
-		}
-	}
-	_, err2 := tx2.ExecContext(ctx, upd, 1) // closes the cycle
+	_, err2 := tx2.ExecContext(ctx, upd, 1)
 	if err2 != nil {
 		tx2.Rollback()
 	}

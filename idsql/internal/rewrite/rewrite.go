@@ -307,6 +307,11 @@ func (p *Plan) Decide(args []driver.NamedValue, buf []bool) Rows {
 	if p.slots == nil {
 		return Rows{need: p.Rows}
 	}
+	return p.decideSlots(args, buf)
+}
+
+// decideSlots is Decide for a plan that lists the key.
+func (p *Plan) decideSlots(args []driver.NamedValue, buf []bool) Rows {
 	gen := buf[:0]
 	n := 0
 	for _, s := range p.slots {

@@ -591,11 +591,11 @@ func (c *conn) direct(p *rewrite.Plan, has bool) bool {
 	return !skip
 }
 
-// execFilled runs the filled statement of p with the arguments full. Where the
-// inner driver refuses to run it with arguments (driver.ErrSkip: nothing
-// was sent), or has no ExecerContext, it runs on an inner statement
-// prepared for it and closed after, as database/sql would. Errors of a
-// statement that may have been sent go through sent.
+// execFilled runs the filled statement of p with the arguments full.
+// Where the inner driver refuses to run it with arguments
+// (driver.ErrSkip: nothing was sent), or has no ExecerContext, it runs on
+// an inner statement prepared for it and closed after, as database/sql
+// would. Errors of a statement that may have been sent go through sent.
 func (c *conn) execFilled(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue) (driver.Result, error) {
 	if c.direct(p, c.execer != nil) {
 		res, err := c.execer.ExecContext(ctx, p.Query, full)
@@ -624,7 +624,8 @@ func (c *conn) execPrepared(ctx context.Context, p *rewrite.Plan, full []driver.
 	return res, nil
 }
 
-// queryFilled is execFilled for a Query: the rows of a prepared statement close it.
+// queryFilled is execFilled for a Query: the rows of a prepared
+// statement close it.
 func (c *conn) queryFilled(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue) (driver.Rows, error) {
 	if c.direct(p, c.queryer != nil) {
 		rows, err := c.queryer.QueryContext(ctx, p.Query, full)

@@ -336,21 +336,9 @@ func (g *leasedGenerator) stop(ctx context.Context) error {
 	return g.lease.Release(ctx, g.gen.Stop())
 }
 
-// NextID returns a new key. A table without max_id whose generator has
-// no ring takes it straight from the generator (the one row's key of the
-// commonest INSERT).
+// NextID returns a new key.
 func (t *SnowflakeTable) NextID(ctx context.Context) (int64, error) {
-	if t.lim == nil {
-		if g := t.cur.Load(); g != nil && g.cached == nil {
-			id, err := g.gen.NextID(ctx)
-			if err == nil || !errors.Is(err, snowflake.ErrStopped) {
-				return id, err
-			}
-			// The lease ended: the path below renews it.
-		}
-	}
-	var one [1]int64
-	ids, err := t.appendAll(ctx, one[:0], 1)
+	ids, err := t.AppendIDs(ctx, make([]int64, 0, 1), 1)
 	if err != nil {
 		return 0, err
 	}
@@ -362,18 +350,18 @@ func (t *SnowflakeTable) NextID(ctx context.Context) (int64, error) {
 // would be above it, none is appended and the error wraps
 // ErrKeySpaceExhausted; the refusal costs no key (see KeySpace).
 func (t *SnowflakeTable) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
-	if n == 1 {
-		id, err := t.NextID(ctx)
-		if err != nil {
-			return dst, err
+	if n == 1 && t.lim == nil { // one row's key: straight to the generator
+		if g := t.cur.Load(); g != nil && g.cached == nil {
+			id, err := g.gen.NextID(ctx)
+			switch {
+			case err == nil:
+				return append(dst, id), nil
+			case !errors.Is(err, snowflake.ErrStopped):
+				return dst, err
+			}
+			// The lease ended: the path below renews it.
 		}
-		return append(dst, id), nil
 	}
-	return t.appendAll(ctx, dst, n)
-}
-
-// appendAll is AppendIDs through max_id's limit, if any.
-func (t *SnowflakeTable) appendAll(ctx context.Context, dst []int64, n int) ([]int64, error) {
 	if t.lim == nil {
 		return t.appendIDs(ctx, dst, n)
 	}

@@ -183,7 +183,6 @@ func (e *Engine) keys(ctx context.Context, st *Stmt, args []driver.NamedValue, g
 }
 
 // draw appends n keys of st's table to dst, from the source st keeps.
-// One key (a one-row INSERT's) is the source's NextID.
 func (e *Engine) draw(ctx context.Context, st *Stmt, dst []int64, n int) ([]int64, error) {
 	if n > MaxBatch {
 		return dst, BatchError(st.table, n)
@@ -191,23 +190,14 @@ func (e *Engine) draw(ctx context.Context, st *Stmt, dst []int64, n int) ([]int6
 	if n == 0 {
 		return dst, nil
 	}
-	ps := st.src.Load()
-	if ps == nil {
-		src, err := e.cfg.Keys.Source(ctx, st.table)
-		if err != nil {
-			return dst, err
-		}
-		ps = &src
-		st.src.Store(ps)
+	if src := st.src.Load(); src != nil {
+		return (*src).AppendIDs(ctx, dst, n)
 	}
-	src := *ps
-	if n == 1 {
-		id, err := src.NextID(ctx)
-		if err != nil {
-			return dst, err
-		}
-		return append(dst, id), nil
+	src, err := e.cfg.Keys.Source(ctx, st.table)
+	if err != nil {
+		return dst, err
 	}
+	st.src.Store(&src)
 	return src.AppendIDs(ctx, dst, n)
 }
 

@@ -304,6 +304,10 @@ DECLARE
 	vmax bigint;
 	s2 int := {sb} - {k};
 BEGIN
+	IF current_setting('server_version_num')::int < 130000 THEN
+		RAISE EXCEPTION 'idsql: the database-side default of snowflake table % needs PostgreSQL 13 or later (pg_current_xact_id_if_assigned); this server is %',
+			{tablename}, current_setting('server_version');
+	END IF;
 	PERFORM pg_advisory_xact_lock(8315429662);
 	{nslock};
 	PERFORM set_config('synchronous_commit', 'on', true);

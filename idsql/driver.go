@@ -567,86 +567,55 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		return nil, err
 	}
 	p := st.Plan
-	res, err := c.execFilled(ctx, p, f.Args)
+	res, _, err := c.run(ctx, p, f.Args, false)
 	if err != nil {
 		return nil, err
 	}
-	if nm != nil {
-		c.filled(nm, p, f, res)
-	}
+	c.filled(nm, p, f, res)
 	return c.result(res, p, f.IDs), nil
 }
 
-// direct reports whether p's filled statement goes to the inner driver
-// with its arguments: the inner connection has the method (has), and
-// has not refused p before (see skipped).
-func (c *conn) direct(p *rewrite.Plan, has bool) bool {
-	if !has {
-		return false
+// run runs the filled statement of p with the arguments full: an Exec, or
+// with query a Query. Where the inner driver refuses to run it with
+// arguments (driver.ErrSkip: nothing was sent), or has no ExecerContext
+// or QueryerContext, it runs on an inner statement prepared for it, as
+// database/sql would, which is closed after an Exec and with the rows of
+// a Query. Errors of a statement that may have been sent go through sent.
+func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue, query bool) (res driver.Result, rows driver.Rows, err error) {
+	skip := false
+	if c.skip != nil { // a lookup in a nil map still hashes the key
+		_, skip = c.skip[p]
 	}
-	if c.skip == nil { // a lookup in a nil map still hashes the key
-		return true
-	}
-	_, skip := c.skip[p]
-	return !skip
-}
-
-// execFilled runs the filled statement of p with the arguments full.
-// Where the inner driver refuses to run it with arguments
-// (driver.ErrSkip: nothing was sent), or has no ExecerContext, it runs on
-// an inner statement prepared for it and closed after, as database/sql
-// would. Errors of a statement that may have been sent go through sent.
-func (c *conn) execFilled(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue) (driver.Result, error) {
-	if c.direct(p, c.execer != nil) {
-		res, err := c.execer.ExecContext(ctx, p.Query, full)
+	if !skip && (query && c.queryer != nil || !query && c.execer != nil) {
+		if query {
+			rows, err = c.queryer.QueryContext(ctx, p.Query, full)
+		} else {
+			res, err = c.execer.ExecContext(ctx, p.Query, full)
+		}
 		switch {
 		case err == nil:
-			return res, nil
+			return res, rows, nil
 		case !errors.Is(err, driver.ErrSkip):
-			return nil, c.sent(p, err)
+			return nil, nil, c.sent(p, err)
 		}
 		c.skipped(p)
 	}
-	return c.execPrepared(ctx, p, full)
-}
-
-// execPrepared is execFilled on an inner statement prepared for it.
-func (c *conn) execPrepared(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue) (driver.Result, error) {
 	st, err := c.prepare(ctx, p.Query)
 	if err != nil {
-		return nil, err // nothing was executed
+		return nil, nil, err // nothing was executed
+	}
+	if query {
+		if rows, err = stmtQuery(ctx, st, full); err != nil {
+			st.Close()
+			return nil, nil, c.sent(p, err)
+		}
+		return nil, stmtRows{rows, st}, nil
 	}
 	defer st.Close()
-	res, err := stmtExec(ctx, st, full)
-	if err != nil {
-		return nil, c.sent(p, err)
+	if res, err = stmtExec(ctx, st, full); err != nil {
+		return nil, nil, c.sent(p, err)
 	}
-	return res, nil
-}
-
-// queryFilled is execFilled for a Query: the rows of a prepared
-// statement close it.
-func (c *conn) queryFilled(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue) (driver.Rows, error) {
-	if c.direct(p, c.queryer != nil) {
-		rows, err := c.queryer.QueryContext(ctx, p.Query, full)
-		switch {
-		case err == nil:
-			return rows, nil
-		case !errors.Is(err, driver.ErrSkip):
-			return nil, c.sent(p, err)
-		}
-		c.skipped(p)
-	}
-	st, err := c.prepare(ctx, p.Query)
-	if err != nil {
-		return nil, err // nothing was executed
-	}
-	rows, err := stmtQuery(ctx, st, full)
-	if err != nil {
-		st.Close()
-		return nil, c.sent(p, err)
-	}
-	return stmtRows{rows, st}, nil
+	return res, nil, nil
 }
 
 // QueryContext fills INSERT ... RETURNING into configured tables and
@@ -667,7 +636,8 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, err
 	}
-	return c.queryFilled(ctx, st.Plan, f.Args)
+	_, rows, err := c.run(ctx, st.Plan, f.Args, true)
+	return rows, err
 }
 
 // stmtExec executes an inner statement.

@@ -49,17 +49,15 @@ func TestBlockDraws(t *testing.T) {
 	if got := seqs(t, g, 1); got[0] != 14 {
 		t.Fatalf("NextID after NextIDs = sequence %d, want 14", got[0])
 	}
-	// 14 drew the block {15, 16, 17}: taken later, in later ticks, they
-	// carry the tick that drew them.
+	// 14 drew the block {15, 16, 17}. A call whose reading is in a later
+	// tick drops it and takes an ID of its own tick.
 	clock.Add(time.Millisecond)
-	for want := int64(15); want <= 17; want++ {
-		id, err := g.NextID(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p := Leaf.Decompose(id); p.Sequence != want || !p.Time.Equal(Leaf.TimeOf(Leaf.Tick(testNow))) {
-			t.Fatalf("ID %d: %+v, want sequence %d in the first tick", id, p, want)
-		}
+	id, err := g.NextID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := Leaf.Decompose(id); p.Sequence != 0 || !p.Time.Equal(Leaf.TimeOf(Leaf.Tick(clock.Now()))) {
+		t.Fatalf("ID %d in the next tick: %+v, want sequence 0 of that tick, not the last tick's block", id, p)
 	}
 	// One ID a tick never draws a block.
 	for i := range 5 {
@@ -107,43 +105,33 @@ func TestBlockRefusedAfterEnd(t *testing.T) {
 	}
 }
 
-// A block is drawn through the checks of one ID: never with a reading at
-// or past the lease's deadline. Its IDs are stamped with the reading that
-// drew it, so the few left when a paused process resumes past the deadline
-// (before its holder has ended the lease) carry ticks before the deadline,
-// as an ID NextID returned just before the pause would; once they are
-// used up the generator refuses.
+// A block's IDs are taken only by calls whose own clock reading is before
+// the lease's deadline: a paused process that resumes past it (before its
+// holder has ended the lease) returns none of the IDs left in a block,
+// whether the pause crossed into a later tick or ended in the block's own
+// tick just past a deadline that falls inside it.
 func TestBlockDeadline(t *testing.T) {
-	clock := clocktest.New(testNow)
-	lease := holder.NewStaticLease(5, time.Time{})
-	lease.SetClock(clock.Now)
-	deadline := testNow.Add(100 * time.Millisecond)
-	lease.Renew(deadline, time.Time{})
-	g, err := New(context.Background(), lease, Settings{Clock: clock, Block: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock.Add(99 * time.Millisecond)
-	seqs(t, g, 5)        // 0, 1, 2 with block {3}, 4 with block {5, 6, 7}
-	clock.Add(time.Hour) // a pause past the deadline
-	issued := 0
-	for {
-		id, err := g.NextID(context.Background())
-		if err != nil {
-			if !errors.Is(err, ErrStopped) {
-				t.Fatalf("NextID past the deadline = %v, want ErrStopped", err)
+	for _, pause := range []time.Duration{time.Hour, 200 * time.Microsecond} {
+		t.Run(pause.String(), func(t *testing.T) {
+			clock := clocktest.New(testNow.Truncate(time.Millisecond))
+			lease := holder.NewStaticLease(5, time.Time{})
+			lease.SetClock(clock.Now)
+			deadline := clock.Now().Add(99*time.Millisecond + 500*time.Microsecond)
+			lease.Renew(deadline, time.Time{})
+			g, err := New(context.Background(), lease, Settings{Clock: clock, Block: 8})
+			if err != nil {
+				t.Fatal(err)
 			}
-			break
-		}
-		if at := Leaf.Decompose(id).Time; !at.Before(deadline) {
-			t.Fatalf("ID %d stamped %s, at or past the deadline %s", id, at, deadline)
-		}
-		if issued++; issued > 3 {
-			t.Fatalf("%d IDs past the deadline, more than the block held", issued)
-		}
-	}
-	if issued != 3 {
-		t.Errorf("%d IDs of the block taken past the deadline, want its 3", issued)
+			clock.Add(99*time.Millisecond + 400*time.Microsecond)
+			seqs(t, g, 5) // 0, 1, 2 with block {3}, 4 with block {5, 6, 7}
+			if b := g.blk.Load(); b == nil || b.taken.Load() >= b.count {
+				t.Fatal("no block with IDs left before the pause")
+			}
+			clock.Add(pause)
+			if id, err := g.NextID(context.Background()); !errors.Is(err, ErrStopped) {
+				t.Fatalf("NextID %s past the deadline = %d (%+v), %v; want ErrStopped", clock.Now().Sub(deadline), id, Leaf.Decompose(id), err)
+			}
+		})
 	}
 }
 
@@ -156,8 +144,8 @@ func TestBlockSetting(t *testing.T) {
 }
 
 // On the system clock the IDs left in a block when calls stop coming are
-// dropped a tick after it was drawn: the next ID after a pause is stamped
-// with a reading taken after the pause, not with the block's.
+// not handed out once its tick is over: the next ID after a pause is
+// stamped with a reading taken after the pause, not with the block's.
 func TestBlockExpires(t *testing.T) {
 	g := newTestGen(t, Settings{Block: 16})
 	// Draw until a block with IDs left exists.
@@ -170,23 +158,38 @@ func TestBlockExpires(t *testing.T) {
 	if b.taken.Load() >= b.count {
 		t.Fatalf("the block just drawn has no IDs left (taken %d of %d)", b.taken.Load(), b.count)
 	}
-	// Wait, without drawing, for the block's timer to drop it.
-	deadline := time.Now().Add(10 * time.Second)
-	for g.blk.Load() == b {
-		if time.Now().After(deadline) {
-			t.Fatal("the block with IDs left was not dropped within 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if b.taken.Load() < dropped {
-		t.Fatalf("the block was replaced without being dropped (taken %d)", b.taken.Load())
-	}
+	time.Sleep(2 * time.Millisecond) // past the block's tick
 	after := time.Now()
 	id, err := g.NextID(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := Leaf.Tick(Leaf.Decompose(id).Time), Leaf.Tick(after); got < want {
-		t.Fatalf("the ID after the block expired is of tick %d, before the tick %d of the reading after it", got, want)
+		t.Fatalf("the ID after the pause is of tick %d, before the tick %d of the reading after it", got, want)
+	}
+	if b.taken.Load() < dropped {
+		t.Fatalf("the stale block was not dropped (taken %d of %d)", b.taken.Load(), b.count)
+	}
+}
+
+// A call whose reading is behind the block's tick (a clock stepped back,
+// or a reading another caller's overtook) takes none of its IDs: it goes
+// the way of any reading behind the state, which waits for the clock.
+func TestBlockClockBack(t *testing.T) {
+	clock := clocktest.New(testNow.Truncate(time.Millisecond).Add(500 * time.Microsecond))
+	g := newTestGen(t, Settings{Clock: clock, Block: 8})
+	seqs(t, g, 5) // 0, 1, 2 with block {3}, 4 with block {5, 6, 7}
+	tick := Leaf.Tick(clock.Now())
+	clock.Add(-time.Millisecond)
+	id, err := g.NextID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Leaf.Decompose(id)
+	if Leaf.Tick(p.Time) == tick && p.Sequence < 8 {
+		t.Fatalf("ID %d (%+v) after the clock stepped back came from the block", id, p)
+	}
+	if calls, _ := clock.Slept(); calls == 0 {
+		t.Fatal("the generator did not wait for the clock that stepped back")
 	}
 }

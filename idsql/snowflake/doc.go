@@ -31,9 +31,9 @@
 // it), and the lease's limits (a deadline on the generator's clock and a
 // horizon in wall time). Every ID is checked against both limits with the
 // same clock reading that stamps it, so a process paused past its deadline
-// stamps nothing when it resumes (with Settings.Block, IDs drawn in a block
-// before the pause, stamped before the deadline, may still be handed out;
-// see NextID). A clock that steps back makes the
+// stamps nothing when it resumes (with Settings.Block too: an ID of a block
+// is handed out only to a call whose own reading is in the block's tick
+// and before the deadline; see NextID). A clock that steps back makes the
 // generator wait up to Settings.MaxBackward; one behind the persisted
 // horizon at start makes New wait up to MaxStartWait or refuse. Cached is
 // a ring buffer of pre-issued IDs in front of a Generator, after Baidu

@@ -89,7 +89,7 @@ type Settings struct {
 	Rand func(n uint64) uint64
 	// Block, when above 1, lets NextID draw up to Block IDs of the
 	// current tick at once when IDs are asked for quickly, and hand out
-	// the others without reading the clock or taking the lock (one atomic
+	// the others without taking the lock (a clock reading and one atomic
 	// add each); see NextID. 0 or 1 means one ID a draw. At most the
 	// layout's sequences per tick.
 	Block int
@@ -114,16 +114,9 @@ type Generator struct {
 	randomStart uint64
 	rand        func(uint64) uint64
 	blockSize   uint64 // Settings.Block; 0 for none
-	// blkTimer drops the block a tick (at least a millisecond) after the
-	// first block drawn since it last fired, so that IDs left in a block
-	// when calls stop coming are not handed out long after the reading
-	// that stamped them; blkArmed says it is set. System clock only (an
-	// injected clock's ticks do not follow real time). Guarded by mu.
-	blkTimer *time.Timer
-	blkArmed bool
-	lease    Lease
-	done     <-chan struct{}
-	ended    *atomic.Bool // the lease's EndFlag, or nil
+	lease       Lease
+	done        <-chan struct{}
+	ended       *atomic.Bool // the lease's EndFlag, or nil
 
 	// mu guards the words below. NextID's fast path holds it only to
 	// check a clock reading taken before it against the state and the
@@ -162,35 +155,19 @@ type Generator struct {
 // An idBlock is a run of IDs of one tick that the generator reserved
 // under its lock, with the clock reading that stamps them checked against
 // the lease's deadline and horizon, and that NextID hands out one atomic
-// add at a time (see Settings.Block).
+// add at a time (see Settings.Block), each to a call whose own clock
+// reading is in the block's window.
 type idBlock struct {
 	first uint64 // the state word of the block's first ID
 	count uint64
-	taken atomic.Uint64 // IDs taken; above count once used up or dropped
-}
-
-// armBlockExpiryLocked sets the timer that drops the block, unless it is
-// set already. Called with mu held.
-func (g *Generator) armBlockExpiryLocked() {
-	if !g.system || g.blkArmed {
-		return
-	}
-	g.blkArmed = true
-	d := max(g.layout.Unit, time.Millisecond)
-	if g.blkTimer == nil {
-		g.blkTimer = time.AfterFunc(d, g.expireBlock)
-		return
-	}
-	g.blkTimer.Reset(d)
-}
-
-// expireBlock drops the block: the rest of it is never issued, and the
-// next call reads the clock. It is blkTimer's function.
-func (g *Generator) expireBlock() {
-	g.mu.Lock()
-	g.dropBlockLocked()
-	g.blkArmed = false
-	g.mu.Unlock()
+	// from and until bound, as elapsed() readings, the window in which a
+	// call may take an ID of the block: from the start of the block's tick
+	// to its end or the lease's deadline at the draw, whichever is first.
+	// So an ID of a block carries the tick of the reading of the call that
+	// takes it, as every other ID does, and none is taken at a reading at
+	// or past the deadline.
+	from, until int64
+	taken       atomic.Uint64 // IDs taken; above count once used up or dropped
 }
 
 // dropped is the taken count of a dropped block: above every count, and
@@ -321,6 +298,10 @@ func (g *Generator) renewLocked() error {
 		// A tick is allowed when it ends by the horizon.
 		t = g.layout.Tick(horizon) - 1
 	}
+	if d < g.deadline {
+		// A block's window ends at the deadline of its draw.
+		g.dropBlockLocked()
+	}
 	g.deadline = d
 	g.lastTick = t
 	g.fastLimit = min(t, g.maxTick)
@@ -333,9 +314,6 @@ func (g *Generator) renewLocked() error {
 func (g *Generator) Stop() time.Time {
 	g.mu.Lock()
 	g.dropBlockLocked()
-	if g.blkTimer != nil {
-		g.blkTimer.Stop()
-	}
 	old := g.state
 	g.state |= stopBit
 	g.mu.Unlock()
@@ -364,16 +342,14 @@ func (g *Generator) HighWater() time.Time {
 // draws a block: as many IDs of the tick as were drawn in it so far, up to
 // Block, reserved at once under the same checks as one ID (the reading
 // that stamps them is before the lease's deadline, their tick within its
-// horizon). Later calls take them in order, one atomic add each, until the
-// block is used up; another draw (NextIDs of several IDs, or one that
-// found the block used up) or Stop drops what is left of it, and the
-// lease's end stops its use at once. IDs stay unique and strictly
-// increasing. A block's ID carries the tick of the reading that drew the
-// block, which may be before the call that takes it, by about a tick: on
-// the system clock a timer drops a block a tick (at least a millisecond)
-// after it was drawn, so IDs left when a burst ends are never handed out
-// later. (On an injected clock, which the timer cannot follow, they wait
-// for the next calls.)
+// horizon). Later calls take them in order, one atomic add each and no
+// lock, while their own clock reading is still in the block's tick and
+// before the deadline of the draw; a reading outside that window, another
+// draw (NextIDs of several IDs, or one that found the block used up) or
+// Stop drops what is left of it, and the lease's end stops its use at
+// once. So a block changes no guarantee of the IDs: each carries the tick
+// of the reading of the call that returns it, none is returned at a
+// reading past the deadline, and IDs stay unique and strictly increasing.
 func (g *Generator) NextID(ctx context.Context) (int64, error) {
 	// The fast path: an ID in the tick of a clock reading taken before the
 	// lock, when that tick is the state's (with a sequence number left) or
@@ -400,27 +376,29 @@ func (g *Generator) NextID(ctx context.Context) (int64, error) {
 		default:
 		}
 	}
-	if b := g.blk.Load(); b != nil {
-		if i := b.taken.Add(1); i <= b.count {
-			return g.id(b.first + i - 1), nil
-		}
-	}
 	var e int64
 	if g.system { // elapsed, inlined
 		e = int64(g.startOffset + time.Since(g.start))
 	} else {
 		e = int64(g.injectedElapsed())
 	}
+	if b := g.blk.Load(); b != nil && e >= b.from && e < b.until {
+		if i := b.taken.Add(1); i <= b.count {
+			return g.id(b.first + i - 1), nil
+		}
+	}
 	now := g.tickOf(time.Duration(e))
 	g.mu.Lock()
 	if b := g.blk.Load(); b != nil {
 		// Another caller drew a block since: take from it rather than
-		// drop it.
-		if i := b.taken.Add(1); i <= b.count {
-			g.mu.Unlock()
-			return g.id(b.first + i - 1), nil
+		// drop it, when this reading is in its window.
+		if e >= b.from && e < b.until {
+			if i := b.taken.Add(1); i <= b.count {
+				g.mu.Unlock()
+				return g.id(b.first + i - 1), nil
+			}
 		}
-		g.blk.Store(nil)
+		g.dropBlockLocked()
 	}
 	old := g.state
 	last := int64(old >> g.seqBits) // a stopped state's is beyond every tick
@@ -433,8 +411,8 @@ func (g *Generator) NextID(ctx context.Context) (int64, error) {
 		first = old + 1
 		if n := min(g.tickDrawn, g.blockSize, g.seqMask-old&g.seqMask); n > 1 {
 			// IDs of this tick are asked for quickly: draw a block.
-			g.blk.Store(&idBlock{first: first + 1, count: n - 1})
-			g.armBlockExpiryLocked()
+			unit := int64(g.layout.Unit)
+			g.blk.Store(&idBlock{first: first + 1, count: n - 1, from: now * unit, until: min((now+1)*unit, g.deadline)})
 			g.state = first + n - 1
 			g.tickDrawn += n
 			g.mu.Unlock()

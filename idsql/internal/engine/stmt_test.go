@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/idsql/idsql/internal/dialect"
+)
+
+// counter is a key source of 1, 2, 3, ... for every table.
+type counter struct{ n int64 }
+
+func (c *counter) Source(context.Context, string) (Source, error) { return c, nil }
+
+func (c *counter) NextID(context.Context) (int64, error) {
+	c.n++
+	return c.n, nil
+}
+
+func (c *counter) AppendIDs(_ context.Context, dst []int64, n int) ([]int64, error) {
+	for range n {
+		c.n++
+		dst = append(dst, c.n)
+	}
+	return dst, nil
+}
+
+func (c *counter) AppendShardIDs(context.Context, []int64, string, []int) ([]int64, error) {
+	return nil, errors.New("no sharded tables here")
+}
+
+// columnsOfT answers every catalog query with table t's columns: a key
+// column id and a column v.
+type columnsOfT struct{}
+
+func (columnsOfT) ReadColumns(_ context.Context, _ string, _ []any, row func(name, hasDefault, typ any)) error {
+	row("id", false, "INTEGER")
+	row("v", false, "INTEGER")
+	return nil
+}
+
+// A connection's Buffers reuse the last execution's arrays, but not ones
+// a large INSERT grew past maxReused: the next execution starts small
+// again, and its arguments and keys are its own.
+func TestBuffersReuse(t *testing.T) {
+	ctx := context.Background()
+	keys := &counter{}
+	e, err := New(Config{Dialect: dialect.SQLite, Tables: Tables([]string{"t"}, map[string]table{"t": {key: "id"}}), Keys: keys, Prefix: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := e.Rewriter(dialect.SQLMode{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := e.Catalog(columnsOfT{})
+	small, err := e.Plan(ctx, rw, cat, "INSERT INTO t (v) VALUES (?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = maxReused // each row takes a key: twice maxReused arguments
+	big, err := e.Plan(ctx, rw, cat, "INSERT INTO t (v) VALUES (?)"+strings.Repeat(", (?)", rows-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf Buffers
+	fill := func(st *Stmt, n int) *Filled {
+		t.Helper()
+		args := make([]driver.NamedValue, n)
+		for i := range args {
+			args[i] = driver.NamedValue{Ordinal: i + 1, Value: int64(100 + i)}
+		}
+		f, err := e.Fill(ctx, cat, st, args, nil, &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.IDs) != n || len(f.Args) != 2*n {
+			t.Fatalf("%d rows filled with %d keys and %d arguments", n, len(f.IDs), len(f.Args))
+		}
+		return f
+	}
+	first := &fill(small, 1).Args[0]
+	if again := &fill(small, 1).Args[0]; again != first {
+		t.Error("a second one-row execution did not reuse the first one's arguments")
+	}
+	if f := fill(big, rows); cap(f.Args) <= maxReused || cap(f.IDs) < rows {
+		t.Fatalf("a %d-row execution has arrays of capacity %d and %d", rows, cap(f.Args), cap(f.IDs))
+	}
+	last := keys.n
+	f := fill(small, 1)
+	if cap(f.Args) > maxReused || cap(f.IDs) > maxReused {
+		t.Errorf("after a large execution the next keeps arrays of capacity %d and %d, past %d", cap(f.Args), cap(f.IDs), maxReused)
+	}
+	if f.IDs[0] != last+1 || f.Args[0].Value != int64(100) || f.Args[1].Value != last+1 {
+		t.Errorf("one row after a large execution: keys %v, arguments %v; want key %d and value 100", f.IDs, f.Args, last+1)
+	}
+}

@@ -443,9 +443,10 @@ func (t *SnowflakeTable) close(ctx context.Context) error {
 
 // snowflakeBlock is the most keys a table's generator draws at once when
 // its statements come quickly (snowflake.Settings.Block): a one-row
-// INSERT then reads no clock and takes no lock for its key. It bounds the
-// keys a table's burst may leave behind, each carrying the tick that drew
-// it, for the statements that come after.
+// INSERT then takes no lock for its key, only a clock reading (which must
+// still be in the block's tick and before the lease's deadline) and one
+// atomic add. The keys a burst leaves in a block are dropped, never
+// handed to a later tick's statements.
 const snowflakeBlock = 16
 
 // startGenerator acquires a lease for table and starts a generator on it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -192,4 +193,33 @@ func TestBlockClockBack(t *testing.T) {
 	if calls, _ := clock.Slept(); calls == 0 {
 		t.Fatal("the generator did not wait for the clock that stepped back")
 	}
+}
+
+// Blocks under a clock that steps forward and back, by less than
+// MaxBackward, while 8 goroutines draw: readings before a block's tick
+// and after it drop the block, and the IDs stay unique and increasing in
+// each goroutine.
+func TestBlockUniqueClockSteps(t *testing.T) {
+	clock := clocktest.New(testNow)
+	g := newTestGen(t, Settings{Clock: clock, Block: 16})
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				clock.Add(700 * time.Microsecond)
+			} else {
+				clock.Add(-300 * time.Microsecond)
+			}
+			runtime.Gosched()
+		}
+	}()
+	testUniqueConcurrent(t, g, 200_000)
+	close(stop)
+	<-stopped
 }

@@ -391,6 +391,37 @@ func TestStartTxCommitsDurably(t *testing.T) {
 	}
 }
 
+// A claim paused while it holds the namespace lock (here a transaction
+// that took it and then went quiet, as a process stopped by SIGSTOP right
+// after LockNamespace would) holds the other claims of the namespace only
+// until the server ends its idle transaction, a heartbeat (at least a
+// second) later: another process's Acquire goes through, and the paused
+// claim can no longer commit. Before, the others waited for as long as the
+// paused process's connection lived.
+func TestPausedClaimFreesNamespace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, reg := newHolder(t, postgreSQL, time.Now, postgres.Settings{Mode: postgres.Lease})
+	tx, err := reg.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := reg.LockNamespace(ctx, tx, "ns"); err != nil {
+		t.Fatal(err)
+	}
+	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	l, err := h.Acquire(actx, req("t", "other", 4))
+	if err != nil {
+		t.Fatalf("Acquire behind a paused claim: %v", err)
+	}
+	l.Release(ctx, time.Time{})
+	if err := tx.Commit(); err == nil {
+		t.Error("the paused claim committed: the server did not end its idle transaction")
+	}
+}
+
 // On MySQL, where a transaction cannot ask for a durable commit, a server
 // that does not flush every commit is refused unless the registry accepts
 // it.

@@ -103,6 +103,13 @@ func (r *Registry) tx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sql.
 // in idsql_worker_locks takes (and keeps until tx ends, whether it inserted
 // the row or found it). Both locks end with the transaction, also when its
 // connection or the server dies, and take no connection of their own.
+//
+// A process paused while it holds the lock (SIGSTOP, a VM freeze, a
+// scheduler that starves it) would hold every claim of the namespace
+// behind it, for as long as its connection lives. Where the database can
+// (IdleTxTimeout: PostgreSQL), the server ends tx once it idles for a
+// heartbeat, as it does a heartbeat's write: the paused claim fails, and
+// records nothing, and the others go on.
 func (r *Registry) LockNamespace(ctx context.Context, tx *sql.Tx, namespace string) error {
 	if r.err != nil {
 		return r.err
@@ -110,8 +117,20 @@ func (r *Registry) LockNamespace(ctx context.Context, tx *sql.Tx, namespace stri
 	if err := r.d.CheckWorkerName("namespace", namespace); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
+	if idle := r.d.IdleTxTimeout(r.d.Placeholder(1)); idle != "" {
+		if _, err := tx.ExecContext(ctx, "SELECT "+idle, r.idleMillis()); err != nil {
+			return err
+		}
+	}
 	_, err := tx.ExecContext(ctx, r.d.NamespaceLock(r.d.Placeholder(1)), namespace)
 	return err
+}
+
+// idleMillis is how long, in milliseconds (as text), a transaction of the
+// registry that holds a lock may idle before the server ends it
+// (IdleTxTimeout): a heartbeat, at least a second.
+func (r *Registry) idleMillis() string {
+	return fmt.Sprint(max(r.s.Heartbeat, time.Second).Milliseconds())
 }
 
 // durable makes tx commit durably, or refuses a database that would not:

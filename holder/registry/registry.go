@@ -374,7 +374,7 @@ func (r *Registry) write(ctx context.Context, stmt string, args ...any) (int64, 
 	setup, setupArgs := `SELECT `+durable, []any(nil)
 	if idle := r.d.IdleTxTimeout("?"); idle != "" {
 		setup += ", " + idle
-		setupArgs = append(setupArgs, fmt.Sprint(max(r.s.Heartbeat, time.Second).Milliseconds()))
+		setupArgs = append(setupArgs, r.idleMillis())
 	}
 	setup = r.d.Rebind(setup)
 	var n int64

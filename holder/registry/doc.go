@@ -35,6 +35,7 @@
 //	times              TIMESTAMPTZ                   DATETIME(6), UTC
 //	database clock     clock_timestamp()             UTC_TIMESTAMP(6) + (SYSDATE(6) - NOW(6))
 //	namespace lock     pg_advisory_xact_lock         row lock in idsql_worker_locks
+//	idle lock holder   ended after a heartbeat       held until its connection ends
 //	transactions       server default                READ COMMITTED
 //	durable commits    SET LOCAL synchronous_commit  server settings checked (ErrNotDurable)
 //	lease ID back      RETURNING                     LastInsertId

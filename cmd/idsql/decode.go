@@ -178,22 +178,17 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// textOf returns id in table's text form, or what kept it from being
-// written (a keyed form whose secret's variable is unset); "" for no
-// table or a decimal form.
+// textOf returns id in table's text form (TextForm.Format: "!(why)" when
+// the form cannot write it, as a keyed form whose secret's variable is
+// unset); "" for no table or a decimal form.
 func textOf(cfg *idsql.Config, table string, id int64) string {
 	if cfg == nil || table == "" {
 		return ""
 	}
-	f := cfg.TextForm(table)
-	if f.Decimal() {
-		return ""
+	if f := cfg.TextForm(table); !f.Decimal() {
+		return f.Format(id)
 	}
-	text, err := f.AppendText(nil, id)
-	if err != nil {
-		return "(not written: " + err.Error() + ")"
-	}
-	return string(text)
+	return ""
 }
 
 // decodeGene takes keys of a gene table apart.

@@ -391,33 +391,43 @@ func TestStartTxCommitsDurably(t *testing.T) {
 	}
 }
 
-// A claim paused while it holds the namespace lock (here a transaction
-// that took it and then went quiet, as a process stopped by SIGSTOP right
-// after LockNamespace would) holds the other claims of the namespace only
-// until the server ends its idle transaction, a heartbeat (at least a
-// second) later: another process's Acquire goes through, and the paused
-// claim can no longer commit. Before, the others waited for as long as the
-// paused process's connection lived.
+// A claim paused while it holds the namespace lock (a registry
+// transaction that took it and then sent nothing, as a process stopped by
+// SIGSTOP right after LockNamespace would) holds the other claims of the
+// namespace only until the server ends its idle transaction, a heartbeat
+// (at least a second) later: another process's Acquire goes through, and
+// the paused claim fails without committing. Before, the others waited for
+// as long as the paused process's connection lived.
 func TestPausedClaimFreesNamespace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h, reg := newHolder(t, postgreSQL, time.Now, postgres.Settings{Mode: postgres.Lease})
-	tx, err := reg.DB().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if err := reg.LockNamespace(ctx, tx, "ns"); err != nil {
-		t.Fatal(err)
+	locked, resume := make(chan struct{}), make(chan struct{})
+	paused := make(chan error, 1)
+	go func() {
+		paused <- reg.InTx(ctx, func(tx *sql.Tx) error {
+			if err := reg.LockNamespace(ctx, tx, "ns"); err != nil {
+				return err
+			}
+			close(locked)
+			<-resume // paused: sends nothing while the others claim
+			return nil
+		})
+	}()
+	select {
+	case <-locked:
+	case err := <-paused:
+		t.Fatalf("the claim to pause did not take the lock: %v", err)
 	}
 	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	l, err := h.Acquire(actx, req("t", "other", 4))
+	close(resume)
 	if err != nil {
 		t.Fatalf("Acquire behind a paused claim: %v", err)
 	}
 	l.Release(ctx, time.Time{})
-	if err := tx.Commit(); err == nil {
+	if err := <-paused; err == nil {
 		t.Error("the paused claim committed: the server did not end its idle transaction")
 	}
 }

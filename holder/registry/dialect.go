@@ -64,13 +64,36 @@ const attempts = 5
 //
 // On MySQL with binary logging in STATEMENT format, READ COMMITTED
 // transactions cannot write; use ROW or MIXED (the defaults).
+//
+// The transaction may hold locks other processes wait for (the namespace
+// lock of a claim, a lease's row): a process paused inside it (SIGSTOP, a
+// VM freeze, a starved scheduler) would hold them back for as long as its
+// connection lives. Where the database can (IdleTxTimeout: PostgreSQL),
+// the server ends the transaction once it idles for a heartbeat (at least
+// a second): the paused run fails, having committed nothing, and the
+// others go on. (MySQL has no such setting for one transaction.)
 func (r *Registry) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return r.inTx(ctx, "", fn)
+}
+
+// inTx is InTx whose transaction first evaluates setup, a list of SQL
+// expressions without parameters ("" for none), in the same statement
+// that sets its idle timeout.
+func (r *Registry) inTx(ctx context.Context, setup string, fn func(tx *sql.Tx) error) error {
 	if r.err != nil {
 		return r.err
 	}
 	opts := r.d.ReadCommittedTx()
+	var args []any
+	if idle := r.d.IdleTxTimeout("?"); idle != "" {
+		setup = strings.TrimPrefix(setup+", "+idle, ", ")
+		args = append(args, fmt.Sprint(max(r.s.Heartbeat, time.Second).Milliseconds()))
+	}
+	if setup != "" {
+		setup = r.d.Rebind("SELECT " + setup)
+	}
 	for i := 1; ; i++ {
-		err := r.tx(ctx, opts, fn)
+		err := r.tx(ctx, opts, setup, args, fn)
 		if err == nil || i == attempts || !r.d.SerializationFailure(err) {
 			return err
 		}
@@ -82,12 +105,17 @@ func (r *Registry) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 }
 
-func (r *Registry) tx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sql.Tx) error) error {
+func (r *Registry) tx(ctx context.Context, opts *sql.TxOptions, setup string, args []any, fn func(tx *sql.Tx) error) error {
 	tx, err := r.db.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	if setup != "" {
+		if _, err := tx.ExecContext(ctx, setup, args...); err != nil {
+			return err
+		}
+	}
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -103,13 +131,8 @@ func (r *Registry) tx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sql.
 // in idsql_worker_locks takes (and keeps until tx ends, whether it inserted
 // the row or found it). Both locks end with the transaction, also when its
 // connection or the server dies, and take no connection of their own.
-//
-// A process paused while it holds the lock (SIGSTOP, a VM freeze, a
-// scheduler that starves it) would hold every claim of the namespace
-// behind it, for as long as its connection lives. Where the database can
-// (IdleTxTimeout: PostgreSQL), the server ends tx once it idles for a
-// heartbeat, as it does a heartbeat's write: the paused claim fails, and
-// records nothing, and the others go on.
+// In a transaction of InTx, a claim paused while it holds the lock holds
+// the others back for a heartbeat at most (see InTx).
 func (r *Registry) LockNamespace(ctx context.Context, tx *sql.Tx, namespace string) error {
 	if r.err != nil {
 		return r.err
@@ -117,20 +140,8 @@ func (r *Registry) LockNamespace(ctx context.Context, tx *sql.Tx, namespace stri
 	if err := r.d.CheckWorkerName("namespace", namespace); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
-	if idle := r.d.IdleTxTimeout(r.d.Placeholder(1)); idle != "" {
-		if _, err := tx.ExecContext(ctx, "SELECT "+idle, r.idleMillis()); err != nil {
-			return err
-		}
-	}
 	_, err := tx.ExecContext(ctx, r.d.NamespaceLock(r.d.Placeholder(1)), namespace)
 	return err
-}
-
-// idleMillis is how long, in milliseconds (as text), a transaction of the
-// registry that holds a lock may idle before the server ends it
-// (IdleTxTimeout): a heartbeat, at least a second.
-func (r *Registry) idleMillis() string {
-	return fmt.Sprint(max(r.s.Heartbeat, time.Second).Milliseconds())
 }
 
 // durable makes tx commit durably, or refuses a database that would not:

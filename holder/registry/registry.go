@@ -154,22 +154,22 @@ func (r *Registry) Migrate(ctx context.Context) error {
 		}
 		return nil
 	}
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("registry: migrate: %w", err)
-	}
-	defer tx.Rollback()
-	// Concurrent CREATE TABLE IF NOT EXISTS can still collide in the
-	// catalog; serialize migrations.
-	if _, err := tx.ExecContext(ctx, r.d.XactLock("7306153849311529984")); err != nil {
-		return fmt.Errorf("registry: migrate: %w", err)
-	}
-	for _, stmt := range r.d.WorkerSchema() {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("registry: migrate: %w", err)
+	// In InTx: a migration paused while it holds the tables' locks holds
+	// the heartbeats and claims back for a heartbeat at most.
+	err := r.InTx(ctx, func(tx *sql.Tx) error {
+		// Concurrent CREATE TABLE IF NOT EXISTS can still collide in the
+		// catalog; serialize migrations.
+		if _, err := tx.ExecContext(ctx, r.d.XactLock("7306153849311529984")); err != nil {
+			return err
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		for _, stmt := range r.d.WorkerSchema() {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("registry: migrate: %w", err)
 	}
 	return nil
@@ -357,7 +357,7 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Ti
 // back even if its UPDATE got through. A process paused between the
 // UPDATE and its COMMIT would hold the row lock, and every claim of the
 // namespace would queue behind it: the server ends such a transaction
-// once it idles for a heartbeat (IdleTxTimeout).
+// once it idles for a heartbeat (see InTx).
 //
 // Elsewhere (MySQL) stmt commits on its own: a single-row UPDATE by
 // primary key needs no transaction, and no session can make its commit
@@ -371,17 +371,8 @@ func (r *Registry) write(ctx context.Context, stmt string, args ...any) (int64, 
 		}
 		return res.RowsAffected()
 	}
-	setup, setupArgs := `SELECT `+durable, []any(nil)
-	if idle := r.d.IdleTxTimeout("?"); idle != "" {
-		setup += ", " + idle
-		setupArgs = append(setupArgs, r.idleMillis())
-	}
-	setup = r.d.Rebind(setup)
 	var n int64
-	err := r.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, setup, setupArgs...); err != nil {
-			return err
-		}
+	err := r.inTx(ctx, durable, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, stmt, args...)
 		if err != nil {
 			return err

@@ -298,10 +298,6 @@ func (g *Generator) renewLocked() error {
 		// A tick is allowed when it ends by the horizon.
 		t = g.layout.Tick(horizon) - 1
 	}
-	if d < g.deadline {
-		// A block's window ends at the deadline of its draw.
-		g.dropBlockLocked()
-	}
 	g.deadline = d
 	g.lastTick = t
 	g.fastLimit = min(t, g.maxTick)

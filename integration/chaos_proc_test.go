@@ -127,7 +127,7 @@ type chaosProc struct {
 // startProc launches the helper with the given config file.
 func startProc(bin, dir, dsn, cfg, name, identity string, clockAt time.Time, extra []string) (*chaosProc, error) {
 	p := &chaosProc{helperProc: helperProc{name: name}, identity: identity, clockAt: clockAt}
-	args := []string{"-config", cfg, "-dsn", dsn, "-name", name}
+	args := []string{"-config", cfg, "-dsn", dsn, "-name", name, "-stacks", filepath.Join(dir, name+".stacks")}
 	if !clockAt.IsZero() {
 		args = append(args, "-clock-start", clockAt.UTC().Format(time.RFC3339Nano))
 	}
@@ -170,6 +170,14 @@ func (p *chaosProc) resume() {
 		_ = p.cmd.Process.Signal(syscall.SIGCONT)
 		p.stopped = false
 	}
+}
+
+// running reports whether the process runs: not exited, killed or
+// stopped.
+func (p *chaosProc) running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.alive() && p.killed.IsZero() && !p.stopped
 }
 
 func (p *chaosProc) isStopped() bool {

@@ -399,8 +399,12 @@ func (c *chaos) script() {
 		ws = append(ws, fmt.Sprintf("%s=%d", p.name, p.lastWorker()))
 	}
 	c.note("fleet up; workers %s", strings.Join(ws, " "))
-	c.ctl = c.start("ctl", "chaos-ctl", time.Time{})
-	c.mustReady(c.ctl)
+	ctl := c.start("ctl", "chaos-ctl", time.Time{})
+	c.mustReady(ctl)
+	c.mu.Lock()
+	c.ctl = ctl
+	c.mu.Unlock()
+	watchStalls(c.t, c.control, c.untouched, pgView(c.dsn))
 
 	c.pausedPastTimeout()
 	if c.m.sticky {
@@ -922,8 +926,35 @@ func (c *chaos) clockBehind() {
 	c.kill(prev, "clock")
 	c.fault("kill")
 	// The slot gets a process with a true clock again.
-	c.slots[slot] = c.start(baseName(v.name), v.identity, time.Time{})
-	c.mustReady(c.slots[slot])
+	np := c.start(baseName(v.name), v.identity, time.Time{})
+	c.mu.Lock()
+	c.slots[slot] = np
+	c.mu.Unlock()
+	c.mustReady(np)
+}
+
+// control returns the control process, nil until it issues.
+func (c *chaos) control() *chaosProc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ctl
+}
+
+// untouched returns the fleet's processes that no fault has touched, that
+// run now and have issued keys.
+func (c *chaos) untouched() []*chaosProc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*chaosProc
+	for _, p := range c.slots {
+		if _, hit := c.touched[p]; p == nil || hit || !p.running() {
+			continue
+		}
+		if sf, seg := p.counts(); sf+seg > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // launched returns every process launched so far, in launch order.
@@ -1142,7 +1173,9 @@ func (c *chaos) inject(kind string) bool {
 		if np == nil {
 			return false
 		}
+		c.mu.Lock()
 		c.slots[i] = np
+		c.mu.Unlock()
 	case "pause":
 		if len(live) < 2 {
 			return false

@@ -35,6 +35,10 @@
 // Every run notes when it was not scheduled for over 50 ms ("note:
 // stalled ..."): the checkers do not count such a pause against a fault.
 //
+// On SIGUSR2 it appends a dump of every goroutine's stack, headed by the
+// time, to -stacks (default: its name.stacks in the working directory):
+// a test that sees it go quiet captures what it waits on.
+//
 // It is not a tool for users; the chaos tests build and run it.
 package main
 
@@ -47,6 +51,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,6 +89,7 @@ func main() {
 		pause      = flag.Duration("pause", 5*time.Millisecond, "pause of each goroutine between INSERTs")
 		work       = flag.Duration("work", 0, "CPU work (a busy loop) in each transaction before its INSERT, as an application does")
 		procs      = flag.Int("procs", 0, "GOMAXPROCS; 0 leaves the default")
+		stacks     = flag.String("stacks", "", "file to append goroutine dumps to on SIGUSR2; empty means <name>.stacks")
 	)
 	flag.Parse()
 	if *procs > 0 {
@@ -94,6 +100,10 @@ func main() {
 		os.Exit(2)
 	}
 	p := &proc{name: *name, pid: os.Getpid()}
+	if *stacks == "" {
+		*stacks = *name + ".stacks"
+	}
+	go p.dumpOnSignal(*stacks)
 	var clock snowflake.Clock
 	if *clockStart != "" {
 		start, err := time.Parse(time.RFC3339Nano, *clockStart)
@@ -204,6 +214,25 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 	wg.Wait()
 	p.logf("stopping: %v", context.Cause(ctx))
 	return nil
+}
+
+// dumpOnSignal appends every goroutine's stack to path at each SIGUSR2.
+func (p *proc) dumpOnSignal(path string) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR2)
+	for range sig {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			p.logf("stacks: %v", err)
+			continue
+		}
+		fmt.Fprintf(f, "=== goroutines at %s\n", time.Now().UTC().Format("15:04:05.000"))
+		err = pprof.Lookup("goroutine").WriteTo(f, 2)
+		fmt.Fprintln(f, "=== end")
+		if err = errors.Join(err, f.Close()); err != nil {
+			p.logf("stacks: %v", err)
+		}
+	}
 }
 
 // probe notes each time the process did not run for over 50 ms (the

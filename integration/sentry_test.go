@@ -1,0 +1,297 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A sentry watches, while a fault test runs, the processes no fault
+// touches. When one prints no key for sentryQuiet while its control printed
+// one within the last sentryQuiet/5, it captures what the quiet process
+// waits on at that moment: its goroutines (chaosproc dumps them on
+// SIGUSR2) and the server's view (the backends that wait or hold a
+// transaction open, and who blocks whom). The captures go to the test log
+// when the test ends, so a failed bound names a cause.
+type sentry struct {
+	t       *testing.T
+	control func() *chaosProc   // the control now (nil: none yet)
+	watched func() []*chaosProc // the untouched, running processes now
+	server  func(context.Context) string
+
+	stop chan struct{}
+	done sync.WaitGroup
+
+	mu       sync.Mutex
+	last     map[*chaosProc]time.Time // when its output last grew
+	size     map[*chaosProc]int       // keys seen so far
+	captured map[*chaosProc]time.Time // its last capture
+	captures []string
+}
+
+// sentryQuiet is how long an untouched process may print nothing, while
+// its control prints, before the sentry captures what it waits on. It is
+// the bound an untouched process's gap is held to beyond its control's.
+const sentryQuiet = 500 * time.Millisecond
+
+// watchStalls starts a sentry; it stops and logs its captures when the
+// test ends. server, when not nil, describes the server's side.
+func watchStalls(t *testing.T, control func() *chaosProc, watched func() []*chaosProc, server func(context.Context) string) *sentry {
+	s := &sentry{t: t, control: control, watched: watched, server: server, stop: make(chan struct{}),
+		last: map[*chaosProc]time.Time{}, size: map[*chaosProc]int{}, captured: map[*chaosProc]time.Time{}}
+	s.done.Add(1)
+	go s.run()
+	t.Cleanup(s.close)
+	return s
+}
+
+func (s *sentry) run() {
+	defer s.done.Done()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-tick.C:
+			s.look(now)
+		}
+	}
+}
+
+// look notes whose output grew and captures the quiet ones.
+func (s *sentry) look(now time.Time) {
+	ctl := s.control()
+	if ctl == nil {
+		return
+	}
+	procs := append(s.watched(), ctl)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range procs {
+		_ = p.scan()
+		n, m := p.counts()
+		if n+m > s.size[p] || s.last[p].IsZero() {
+			s.size[p], s.last[p] = n+m, now
+		}
+	}
+	if now.Sub(s.last[ctl]) > sentryQuiet/5 {
+		return // the control is quiet too: the machine or a shared server stalled
+	}
+	for _, p := range procs[:len(procs)-1] {
+		quiet := now.Sub(s.last[p])
+		if quiet < sentryQuiet || now.Sub(s.captured[p]) < 3*time.Second || !p.alive() || p.isStopped() {
+			continue
+		}
+		s.captured[p] = now
+		s.done.Add(1)
+		go func() {
+			defer s.done.Done()
+			c := s.capture(p, now, quiet)
+			s.mu.Lock()
+			s.captures = append(s.captures, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// capture describes what p waits on.
+func (s *sentry) capture(p *chaosProc, at time.Time, quiet time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "stall: %s printed no key for %s at %s while its control printed: what it waited on\n", p.name, quiet.Round(time.Millisecond), fmtTick(at))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var server string
+	var wg sync.WaitGroup
+	if s.server != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			server = s.server(ctx)
+		}()
+	}
+	b.WriteString(p.stacks(2 * time.Second))
+	wg.Wait()
+	if server != "" {
+		b.WriteString("server: " + server + "\n")
+	}
+	return b.String()
+}
+
+func (s *sentry) close() {
+	select {
+	case <-s.stop:
+		return
+	default:
+	}
+	close(s.stop)
+	s.done.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.captures {
+		s.t.Log(c)
+	}
+}
+
+// stacks asks p for a goroutine dump (SIGUSR2) and returns its goroutines
+// that are inside idsql or the database drivers, without the helper's own
+// idle ones; at most within for the dump to appear.
+func (p *chaosProc) stacks(within time.Duration) string {
+	path := p.keysPath[:len(p.keysPath)-len(".keys")] + ".stacks"
+	before := int64(0)
+	if fi, err := os.Stat(path); err == nil {
+		before = fi.Size()
+	}
+	p.mu.Lock()
+	err := p.cmd.Process.Signal(syscall.SIGUSR2)
+	p.mu.Unlock()
+	if err != nil {
+		return "(no stacks: " + err.Error() + ")\n"
+	}
+	var dump string
+	waitFor(within, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil || int64(len(b)) <= before {
+			return false
+		}
+		dump = string(b[before:])
+		return strings.Contains(dump, "=== end")
+	})
+	if dump == "" {
+		return "(no stacks within " + within.String() + ")\n"
+	}
+	return interestingGoroutines(dump)
+}
+
+// interestingGoroutines keeps the goroutines of a dump that run idsql or
+// database code, and drops those idle by design (the helper's probe,
+// sleeps between INSERTs, the dump itself, idle connection readers).
+func interestingGoroutines(dump string) string {
+	var keep []string
+	for _, g := range strings.Split(dump, "\n\n") {
+		if !strings.Contains(g, "github.com/idsql/") && !strings.Contains(g, "database/sql") {
+			continue
+		}
+		if strings.Contains(g, "main.(*proc).probe") || strings.Contains(g, "main.(*proc).dumpOnSignal") ||
+			strings.Contains(g, "main.sleep(") || strings.Contains(g, "database/sql.(*DB).connectionOpener") {
+			continue
+		}
+		keep = append(keep, strings.TrimSpace(g))
+	}
+	sort.Strings(keep)
+	if len(keep) == 0 {
+		return "(no goroutine inside idsql or a driver)\n"
+	}
+	out := strings.Join(keep, "\n\n")
+	if len(out) > 12000 {
+		out = out[:12000] + "\n... (cut)"
+	}
+	return out + "\n"
+}
+
+// pgView describes PostgreSQL's side: every backend of dsn's database that
+// runs a statement, waits, or holds a transaction open, and who blocks
+// whom.
+func pgView(dsn string) func(context.Context) string {
+	return func(ctx context.Context) string {
+		db, err := sql.Open("postgres", dsn)
+		if err != nil {
+			return err.Error()
+		}
+		defer db.Close()
+		rows, err := db.QueryContext(ctx, `SELECT application_name, pid, coalesce(state, ''),
+				coalesce(wait_event_type || '/' || wait_event, ''),
+				coalesce(round(extract(epoch FROM clock_timestamp() - xact_start) * 1000), 0)::bigint,
+				array_to_string(pg_blocking_pids(pid), ','),
+				left(regexp_replace(coalesce(query, ''), '\s+', ' ', 'g'), 120)
+			FROM pg_stat_activity
+			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND datname = current_database()
+				AND (state <> 'idle' OR wait_event_type = 'Lock')
+			ORDER BY xact_start NULLS LAST`)
+		if err != nil {
+			return "pg_stat_activity: " + err.Error()
+		}
+		defer rows.Close()
+		var lines []string
+		for rows.Next() {
+			var app, state, wait, blockers, query string
+			var pid int
+			var xactMs int64
+			if err := rows.Scan(&app, &pid, &state, &wait, &xactMs, &blockers, &query); err != nil {
+				return "pg_stat_activity: " + err.Error()
+			}
+			l := fmt.Sprintf("%s backend %d %s xact %d ms", strings.TrimPrefix(app, appPrefix), pid, state, xactMs)
+			if wait != "" {
+				l += " waits " + wait
+			}
+			if blockers != "" {
+				l += " blocked by " + blockers
+			}
+			lines = append(lines, l+": "+query)
+		}
+		if err := rows.Err(); err != nil {
+			return "pg_stat_activity: " + err.Error()
+		}
+		if len(lines) == 0 {
+			return "no backend busy, waiting or in a transaction"
+		}
+		return "\n  " + strings.Join(lines, "\n  ")
+	}
+}
+
+// mysqlView describes MariaDB's side: the sessions that run a statement
+// or hold a transaction, and InnoDB's lock waits.
+func mysqlView(db *sql.DB) func(context.Context) string {
+	return func(ctx context.Context) string {
+		var lines []string
+		rows, err := db.QueryContext(ctx, `SELECT p.ID, p.COMMAND, p.TIME_MS, coalesce(p.STATE, ''), left(coalesce(p.INFO, ''), 120),
+				coalesce(t.trx_state, ''), coalesce(timestampdiff(MICROSECOND, t.trx_started, now(6)) DIV 1000, 0)
+			FROM information_schema.PROCESSLIST p LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID
+			WHERE p.ID <> connection_id() AND (p.COMMAND <> 'Sleep' OR t.trx_id IS NOT NULL) AND p.USER <> 'system user'`)
+		if err != nil {
+			return "processlist: " + err.Error()
+		}
+		for rows.Next() {
+			var id, timeMs, trxMs int64
+			var cmd, state, info, trx string
+			if err := rows.Scan(&id, &cmd, &timeMs, &state, &info, &trx, &trxMs); err != nil {
+				rows.Close()
+				return "processlist: " + err.Error()
+			}
+			l := fmt.Sprintf("session %d %s %d ms %s", id, cmd, timeMs, state)
+			if trx != "" {
+				l += fmt.Sprintf(" trx %s %d ms", trx, trxMs)
+			}
+			lines = append(lines, l+": "+info)
+		}
+		rows.Close()
+		wrows, err := db.QueryContext(ctx, `SELECT r.trx_mysql_thread_id, b.trx_mysql_thread_id
+			FROM information_schema.INNODB_LOCK_WAITS w
+			JOIN information_schema.INNODB_TRX r ON r.trx_id = w.requesting_trx_id
+			JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id`)
+		if err != nil {
+			lines = append(lines, "lock waits: "+err.Error())
+		} else {
+			for wrows.Next() {
+				var waiter, blocker int64
+				if err := wrows.Scan(&waiter, &blocker); err == nil {
+					lines = append(lines, fmt.Sprintf("session %d waits for a lock of session %d", waiter, blocker))
+				}
+			}
+			wrows.Close()
+		}
+		if len(lines) == 0 {
+			return "no session busy, waiting or in a transaction"
+		}
+		return "\n  " + strings.Join(lines, "\n  ")
+	}
+}

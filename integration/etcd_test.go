@@ -257,7 +257,7 @@ func (e *etcdChaos) run() {
 		}
 		e.kill(twin, "twin")
 		// The owner did not pause while its twin tried.
-		checkUntouched(t, owner, e.ctl, start, time.Now(), chaosMaxGap, "twin refused")
+		checkUntouched(t, owner, e.ctl, start, time.Now(), faultMaxGap, "twin refused")
 	}
 
 	// etcd restarted: every live process issues again afterwards.

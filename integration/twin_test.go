@@ -28,6 +28,7 @@ func runTwin(r *faultRun) {
 	r.control()
 	a := r.start("a", "twin", time.Time{})
 	r.ready(a)
+	r.sentry(a)
 	time.Sleep(500 * time.Millisecond) // a issues alone for a while
 	twinAt := time.Now()
 	b := r.start("b", "twin", time.Time{})
@@ -45,7 +46,7 @@ func runTwin(r *faultRun) {
 		t.Fatalf("the incumbent a exited: %s\n%s", a.outcome(), a.logTail())
 	}
 	gap, excess := r.checkGap(a, twinAt, end, "twin")
-	r.checkLease(a, "twin")
+	r.checkLease(a, twinAt, end, "twin")
 	dups, ex := r.duplicates()
 	aKeys, bKeys := len(a.keys()), len(b.keys())
 	t.Logf("incumbent a: %s, longest gap %s; twin b (answered after %s): %s", a.outcome(), gap, answer.Round(time.Millisecond), b.outcome())

@@ -47,6 +47,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -179,7 +180,7 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 	if err != nil {
 		return err
 	}
-	db, err := idsql.Open(p.driver, dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Clock: clock}})
+	db, err := idsql.Open(p.driver, dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Clock: clock, Logger: slog.New(logHandler{p: p})}})
 	if err != nil {
 		return err
 	}
@@ -215,6 +216,37 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 	p.logf("stopping: %v", context.Cause(ctx))
 	return nil
 }
+
+// logHandler writes idsql's log lines (a worker lease ended) to stderr
+// like the process's own, each with the time it was logged, to the
+// millisecond: "... (at 15:04:05.000)".
+type logHandler struct {
+	p     *proc
+	attrs []slog.Attr // from WithAttrs
+}
+
+func (h logHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h logHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	for _, a := range h.attrs {
+		fmt.Fprintf(&b, " %s", a)
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s", a)
+		return true
+	})
+	h.p.logf("%s (at %s)", b.String(), r.Time.UTC().Format("15:04:05.000"))
+	return nil
+}
+
+func (h logHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return logHandler{p: h.p, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
+}
+
+// WithGroup keeps the handler: idsql logs no groups.
+func (h logHandler) WithGroup(string) slog.Handler { return h }
 
 // dumpOnSignal appends every goroutine's stack to path at each SIGUSR2.
 func (p *proc) dumpOnSignal(path string) {

@@ -20,11 +20,12 @@ import (
 // file) and alternate them; scripts/bench-cpu does that and prints medians.
 
 // instantIdsql returns an idsql Connector filling table t's snowflake
-// keys (table config defaults: fill_zero on) over instantConnector.
-func instantIdsql(b *testing.B) *idsql.Connector {
+// keys (table config defaults: fill_zero on) over instantConnector, whose
+// connections record what they are sent in s (nil: not recorded).
+func instantIdsql(b *testing.B, s *sent) *idsql.Connector {
 	b.Helper()
 	cfg := &idsql.Config{Namespace: "cpu", Dialect: "sqlite", Tables: map[string]idsql.TableConfig{"t": {Strategy: idsql.Snowflake}}}
-	c, err := idsql.NewConnector(instantConnector{}, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Fixed(1)}})
+	c, err := idsql.NewConnector(instantConnector{s}, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Fixed(1)}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,28 +42,33 @@ func instantIdsql(b *testing.B) *idsql.Connector {
 func BenchmarkWrapperInsertNs(b *testing.B) {
 	ctx := context.Background()
 	b.Run("raw", func(b *testing.B) {
-		db := sql.OpenDB(instantConnector{})
+		s := new(sent)
+		db := sql.OpenDB(instantConnector{s})
 		b.Cleanup(func() { db.Close() })
 		b.ReportAllocs()
 		for i := int64(1); b.Loop(); i++ {
-			if _, err := db.ExecContext(ctx, "INSERT INTO t (user_id, note, id) VALUES (?, ?, ?)", i, "note", i); err != nil {
+			if _, err := db.ExecContext(ctx, filledInsert, i, "note", i); err != nil {
 				b.Fatal(err)
 			}
 		}
+		s.check(b, "raw", sent{}, int64(b.N), filledInsert)
 	})
 	b.Run("idsql", func(b *testing.B) {
-		db := sql.OpenDB(instantIdsql(b))
+		s := new(sent)
+		db := sql.OpenDB(instantIdsql(b, s))
 		b.Cleanup(func() { db.Close() })
 		// The first statement reads the catalog; keep it out of the loop.
 		if _, err := db.ExecContext(ctx, "INSERT INTO t (user_id, note) VALUES (?, ?)", 0, "warm"); err != nil {
 			b.Fatal(err)
 		}
+		mark := *s
 		b.ReportAllocs()
 		for i := int64(1); b.Loop(); i++ {
 			if _, err := db.ExecContext(ctx, "INSERT INTO t (user_id, note) VALUES (?, ?)", i, "note"); err != nil {
 				b.Fatal(err)
 			}
 		}
+		s.check(b, "idsql", mark, int64(b.N), filledInsert)
 	})
 }
 
@@ -89,7 +95,7 @@ func BenchmarkNamedExecCPU(b *testing.B) {
 	ctx := context.Background()
 	raw := sqlx.NewDb(sql.OpenDB(instantConnector{}), "sqlite")
 	b.Cleanup(func() { raw.Close() })
-	db := idsql.NewDB(instantIdsql(b))
+	db := idsql.NewDB(instantIdsql(b, nil))
 	b.Cleanup(func() { db.Close() })
 	warm := &namedRow{UserID: 1, Note: "warm"}
 	if _, err := db.NamedExecContext(ctx, query, warm); err != nil {
@@ -127,8 +133,10 @@ func BenchmarkNamedExecCPU(b *testing.B) {
 //
 //	go test -run '^$' -bench 'ConnExecCPU' -benchtime 300x -count 5 ./idsql/
 func BenchmarkConnExecCPU(b *testing.B) {
+	const block = 4096
 	ctx := context.Background()
-	c := instantIdsql(b)
+	rawSent, idsqlSent := new(sent), new(sent)
+	c := instantIdsql(b, idsqlSent)
 	b.Cleanup(func() { c.Close() })
 	cn, err := c.Connect(ctx)
 	if err != nil {
@@ -136,16 +144,17 @@ func BenchmarkConnExecCPU(b *testing.B) {
 	}
 	b.Cleanup(func() { cn.Close() })
 	wrapped := cn.(driver.ExecerContext)
-	var inner driver.ExecerContext = instantConn{}
+	var inner driver.ExecerContext = instantConn{rawSent}
 	const q = "INSERT INTO t (user_id, note) VALUES (?, ?)"
 	if _, err := wrapped.ExecContext(ctx, q, []driver.NamedValue{{Ordinal: 1, Value: int64(0)}, {Ordinal: 2, Value: "warm"}}); err != nil {
 		b.Fatal(err)
 	}
+	idsqlMark := *idsqlSent
 	rawArgs := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2, Value: "note"}, {Ordinal: 3}}
 	idsqlArgs := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2, Value: "note"}}
-	pairedCPU(b, 4096, func(i, j int64) {
+	pairedCPU(b, block, func(i, j int64) {
 		rawArgs[0].Value, rawArgs[2].Value = j, i+1<<40
-		if _, err := inner.ExecContext(ctx, "INSERT INTO t (user_id, note, id) VALUES (?, ?, ?)", rawArgs); err != nil {
+		if _, err := inner.ExecContext(ctx, filledInsert, rawArgs); err != nil {
 			b.Fatal(err)
 		}
 	}, func(j int64) {
@@ -154,4 +163,6 @@ func BenchmarkConnExecCPU(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
+	rawSent.check(b, "raw", sent{}, int64(b.N)*block, filledInsert)
+	idsqlSent.check(b, "idsql", idsqlMark, int64(b.N)*block, filledInsert)
 }

@@ -168,12 +168,34 @@ func TestHorizonOnDiskFirst(t *testing.T) {
 func TestHorizonNeverMovesBack(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	// After Acquire, the holder reads its clock once per refresh, and a
+	// refresh writes the cache file before the next one reads the clock.
+	// So once the clock has been read n+1 times since reads was reset, n
+	// refreshes that read it after the reset have written the file.
 	var mu sync.Mutex
 	off := time.Duration(0)
+	reads := 0
 	now := func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
+		reads++
 		return time.Now().Add(off)
+	}
+	// refreshed waits for n refreshes after the clock was last marked
+	// (reads reset to 0), however long the machine makes them take.
+	refreshed := func(n int, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			mu.Lock()
+			r := reads
+			mu.Unlock()
+			if r > n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the holder read its clock %d times in 10 s, want %d (%d refreshes, one every 10 ms)", what, r, n+1, n)
+			}
+		}
 	}
 	h, err := local.New(local.Settings{Dir: dir, Workers: map[string]int64{"x": 3}, Refresh: 10 * time.Millisecond, Now: now})
 	if err != nil {
@@ -185,15 +207,18 @@ func TestHorizonNeverMovesBack(t *testing.T) {
 	}
 	defer l.Release(ctx, time.Time{})
 	path := filepath.Join(dir, "ns.worker-3.json")
-	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	reads = 0
+	mu.Unlock()
+	refreshed(3, "before the step")
 	before, err := local.ReadCache(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	off = -5 * time.Second
+	off, reads = -5*time.Second, 0
 	mu.Unlock()
-	time.Sleep(50 * time.Millisecond) // several refreshes on the stepped clock
+	refreshed(3, "on the stepped clock") // several refreshes on the stepped clock
 	after, err := local.ReadCache(path)
 	if err != nil {
 		t.Fatal(err)

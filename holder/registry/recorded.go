@@ -207,7 +207,13 @@ func (l *Lease) run() {
 	defer l.wg.Done()
 	s := l.reg.s
 	fence := l.reg.fence(l.opts)
-	t := time.NewTicker(s.Heartbeat)
+	// Each heartbeat is sent a heartbeat after the last one was, counted
+	// from when it was sent, the first from when the lease's claim was
+	// (opts.Sent): a claim that took long (it queued for the namespace
+	// lock, or for the server) gets its first heartbeat at once, not a
+	// whole heartbeat after it returned, when its deadline may have gone.
+	next := l.opts.Sent.Add(s.Heartbeat)
+	t := time.NewTimer(next.Sub(s.Now()))
 	defer t.Stop()
 	// The deadline also ends the lease on a timer of its own, so Done
 	// closes promptly; the generator does not depend on it (a paused
@@ -222,6 +228,12 @@ func (l *Lease) run() {
 			holder.ErrLeaseLost, l.rec.WorkerID, fence, cause))
 	})
 	defer timer.Stop()
+	// The heartbeats keep a connection of their own: a heartbeat never
+	// waits for one to be opened (on a server that many processes start
+	// against at once, or restart against, a new connection can take
+	// seconds) nor for one the pool lends to others.
+	conn := &keptConn{db: l.reg.db}
+	defer conn.close()
 	for {
 		select {
 		case <-l.stop:
@@ -234,13 +246,15 @@ func (l *Lease) run() {
 		case <-t.C:
 		}
 		sent := s.Now()
+		next = sent.Add(s.Heartbeat)
 		// Give up on the call by the deadline at the latest.
 		// The deadline is a reading of the registry's clock, which may be
 		// set off from the real one: time the call by what is left of it.
 		ctx, cancel := context.WithTimeout(context.Background(), l.Deadline().Sub(s.Now()))
 		horizon := l.reg.Horizon(sent, l.opts)
-		live, err := l.reg.Heartbeat(ctx, l.rec.LeaseID, horizon, l.opts.Expires)
+		live, err := l.reg.heartbeat(ctx, conn, l.rec.LeaseID, horizon, l.opts.Expires)
 		cancel()
+		t.Reset(next.Sub(s.Now()))
 		switch {
 		case err == nil && live:
 			// The deadline counts from before the statement was sent: the
@@ -258,6 +272,38 @@ func (l *Lease) run() {
 			lastErr = err
 			errMu.Unlock()
 		}
+	}
+}
+
+// keptConn is a connection kept across calls: taken from db at the first
+// call, and given back (closed) after a call that failed, so the next one
+// takes a working one.
+type keptConn struct {
+	db *sql.DB
+	c  *sql.Conn
+}
+
+// ExecContext runs a statement on the kept connection.
+func (k *keptConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if k.c == nil {
+		c, err := k.db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		k.c = c
+	}
+	res, err := k.c.ExecContext(ctx, query, args...)
+	if err != nil {
+		k.close()
+	}
+	return res, err
+}
+
+// close gives the connection back, if any.
+func (k *keptConn) close() {
+	if k.c != nil {
+		k.c.Close()
+		k.c = nil
 	}
 }
 

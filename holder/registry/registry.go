@@ -336,6 +336,12 @@ func (r *Registry) Begin(ctx context.Context, s Start) (Record, error) {
 // its database-clock expiry). When expires is positive the expiry is moved
 // to the database clock's now + expires.
 func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Time, expires time.Duration) (bool, error) {
+	return r.heartbeat(ctx, r.db, leaseID, horizon, expires)
+}
+
+// heartbeat is Heartbeat on ex: the registry's database, or the
+// connection a Lease keeps for its heartbeats.
+func (r *Registry) heartbeat(ctx context.Context, ex execer, leaseID int64, horizon time.Time, expires time.Duration) (bool, error) {
 	if r.err != nil {
 		return false, r.err
 	}
@@ -343,44 +349,31 @@ func (r *Registry) Heartbeat(ctx context.Context, leaseID int64, horizon time.Ti
 	if expires > 0 {
 		exp = expires.Microseconds()
 	}
-	n, err := r.write(ctx, r.q.heartbeat, r.d.TimeArg(r.s.Now()), r.d.TimeArg(horizon), r.d.TimeArg(horizon), exp, leaseID)
+	n, err := write(ctx, ex, r.q.heartbeat, r.d.TimeArg(r.s.Now()), r.d.TimeArg(horizon), r.d.TimeArg(horizon), exp, leaseID)
 	if err != nil {
 		return false, fmt.Errorf("registry: heartbeat lease %d: %w", leaseID, err)
 	}
 	return n == 1, nil
 }
 
-// write runs stmt, a single-row UPDATE of a lease's row, and commits it
-// durably; it returns the rows affected. Where a transaction can make its
-// own commit durable (the dialect's DurableCommitExpr), stmt runs in one
-// that does, so that a call cancelled at the lease's deadline also rolls
-// back even if its UPDATE got through. A process paused between the
-// UPDATE and its COMMIT would hold the row lock, and every claim of the
-// namespace would queue behind it: the server ends such a transaction
-// once it idles for a heartbeat (see InTx).
-//
-// Elsewhere (MySQL) stmt commits on its own: a single-row UPDATE by
-// primary key needs no transaction, and no session can make its commit
-// more durable than the server's settings anyway.
-func (r *Registry) write(ctx context.Context, stmt string, args ...any) (int64, error) {
-	durable := r.d.DurableCommitExpr()
-	if durable == "" {
-		res, err := r.db.ExecContext(ctx, stmt, args...)
-		if err != nil {
-			return 0, err
-		}
-		return res.RowsAffected()
+// execer runs a statement: *sql.DB or *sql.Conn.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// write runs stmt, a single-row UPDATE of a lease's row that commits
+// durably on its own (see the heartbeat and release statements), and
+// returns the rows affected. One statement: a process paused while it
+// runs holds no lock across round trips, and a call cancelled at the
+// lease's deadline either committed or did not; a heartbeat that
+// committed unseen only keeps the row live and its horizon later, which
+// delays the next holder and never lets two issue at once.
+func write(ctx context.Context, ex execer, stmt string, args ...any) (int64, error) {
+	res, err := ex.ExecContext(ctx, stmt, args...)
+	if err != nil {
+		return 0, err
 	}
-	var n int64
-	err := r.inTx(ctx, durable, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, stmt, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
+	return res.RowsAffected()
 }
 
 // Release ends a lease. last, when not zero, is the tick of the last ID
@@ -397,7 +390,7 @@ func (r *Registry) Release(ctx context.Context, leaseID int64, last time.Time) e
 		// the tick holding it, which must not be before the last ID's.
 		lt = ceilMicro(last)
 	}
-	_, err := r.write(ctx, r.q.release, r.d.TimeArg(r.s.Now()), r.d.TimeArg(lt), leaseID)
+	_, err := write(ctx, r.db, r.q.release, r.d.TimeArg(r.s.Now()), r.d.TimeArg(lt), leaseID)
 	if err != nil {
 		return fmt.Errorf("registry: release lease %d: %w", leaseID, err)
 	}

@@ -24,10 +24,11 @@ type statements struct {
 	// returns lease_id where the dialect's KeyBack is Returning.
 	insert string
 	// heartbeat: renew a live, unexpired row (heartbeat time, horizon,
-	// horizon, expires in microseconds or NULL, lease ID); one row
-	// affected means it was live.
+	// horizon, expires in microseconds or NULL, lease ID), committing
+	// durably on its own; one row affected means it was live.
 	heartbeat string
-	// release: end a lease (released, last_timestamp or NULL, lease ID).
+	// release: end a lease (released, last_timestamp or NULL, lease ID),
+	// committing durably on its own.
 	release string
 	// find: the latest row whose ids_after is before a time (namespace,
 	// worker, time).
@@ -56,6 +57,14 @@ func render(d dialect.Dialect) statements {
 	// back: its last_heartbeat moves forward at least a microsecond.
 	// Assignments do not read a column assigned before them (MySQL runs
 	// them left to right, each seeing the ones before).
+	// A heartbeat or release is one statement, whose own transaction
+	// commits durably where the dialect can make it (DurableCommitExpr,
+	// evaluated as a FROM item): no transaction spans round trips, so a
+	// process paused in one holds no lock, and it takes one round trip.
+	durable := ""
+	if expr := d.DurableCommitExpr(); expr != "" {
+		durable = ` FROM (SELECT ` + expr + ` AS durable) AS commit_durably`
+	}
 	beat := at
 	if d.ChangedRows() {
 		beat = `GREATEST(` + at + `, ` + d.PlusMicroseconds("last_heartbeat", "1") + `)`
@@ -72,10 +81,10 @@ func render(d dialect.Dialect) statements {
 		heartbeat: d.Rebind(`UPDATE idsql_workers SET
 			last_heartbeat = ` + beat + `,
 			last_timestamp = COALESCE(GREATEST(last_timestamp, ` + at + `), ` + at + `, last_timestamp),
-			expires = COALESCE(` + d.PlusMicroseconds(d.Clock(), "?") + `, expires)
+			expires = COALESCE(` + d.PlusMicroseconds(d.Clock(), "?") + `, expires)` + durable + `
 		WHERE lease_id = ? AND ` + live),
 		release: d.Rebind(`UPDATE idsql_workers SET released = ` + at + `,
-			last_timestamp = COALESCE(` + at + `, last_timestamp)
+			last_timestamp = COALESCE(` + at + `, last_timestamp)` + durable + `
 		WHERE lease_id = ? AND released IS NULL`),
 		find: d.Rebind(`SELECT ` + columns + ` FROM idsql_workers
 		WHERE namespace = ? AND worker_id = ? AND ids_after < ` + at + `

@@ -277,7 +277,10 @@ func (l *Lease) run() {
 
 // keptConn is a connection kept across calls: taken from db at the first
 // call, and given back (closed) after a call that failed, so the next one
-// takes a working one.
+// takes a working one. A pool with a limit on open connections (one the
+// application gave, SetMaxOpenConns) is not kept from: a kept connection
+// would be one fewer for everything else, and several leases could take
+// them all; there each call takes one from the pool and gives it back.
 type keptConn struct {
 	db *sql.DB
 	c  *sql.Conn
@@ -285,6 +288,9 @@ type keptConn struct {
 
 // ExecContext runs a statement on the kept connection.
 func (k *keptConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if k.c == nil && k.db.Stats().MaxOpenConnections > 0 {
+		return k.db.ExecContext(ctx, query, args...)
+	}
 	if k.c == nil {
 		c, err := k.db.Conn(ctx)
 		if err != nil {

@@ -858,6 +858,9 @@ func TestServeShutdown(t *testing.T) {
 	// (Warm may have loaded a range already; requests go on until one
 	// needs a new one.)
 	gate.armed.Store(true)
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(gate.release) }) }
+	defer release() // a check that fails lets the held request, and so Serve, end
 	held := make(chan answer, 1)
 	for n := 0; ; n++ {
 		go func() { held <- fetch("/api/segment/get/leaf-segment-test/1000") }()
@@ -873,14 +876,19 @@ func TestServeShutdown(t *testing.T) {
 	}
 
 	// Other clients keep sending requests while shutdown starts.
+	const clients = 8
 	var wg sync.WaitGroup
-	errs := make(chan string, 8*20)
-	for range 8 {
+	var started, answers atomic.Int32 // clients that began sending; their requests that returned
+	errs := make(chan string, clients*20)
+	for range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			started.Add(1)
 			for range 20 {
-				switch a := fetch("/api/segment/get/users/1000"); {
+				a := fetch("/api/segment/get/users/1000")
+				answers.Add(1)
+				switch {
 				case a.refused:
 					return
 				case a.err != nil:
@@ -891,7 +899,13 @@ func TestServeShutdown(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(10 * time.Millisecond)
+	// Shutdown begins once every client is sending and one request of
+	// theirs has returned: most of them are still to come.
+	for deadline := time.Now().Add(10 * time.Second); started.Load() < clients || answers.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the clients began: %d of %d sending, %d requests returned; want all sending and one returned", started.Load(), clients, answers.Load())
+		}
+	}
 	cancel()
 	// Shutdown has begun once the listener refuses connections; the held
 	// request is still in flight then, and Serve waits for it.
@@ -914,7 +928,7 @@ func TestServeShutdown(t *testing.T) {
 		t.Fatalf("Serve returned with a request in flight: %v", err)
 	default:
 	}
-	close(gate.release)
+	release()
 	if a := <-held; a.err != nil || a.code != 200 || a.ids != 1000 {
 		t.Errorf("request in flight when shutdown began: %v; want 200 with 1,000 IDs", a)
 	}

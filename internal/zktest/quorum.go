@@ -31,20 +31,28 @@ type QuorumSettings struct {
 	// proxy between the two. A follower connects to its leader's quorum
 	// port, and everything the two exchange (proposals, acknowledgements,
 	// pings) goes over that connection, so a proxy per pair and direction
-	// can cut a member off. nil means real. Election connections are
-	// direct whatever Peer says: ZooKeeper answers an election connection
-	// from a lower member with one of its own to the address that member
-	// announces for itself, which would bypass a proxy anyway. A member
-	// listens on its own real addresses. A proxy should hold a connection
-	// it accepted until the member behind it listens (a new leader
-	// listens for followers only once elected): a follower whose
-	// connection is accepted and then closed gives the election up and
-	// starts another.
+	// can cut a member off. nil means real. A member listens on its own
+	// real addresses. A proxy should hold a connection it accepted until
+	// the member behind it listens (a new leader listens for followers
+	// only once elected): a follower whose connection is accepted and
+	// then closed gives the election up and starts another.
 	Peer func(from, to int, real string) string
+	// Election, when set, does for the election ports what Peer does for
+	// the quorum ports: the address member from connects to for member
+	// to's election port, whose listening address is real. nil means
+	// real. The proxy must also rewrite the address the connecting member
+	// announces for itself in its first message (protocol version, server
+	// ID, then the length and text of "host:port"): ZooKeeper answers an
+	// election connection from a lower member by closing it and
+	// connecting back to that announced address, which bypasses every
+	// proxy unless the first proxy names one (member to's proxy to
+	// member from). A proxy address must be on the same host as Peer's
+	// (a server line names one host for both ports).
+	Election func(from, to int, real string) string
 }
 
 // StartQuorum starts an ensemble as StartEnsemble does, with settings:
-// shorter ticks, and proxies between the members' quorum ports.
+// shorter ticks, and proxies between the members' quorum and election ports.
 func StartQuorum(t testing.TB, s QuorumSettings) *Ensemble {
 	t.Helper()
 	s = s.withDefaults()
@@ -59,6 +67,9 @@ func StartQuorum(t testing.TB, s QuorumSettings) *Ensemble {
 			q, el := real(ports[3*j+1]), real(ports[3*j+2])
 			if j != i && s.Peer != nil {
 				q = s.Peer(i, j, q)
+			}
+			if j != i && s.Election != nil {
+				el = s.Election(i, j, el)
 			}
 			fmt.Fprintf(&quorum, "server.%d=%s:%s\n", j+1, q, portOf(el))
 		}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/internal/engine"
@@ -80,6 +81,13 @@ type Options struct {
 	// setting from the DSN; one built in code (mysql.NewConnector) must say
 	// it here: idsql cannot ask the server which flags the client sent.
 	FoundRows bool
+	// ObserveKeys, when set, is called after the keys of every statement
+	// the wrapper filled were drawn, with the table, how many keys, and
+	// how long drawing them took: the wait inside idsql (a worker lease,
+	// a segment refill, the clock), not the statement's own round trip.
+	// It runs on the statement's goroutine, with its context, and must
+	// return quickly: export it as a metric (a histogram of key waits).
+	ObserveKeys func(ctx context.Context, table string, keys int, took time.Duration)
 }
 
 // Connector wraps an inner driver.Connector: every connection it opens
@@ -185,7 +193,7 @@ func newConnector(inner driver.Connector, cfg *Config, opts Options, dsn string)
 		c.ownKeys = true
 	}
 	c.eng, err = engine.New(engine.Config{Dialect: d, Tables: engine.Tables(cfg.TableNames(), cfg.Tables), Keys: c.keys,
-		ShardOf: ShardOf, CacheSize: opts.CacheSize, Prefix: "idsql", CountsUpdates: d.CountsUpdates(opts.FoundRows || d.FoundRowsDSN(dsn))})
+		ShardOf: ShardOf, CacheSize: opts.CacheSize, Prefix: "idsql", Observe: opts.ObserveKeys, CountsUpdates: d.CountsUpdates(opts.FoundRows || d.FoundRowsDSN(dsn))})
 	if err != nil {
 		c.closeOwned()
 		return nil, fmt.Errorf("idsql: %w", err)

@@ -109,15 +109,21 @@ func TestChaosLocal(t *testing.T) {
 // chaos is one chaos test's world: servers, processes, fault counts and
 // the scenarios to check at the end.
 type chaos struct {
-	t    *testing.T
-	m    chaosMode
-	r    *rand.Rand
-	bin  string
-	dir  string
-	dsn  string
-	pg   *pgtest.Server
-	zk   *zktest.Server
-	base time.Time // when the fleet started
+	t   *testing.T
+	m   chaosMode
+	r   *rand.Rand
+	bin string
+	// hotBin runs bin behind the others (nice 10): the busy victims
+	// (hotArgs). When five of them resume at once, their spinning
+	// goroutines would otherwise take both cores from the fleet and the
+	// server serving it; the sentry found untouched processes waiting in
+	// their own INSERTs and COMMITs for the server then, not in idsql.
+	hotBin string
+	dir    string
+	dsn    string
+	pg     *pgtest.Server
+	zk     *zktest.Server
+	base   time.Time // when the fleet started
 
 	mu     sync.Mutex
 	procs  []*chaosProc            // every process launched, in order
@@ -190,6 +196,7 @@ func newChaos(t *testing.T, m chaosMode, seed uint64) *chaos {
 	c.pg = pgtest.StartServer(t)
 	c.dsn = c.pg.DSN()
 	c.bin = buildChaosProc(t, c.dir)
+	c.hotBin = nicedBy(t, c.bin, 10)
 
 	db, err := sql.Open("postgres", c.dsn)
 	if err != nil {
@@ -265,6 +272,11 @@ func (c *chaos) start(base, identity string, clockAt time.Time, extra ...string)
 // startOn is start on another host: a process with a cache directory of
 // its own (host "" is the test's usual host).
 func (c *chaos) startOn(host, base, identity string, clockAt time.Time, extra ...string) *chaosProc {
+	return c.launch(c.bin, host, base, identity, clockAt, extra...)
+}
+
+// launch is startOn with bin, the helper or a command running it.
+func (c *chaos) launch(bin, host, base, identity string, clockAt time.Time, extra ...string) *chaosProc {
 	c.mu.Lock()
 	c.runs[base]++
 	name := base
@@ -272,8 +284,8 @@ func (c *chaos) startOn(host, base, identity string, clockAt time.Time, extra ..
 		name = base + "." + strconv.Itoa(n)
 	}
 	c.mu.Unlock()
-	p, err := startProc(c.bin, c.dir, appDSN(c.dsn, name), c.config(name, identity, host), name, identity, clockAt,
-		append([]string{"-pause", chaosPause}, extra...))
+	p, err := startProc(bin, c.dir, appDSN(c.dsn, name), c.config(name, identity, host), name, identity, clockAt,
+		append([]string{"-pause", chaosPause, "-db-waits"}, extra...))
 	if err != nil {
 		c.t.Errorf("launch %s: %v", name, err)
 		return nil
@@ -439,7 +451,7 @@ func (c *chaos) script() {
 func (c *chaos) pausedPastTimeout() {
 	var vs []*chaosProc
 	for i := 1; i <= chaosVictims; i++ {
-		v := c.start("v"+strconv.Itoa(i), "chaos-v"+strconv.Itoa(i), time.Time{}, hotArgs(i-1)...)
+		v := c.launch(c.hotBin, "", "v"+strconv.Itoa(i), "chaos-v"+strconv.Itoa(i), time.Time{}, hotArgs(i-1)...)
 		if v == nil {
 			c.t.FailNow()
 		}

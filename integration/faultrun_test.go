@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -179,13 +180,17 @@ func newFaultRun(t *testing.T, h faultHolder, bin string) *faultRun {
 // or a lock is as long at any priority. Every thread of the process has
 // the priority from its start (nice applies to one thread, and the Go
 // runtime starts its threads early). Elsewhere bin itself.
-func niced(t *testing.T, bin string) string {
+func niced(t *testing.T, bin string) string { return nicedBy(t, bin, -10) }
+
+// nicedBy returns a command that runs bin at niceness n where the test
+// may set it (see niced), elsewhere bin itself.
+func nicedBy(t *testing.T, bin string, n int) string {
 	nice, err := exec.LookPath("nice")
-	if err != nil || os.Geteuid() != 0 {
+	if err != nil || n < 0 && os.Geteuid() != 0 {
 		return bin
 	}
-	path := bin + "-niced"
-	script := fmt.Sprintf("#!/bin/sh\nexec %s -n -10 %s \"$@\"\n", nice, bin)
+	path := fmt.Sprintf("%s-nice%d", bin, n)
+	script := fmt.Sprintf("#!/bin/sh\nexec %s -n %d %s \"$@\"\n", nice, n, bin)
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -341,17 +346,21 @@ func (r *faultRun) checkGap(p *chaosProc, from, to time.Time, what string) (gap,
 const stallWindow = time.Second
 
 // gapBeyond returns p's longest gap in [from, to], by its keys' times,
-// where it began, and the part of it that counts against a fault: less
-// the longest gap of the control c (nil: none) in the same window
-// (stallWindow either side), and less the time p noted it did not run.
+// where it began, and the part of it that counts against a fault: what
+// is left of it after the longer of two measured causes that are not
+// idsql's: the longest gap of the control c (nil: none) in the same
+// window (stallWindow either side: the machine or a shared server
+// stalled), and the time p itself noted it did not run or waited, with
+// every goroutine, for the database to answer its own statements
+// (chaosproc's notes).
 func gapBeyond(p, c *chaosProc, from, to time.Time) (gap, excess time.Duration, at time.Time) {
 	gap, at = longestGap(p, from, to)
-	excess = gap
+	var cg time.Duration
 	if c != nil {
-		cg, _ := longestGap(c, at.Add(-stallWindow), at.Add(gap+stallWindow))
-		excess = max(gap-cg, 0)
+		cg, _ = longestGap(c, at.Add(-stallWindow), at.Add(gap+stallWindow))
 	}
-	return gap, max(excess-stalled(p, at, at.Add(gap)), 0), at
+	own := stalled(p, at, at.Add(gap)) + databaseWaits(p, at, at.Add(gap))
+	return gap, max(gap-max(cg, own), 0), at
 }
 
 // checkUntouched fails the test when p, which no fault touched in [from,
@@ -399,6 +408,73 @@ func stalled(p *chaosProc, from, to time.Time) time.Duration {
 		}
 	}
 	return sum
+}
+
+// databaseWaits returns how long, within [from, to], every inserting
+// goroutine of p at once noted it was waiting for the database to answer
+// its own statements (chaosproc -db-waits): the time p waited for the
+// server, not for idsql.
+func databaseWaits(p *chaosProc, from, to time.Time) time.Duration {
+	log := p.log()
+	workers := 0
+	byG := map[string][][2]time.Time{}
+	for _, l := range strings.Split(log, "\n") {
+		if i := strings.LastIndex(l, ", workers "); i >= 0 && workers == 0 {
+			workers, _ = strconv.Atoi(l[i+len(", workers "):])
+		}
+		_, note, ok := strings.Cut(l, "note: g")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(note) // "1 database 35ms from 15:04:05.000"
+		if len(f) != 5 || f[1] != "database" || f[3] != "from" {
+			continue
+		}
+		d, err1 := time.ParseDuration(f[2])
+		clock, err2 := time.Parse("15:04:05.000", f[4])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		y, m, day := from.UTC().Date()
+		s := time.Date(y, m, day, clock.Hour(), clock.Minute(), clock.Second(), clock.Nanosecond(), time.UTC)
+		byG[f[0]] = append(byG[f[0]], [2]time.Time{later(s, from), earliest(s.Add(d), to)})
+	}
+	if workers == 0 || len(byG) < workers {
+		return 0 // some goroutine never waited: the process was not all waiting
+	}
+	// The times all goroutines waited: intersect their waits.
+	var all [][2]time.Time
+	first := true
+	for _, ws := range byG {
+		if first {
+			all, first = ws, false
+			continue
+		}
+		var both [][2]time.Time
+		for _, a := range all {
+			for _, w := range ws {
+				if s, e := later(a[0], w[0]), earliest(a[1], w[1]); e.After(s) {
+					both = append(both, [2]time.Time{s, e})
+				}
+			}
+		}
+		all = both
+	}
+	var sum time.Duration
+	for _, w := range all {
+		if w[1].After(w[0]) {
+			sum += w[1].Sub(w[0])
+		}
+	}
+	return sum
+}
+
+// earliest returns the earlier of two times.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // slowKeys returns the last of p's notes on keys that took long.

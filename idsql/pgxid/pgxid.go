@@ -60,6 +60,9 @@ type Options struct {
 	KeysOptions idsql.KeysOptions
 	// CacheSize bounds the rewrite plan cache; 0 means the default.
 	CacheSize int
+	// ObserveKeys, when set, is called after the keys of every statement
+	// filled were drawn, as idsql.Options.ObserveKeys is.
+	ObserveKeys func(ctx context.Context, table string, keys int, took time.Duration)
 }
 
 // shared is what a DB and every Tx begun from it have in common: the
@@ -152,7 +155,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 	}
 	var err error
 	db.s.eng, err = engine.New(engine.Config{Dialect: dialect.PostgreSQL, Tables: engine.Tables(cfg.TableNames(), cfg.Tables),
-		Keys: db.s.keys, ShardOf: idsql.ShardOf, CacheSize: opts.CacheSize, Prefix: "pgxid"})
+		Keys: db.s.keys, ShardOf: idsql.ShardOf, CacheSize: opts.CacheSize, Prefix: "pgxid", Observe: opts.ObserveKeys})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("pgxid: %w", err)

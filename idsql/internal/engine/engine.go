@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/internal/dialect"
@@ -63,6 +64,11 @@ type Config struct {
 	// CLIENT_FOUND_ROWS), so a one-row upsert tells an insert from an
 	// update (Known).
 	CountsUpdates bool
+	// Observe, when set, is called after the keys of each filled
+	// execution were drawn, with how many and how long drawing them took
+	// (the key sources' waits: a lease, a refill, the clock), on the
+	// goroutine and with the context of the execution.
+	Observe func(ctx context.Context, table string, keys int, took time.Duration)
 }
 
 // Engine owns the life of every statement of every front door: the plan

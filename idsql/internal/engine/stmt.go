@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/internal/dialect"
@@ -126,7 +127,15 @@ func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver
 			return nil, err
 		}
 	}
-	ids, err := e.keys(ctx, st, args, given, need, f.IDs[:0])
+	var ids []int64
+	var err error
+	if obs := e.cfg.Observe; obs != nil {
+		start := time.Now()
+		ids, err = e.keys(ctx, st, args, given, need, f.IDs[:0])
+		obs(ctx, st.table, len(ids), time.Since(start))
+	} else {
+		ids, err = e.keys(ctx, st, args, given, need, f.IDs[:0])
+	}
 	if err != nil {
 		if !errors.Is(err, ErrBatch) {
 			err = fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -97,4 +98,55 @@ func TestBuffersReuse(t *testing.T) {
 	if f.IDs[0] != last+1 || f.Args[0].Value != int64(100) || f.Args[1].Value != last+1 {
 		t.Errorf("one row after a large execution: keys %v, arguments %v; want key %d and value 100", f.IDs, f.Args, last+1)
 	}
+}
+
+// Observe hears of every filled execution: its table, its keys, and the
+// time the key source took, with the execution's context.
+func TestObserve(t *testing.T) {
+	type ctxKey struct{}
+	ctx := context.WithValue(context.Background(), ctxKey{}, "caller")
+	type seen struct {
+		from  any
+		table string
+		keys  int
+		took  time.Duration
+	}
+	var got []seen
+	keys := &slowCounter{wait: 2 * time.Millisecond}
+	e, err := New(Config{Dialect: dialect.SQLite, Tables: Tables([]string{"t"}, map[string]table{"t": {key: "id"}}), Keys: keys, Prefix: "test",
+		Observe: func(ctx context.Context, table string, n int, took time.Duration) {
+			got = append(got, seen{ctx.Value(ctxKey{}), table, n, took})
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := e.Rewriter(dialect.SQLMode{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := e.Catalog(columnsOfT{})
+	st, err := e.Plan(ctx, rw, cat, "INSERT INTO t (v) VALUES (?), (?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []driver.NamedValue{{Ordinal: 1, Value: int64(1)}, {Ordinal: 2, Value: int64(2)}}
+	if _, err := e.Fill(ctx, cat, st, args, nil, &Buffers{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].from != "caller" || got[0].table != "t" || got[0].keys != 2 || got[0].took < keys.wait {
+		t.Fatalf("observed %+v; want one execution of table t with 2 keys, the caller's context, taking at least %s", got, keys.wait)
+	}
+}
+
+// slowCounter is a counter whose every draw waits first.
+type slowCounter struct {
+	counter
+	wait time.Duration
+}
+
+func (c *slowCounter) Source(context.Context, string) (Source, error) { return c, nil }
+
+func (c *slowCounter) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	time.Sleep(c.wait)
+	return c.counter.AppendIDs(ctx, dst, n)
 }

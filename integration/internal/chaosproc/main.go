@@ -35,6 +35,12 @@
 // Every run notes when it was not scheduled for over 50 ms ("note:
 // stalled ..."): the checkers do not count such a pause against a fault.
 //
+// With -db-waits, each inserting goroutine notes when the database took
+// over 20 ms to answer one of its own statements (BEGIN, the INSERT once
+// its keys were drawn, COMMIT): "note: g1 database 35ms from 15:04:05.000".
+// While every goroutine waits so, the process waits for the database, not
+// for idsql; a key draw over 50 ms is noted as "note: a key took ...".
+//
 // On SIGUSR2 it appends a dump of every goroutine's stack, headed by the
 // time, to -stacks (default: its name.stacks in the working directory):
 // a test that sees it go quiet captures what it waits on.
@@ -91,6 +97,7 @@ func main() {
 		work       = flag.Duration("work", 0, "CPU work (a busy loop) in each transaction before its INSERT, as an application does")
 		procs      = flag.Int("procs", 0, "GOMAXPROCS; 0 leaves the default")
 		stacks     = flag.String("stacks", "", "file to append goroutine dumps to on SIGUSR2; empty means <name>.stacks")
+		dbWaits    = flag.Bool("db-waits", false, "note each wait of an inserting goroutine over 20 ms for the database to answer its own statements")
 	)
 	flag.Parse()
 	if *procs > 0 {
@@ -127,7 +134,7 @@ func main() {
 		p.logf("-driver: %v", err)
 		os.Exit(2)
 	}
-	p.driver, p.dialect, p.draw = *driver, d, *draw
+	p.driver, p.dialect, p.draw, p.dbWaits = *driver, d, *draw, *dbWaits
 	if err := p.run(*configPath, *dsn, *tables, clock, *workers, *batch, *pause, *work); err != nil {
 		p.logf("%v", err)
 		os.Exit(1)
@@ -140,6 +147,7 @@ type proc struct {
 	driver  string
 	dialect dialect.Dialect // the driver's: its placeholders
 	draw    bool            // take keys without inserting
+	dbWaits bool            // note the database's slow answers (-db-waits)
 
 	outMu sync.Mutex // one write per committed INSERT
 	errMu sync.Mutex
@@ -180,7 +188,8 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 	if err != nil {
 		return err
 	}
-	db, err := idsql.Open(p.driver, dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Clock: clock, Logger: slog.New(logHandler{p: p})}})
+	db, err := idsql.Open(p.driver, dsn, cfg, idsql.Options{ObserveKeys: p.observeKeys,
+		KeysOptions: idsql.KeysOptions{Clock: clock, Logger: slog.New(logHandler{p: p})}})
 	if err != nil {
 		return err
 	}
@@ -199,7 +208,7 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 	case *fileClock:
 		clockDesc = "from " + c.path
 	}
-	p.logf("pid %d, instance %q, clock %s, tables %s", p.pid, cfg.Holder.Instance, clockDesc, strings.Join(names, ","))
+	p.logf("pid %d, instance %q, clock %s, tables %s, workers %d", p.pid, cfg.Holder.Instance, clockDesc, strings.Join(names, ","), workers)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -209,7 +218,7 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.insertLoop(ctx, db, names, batch, pause, work, rand.New(rand.NewPCG(uint64(p.pid), uint64(i))))
+			p.insertLoop(ctx, db, names, batch, pause, work, i, rand.New(rand.NewPCG(uint64(p.pid), uint64(i))))
 		}()
 	}
 	wg.Wait()
@@ -289,7 +298,7 @@ func (p *proc) probe(ctx context.Context) {
 
 // insertLoop inserts batches of rows until ctx ends, printing the keys of
 // every committed batch.
-func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, batch int, pause, work time.Duration, r *rand.Rand) {
+func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, batch int, pause, work time.Duration, g int, r *rand.Rand) {
 	queries := map[string]string{}
 	var line []byte
 	for ctx.Err() == nil {
@@ -315,7 +324,7 @@ func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, ba
 				p.logf("note: a key took %s from %s", took.Round(time.Millisecond), start.UTC().Format("15:04:05.000"))
 			}
 		} else {
-			ids, err = insert(ctx, db, q, args, n, work)
+			ids, err = p.insert(ctx, db, q, args, n, work, g)
 		}
 		if err != nil {
 			if ctx.Err() == nil {
@@ -360,16 +369,21 @@ func insertQuery(table string, n int, d dialect.Dialect) string {
 
 // insert runs q in a transaction, after work (CPU work inside the
 // transaction, right before the INSERT takes its keys), and returns the
-// keys once it committed.
-func insert(ctx context.Context, db *idsql.DB, q string, args []any, n int, work time.Duration) ([]int64, error) {
+// keys once it committed. g numbers the calling goroutine, for notes.
+func (p *proc) insert(ctx context.Context, db *idsql.DB, q string, args []any, n int, work time.Duration, g int) ([]int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
+	drew := new(time.Duration) // set by observeKeys
+	ctx = context.WithValue(ctx, drawKey{}, drew)
+	start := time.Now()
 	tx, err := db.BeginTx(ctx, nil)
+	p.waited(g, start)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
 	spin(work)
+	start = time.Now()
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -386,13 +400,40 @@ func insert(ctx context.Context, db *idsql.DB, q string, args []any, n int, work
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, err
 	}
+	p.waited(g, start.Add(*drew))
 	if len(ids) != n {
 		return nil, fmt.Errorf("RETURNING gave %d keys for %d rows", len(ids), n)
 	}
-	if err := tx.Commit(); err != nil {
+	start = time.Now()
+	err = tx.Commit()
+	p.waited(g, start)
+	if err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return ids, nil
+}
+
+// drawKey keys the context value where observeKeys puts how long an
+// INSERT's keys took to draw.
+type drawKey struct{}
+
+// observeKeys is the wrapper's ObserveKeys: it notes a draw over 50 ms (a
+// pause inside idsql) and tells insert how long the draw took.
+func (p *proc) observeKeys(ctx context.Context, table string, keys int, took time.Duration) {
+	if d, ok := ctx.Value(drawKey{}).(*time.Duration); ok {
+		*d = took
+	}
+	if took > 50*time.Millisecond {
+		p.logf("note: a key took %s from %s", took.Round(time.Millisecond), time.Now().Add(-took).UTC().Format("15:04:05.000"))
+	}
+}
+
+// waited notes, with -db-waits, that goroutine g waited since start for
+// the database to answer one of its own statements, if over 20 ms.
+func (p *proc) waited(g int, start time.Time) {
+	if d := time.Since(start); p.dbWaits && d > 20*time.Millisecond {
+		p.logf("note: g%d database %s from %s", g, d.Round(time.Millisecond), start.UTC().Format("15:04:05.000"))
+	}
 }
 
 // spin keeps the CPU busy for d: a process stopped while its goroutines

@@ -356,7 +356,11 @@ type qStep struct {
 	quorumLift time.Time
 	quorumHeal time.Time
 	proof      []string
-	takers     []*qTaker
+	// takeover: a quorum could give the worker IDs of the issuers
+	// pinned to a member down or cut off away, and another issuer must
+	// take each of them (takers).
+	takeover bool
+	takers   []*qTaker
 }
 
 // cutOff reports whether the step cuts issuer q off.
@@ -625,7 +629,7 @@ func (b *quorumBackend) others(down ...int) []string {
 func quorumLeaderKill(t *testing.T, b *quorumBackend, issuers []*qIssuer) *qStep {
 	t.Helper()
 	l := mustLeader(t, b)
-	s := &qStep{name: "leader killed (SIGKILL), restarted once its issuers' worker IDs were taken", down: map[int]bool{l: true}, late: -1}
+	s := &qStep{name: "leader killed (SIGKILL), restarted once its issuers' worker IDs were taken", down: map[int]bool{l: true}, late: -1, takeover: true}
 	s.faultAt = time.Now()
 	b.kill(l)
 	if !b.exited(l) {
@@ -650,7 +654,7 @@ func quorumPartition(t *testing.T, b *quorumBackend, issuers []*qIssuer) *qStep 
 	t.Helper()
 	l := mustLeader(t, b)
 	x := (l + 1) % b.n // a follower
-	s := &qStep{name: "follower cut off from the others until its issuers' worker IDs were taken", down: map[int]bool{x: true}, late: -1}
+	s := &qStep{name: "follower cut off from the others until its issuers' worker IDs were taken", down: map[int]bool{x: true}, late: -1, takeover: true}
 	heldBytes, heldConns := b.net.heldStats(x)
 	s.faultAt = time.Now()
 	b.cut(x, true)
@@ -698,7 +702,7 @@ func quorumMajorityLoss(t *testing.T, b *quorumBackend, issuers []*qIssuer) *qSt
 	f := (l + 1) % b.n
 	survivor := (l + 2) % b.n
 	s := &qStep{name: "majority lost (leader and a follower killed) for TTL+1s; the follower back once its issuers' worker IDs were taken",
-		down: map[int]bool{l: true, f: true}, noQuorum: true, late: f}
+		down: map[int]bool{l: true, f: true}, noQuorum: true, late: f, takeover: true}
 	s.faultAt = time.Now()
 	b.kill(l)
 	b.kill(f)
@@ -862,6 +866,9 @@ func checkQuorumStep(b *quorumBackend, s *qStep, mode string, issuers []*qIssuer
 		}
 	}
 	if len(taken) == 0 {
+		if s.takeover {
+			fail("%s, %s, %s: no other issuer took a cut-off issuer's worker ID: nothing shows a worker ID changing hands", b.name, s.name, mode)
+		}
 		taken = append(taken, "-")
 	}
 	_, dups := quorumDuplicates(modeProcs(issuers, s.takers, mode), s.end)

@@ -395,17 +395,35 @@ func TestStartTxCommitsDurably(t *testing.T) {
 // transaction that took it and then sent nothing, as a process stopped by
 // SIGSTOP right after LockNamespace would) holds the other claims of the
 // namespace only until the server ends its idle transaction, a heartbeat
-// (at least a second) later: another process's Acquire goes through, and
-// the paused claim fails without committing. Before, the others waited for
-// as long as the paused process's connection lived.
+// (at least a second) later: another process's Acquire goes through within
+// that idle timeout (plus pauseSlack), and the paused claim fails without
+// committing. Before, the others waited for as long as the paused
+// process's connection lived.
 func TestPausedClaimFreesNamespace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h, reg := newHolder(t, postgreSQL, time.Now, postgres.Settings{Mode: postgres.Lease})
+	// The idle_in_transaction_session_timeout registry.InTx gives its
+	// transactions: max(Heartbeat, 1 s).
+	idle := max(heartbeat, time.Second)
+	// pauseSlack is what the wait may take beyond idle, measured from
+	// before the paused claim sent LockNamespace (so no later than the
+	// server's idle timer started): that statement's round trip, the
+	// server ending the session once its timer fires, and the rest of the
+	// waiting Acquire once it has the lock (a few statements and a
+	// durable commit). It measured 5-17 ms in 16 runs on a quiet 2-core
+	// machine, alone and with the package's other tests, with and without
+	// -race; 500 ms leaves room for a loaded CI machine's scheduling and
+	// still fails a wait that lasts until another timeout (a 3 s one
+	// waited 3.02 s) or the connection's end. It bounds what a server
+	// timeout does, not a speed.
+	const pauseSlack = 500 * time.Millisecond
+	var sentAt time.Time // before LockNamespace was sent; read after locked
 	locked, resume := make(chan struct{}), make(chan struct{})
 	paused := make(chan error, 1)
 	go func() {
 		paused <- reg.InTx(ctx, func(tx *sql.Tx) error {
+			sentAt = time.Now()
 			if err := reg.LockNamespace(ctx, tx, "ns"); err != nil {
 				return err
 			}
@@ -419,14 +437,20 @@ func TestPausedClaimFreesNamespace(t *testing.T) {
 	case err := <-paused:
 		t.Fatalf("the claim to pause did not take the lock: %v", err)
 	}
-	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	actx, cancel := context.WithTimeout(ctx, idle+30*time.Second)
 	defer cancel()
 	l, err := h.Acquire(actx, req("t", "other", 4))
+	waited := time.Since(sentAt)
 	close(resume)
 	if err != nil {
-		t.Fatalf("Acquire behind a paused claim: %v", err)
+		t.Fatalf("Acquire behind a paused claim, %s after the claim sent LockNamespace: %v", waited, err)
 	}
 	l.Release(ctx, time.Time{})
+	t.Logf("Acquire went through %s after the paused claim sent LockNamespace (idle timeout %s)", waited, idle)
+	if waited > idle+pauseSlack {
+		t.Errorf("Acquire behind a paused claim went through %s after the claim sent LockNamespace, want within the idle timeout %s + %s: "+
+			"the server did not end the idle transaction a heartbeat later", waited, idle, pauseSlack)
+	}
 	if err := <-paused; err == nil {
 		t.Error("the paused claim committed: the server did not end its idle transaction")
 	}

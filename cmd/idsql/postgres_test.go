@@ -72,24 +72,44 @@ tables:
 			t.Errorf("lookup without --config: exit %d, output lacks %s:\n%s%s", code, re, out, stderr)
 		}
 	}
-	code, out, stderr = runCmd(t, "lookup", "--dsn", dsn, "--json", "--config", cfgPath, strconv.FormatInt(orderID, 10), strconv.FormatInt(userID, 10), "42")
-	var looked []struct {
-		Input   string
-		ID      int64
-		Error   string
-		Origins []struct {
-			Table, Strategy, Key, Instance string
-			Worker                         *int64
-			RangeFirst                     int64 `json:"range_first"`
+	// --json, without a configuration and with one: the same origins;
+	// without, they say they come from the records (and a segment's table,
+	// which only the configuration names, is not given).
+	for _, c := range []struct {
+		name   string
+		config []string
+	}{
+		{"lookup --json without --config", nil},
+		{"lookup --json --config", []string{"--config", cfgPath}},
+	} {
+		args := append([]string{"lookup", "--dsn", dsn, "--json"}, c.config...)
+		code, out, stderr := runCmd(t, append(args, strconv.FormatInt(orderID, 10), strconv.FormatInt(userID, 10), "42")...)
+		var looked []struct {
+			Input   string
+			ID      int64
+			Error   string
+			Origins []struct {
+				Table, Strategy, Key, Instance, Namespace string
+				Worker                                    *int64
+				RangeFirst                                int64 `json:"range_first"`
+				FromRecords                               bool  `json:"from_records"`
+			}
 		}
-	}
-	if err := json.Unmarshal([]byte(out), &looked); err != nil {
-		t.Fatalf("lookup --json: %v\n%s", err, out)
-	}
-	if code != 1 || len(looked) != 3 || looked[0].ID != orderID || len(looked[0].Origins) != 1 || looked[0].Origins[0].Table != "orders" ||
-		looked[0].Origins[0].Worker == nil || looked[1].Origins[0].Key != "users" || looked[1].Origins[0].RangeFirst != 978 ||
-		!strings.Contains(looked[2].Error, "42: no table of namespace cmdtest issued this ID") || stderr != "idsql lookup: 1 of 3 IDs not looked up: 1 not found\n" {
-		t.Errorf("lookup --json: exit %d, %+v\n%s", code, looked, stderr)
+		if err := json.Unmarshal([]byte(out), &looked); err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, out)
+		}
+		bare, usersTable := c.config == nil, "users"
+		if bare {
+			usersTable = ""
+		}
+		if code != 1 || len(looked) != 3 || looked[0].ID != orderID || len(looked[0].Origins) != 1 || len(looked[1].Origins) != 1 ||
+			looked[0].Origins[0].Table != "orders" || looked[0].Origins[0].Strategy != "snowflake" || looked[0].Origins[0].Namespace != "cmdtest" ||
+			looked[0].Origins[0].Worker == nil || looked[0].Origins[0].FromRecords != bare ||
+			looked[1].Origins[0].Table != usersTable || looked[1].Origins[0].Strategy != "segment" || looked[1].Origins[0].Key != "users" ||
+			looked[1].Origins[0].RangeFirst != 978 || looked[1].Origins[0].FromRecords != bare ||
+			!strings.Contains(looked[2].Error, "42: no table of namespace cmdtest issued this ID") || stderr != "idsql lookup: 1 of 3 IDs not looked up: 1 not found\n" {
+			t.Errorf("%s: exit %d, %+v\n%s", c.name, code, looked, stderr)
+		}
 	}
 	code, _, stderr = runCmd(t, "lookup", "--dsn", dsn, "--config", cfgPath, "123456789012")
 	if code != 1 || !regexp.MustCompile(`no table of namespace cmdtest issued this ID`).MatchString(stderr) {

@@ -450,26 +450,40 @@ func (n *cutNet) checkFaults(t *testing.T) {
 	}
 }
 
-// bypasses looks in /proc for established connections to a member's real
-// peer ports (everything the proxies forward to) that the test process
-// did not open: connections between members that no proxy holds. It
-// returns one line for each.
-func (n *cutNet) bypasses() ([]string, error) {
-	n.mu.Lock()
-	real := map[string]bool{}
-	for _, ps := range n.proxies {
-		for _, p := range ps {
-			real[p.upstream] = true
-		}
-	}
-	n.mu.Unlock()
+// bypasses looks in /proc for established connections between two
+// member processes (found by the client addresses they listen on): every
+// connection between members should run from a member to a proxy of the
+// test process, and from there to the other member, so a connection with
+// a member at each end is one that no cut holds. It returns one line for
+// each.
+func (n *cutNet) bypasses(clients []string) ([]string, error) {
 	socks, err := tcpSockets()
 	if err != nil {
 		return nil, err
 	}
-	mine, err := socketInodes(os.Getpid())
-	if err != nil {
-		return nil, err
+	listening := map[string]string{} // local address -> inode
+	for _, s := range socks {
+		if s.state == "0A" {
+			listening[s.local] = s.inode
+		}
+	}
+	owner := map[string]int{} // socket inode -> member pid
+	for _, addr := range clients {
+		inode, ok := listening[addr]
+		if !ok {
+			continue // the member is down
+		}
+		pid := socketPid(inode)
+		if pid == 0 {
+			continue
+		}
+		fds, err := socketInodes(pid)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		for fd := range fds {
+			owner[fd] = pid
+		}
 	}
 	byLocal := map[string]tcpSocket{}
 	for _, s := range socks {
@@ -477,23 +491,27 @@ func (n *cutNet) bypasses() ([]string, error) {
 	}
 	var out []string
 	for _, s := range socks {
-		if s.state != "01" || !real[s.local] {
+		a, ok := owner[s.inode]
+		if s.state != "01" || !ok {
 			continue
 		}
 		peer, ok := byLocal[s.remote]
-		if !ok || peer.remote != s.local || mine[peer.inode] {
-			continue // gone meanwhile, or a proxy's
+		if !ok || peer.remote != s.local {
+			continue
 		}
-		out = append(out, fmt.Sprintf("%s <- %s (%s)", s.local, s.remote, socketOwner(peer.inode)))
+		if b, ok := owner[peer.inode]; ok && b != a && s.local < s.remote {
+			out = append(out, fmt.Sprintf("%s (pid %d) <-> %s (pid %d)", s.local, a, s.remote, b))
+		}
 	}
 	return out, nil
 }
 
 // checkBypasses fails the test for each connection between members that
-// passes no proxy, and when /proc cannot be read.
-func (n *cutNet) checkBypasses(t *testing.T, when string) {
+// passes no proxy, and when /proc cannot be read; clients are the
+// members' client addresses.
+func (n *cutNet) checkBypasses(t *testing.T, when string, clients []string) {
 	t.Helper()
-	b, err := n.bypasses()
+	b, err := n.bypasses(clients)
 	if err != nil {
 		t.Errorf("%s: cannot check that every connection between members passes a proxy: %v", when, err)
 	}
@@ -579,8 +597,8 @@ func socketInodes(pid int) (map[string]bool, error) {
 	return out, nil
 }
 
-// socketOwner names the process holding socket inode, for a message.
-func socketOwner(inode string) string {
+// socketPid returns the process holding socket inode; 0 when none does.
+func socketPid(inode string) int {
 	procs, _ := os.ReadDir("/proc")
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
@@ -588,15 +606,10 @@ func socketOwner(inode string) string {
 			continue
 		}
 		if fds, err := socketInodes(pid); err == nil && fds[inode] {
-			cmd, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
-			c := strings.ReplaceAll(string(cmd), "\x00", " ")
-			if len(c) > 160 {
-				c = c[:160] + "..."
-			}
-			return fmt.Sprintf("pid %d: %s", pid, c)
+			return pid
 		}
 	}
-	return "owner not found"
+	return 0
 }
 
 // procSource returns a function that tells which process opened a

@@ -442,7 +442,7 @@ func runQuorum(t *testing.T, b *quorumBackend) {
 	// Every issuer issues before the first fault.
 	waitKeys(t, issuers, time.Now(), 30*time.Second, "before the faults")
 	time.Sleep(partWarm)
-	b.net.checkBypasses(t, "before the faults")
+	b.net.checkBypasses(t, "before the faults", b.others())
 
 	rounds := 1
 	if os.Getenv(EnvQuorumFull) == "1" {
@@ -604,7 +604,7 @@ func finish(t *testing.T, b *quorumBackend, s *qStep, issuers []*qIssuer) *qStep
 	}
 	s.provenAt = time.Now()
 	s.proof = append(s.proof, fmt.Sprintf("a write through every member %s after the heal", took.Round(10*time.Millisecond)))
-	b.net.checkBypasses(t, s.name+", after the heal")
+	b.net.checkBypasses(t, s.name+", after the heal", b.others())
 	s.end = waitKeys(t, issuers, s.liftAt, 3*b.ttl+10*time.Second, s.name+": after the heal")
 	t.Logf("%s: %s: %s; healed %s after the fault, every issuer issued again %s after the heal", b.name, s.name, strings.Join(s.proof, "; "),
 		s.healAt.Sub(s.faultAt).Round(time.Millisecond), s.end.Sub(s.healAt).Round(time.Millisecond))
@@ -674,7 +674,7 @@ func quorumPartition(t *testing.T, b *quorumBackend, issuers []*qIssuer) *qStep 
 	// held traffic of every kind of port, both ways: what m sent
 	// (ZooKeeper: its votes, on the election port) and what it was sent
 	// (the leader's pings or heartbeats).
-	b.net.checkBypasses(t, s.name+", during the cut")
+	b.net.checkBypasses(t, s.name+", during the cut", b.others())
 	afterBytes, afterConns := b.net.heldStats(x)
 	var held []string
 	for _, port := range b.ports {

@@ -522,7 +522,7 @@ func (n *cutNet) checkBypasses(t *testing.T, when string, clients []string) {
 
 // tcpSocket is one line of /proc/net/tcp or tcp6.
 type tcpSocket struct {
-	local, remote string // 127.0.0.1:port
+	local, remote string // 127.0.0.1:port; remote empty when it is not IPv4
 	state         string // hex, 01 is established
 	inode         string
 }
@@ -541,9 +541,12 @@ func tcpSockets() ([]tcpSocket, error) {
 			if len(fs) < 10 {
 				continue
 			}
-			l, lok := procAddr(fs[1])
-			r, rok := procAddr(fs[2])
-			if lok && rok {
+			// A listening socket of tcp6 has the unspecified
+			// address (not IPv4-mapped) as its remote: kept, with
+			// no remote.
+			l, ok := procAddr(fs[1])
+			r, _ := procAddr(fs[2])
+			if ok {
 				out = append(out, tcpSocket{local: l, remote: r, state: fs[3], inode: fs[9]})
 			}
 		}

@@ -400,12 +400,20 @@ func TestStartTxCommitsDurably(t *testing.T) {
 // committing. Before, the others waited for as long as the paused
 // process's connection lived.
 func TestPausedClaimFreesNamespace(t *testing.T) {
-	t.Parallel()
+	for _, b := range []backend{postgreSQL, mySQL} {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			testPausedClaimFreesNamespace(t, b)
+		})
+	}
+}
+
+func testPausedClaimFreesNamespace(t *testing.T, b backend) {
 	ctx := context.Background()
-	h, reg := newHolder(t, postgreSQL, time.Now, postgres.Settings{Mode: postgres.Lease})
-	// The idle_in_transaction_session_timeout registry.InTx gives its
-	// transactions: max(Heartbeat, 1 s).
-	idle := max(heartbeat, time.Second)
+	h, reg := newHolder(t, b, time.Now, postgres.Settings{Mode: postgres.Lease})
+	// The idle timeout registry.InTx gives its transactions: max(Heartbeat,
+	// 1 s), in whole seconds on MariaDB (idle_transaction_timeout).
+	idle := (max(heartbeat, time.Second) + time.Second - 1).Truncate(time.Second)
 	// pauseSlack is what the wait may take beyond idle, measured from
 	// before the paused claim sent LockNamespace (so no later than the
 	// server's idle timer started): that statement's round trip, the

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -71,7 +72,10 @@ const attempts = 5
 // connection lives. Where the database can (IdleTxTimeout: PostgreSQL),
 // the server ends the transaction once it idles for a heartbeat (at least
 // a second): the paused run fails, having committed nothing, and the
-// others go on. (MySQL has no such setting for one transaction.)
+// others go on. MariaDB has the setting for a session only
+// (idle_transaction_timeout, in whole seconds): there the transaction
+// runs on a connection of its own that gets it, and the server's default
+// back afterwards. (MySQL has no such setting.)
 func (r *Registry) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return r.inTx(ctx, "", fn)
 }
@@ -106,7 +110,54 @@ func (r *Registry) inTx(ctx context.Context, setup string, fn func(tx *sql.Tx) e
 }
 
 func (r *Registry) tx(ctx context.Context, opts *sql.TxOptions, setup string, args []any, fn func(tx *sql.Tx) error) error {
-	tx, err := r.db.BeginTx(ctx, opts)
+	set, reset, err := r.sessionIdle(ctx)
+	if err != nil {
+		return err
+	}
+	if set == "" {
+		return r.txOn(ctx, r.db, opts, setup, args, fn)
+	}
+	// The session ends if the transaction idles for a heartbeat (at
+	// least a second, in whole seconds), on a connection of its own that
+	// gets the server's default back afterwards (or is dropped).
+	conn, err := r.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, set, int64((max(r.s.Heartbeat, time.Second)+time.Second-1)/time.Second)); err != nil {
+		return err
+	}
+	err = r.txOn(ctx, conn, opts, setup, args, fn)
+	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), reset); rerr != nil {
+		// Keep the setting out of the pool: the connection is dropped.
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	return err
+}
+
+// sessionIdle returns the statements that bound a transaction's idle time
+// for the session, and restore the default (Dialect.SessionIdleTimeout),
+// read from the server once.
+func (r *Registry) sessionIdle(ctx context.Context) (set, reset string, err error) {
+	r.idleMu.Lock()
+	defer r.idleMu.Unlock()
+	if !r.idleKnown {
+		if r.idleSet, r.idleReset, err = r.d.SessionIdleTimeout(ctx, r.db); err != nil {
+			return "", "", err
+		}
+		r.idleKnown = true
+	}
+	return r.idleSet, r.idleReset, nil
+}
+
+// beginner starts transactions: *sql.DB or *sql.Conn.
+type beginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+func (r *Registry) txOn(ctx context.Context, db beginner, opts *sql.TxOptions, setup string, args []any, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/idsql/idsql/holder"
@@ -106,6 +107,10 @@ type Registry struct {
 	d   dialect.Dialect
 	q   statements // rendered in d
 	err error      // why the registry cannot work: no dialect
+
+	idleMu             sync.Mutex
+	idleKnown          bool   // idleSet and idleReset were read
+	idleSet, idleReset string // Dialect.SessionIdleTimeout's
 }
 
 // New returns a registry on db, a PostgreSQL or MySQL/MariaDB database.

@@ -1,8 +1,10 @@
 package dialect
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -43,6 +45,11 @@ type registrySpec struct {
 	// expression that ends the running transaction when it idles that
 	// long; "" for none.
 	idleTimeout string
+	// sessionIdle, given the server's VERSION(), returns the statement
+	// (taking whole seconds as its one parameter) that makes the server
+	// end a session whose transaction idles that long, and the statement
+	// that restores the server's default; "" where the server has none.
+	sessionIdle func(version string) (set, reset string)
 }
 
 // zonelessTime is the layout of the times sent to a database whose times
@@ -130,6 +137,14 @@ CREATE TABLE IF NOT EXISTS idsql_worker_locks (
 		maxName:       191,
 		// Unless the DSN sets clientFoundRows.
 		changedRows: true,
+		// MariaDB (10.3 and later) ends a session whose transaction idles
+		// for idle_transaction_timeout seconds; MySQL has no such limit.
+		sessionIdle: func(version string) (string, string) {
+			if !strings.Contains(strings.ToLower(version), "mariadb") {
+				return "", ""
+			}
+			return "SET SESSION idle_transaction_timeout = ?", "SET SESSION idle_transaction_timeout = DEFAULT"
+		},
 	},
 	SQLite: {},
 }
@@ -244,6 +259,28 @@ func (d Dialect) PlusMicroseconds(ts, n string) string {
 // time expression ts; NULL when ts is.
 func (d Dialect) MicrosecondsUntil(ts string) string {
 	return fmt.Sprintf(d.registry().microsUntil, d.Clock(), ts)
+}
+
+// SessionIdleTimeout returns, for the server behind q, the statement that
+// makes it end the session once a transaction idles for the statement's
+// one parameter, in whole seconds, and the statement that gives the
+// session the server's default back: MariaDB's idle_transaction_timeout.
+// A transaction that starts after the first and is followed by the second
+// holds its locks for no longer than that while its client is paused.
+// Both are "", without asking the server, where the dialect has no such
+// setting (PostgreSQL uses IdleTxTimeout), and "" for a server of the
+// dialect that has none (MySQL).
+func (d Dialect) SessionIdleTimeout(ctx context.Context, q RowQueryer) (set, reset string, err error) {
+	f := d.registry().sessionIdle
+	if f == nil {
+		return "", "", nil
+	}
+	var version string
+	if err := q.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return "", "", fmt.Errorf("dialect: %s: read the server version: %w", d, err)
+	}
+	set, reset = f(version)
+	return set, reset, nil
 }
 
 // ReadCommittedTx returns the options of a transaction that reads and

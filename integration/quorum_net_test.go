@@ -88,6 +88,8 @@ func newCutNet(t *testing.T) *cutNet {
 		proxies: map[int][]*peerProxy{}, elections: map[[2]int]*peerProxy{}, held: map[heldKey]int64{}, heldConns: map[heldKey]int{},
 		carried: map[string]int{}}
 	t.Cleanup(n.close)
+	// The proxies' own faults fail the test however it ends.
+	t.Cleanup(func() { n.checkFaults(t) })
 	return n
 }
 

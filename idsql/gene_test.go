@@ -253,6 +253,39 @@ func TestGeneMigrateAdopts(t *testing.T) {
 	}
 }
 
+// A request for keys of several shards that one shard refuses (max_id)
+// costs the other shards nothing: the keys they drew for it are handed out
+// by their next requests. With max_id 13 and 2 shard bits, shard 0's keys
+// are 4, 8, 12 and shard 3's 7, 11.
+func TestGeneRefusedShardsCostNothing(t *testing.T) {
+	cfg := &idsql.Config{Namespace: "geneback", Tables: map[string]idsql.TableConfig{
+		"acc": {Strategy: idsql.Segment, Step: 10, MaxID: 13, Shard: &idsql.ShardConfig{Column: "u", Bits: 2}},
+	}}
+	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE acc (id bigint PRIMARY KEY, u int)`}, cfg, idsql.KeysOptions{})
+	keys, ctx := db.Keys(), context.Background()
+	for _, want := range []string{"[4 7 11]", "[8]"} {
+		shards := []int{0, 3, 3}
+		if want == "[8]" {
+			shards = shards[:1]
+		}
+		if ids, err := keys.AppendShardIDs(ctx, nil, "acc", shards); err != nil || fmt.Sprint(ids) != want {
+			t.Fatalf("shards %v: %v, %v; want %s", shards, ids, err, want)
+		}
+	}
+	// Shard 0 draws 12 first; shard 3's next key, 15, is past max_id.
+	for range 3 {
+		if ids, err := keys.AppendShardIDs(ctx, nil, "acc", []int{0, 3}); !errors.Is(err, idsql.ErrKeySpaceExhausted) || len(ids) != 0 {
+			t.Fatalf("shards [0 3] with shard 3 used up: %v, %v; want ErrKeySpaceExhausted and no key", ids, err)
+		}
+	}
+	if ids, err := keys.AppendShardIDs(ctx, nil, "acc", []int{0}); err != nil || fmt.Sprint(ids) != "[12]" {
+		t.Fatalf("shard 0 after the refusals: %v, %v; want its last key, 12", ids, err)
+	}
+	if _, err := keys.AppendShardIDs(ctx, nil, "acc", []int{0}); !errors.Is(err, idsql.ErrKeySpaceExhausted) {
+		t.Fatalf("shard 0 used up: %v", err)
+	}
+}
+
 // max_id caps the composed key; each shard runs out on its own, and a
 // batch that crosses the cap gets nothing.
 func TestGeneMaxID(t *testing.T) {

@@ -91,16 +91,26 @@ func (t *GeneTable) AppendShardIDs(ctx context.Context, dst []int64, shards []in
 	if same {
 		return t.appendShard(ctx, dst, shards[0], len(shards))
 	}
-	// Draw each shard's keys in one call, then lay them out in row order.
+	// Draw each shard's keys in one call, in the order of the shards'
+	// first rows, then lay them out in row order. A shard refused (its
+	// keys reach max_id) after others drew gives their keys back: the
+	// refusal costs no shard a key.
 	counts := map[int]int{}
+	var order []int
 	for _, s := range shards {
+		if counts[s] == 0 {
+			order = append(order, s)
+		}
 		counts[s]++
 	}
 	drawn := make(map[int][]int64, len(counts))
-	for s, n := range counts {
-		ids, err := t.appendShard(ctx, make([]int64, 0, n), s, n)
+	for _, s := range order {
+		ids, err := t.appendShard(ctx, make([]int64, 0, counts[s]), s, counts[s])
 		if err != nil {
-			return dst, err // the keys drawn for other shards are gaps
+			for s, ids := range drawn {
+				t.lim.giveBack(ids, &t.srcs[s])
+			}
+			return dst, err
 		}
 		drawn[s] = ids
 	}

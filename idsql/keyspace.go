@@ -79,9 +79,10 @@ type keyLimit struct {
 type limitSource struct {
 	high atomic.Int64 // the highest key the source issued
 	out  atomic.Bool  // a key above max_id was drawn
+	back atomic.Bool  // keys were given back (giveBack) and wait in kept
 
 	mu   sync.Mutex
-	kept []int64 // ascending: keys at most max_id drawn with a refused batch, not handed out yet
+	kept []int64 // ascending: keys at most max_id drawn with a refused batch, or given back, not handed out yet
 }
 
 // newKeyLimit returns the limit of a table with max_id maxID (0: none)
@@ -130,6 +131,11 @@ func (l *keyLimit) take(dst []int64, n int, s *limitSource, draw func([]int64) (
 	}
 	if s.out.Load() {
 		return l.fromKept(dst, n, s)
+	}
+	if s.back.Load() {
+		if dst, ok, err := l.fromBack(dst, n, s); ok {
+			return dst, err
+		}
 	}
 	// The source's keys grow by at least 1 each: n keys after its highest
 	// reach at least high+n.
@@ -190,6 +196,50 @@ func (l *keyLimit) fromKept(dst []int64, n int, s *limitSource) ([]int64, error)
 	}
 	l.issued(dst[len(dst)-1], s)
 	return l.shaped(dst, start)
+}
+
+// giveBack returns to s keys that take handed out for a request which then
+// failed as a whole (another shard's keys were refused), so that the
+// failure costs them nothing: s hands them out again before drawing new
+// ones. Without a limit nothing refuses a request once it has drawn (a
+// failure is then the source's own error), and the keys are gaps.
+func (l *keyLimit) giveBack(ids []int64, s *limitSource) {
+	if l == nil || len(ids) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if l.spread {
+			k, err := l.shape.Undo(id)
+			if err != nil {
+				continue // not a key take shaped; cannot happen
+			}
+			id = k
+		}
+		s.kept = append(s.kept, id)
+	}
+	slices.Sort(s.kept)
+	s.back.Store(true)
+}
+
+// fromBack hands out n keys given back to s (giveBack), the lowest first,
+// when that many wait; ok is false when fewer do, which wait for a request
+// they cover while this one draws new keys.
+func (l *keyLimit) fromBack(dst []int64, n int, s *limitSource) (_ []int64, ok bool, _ error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.out.Load() || len(s.kept) < n {
+		return dst, false, nil
+	}
+	start := len(dst)
+	dst = append(dst, s.kept[:n]...)
+	s.kept = s.kept[n:]
+	if len(s.kept) == 0 {
+		s.back.Store(false)
+	}
+	dst, err := l.shaped(dst, start)
+	return dst, true, err
 }
 
 // issued records that the keys of s up to hi were issued, and warns once

@@ -2,19 +2,24 @@ package pgxid
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/idsql/idsql/idsql/internal/engine"
 )
 
 // SendBatch sends b with its INSERTs filled, as Exec fills them. b itself
 // is not modified: the batch sent is a copy whose filled queries are
 // copies too (their callbacks included). A statement refused before
 // sending (see the package documentation) fails the whole batch, and
-// nothing is sent. A transaction the batch begins (Batch.BeginTx) is a
-// Tx that fills keys.
+// nothing is sent; the keys of the batch's INSERTs are drawn only once
+// every one of them passed its checks, and those of each table in one
+// request, so a refused batch costs no key (engine.FillBatch). A
+// transaction the batch begins (Batch.BeginTx) is a Tx that fills keys.
 func (s *session) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	nb, err := s.fillBatch(ctx, b)
 	if err != nil {
@@ -23,28 +28,50 @@ func (s *session) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults 
 	return &batchResults{BatchResults: s.q.SendBatch(ctx, nb), s: s}
 }
 
-// fillBatch returns b, or a copy of it with its INSERTs filled.
+// fillBatch returns b, or a copy of it with its INSERTs filled. A query
+// with a pgx.QueryRewriter among its arguments (pgx.NamedArgs) is filled
+// by pgx as it sends it, after the rewriter (see filling), one at a time.
 func (s *session) fillBatch(ctx context.Context, b *pgx.Batch) (*pgx.Batch, error) {
+	var sts []*engine.Stmt // by query; nil until an INSERT needs filling
+	var args [][]driver.NamedValue
+	var send []string
+	for i, qq := range b.QueuedQueries {
+		if rewriterAt(qq.Arguments) >= 0 {
+			continue
+		}
+		st, sql, err := s.plan(ctx, qq.SQL)
+		if err != nil {
+			return nil, fmt.Errorf("pgxid: batch query %d: %w", i, err)
+		}
+		if st == nil {
+			continue
+		}
+		if sts == nil {
+			n := len(b.QueuedQueries)
+			sts, args, send = make([]*engine.Stmt, n), make([][]driver.NamedValue, n), make([]string, n)
+		}
+		sts[i], args[i], send[i] = st, engine.Named(nil, ownArgs(qq.Arguments)), sql
+	}
+	var filled []*engine.Filled
+	if sts != nil {
+		var err error
+		if filled, err = s.s.eng.FillBatch(ctx, s.cat, sts, args); err != nil {
+			return nil, fmt.Errorf("pgxid: %w", err)
+		}
+	}
 	var queued []*pgx.QueuedQuery // nil until a query changes
 	for i, qq := range b.QueuedQueries {
-		var sql string
-		var args []any
+		c := *qq
 		if j := rewriterAt(qq.Arguments); j >= 0 {
-			sql, args = qq.SQL, s.withFilling(qq.Arguments, j)
+			c.Arguments = s.withFilling(qq.Arguments, j)
+		} else if sts != nil && sts[i] != nil {
+			c.SQL, c.Arguments = send[i], filledArgs(qq.Arguments, filled[i])
 		} else {
-			var err error
-			if sql, args, err = s.filled(ctx, qq.SQL, qq.Arguments); err != nil {
-				return nil, fmt.Errorf("pgxid: batch query %d: %w", i, err)
-			}
-			if sql == qq.SQL && len(args) == len(qq.Arguments) {
-				continue
-			}
+			continue
 		}
 		if queued == nil {
 			queued = slices.Clone(b.QueuedQueries)
 		}
-		c := *qq
-		c.SQL, c.Arguments = sql, args
 		queued[i] = &c
 	}
 	if queued == nil {

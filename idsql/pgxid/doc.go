@@ -32,6 +32,11 @@
 //     connection. The order is pgx's own: named arguments first, keys next.
 //   - SendBatch: every queued INSERT is filled as Exec would fill it; the
 //     caller's Batch is not modified, so it can be inspected afterwards.
+//     No key is drawn until every INSERT of the batch has passed its
+//     checks, and each table's keys are drawn in one request, so a batch
+//     refused (max_id included) sends nothing and costs no key. Queries
+//     with a pgx.QueryRewriter are filled by pgx as it sends them, one at
+//     a time.
 //   - CopyFrom into a configured table whose column list lacks the key
 //     column: the column is added and each row gets a key. When the list
 //     has it, a row whose key is 0 or NULL gets one in its place, as an

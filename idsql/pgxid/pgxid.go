@@ -315,16 +315,26 @@ func (s *session) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 // the filled INSERT and the arguments with its keys, or sql and args
 // themselves when nothing is filled.
 func (s *session) filled(ctx context.Context, sql string, args []any) (string, []any, error) {
-	if st := s.named.lookup(sql); st != nil {
-		full, err := s.s.fill(ctx, s.cat, st, args)
-		return sql, full, err
-	}
-	st, err := s.s.eng.Plan(ctx, s.s.eng.Default(), s.cat, sql)
+	st, send, err := s.plan(ctx, sql)
 	if err != nil || st == nil {
 		return sql, args, err
 	}
 	full, err := s.s.fill(ctx, s.cat, st, args)
-	return st.Plan.Query, full, err
+	return send, full, err
+}
+
+// plan returns the statement sql runs, and the text to send for it (a
+// statement prepared by name is sent by its name); nil when sql passes
+// unchanged.
+func (s *session) plan(ctx context.Context, sql string) (*engine.Stmt, string, error) {
+	if st := s.named.lookup(sql); st != nil {
+		return st, sql, nil
+	}
+	st, err := s.s.eng.Plan(ctx, s.s.eng.Default(), s.cat, sql)
+	if err != nil || st == nil {
+		return nil, sql, err
+	}
+	return st, st.Plan.Query, nil
 }
 
 // rewriterAt returns the index of a pgx.QueryRewriter among the leading
@@ -398,18 +408,23 @@ func (f *filling) RewriteQuery(ctx context.Context, conn *pgx.Conn, sql string, 
 // keys the engine filled in, after pgx's leading option arguments
 // (QueryExecMode, ...), which pass as they are.
 func (s *shared) fill(ctx context.Context, cat *engine.Catalog, st *engine.Stmt, args []any) ([]any, error) {
-	own := ownArgs(args)
-	f, err := s.eng.Fill(ctx, cat, st, engine.Named(nil, own), nil, nil)
+	f, err := s.eng.Fill(ctx, cat, st, engine.Named(nil, ownArgs(args)), nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	lead := len(args) - len(own)
+	return filledArgs(args, f), nil
+}
+
+// filledArgs returns pgx's leading option arguments of args (see fill),
+// then the arguments of f, an execution filled with the rest of args.
+func filledArgs(args []any, f *engine.Filled) []any {
+	lead := len(args) - len(ownArgs(args))
 	out := make([]any, lead, lead+len(f.Args))
 	copy(out, args[:lead])
 	for _, a := range f.Args {
 		out = append(out, a.Value)
 	}
-	return out, nil
+	return out
 }
 
 // namedPlans are the filled INSERTs prepared on one connection, by

@@ -11,7 +11,8 @@
 //     dialect.ErrNarrowKey), the table's key source, its shard bits;
 //   - which rows take a key in this execution (absent, 0, NULL, DEFAULT,
 //     fill_zero, shards, the batch limit MaxBatch) and the keys
-//     themselves (Engine.Fill);
+//     themselves (Engine.Fill; Engine.FillBatch for statements sent
+//     together, which draws no key until every one has passed);
 //   - what the result may say about them: LastInsertId (Engine.InsertID)
 //     and the keys NamedExec writes back (Engine.Written), never a key no
 //     row holds (Known).

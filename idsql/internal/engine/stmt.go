@@ -119,28 +119,13 @@ func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver
 	}
 	p := st.Plan
 	rows := p.Decide(args, buf.gen)
-	need := rows.Need()
-	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
-		// A narrow key column (see state), or a table unknown when
-		// planned: asked again, so a column widened since is seen.
-		if _, err := e.CheckKey(ctx, cat, p.Table); err != nil {
-			return nil, err
-		}
-	}
-	var ids []int64
-	var err error
-	if obs := e.cfg.Observe; obs != nil {
-		start := time.Now()
-		ids, err = e.keys(ctx, st, args, given, need, f.IDs[:0])
-		obs(ctx, st.table, len(ids), time.Since(start))
-	} else {
-		ids, err = e.keys(ctx, st, args, given, need, f.IDs[:0])
-	}
+	w, err := e.decide(ctx, cat, st, args, given, rows)
 	if err != nil {
-		if !errors.Is(err, ErrBatch) {
-			err = fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, err)
-		}
 		return nil, err
+	}
+	ids, err := e.drawn(ctx, st, w, f.IDs[:0])
+	if err != nil {
+		return nil, e.insertErr(st, err)
 	}
 	f.Args, f.IDs, f.rows = p.ArgsFor(f.Args[:0], args, ids, rows, box), ids, rows
 	if gen := rows.Gen(); cap(gen) > cap(buf.gen) && cap(gen) <= maxReused {
@@ -149,46 +134,101 @@ func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver
 	return f, nil
 }
 
-// keys draws the keys of one execution.
-func (e *Engine) keys(ctx context.Context, st *Stmt, args []driver.NamedValue, given []int64, need int, dst []int64) ([]int64, error) {
+// want is what one execution takes from its table's keys, decided
+// before any key is drawn.
+type want struct {
+	n      int     // keys drawn from the table's source
+	shards []int   // a sharded table: the shard of each row's key
+	given  []int64 // NamedExec: the caller's key for each row, 0 where a drawn key goes
+}
+
+// decide makes the checks of one execution that draw no key (its table's
+// key column, its shard values, the batch limit) and says which keys it
+// takes; rows are its rows (Plan.Decide). Its errors are final.
+func (e *Engine) decide(ctx context.Context, cat *Catalog, st *Stmt, args []driver.NamedValue, given []int64, rows rewrite.Rows) (want, error) {
 	p := st.Plan
+	need := rows.Need()
+	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
+		// A narrow key column (see state), or a table unknown when
+		// planned: asked again, so a column widened since is seen.
+		if _, err := e.CheckKey(ctx, cat, p.Table); err != nil {
+			return want{}, err
+		}
+	}
+	var w want
 	switch {
 	case given != nil && need == len(given) && p.Shards == nil:
 		// NamedExec: the caller's keys, and new ones for its zero keys.
-		zeros := 0
 		for _, k := range given {
 			if k == 0 {
-				zeros++
+				w.n++
 			}
 		}
-		gen, err := e.draw(ctx, st, nil, zeros)
+		w.given = given
+	case p.Shards != nil:
+		// Sharded tables keep zero keys (TableConfig.FillsZero): every
+		// row takes one, in the shard of its shard column's value.
+		if len(p.Shards) > MaxBatch {
+			return w, BatchError(st.table, len(p.Shards))
+		}
+		bits := e.bits[st.table]
+		shards, err := Shards(make([]int, 0, len(p.Shards)), p, args, namedValue,
+			func(v any) (int, error) { return e.cfg.ShardOf(v, bits) })
+		if err != nil {
+			return w, e.insertErr(st, err)
+		}
+		w.shards = shards
+	default:
+		w.n = need
+	}
+	if w.n > MaxBatch {
+		return w, BatchError(st.table, w.n)
+	}
+	return w, nil
+}
+
+// drawn appends to dst the keys w takes of st's table, in row order, and
+// reports the draw to Config.Observe when it is set.
+func (e *Engine) drawn(ctx context.Context, st *Stmt, w want, dst []int64) ([]int64, error) {
+	obs := e.cfg.Observe
+	if obs == nil {
+		return e.take(ctx, st, w, dst)
+	}
+	start, n := time.Now(), len(dst)
+	ids, err := e.take(ctx, st, w, dst)
+	obs(ctx, st.table, len(ids)-n, time.Since(start))
+	return ids, err
+}
+
+// take appends to dst the keys w takes of st's table, in row order.
+func (e *Engine) take(ctx context.Context, st *Stmt, w want, dst []int64) ([]int64, error) {
+	switch {
+	case w.shards != nil:
+		return e.cfg.Keys.AppendShardIDs(ctx, dst, st.table, w.shards)
+	case w.given != nil:
+		gen, err := e.draw(ctx, st, nil, w.n)
 		if err != nil {
 			return dst, err
 		}
-		for _, k := range given {
+		for _, k := range w.given {
 			if k == 0 {
 				k, gen = gen[0], gen[1:]
 			}
 			dst = append(dst, k)
 		}
 		return dst, nil
-	case p.Shards != nil:
-		// Sharded tables keep zero keys (TableConfig.FillsZero): every
-		// row takes one, in the shard of its shard column's value.
-		if len(p.Shards) > MaxBatch {
-			return dst, BatchError(st.table, len(p.Shards))
-		}
-		bits := e.bits[st.table]
-		shards, err := Shards(make([]int, 0, len(p.Shards)), p, args, namedValue,
-			func(v any) (int, error) { return e.cfg.ShardOf(v, bits) })
-		if err != nil {
-			return dst, err
-		}
-		return e.cfg.Keys.AppendShardIDs(ctx, dst, st.table, shards)
-	case need > 0:
-		return e.draw(ctx, st, dst, need)
 	}
-	return dst, nil
+	return e.draw(ctx, st, dst, w.n)
+}
+
+// insertErr wraps err, the failure to give st's rows their keys, with the
+// door's prefix and the table; the batch limit's error names the table
+// already.
+func (e *Engine) insertErr(st *Stmt, err error) error {
+	if errors.Is(err, ErrBatch) {
+		return err
+	}
+	return fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, err)
 }
 
 // draw appends n keys of st's table to dst, from the source st keeps.

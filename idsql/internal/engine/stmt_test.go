@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
@@ -43,13 +44,13 @@ func (columnsOfT) ReadColumns(_ context.Context, _ string, _ []any, row func(nam
 	return nil
 }
 
-// A connection's Buffers reuse the last execution's arrays, but not ones
-// a large INSERT grew past maxReused: the next execution starts small
-// again, and its arguments and keys are its own.
-func TestBuffersReuse(t *testing.T) {
-	ctx := context.Background()
-	keys := &counter{}
-	e, err := New(Config{Dialect: dialect.SQLite, Tables: Tables([]string{"t"}, map[string]table{"t": {key: "id"}}), Keys: keys, Prefix: "test"})
+// engineOfT returns an engine of cfg for SQLite with one table, t, keyed
+// by id, its rewriter and a catalog where t has columns id and v.
+func engineOfT(t *testing.T, cfg Config) (*Engine, *rewrite.Rewriter, *Catalog) {
+	t.Helper()
+	cfg.Dialect, cfg.Prefix = dialect.SQLite, "test"
+	cfg.Tables = Tables([]string{"t"}, map[string]table{"t": {key: "id"}})
+	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,16 @@ func TestBuffersReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := e.Catalog(columnsOfT{})
+	return e, rw, e.Catalog(columnsOfT{})
+}
+
+// A connection's Buffers reuse the last execution's arrays, but not ones
+// a large INSERT grew past maxReused: the next execution starts small
+// again, and its arguments and keys are its own.
+func TestBuffersReuse(t *testing.T) {
+	ctx := context.Background()
+	keys := &counter{}
+	e, rw, cat := engineOfT(t, Config{Keys: keys})
 	small, err := e.Plan(ctx, rw, cat, "INSERT INTO t (v) VALUES (?)")
 	if err != nil {
 		t.Fatal(err)
@@ -113,18 +123,10 @@ func TestObserve(t *testing.T) {
 	}
 	var got []seen
 	keys := &slowCounter{wait: 2 * time.Millisecond}
-	e, err := New(Config{Dialect: dialect.SQLite, Tables: Tables([]string{"t"}, map[string]table{"t": {key: "id"}}), Keys: keys, Prefix: "test",
+	e, rw, cat := engineOfT(t, Config{Keys: keys,
 		Observe: func(ctx context.Context, table string, n int, took time.Duration) {
 			got = append(got, seen{ctx.Value(ctxKey{}), table, n, took})
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rw, err := e.Rewriter(dialect.SQLMode{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := e.Catalog(columnsOfT{})
 	st, err := e.Plan(ctx, rw, cat, "INSERT INTO t (v) VALUES (?), (?)")
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idsql/idsql/internal/dialect"
 )
 
 // errCapped is capped's refusal.
@@ -38,14 +37,10 @@ func (c *capped) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, er
 func TestFillBatch(t *testing.T) {
 	ctx := context.Background()
 	keys := &capped{max: 5}
-	e, err := New(Config{Dialect: dialect.SQLite, Tables: Tables([]string{"t"}, map[string]table{"t": {key: "id"}}), Keys: keys, Prefix: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := e.Catalog(columnsOfT{})
+	e, rw, cat := engineOfT(t, Config{Keys: keys})
 	plan := func(rows int) *Stmt {
 		t.Helper()
-		st, err := e.Plan(ctx, e.Default(), cat, "INSERT INTO t (v) VALUES (?)"+strings.Repeat(", (?)", rows-1))
+		st, err := e.Plan(ctx, rw, cat, "INSERT INTO t (v) VALUES (?)"+strings.Repeat(", (?)", rows-1))
 		if err != nil || st == nil {
 			t.Fatalf("plan of %d rows: %v, %v", rows, st, err)
 		}
@@ -62,7 +57,7 @@ func TestFillBatch(t *testing.T) {
 
 	// The batch limit in the second statement: refused before the first
 	// statement's key is drawn.
-	_, err = e.FillBatch(ctx, cat, []*Stmt{one, plan(MaxBatch + 1)}, [][]driver.NamedValue{args(1), args(MaxBatch + 1)})
+	_, err := e.FillBatch(ctx, cat, []*Stmt{one, plan(MaxBatch + 1)}, [][]driver.NamedValue{args(1), args(MaxBatch + 1)})
 	if !errors.Is(err, ErrBatch) || !strings.HasPrefix(err.Error(), "batch query 1: ") || len(keys.asked) != 0 {
 		t.Fatalf("a statement past MaxBatch: %v, requests %v; want ErrBatch naming query 1 and no request", err, keys.asked)
 	}

@@ -63,6 +63,7 @@ type cutNet struct {
 const (
 	noMember      = -1 // none: a connection from outside the cluster
 	unknownMember = -2 // a member that could not be named: held by any cut
+	goneMember    = -3 // the opener's socket is gone (closed, or its process killed): nothing to carry
 )
 
 // heldKey counts what a cut held of member m's traffic: on which kind of
@@ -273,8 +274,15 @@ func (n *cutNet) forward(c net.Conn, p *peerProxy) {
 		return
 	}
 	from, to := p.from(c), p.to
-	if from == unknownMember {
-		n.fault("%s proxy of m%d: could not tell which member opened the connection from %s (/proc); it was held by every cut", p.kind, to, c.RemoteAddr())
+	switch from {
+	case goneMember:
+		// Opened by a member as it died (killed or stopped) or
+		// closed at once: no process is left to hold.
+		c.Close()
+		return
+	case unknownMember:
+		n.fault("%s: %s proxy of m%d: could not tell which member opened the connection from %s (/proc); it was held by every cut",
+			fmtTick(time.Now()), p.kind, to, c.RemoteAddr())
 	}
 	opened := func(cutFrom, cutTo bool) {
 		if cutFrom {
@@ -620,24 +628,33 @@ func socketPid(inode string) int {
 // procSource returns a function that tells which process opened a
 // connection accepted on loopback, from /proc: the socket whose local
 // port is the connection's remote port, and the process holding it,
-// whose command line holds marks[i] (i is the answer). unknownMember when
-// none does after a few tries (the opener's socket is in /proc before it
-// connects, so a miss is a fault the test reports, not a race).
+// whose command line holds marks[i] (i is the answer). goneMember when
+// the opener's socket is gone at every look (its process was killed as it
+// connected, or it closed the connection at once), unknownMember when it
+// is there but no marked process holds it after a few tries: a fault the
+// test reports (the opener's socket is in /proc before it connects).
 func procSource(marks func() []string) func(net.Conn) int {
 	return func(c net.Conn) int {
+		gone := true
 		for try := 0; try < 10; try++ {
 			if try > 0 {
 				time.Sleep(5 * time.Millisecond)
 			}
-			if i := procOpener(c, marks()); i >= 0 {
+			i := procOpener(c, marks())
+			if i >= 0 {
 				return i
 			}
+			gone = gone && i == goneMember
+		}
+		if gone {
+			return goneMember
 		}
 		return unknownMember
 	}
 }
 
-// procOpener is procSource's one look.
+// procOpener is procSource's one look: the member, goneMember when the
+// opener's socket is not in /proc (or is orphaned: inode 0), or -1.
 func procOpener(c net.Conn, ms []string) int {
 	remote, ok := c.RemoteAddr().(*net.TCPAddr)
 	if !ok {
@@ -645,8 +662,8 @@ func procOpener(c net.Conn, ms []string) int {
 	}
 	local := c.LocalAddr().(*net.TCPAddr)
 	inode := socketInode(remote.Port, local.Port)
-	if inode == "" {
-		return -1
+	if inode == "" || inode == "0" {
+		return goneMember
 	}
 	procs, _ := os.ReadDir("/proc")
 	for _, p := range procs {

@@ -281,8 +281,8 @@ func (n *cutNet) forward(c net.Conn, p *peerProxy) {
 		c.Close()
 		return
 	case unknownMember:
-		n.fault("%s: %s proxy of m%d: could not tell which member opened the connection from %s (/proc); it was held by every cut",
-			fmtTick(time.Now()), p.kind, to, c.RemoteAddr())
+		n.fault("%s: %s proxy of m%d: could not tell which member opened the connection from %s (/proc: %s); it was held by every cut",
+			fmtTick(time.Now()), p.kind, to, c.RemoteAddr(), openerOf(c))
 	}
 	opened := func(cutFrom, cutTo bool) {
 		if cutFrom {
@@ -651,6 +651,28 @@ func procSource(marks func() []string) func(net.Conn) int {
 		}
 		return unknownMember
 	}
+}
+
+// openerOf describes the process that opened c, for a message.
+func openerOf(c net.Conn) string {
+	remote, ok := c.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		return "not TCP"
+	}
+	inode := socketInode(remote.Port, c.LocalAddr().(*net.TCPAddr).Port)
+	if inode == "" || inode == "0" {
+		return "its socket is gone"
+	}
+	pid := socketPid(inode)
+	if pid == 0 {
+		return "socket " + inode + ", held by no process"
+	}
+	cmd, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	line := strings.ReplaceAll(string(cmd), "\x00", " ")
+	if len(line) > 200 {
+		line = line[:200] + "..."
+	}
+	return fmt.Sprintf("pid %d: %s", pid, line)
 }
 
 // procOpener is procSource's one look: the member, goneMember when the

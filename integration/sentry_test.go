@@ -56,7 +56,7 @@ func watchStalls(t *testing.T, control func() *chaosProc, watched func() []*chao
 
 func (s *sentry) run() {
 	defer s.done.Done()
-	tick := time.NewTicker(20 * time.Millisecond)
+	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {

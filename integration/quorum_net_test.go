@@ -676,7 +676,10 @@ func openerOf(c net.Conn) string {
 }
 
 // procOpener is procSource's one look: the member, goneMember when the
-// opener's socket is not in /proc (or is orphaned: inode 0), or -1.
+// opener's socket is not in /proc or no process holds it any more
+// (orphaned: inode 0, or its process is exiting and has closed its
+// descriptors, as a member killed or stopped while it connects), or -1
+// when a process that is no member holds it.
 func procOpener(c net.Conn, ms []string) int {
 	remote, ok := c.RemoteAddr().(*net.TCPAddr)
 	if !ok {
@@ -706,7 +709,14 @@ func procOpener(c net.Conn, ms []string) int {
 			}
 		}
 	}
-	return -1
+	for _, p := range procs {
+		if pid, err := strconv.Atoi(p.Name()); err == nil {
+			if fds, err := socketInodes(pid); err == nil && fds[inode] {
+				return -1 // held, by a process that is no member
+			}
+		}
+	}
+	return goneMember
 }
 
 // socketInode finds in /proc/net/tcp (or tcp6) the inode of the loopback

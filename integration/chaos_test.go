@@ -1365,9 +1365,13 @@ func (c *chaos) checkUntouched(procs []*chaosProc) {
 			continue
 		}
 		checked++
-		for _, w := range c.untouchedSpans(from, to) {
+		// A lease ends its fence (less than chaosTimeout) after its last
+		// heartbeat got through: one that ends up to chaosTimeout after a
+		// restart's recovery lost its heartbeats to the restart.
+		for _, w := range c.spansAfterRestarts(from, to, chaosRecover+chaosTimeout) {
 			for _, e := range unexcusedLeaseEnds(p, c.ctl, w[0], w[1]) {
-				t.Errorf("untouched: %s lost its worker lease at %s, and the control %s lost none within %s of it\n%s", p.name, fmtTick(e), c.ctl.name, stallWindow, p.logTail())
+				t.Errorf("untouched: %s lost its worker lease at %s, and the control %s lost none within %s of it: %s\n%s",
+					p.name, fmtTick(e), c.ctl.name, stallWindow, leaseEndLine(p, e), p.logTail())
 			}
 		}
 		if excess > chaosMaxGap {
@@ -1386,9 +1390,15 @@ func (c *chaos) checkUntouched(procs []*chaosProc) {
 // untouchedSpans returns [from, to] less every server restart and
 // chaosRecover after it.
 func (c *chaos) untouchedSpans(from, to time.Time) [][2]time.Time {
+	return c.spansAfterRestarts(from, to, chaosRecover)
+}
+
+// spansAfterRestarts returns [from, to] less every server restart and
+// recover after it.
+func (c *chaos) spansAfterRestarts(from, to time.Time, recover time.Duration) [][2]time.Time {
 	spans := [][2]time.Time{{from, to}}
 	for _, r := range c.restarts {
-		cutFrom, cutTo := r[0], r[1].Add(chaosRecover)
+		cutFrom, cutTo := r[0], r[1].Add(recover)
 		var next [][2]time.Time
 		for _, s := range spans {
 			if !cutTo.After(s[0]) || !cutFrom.Before(s[1]) {

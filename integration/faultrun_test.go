@@ -497,7 +497,7 @@ func slowKeys(p *chaosProc) string {
 func (r *faultRun) checkLease(p *chaosProc, from, to time.Time, what string) {
 	r.t.Helper()
 	for _, e := range unexcusedLeaseEnds(p, r.c, from, to) {
-		r.t.Errorf("%s: %s lost its worker lease at %s, and the control lost none within %s of it: %s", what, p.name, fmtTick(e), stallWindow, p.logTail())
+		r.t.Errorf("%s: %s lost its worker lease at %s, and the control lost none within %s of it: %s\n%s", what, p.name, fmtTick(e), stallWindow, leaseEndLine(p, e), p.logTail())
 	}
 }
 
@@ -521,6 +521,18 @@ func unexcusedLeaseEnds(p, c *chaosProc, from, to time.Time) []time.Time {
 		}
 	}
 	return out
+}
+
+// leaseEndLine returns p's log line saying it lost a worker lease at at
+// (to the millisecond), with its cause.
+func leaseEndLine(p *chaosProc, at time.Time) string {
+	stamp := "(at " + fmtTick(at) + ")"
+	for _, l := range strings.Split(p.log(), "\n") {
+		if strings.Contains(l, "worker lease ended") && strings.HasSuffix(l, stamp) {
+			return l
+		}
+	}
+	return "(no log line at " + fmtTick(at) + ")"
 }
 
 // leaseEnds returns when p lost a worker lease, as its log says (idsql's

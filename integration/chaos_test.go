@@ -380,15 +380,20 @@ func (c *chaos) startSlot(i int) *chaosProc {
 }
 
 // hotArgs make a helper busy: goroutines that do CPU work before each
-// INSERT of up to 50 rows, without a pause. A process stopped while its Ps
+// INSERT of up to 10 rows, without a pause. A process stopped while its Ps
 // run such goroutines resumes them first: a fence that waits for a timer
 // or a heartbeat goroutine to run comes too late for them. How often that
 // happens depends on GOMAXPROCS (one P cannot run the fence's timer while
 // a goroutine spins; with several, the P holding the timer may spin while
-// others issue), so the victims differ in it.
+// others issue), so the victims differ in it. Each INSERT takes a few
+// keys, as the fleet's do: with 50 a statement emptied a segment of the
+// configured step (50) before the adaptive step had grown, and five
+// victims' refills, one per INSERT, queued every process's refill on the
+// table's idsql_alloc row (the sentry found a fleet process's goroutines
+// all in segment.(*Key).awaitLoad behind that queue).
 func hotArgs(victim int) []string {
 	procs := []string{"1", "2", "4"}[victim%3]
-	return []string{"-workers", "8", "-batch", "50", "-pause", "0", "-work", "2ms", "-procs", procs}
+	return []string{"-workers", "8", "-batch", "10", "-pause", "0", "-work", "2ms", "-procs", procs}
 }
 
 // chaosVictims is how many busy processes the pause scenario stops.

@@ -385,15 +385,17 @@ func (c *chaos) startSlot(i int) *chaosProc {
 // or a heartbeat goroutine to run comes too late for them. How often that
 // happens depends on GOMAXPROCS (one P cannot run the fence's timer while
 // a goroutine spins; with several, the P holding the timer may spin while
-// others issue), so the victims differ in it. Each INSERT takes a few
-// keys, as the fleet's do: with 50 a statement emptied a segment of the
+// others issue), so the victims differ in it. The work (10 ms) keeps
+// their Ps spinning most of the time, at nice 10 (hotBin), while their
+// INSERTs, served by the shared server at full priority, stay few. Each
+// INSERT takes a few keys, as the fleet's do: with 50 a statement emptied a segment of the
 // configured step (50) before the adaptive step had grown, and five
 // victims' refills, one per INSERT, queued every process's refill on the
 // table's idsql_alloc row (the sentry found a fleet process's goroutines
 // all in segment.(*Key).awaitLoad behind that queue).
 func hotArgs(victim int) []string {
 	procs := []string{"1", "2", "4"}[victim%3]
-	return []string{"-workers", "8", "-batch", "10", "-pause", "0", "-work", "2ms", "-procs", procs}
+	return []string{"-workers", "8", "-batch", "10", "-pause", "0", "-work", "10ms", "-procs", procs}
 }
 
 // chaosVictims is how many busy processes the pause scenario stops.
@@ -464,8 +466,9 @@ func (c *chaos) pausedPastTimeout() {
 		// their gaps measure the machine, not idsql.
 		c.touch(v)
 		vs = append(vs, v)
-	}
-	for _, v := range vs {
+		// One at a time: five starting at once (connections, catalog
+		// reads, claims, then their loops) stalled the shared server for
+		// a second and more, the control with the fleet.
 		c.mustReady(v)
 	}
 	time.Sleep(time.Second) // busy for a while

@@ -466,9 +466,11 @@ func (c *chaos) pausedPastTimeout() {
 		// their gaps measure the machine, not idsql.
 		c.touch(v)
 		vs = append(vs, v)
-		// One at a time: five starting at once (connections, catalog
-		// reads, claims, then their loops) stalled the shared server for
-		// a second and more, the control with the fleet.
+	}
+	// All at once: started one at a time (15 s on two cores), their
+	// claims, slow at nice 10 while they hold the namespace lock, kept a
+	// fleet process that had to claim again waiting for seconds.
+	for _, v := range vs {
 		c.mustReady(v)
 	}
 	time.Sleep(time.Second) // busy for a while

@@ -50,6 +50,7 @@ var cases = []struct {
 	{"RecordedClockBehind", testRecordedClockBehind},
 	{"HeartbeatRaisesHorizon", testHeartbeatRaisesHorizon},
 	{"HeartbeatSeesRowEnded", testHeartbeatSeesRowEnded},
+	{"FirstHeartbeatAfterSlowClaim", testFirstHeartbeatAfterSlowClaim},
 	{"RecordedFailureGivesHorizonBack", testRecordedFailureGivesHorizonBack},
 	{"MigrateConcurrently", testMigrateConcurrently},
 	{"DialectFromDriver", testDialectFromDriver},

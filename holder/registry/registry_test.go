@@ -232,3 +232,45 @@ func testHeartbeatSeesRowEnded(t *testing.T, b backend) {
 		t.Fatal("the superseded lease never noticed")
 	}
 }
+
+// A lease whose claim took longer than a heartbeat (it queued for the
+// namespace lock, or for the server) heartbeats at once: each heartbeat
+// is due a heartbeat after the previous one was sent, the first after the
+// claim was, not a heartbeat after the lease started (here an hour, which
+// the test would wait out).
+func testFirstHeartbeatAfterSlowClaim(t *testing.T, b backend) {
+	ctx := context.Background()
+	const hb = time.Hour
+	reg := registry.New(b.open(t), b.settings(registry.Settings{Heartbeat: hb, Slack: 3 * hb}))
+	if err := reg.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now().Add(-hb - time.Second) // the claim was sent a heartbeat ago
+	rec, err := reg.Begin(ctx, registry.Start{Namespace: "ns", WorkerID: 3, Table: "t",
+		Instance: holder.Instance{ID: "slow", Host: "h", PID: 1}, Kind: "fixed", Horizon: reg.Horizon(sent, registry.LeaseOptions{Sent: sent})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	beat := func() time.Time { // the stored last heartbeat, as the table rounds it
+		t.Helper()
+		recs, err := reg.Leases(ctx, "ns", true)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("Leases = %+v, %v", recs, err)
+		}
+		return recs[0].LastHeartbeat
+	}
+	recorded := beat()
+	lease := registry.StartLease(reg, rec, nil, registry.LeaseOptions{Sent: sent})
+	defer lease.Release(ctx, time.Time{})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if beat().After(recorded) {
+			return
+		}
+		if err := lease.Err(); err != nil {
+			t.Fatalf("the lease ended before its first heartbeat: %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat within 30 s of a lease whose claim was sent a heartbeat (%s) ago", hb)
+		}
+	}
+}

@@ -901,6 +901,8 @@ func TestServeShutdown(t *testing.T) {
 	}
 	// Shutdown begins once every client is sending and one request of
 	// theirs has returned: most of them are still to come.
+	// A deadline for a wait of milliseconds (clients that never start run
+	// into it), not a speed bound.
 	for deadline := time.Now().Add(10 * time.Second); started.Load() < clients || answers.Load() == 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("10 s after the clients began: %d of %d sending, %d requests returned; want all sending and one returned", started.Load(), clients, answers.Load())

@@ -413,6 +413,8 @@ func testPausedClaimFreesNamespace(t *testing.T, b backend) {
 	h, reg := newHolder(t, b, time.Now, postgres.Settings{Mode: postgres.Lease})
 	// The idle timeout registry.InTx gives its transactions: max(Heartbeat,
 	// 1 s), in whole seconds on MariaDB (idle_transaction_timeout).
+	// Not a tolerance: the setting's own value, which the bound below
+	// is measured against.
 	idle := (max(heartbeat, time.Second) + time.Second - 1).Truncate(time.Second)
 	// pauseSlack is what the wait may take beyond idle, measured from
 	// before the paused claim sent LockNamespace (so no later than the
@@ -445,6 +447,8 @@ func testPausedClaimFreesNamespace(t *testing.T, b backend) {
 	case err := <-paused:
 		t.Fatalf("the claim to pause did not take the lock: %v", err)
 	}
+	// The context only ends a wait that never ends (without the idle
+	// timeout the Acquire waits until it); the bound is checked below.
 	actx, cancel := context.WithTimeout(ctx, idle+30*time.Second)
 	defer cancel()
 	l, err := h.Acquire(actx, req("t", "other", 4))

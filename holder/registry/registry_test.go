@@ -245,7 +245,7 @@ func testFirstHeartbeatAfterSlowClaim(t *testing.T, b backend) {
 	if err := reg.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sent := time.Now().Add(-hb - time.Second) // the claim was sent a heartbeat ago
+	sent := time.Now().Add(-hb - time.Second) // the fault: a claim sent a heartbeat (and a second) ago
 	rec, err := reg.Begin(ctx, registry.Start{Namespace: "ns", WorkerID: 3, Table: "t",
 		Instance: holder.Instance{ID: "slow", Host: "h", PID: 1}, Kind: "fixed", Horizon: reg.Horizon(sent, registry.LeaseOptions{Sent: sent})})
 	if err != nil {
@@ -262,6 +262,8 @@ func testFirstHeartbeatAfterSlowClaim(t *testing.T, b backend) {
 	recorded := beat()
 	lease := registry.StartLease(reg, rec, nil, registry.LeaseOptions{Sent: sent})
 	defer lease.Release(ctx, time.Time{})
+	// The heartbeat is due at once (tens of ms here); the old schedule put
+	// it an hour out. 30 s only ends a wait for one that never comes.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if beat().After(recorded) {
 			return

@@ -182,7 +182,7 @@ func newConnector(inner driver.Connector, cfg *Config, opts Options, dsn string)
 			// The worker table lives in the application's database, as
 			// Migrate creates it there.
 			ko.Registry = registry.New(ko.DB, registry.Settings{Now: ko.now(), Heartbeat: cfg.Holder.Heartbeat,
-				Dialect: d.String(), AcceptLazyCommits: cfg.Holder.AcceptLazyCommits})
+				Dialect: d.String(), AcceptLazyCommits: cfg.Holder.AcceptLazyCommits, Logger: ko.Logger})
 		}
 		if c.keys, err = NewKeys(cfg, ko); err != nil {
 			if c.keysDB != nil {

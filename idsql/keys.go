@@ -72,7 +72,9 @@ type KeysOptions struct {
 	// deadlines are readings of it.
 	Clock snowflake.Clock
 	// Logger receives a line whenever a table's worker lease ends and a new
-	// one is acquired; nil means slog.Default().
+	// one is acquired, and (through the registry idsql.Open and pgxid
+	// build when none is given) whenever a lease's heartbeat is still
+	// running a heartbeat after it was sent; nil means slog.Default().
 	Logger *slog.Logger
 }
 

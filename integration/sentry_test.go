@@ -34,9 +34,15 @@ type sentry struct {
 	mu       sync.Mutex
 	last     map[*chaosProc]time.Time // when its output last grew
 	size     map[*chaosProc]int       // keys seen so far
+	logRead  map[*chaosProc]int       // bytes of its log looked at
 	captured map[*chaosProc]time.Time // its last capture
 	captures []string
 }
+
+// slowHeartbeatLine is what the registry logs while a lease's heartbeat
+// runs longer than a heartbeat: the sentry captures at once, while the
+// heartbeat still waits, whatever the control does.
+const slowHeartbeatLine = "a heartbeat to idsql_workers is still running"
 
 // sentryQuiet is how long an untouched process may print nothing, while
 // its control prints, before the sentry captures what it waits on. It is
@@ -47,7 +53,8 @@ const sentryQuiet = 500 * time.Millisecond
 // test ends. server, when not nil, describes the server's side.
 func watchStalls(t *testing.T, control func() *chaosProc, watched func() []*chaosProc, server func(context.Context) string) *sentry {
 	s := &sentry{t: t, control: control, watched: watched, server: server, stop: make(chan struct{}),
-		last: map[*chaosProc]time.Time{}, size: map[*chaosProc]int{}, captured: map[*chaosProc]time.Time{}}
+		last: map[*chaosProc]time.Time{}, size: map[*chaosProc]int{}, logRead: map[*chaosProc]int{},
+		captured: map[*chaosProc]time.Time{}}
 	s.done.Add(1)
 	go s.run()
 	t.Cleanup(s.close)
@@ -84,19 +91,25 @@ func (s *sentry) look(now time.Time) {
 			s.size[p], s.last[p] = n+m, now
 		}
 	}
-	if now.Sub(s.last[ctl]) > sentryQuiet/5 {
-		return // the control is quiet too: the machine or a shared server stalled
-	}
+	// the control is quiet too: the machine or a shared server stalled
+	controlQuiet := now.Sub(s.last[ctl]) > sentryQuiet/5
 	for _, p := range procs[:len(procs)-1] {
-		quiet := now.Sub(s.last[p])
-		if quiet < sentryQuiet || now.Sub(s.captured[p]) < 3*time.Second || !p.alive() || p.isStopped() {
+		if now.Sub(s.captured[p]) < 3*time.Second || !p.alive() || p.isStopped() {
+			continue
+		}
+		var why string
+		if line := s.newLine(p, slowHeartbeatLine); line != "" {
+			why = "stall: " + p.name + " logged a slow heartbeat (" + line + ")"
+		} else if quiet := now.Sub(s.last[p]); quiet >= sentryQuiet && !controlQuiet {
+			why = fmt.Sprintf("stall: %s printed no key for %s while its control printed", p.name, quiet.Round(time.Millisecond))
+		} else {
 			continue
 		}
 		s.captured[p] = now
 		s.done.Add(1)
 		go func() {
 			defer s.done.Done()
-			c := s.capture(p, now, quiet)
+			c := s.capture(p, now, why)
 			s.mu.Lock()
 			s.captures = append(s.captures, c)
 			s.mu.Unlock()
@@ -104,10 +117,32 @@ func (s *sentry) look(now time.Time) {
 	}
 }
 
-// capture describes what p waits on.
-func (s *sentry) capture(p *chaosProc, at time.Time, quiet time.Duration) string {
+// newLine returns the last line of p's log, written since the last call,
+// that contains what; "" when none.
+func (s *sentry) newLine(p *chaosProc, what string) string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil || len(b) <= s.logRead[p] {
+		return ""
+	}
+	fresh := string(b[s.logRead[p]:])
+	end := strings.LastIndexByte(fresh, '\n')
+	if end < 0 {
+		return "" // a line still being written
+	}
+	s.logRead[p] += end + 1
+	var found string
+	for _, l := range strings.Split(fresh[:end], "\n") {
+		if strings.Contains(l, what) {
+			found = strings.TrimSpace(l)
+		}
+	}
+	return found
+}
+
+// capture describes what p waits on, at at, for the reason why.
+func (s *sentry) capture(p *chaosProc, at time.Time, why string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "stall: %s printed no key for %s at %s while its control printed: what it waited on\n", p.name, quiet.Round(time.Millisecond), fmtTick(at))
+	fmt.Fprintf(&b, "%s at %s: what it waited on\n", why, fmtTick(at))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var server string
@@ -187,7 +222,15 @@ func interestingGoroutines(dump string) string {
 		}
 		keep = append(keep, strings.TrimSpace(g))
 	}
-	sort.Strings(keep)
+	// The lease's heartbeat goroutine first, so that a long dump never
+	// cuts it off; the rest in a stable order.
+	heartbeat := func(g string) bool { return strings.Contains(g, "registry.(*Lease).run") }
+	sort.Slice(keep, func(i, j int) bool {
+		if hi, hj := heartbeat(keep[i]), heartbeat(keep[j]); hi != hj {
+			return hi
+		}
+		return keep[i] < keep[j]
+	})
 	if len(keep) == 0 {
 		return "(no goroutine inside idsql or a driver)\n"
 	}

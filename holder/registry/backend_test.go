@@ -51,6 +51,7 @@ var cases = []struct {
 	{"HeartbeatRaisesHorizon", testHeartbeatRaisesHorizon},
 	{"HeartbeatSeesRowEnded", testHeartbeatSeesRowEnded},
 	{"FirstHeartbeatAfterSlowClaim", testFirstHeartbeatAfterSlowClaim},
+	{"SlowHeartbeatWarns", testSlowHeartbeatWarns},
 	{"RecordedFailureGivesHorizonBack", testRecordedFailureGivesHorizonBack},
 	{"MigrateConcurrently", testMigrateConcurrently},
 	{"DialectFromDriver", testDialectFromDriver},

@@ -151,8 +151,12 @@ type Lease struct {
 	inner holder.Lease
 	opts  LeaseOptions
 	stop  chan struct{}
-	wg    sync.WaitGroup
-	once  sync.Once
+	// stopped is cancelled with stop: it ends a heartbeat in flight, so
+	// Release never waits for one the server holds up.
+	stopped context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	once    sync.Once
 }
 
 // StartLease returns a Lease for the recorded row rec wrapping inner, and
@@ -170,6 +174,7 @@ func StartLease(reg *Registry, rec Record, inner holder.Lease, opts LeaseOptions
 		StaticLease: holder.NewStaticLease(rec.WorkerID, rec.IDsAfter),
 		reg:         reg, rec: rec, inner: inner, opts: opts, stop: make(chan struct{}),
 	}
+	l.stopped, l.cancel = context.WithCancel(context.Background())
 	l.SetClock(reg.s.Now)
 	l.Renew(opts.Sent.Add(reg.fence(opts)), rec.LastTimestamp)
 	l.wg.Add(1)
@@ -250,9 +255,11 @@ func (l *Lease) run() {
 		// Give up on the call by the deadline at the latest.
 		// The deadline is a reading of the registry's clock, which may be
 		// set off from the real one: time the call by what is left of it.
-		ctx, cancel := context.WithTimeout(context.Background(), l.Deadline().Sub(s.Now()))
+		ctx, cancel := context.WithTimeout(l.stopped, l.Deadline().Sub(s.Now()))
 		horizon := l.reg.Horizon(sent, l.opts)
+		slow := time.AfterFunc(s.Heartbeat, func() { l.slowHeartbeat(sent) })
 		live, err := l.reg.heartbeat(ctx, conn, l.rec.LeaseID, horizon, l.opts.Expires)
+		slow.Stop()
 		cancel()
 		t.Reset(next.Sub(s.Now()))
 		switch {
@@ -273,6 +280,17 @@ func (l *Lease) run() {
 			errMu.Unlock()
 		}
 	}
+}
+
+// slowHeartbeat warns, while it runs, of a heartbeat sent at sent that
+// has not completed within a heartbeat: the lease ends at its deadline
+// unless one completes, and the warning, given while the heartbeat waits,
+// lets an operator (or a test) see what it waits on.
+func (l *Lease) slowHeartbeat(sent time.Time) {
+	s := l.reg.s
+	s.Logger.Warn("idsql: a heartbeat to idsql_workers is still running; the worker lease ends at its deadline unless one completes",
+		"worker", l.rec.WorkerID, "lease", l.rec.LeaseID, "table", l.rec.Table,
+		"running", s.Now().Sub(sent).Round(time.Millisecond), "deadline_in", l.Deadline().Sub(s.Now()).Round(time.Millisecond))
 }
 
 // keptConn is a connection kept across calls: taken from db at the first
@@ -321,6 +339,7 @@ func (l *Lease) Release(ctx context.Context, last time.Time) error {
 	l.once.Do(func() {
 		l.End(holder.ErrReleased)
 		close(l.stop)
+		l.cancel()
 		l.wg.Wait()
 		err = l.reg.Release(ctx, l.rec.LeaseID, last)
 		err = errors.Join(err, l.inner.Release(ctx, last))

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -82,6 +83,10 @@ type Settings struct {
 	// a crash of the database can hand a worker ID out twice. PostgreSQL
 	// ignores it: there every lease transaction commits synchronously.
 	AcceptLazyCommits bool
+	// Logger receives a warning when a lease's heartbeat is still running
+	// a heartbeat after it was sent (a lease ends when none completes for
+	// its fence); nil means slog.Default().
+	Logger *slog.Logger
 }
 
 func (s Settings) withDefaults() Settings {
@@ -96,6 +101,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.Now == nil {
 		s.Now = time.Now
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
 	}
 	return s
 }

@@ -1,8 +1,12 @@
 package registry_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -273,6 +277,104 @@ func testFirstHeartbeatAfterSlowClaim(t *testing.T, b backend) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no heartbeat within 30 s of a lease whose claim was sent a heartbeat (%s) ago", hb)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a logger and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// A heartbeat still running a heartbeat after it was sent is reported
+// while it runs, naming the worker and lease: here it waits for the lease's
+// row, which another transaction holds locked. Once that lets go, the
+// heartbeat completes and the lease lives on.
+func testSlowHeartbeatWarns(t *testing.T, b backend) {
+	ctx := context.Background()
+	const hb = 100 * time.Millisecond
+	db := b.open(t)
+	var logged syncBuffer
+	reg := registry.New(db, b.settings(registry.Settings{Heartbeat: hb, Slack: time.Minute,
+		Logger: slog.New(slog.NewTextHandler(&logged, nil))}))
+	if err := reg.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := reg.Begin(ctx, registry.Start{Namespace: "ns", WorkerID: 4, Table: "t",
+		Instance: holder.Instance{ID: "slow-beat", Host: "h", PID: 1}, Kind: "fixed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func() time.Time { // the stored last heartbeat, read past any row lock (MVCC)
+		t.Helper()
+		recs, err := reg.Leases(ctx, "ns", true)
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("Leases = %+v, %v", recs, err)
+		}
+		return recs[0].LastHeartbeat
+	}
+	recorded := stored()
+	// The fault: the lease's row locked by a transaction that stays open.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT lease_id FROM idsql_workers WHERE namespace = 'ns' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	lease := registry.StartLease(reg, rec, nil, registry.LeaseOptions{})
+	defer func() {
+		tx.Rollback() // first: the release waits for the row too
+		lease.Release(ctx, time.Time{})
+	}()
+	// The warning comes a heartbeat after the first heartbeat is sent; 30 s
+	// only ends a wait for one that never comes.
+	const want = "a heartbeat to idsql_workers is still running"
+	if !waitFor(30*time.Second, func() bool { return strings.Contains(logged.String(), want) }) {
+		t.Fatalf("no warning of the blocked heartbeat within 30 s; log:\n%s", logged.String())
+	}
+	line := logged.String()
+	for _, attr := range []string{"worker=4", "lease=", "table=t", "running=", "deadline_in="} {
+		if !strings.Contains(line, attr) {
+			t.Errorf("the warning lacks %s: %s", attr, line)
+		}
+	}
+	if now := stored(); !now.Equal(recorded) {
+		t.Fatalf("the heartbeat went through the lock: last heartbeat %s, recorded %s", now, recorded)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(30*time.Second, func() bool { return stored().After(recorded) }) {
+		t.Fatal("no heartbeat completed within 30 s of the lock's release")
+	}
+	if err := lease.Err(); err != nil {
+		t.Fatalf("the lease ended: %v", err)
+	}
+}
+
+// waitFor polls cond every 10 ms until it holds (true) or within passes.
+func waitFor(within time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(within); ; time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
 		}
 	}
 }

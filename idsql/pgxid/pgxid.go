@@ -142,7 +142,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 			if ko.Clock != nil {
 				now = ko.Clock.Now
 			}
-			ko.Registry = registry.New(ko.DB, registry.Settings{Now: now, Heartbeat: cfg.Holder.Heartbeat, Dialect: "postgres"})
+			ko.Registry = registry.New(ko.DB, registry.Settings{Now: now, Heartbeat: cfg.Holder.Heartbeat, Dialect: "postgres", Logger: ko.Logger})
 		}
 		var err error
 		if db.s.keys, err = idsql.NewKeys(cfg, ko); err != nil {

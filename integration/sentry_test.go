@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -26,7 +27,7 @@ type sentry struct {
 	t       *testing.T
 	control func() *chaosProc   // the control now (nil: none yet)
 	watched func() []*chaosProc // the untouched, running processes now
-	server  func(context.Context) string
+	server  func(ctx context.Context, who string) string
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -51,7 +52,7 @@ const sentryQuiet = 500 * time.Millisecond
 
 // watchStalls starts a sentry; it stops and logs its captures when the
 // test ends. server, when not nil, describes the server's side.
-func watchStalls(t *testing.T, control func() *chaosProc, watched func() []*chaosProc, server func(context.Context) string) *sentry {
+func watchStalls(t *testing.T, control func() *chaosProc, watched func() []*chaosProc, server func(ctx context.Context, who string) string) *sentry {
 	s := &sentry{t: t, control: control, watched: watched, server: server, stop: make(chan struct{}),
 		last: map[*chaosProc]time.Time{}, size: map[*chaosProc]int{}, logRead: map[*chaosProc]int{},
 		captured: map[*chaosProc]time.Time{}}
@@ -151,13 +152,75 @@ func (s *sentry) capture(p *chaosProc, at time.Time, why string) string {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			server = s.server(ctx)
+			server = s.server(ctx, p.name)
 		}()
 	}
+	machine := machineView()
 	b.WriteString(p.stacks(2 * time.Second))
 	wg.Wait()
 	if server != "" {
 		b.WriteString("server: " + server + "\n")
+	}
+	b.WriteString("machine: " + machine + "\n")
+	return b.String()
+}
+
+// machineView describes who has or wants the CPU now: the threads the
+// kernel counts runnable (state R), by process, with each process's
+// nice value and scheduling group (autogroup: the kernel shares the CPU
+// between groups first, then by nice value inside a group), and the CPU
+// pressure of the last ten seconds.
+func machineView() string {
+	var b strings.Builder
+	if psi, err := os.ReadFile("/proc/pressure/cpu"); err == nil {
+		first, _, _ := strings.Cut(string(psi), "\n")
+		b.WriteString("cpu pressure " + first + "; ")
+	}
+	dirs, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/stat")
+	type proc struct {
+		comm, nice, group string
+		running           int
+	}
+	procs := map[string]*proc{}
+	var order []string
+	total := 0
+	for _, d := range dirs {
+		st, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... ; comm may hold spaces: cut at the last ')'.
+		i := strings.LastIndexByte(string(st), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(st[i+1:]))
+		if len(f) < 17 || f[0] != "R" {
+			continue
+		}
+		total++
+		pid := strings.Split(d, "/")[2]
+		pr := procs[pid]
+		if pr == nil {
+			comm := string(st[strings.IndexByte(string(st), '(')+1 : i])
+			if cmd, err := os.ReadFile("/proc/" + pid + "/cmdline"); err == nil && len(cmd) > 0 {
+				// postgres backends name their client in the title.
+				comm = strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))
+				if len(comm) > 60 {
+					comm = comm[:60]
+				}
+			}
+			group, _ := os.ReadFile("/proc/" + pid + "/autogroup")
+			pr = &proc{comm: comm, nice: f[16], group: strings.TrimSpace(string(group))}
+			procs[pid] = pr
+			order = append(order, pid)
+		}
+		pr.running++
+	}
+	fmt.Fprintf(&b, "%d threads runnable", total)
+	for _, pid := range order {
+		pr := procs[pid]
+		fmt.Fprintf(&b, "\n  %s %q nice %s %s: %d", pid, pr.comm, pr.nice, pr.group, pr.running)
 	}
 	return b.String()
 }
@@ -244,8 +307,8 @@ func interestingGoroutines(dump string) string {
 // pgView describes PostgreSQL's side: every backend of dsn's database that
 // runs a statement, waits, or holds a transaction open, and who blocks
 // whom.
-func pgView(dsn string) func(context.Context) string {
-	return func(ctx context.Context) string {
+func pgView(dsn string) func(ctx context.Context, who string) string {
+	return func(ctx context.Context, who string) string {
 		db, err := sql.Open("postgres", dsn)
 		if err != nil {
 			return err.Error()
@@ -254,12 +317,13 @@ func pgView(dsn string) func(context.Context) string {
 		rows, err := db.QueryContext(ctx, `SELECT application_name, pid, coalesce(state, ''),
 				coalesce(wait_event_type || '/' || wait_event, ''),
 				coalesce(round(extract(epoch FROM clock_timestamp() - xact_start) * 1000), 0)::bigint,
+				coalesce(round(extract(epoch FROM clock_timestamp() - state_change) * 1000), 0)::bigint,
 				array_to_string(pg_blocking_pids(pid), ','),
 				left(regexp_replace(coalesce(query, ''), '\s+', ' ', 'g'), 120)
 			FROM pg_stat_activity
 			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND datname = current_database()
-				AND (state <> 'idle' OR wait_event_type = 'Lock')
-			ORDER BY xact_start NULLS LAST`)
+				AND (state <> 'idle' OR wait_event_type = 'Lock' OR application_name = $1)
+			ORDER BY xact_start NULLS LAST`, appPrefix+who)
 		if err != nil {
 			return "pg_stat_activity: " + err.Error()
 		}
@@ -268,11 +332,14 @@ func pgView(dsn string) func(context.Context) string {
 		for rows.Next() {
 			var app, state, wait, blockers, query string
 			var pid int
-			var xactMs int64
-			if err := rows.Scan(&app, &pid, &state, &wait, &xactMs, &blockers, &query); err != nil {
+			var xactMs, stateMs int64
+			if err := rows.Scan(&app, &pid, &state, &wait, &xactMs, &stateMs, &blockers, &query); err != nil {
 				return "pg_stat_activity: " + err.Error()
 			}
-			l := fmt.Sprintf("%s backend %d %s xact %d ms", strings.TrimPrefix(app, appPrefix), pid, state, xactMs)
+			// Its own backends, idle ones too: the age of an idle one's
+			// state tells a reply the client has not read (the last
+			// statement done) from a statement the backend has not read.
+			l := fmt.Sprintf("%s backend %d %s (for %d ms) xact %d ms", strings.TrimPrefix(app, appPrefix), pid, state, stateMs, xactMs)
 			if wait != "" {
 				l += " waits " + wait
 			}
@@ -293,8 +360,8 @@ func pgView(dsn string) func(context.Context) string {
 
 // mysqlView describes MariaDB's side: the sessions that run a statement
 // or hold a transaction, and InnoDB's lock waits.
-func mysqlView(db *sql.DB) func(context.Context) string {
-	return func(ctx context.Context) string {
+func mysqlView(db *sql.DB) func(ctx context.Context, who string) string {
+	return func(ctx context.Context, _ string) string {
 		var lines []string
 		rows, err := db.QueryContext(ctx, `SELECT p.ID, p.COMMAND, p.TIME_MS, coalesce(p.STATE, ''), left(coalesce(p.INFO, ''), 120),
 				coalesce(t.trx_state, ''), coalesce(timestampdiff(MICROSECOND, t.trx_started, now(6)) DIV 1000, 0)

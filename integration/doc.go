@@ -13,10 +13,11 @@
 //
 // # Chaos tests
 //
-// The TestChaos… tests (Linux only) take issue 11's promise "never two
-// issuers on one worker ID" to processes. Each holder mode that can collide
-// has one: ZooKeeper sticky and recycle, PostgreSQL sticky, lease and
-// disposable, and the local map. A test starts a private PostgreSQL (and
+// TestChaos (Linux only) takes issue 11's promise "never two issuers on
+// one worker ID" to processes. Each holder mode that can collide has a
+// subtest, run one after another: ZooKeeperSticky and ZooKeeperRecycle,
+// PostgresSticky, PostgresLease and PostgresDisposable, and Local (go test
+// -run 'TestChaos/Local' runs one). A test starts a private PostgreSQL (and
 // ZooKeeper) of its own, builds internal/chaosproc and runs at least six
 // copies of it; each inserts rows through idsql's wrapper into a table with
 // a snowflake key and one with a segment key (no unique constraint, so that

@@ -255,14 +255,7 @@ func testFirstHeartbeatAfterSlowClaim(t *testing.T, b backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	beat := func() time.Time { // the stored last heartbeat, as the table rounds it
-		t.Helper()
-		recs, err := reg.Leases(ctx, "ns", true)
-		if err != nil || len(recs) != 1 {
-			t.Fatalf("Leases = %+v, %v", recs, err)
-		}
-		return recs[0].LastHeartbeat
-	}
+	beat := func() time.Time { return storedHeartbeat(t, reg, "ns") }
 	recorded := beat()
 	lease := registry.StartLease(reg, rec, nil, registry.LeaseOptions{Sent: sent})
 	defer lease.Release(ctx, time.Time{})
@@ -318,14 +311,7 @@ func testSlowHeartbeatWarns(t *testing.T, b backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored := func() time.Time { // the stored last heartbeat, read past any row lock (MVCC)
-		t.Helper()
-		recs, err := reg.Leases(ctx, "ns", true)
-		if err != nil || len(recs) != 1 {
-			t.Fatalf("Leases = %+v, %v", recs, err)
-		}
-		return recs[0].LastHeartbeat
-	}
+	stored := func() time.Time { return storedHeartbeat(t, reg, "ns") } // read past any row lock (MVCC)
 	recorded := stored()
 	// The fault: the lease's row locked by a transaction that stays open.
 	tx, err := db.BeginTx(ctx, nil)
@@ -377,4 +363,15 @@ func waitFor(within time.Duration, cond func() bool) bool {
 			return false
 		}
 	}
+}
+
+// storedHeartbeat returns the last heartbeat the table stores (as it rounds
+// it) for the one live lease of namespace.
+func storedHeartbeat(t *testing.T, reg *registry.Registry, namespace string) time.Time {
+	t.Helper()
+	recs, err := reg.Leases(context.Background(), namespace, true)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("Leases = %+v, %v", recs, err)
+	}
+	return recs[0].LastHeartbeat
 }

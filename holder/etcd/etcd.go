@@ -540,9 +540,12 @@ func (l *lease) renew() error {
 // start ends the lease on a timer at its deadline, so Done closes
 // promptly (the generator checks the deadline itself), and keeps it alive.
 func (l *lease) start() {
+	// The timer may fire while Release revokes the lease (which clears
+	// l.id): it names the etcd lease it was started for.
+	id := l.id
 	l.fence = time.AfterFunc(l.Deadline().Sub(l.h.s.Now()), func() {
 		l.End(fmt.Errorf("%w: worker %d: no keep-alive of etcd lease %x answered for %s", holder.ErrLeaseLost,
-			l.WorkerID(), l.id, l.h.fence(l.h.s.TTL)))
+			l.WorkerID(), id, l.h.fence(l.h.s.TTL)))
 	})
 	l.wg.Add(1)
 	go l.run()

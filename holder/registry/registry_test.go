@@ -327,8 +327,8 @@ func testSlowHeartbeatWarns(t *testing.T, b backend) {
 		tx.Rollback() // first: the release waits for the row too
 		lease.Release(ctx, time.Time{})
 	}()
-	// The warning comes a heartbeat after the first heartbeat is sent; 30 s
-	// only ends a wait for one that never comes.
+	// The warning comes a heartbeat (100 ms) after the first heartbeat is
+	// sent. Not a tolerance: 30 s only ends a wait for one that never comes.
 	const want = "a heartbeat to idsql_workers is still running"
 	if !waitFor(30*time.Second, func() bool { return strings.Contains(logged.String(), want) }) {
 		t.Fatalf("no warning of the blocked heartbeat within 30 s; log:\n%s", logged.String())
@@ -345,6 +345,9 @@ func testSlowHeartbeatWarns(t *testing.T, b backend) {
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
+	// The blocked heartbeat completes as soon as the lock goes (its
+	// deadline is a minute out). Not a tolerance: 30 s only ends a wait for
+	// a heartbeat that never comes.
 	if !waitFor(30*time.Second, func() bool { return stored().After(recorded) }) {
 		t.Fatal("no heartbeat completed within 30 s of the lock's release")
 	}

@@ -1,6 +1,6 @@
-package idsql
+package keyform
 
-// Keyed text forms (TextForm.KeyEnv): the text of a key is a keyed
+// Keyed text forms (Form.KeyEnv): the text of a key is a keyed
 // permutation of it, so consecutive keys give unrelated texts and only a
 // holder of the secret can read a text back, or make one that reads.
 //
@@ -50,7 +50,7 @@ import (
 	"sync"
 )
 
-// ErrTextKey is wrapped by the error of a keyed text form (TextForm.KeyEnv)
+// ErrTextKey is wrapped by the error of a keyed text form (Form.KeyEnv)
 // whose environment variable is not set or holds no valid key ring, and of
 // a text whose version has no secret in it. Such an error is about the
 // process's environment, not about the text: it does not wrap ErrText.
@@ -91,7 +91,7 @@ type keyRing struct {
 
 // feistel returns a permutation of form f under version v (whose secret
 // the ring holds) from a pool; put it back with done.
-func (r *keyRing) feistel(f TextForm, v byte) (p *feistel, done func()) {
+func (r *keyRing) feistel(f Form, v byte) (p *feistel, done func()) {
 	key := f.Encoding + "\x00" + f.Prefix + "\x00" + string(v)
 	pool, ok := r.pools.Load(key)
 	if !ok {
@@ -113,7 +113,7 @@ type ringEntry struct {
 }
 
 // ring returns the key ring of the form's variable.
-func (f TextForm) ring() (*keyRing, error) {
+func (f Form) ring() (*keyRing, error) {
 	value, ok := os.LookupEnv(f.KeyEnv)
 	if !ok || value == "" {
 		return nil, fmt.Errorf("%w: the environment variable %s is not set (the text form %s needs it: "+
@@ -161,7 +161,7 @@ type feistel struct {
 	sum   []byte
 }
 
-func (f TextForm) newFeistel(secret []byte, version byte) *feistel {
+func (f Form) newFeistel(secret []byte, version byte) *feistel {
 	h := hmac.New(sha256.New, secret)
 	var tweak []byte
 	tweak = append(tweak, keyedDomain...)
@@ -201,7 +201,7 @@ func (p *feistel) decrypt(l, r uint64) (uint64, uint64) {
 }
 
 // appendKeyed appends id in the keyed form f (alphabet a) to dst.
-func (f TextForm) appendKeyed(dst []byte, a *alphabet, id int64) ([]byte, error) {
+func (f Form) appendKeyed(dst []byte, a *alphabet, id int64) ([]byte, error) {
 	if id <= 0 {
 		return dst, fmt.Errorf("%w: %d is not a key: keys are positive (%s)", ErrText, id, f)
 	}
@@ -232,7 +232,7 @@ func (f TextForm) appendKeyed(dst []byte, a *alphabet, id int64) ([]byte, error)
 }
 
 // parseKeyed reads rest, a text of the keyed form f after its prefix.
-func (f TextForm) parseKeyed(a *alphabet, rest string) (int64, error) {
+func (f Form) parseKeyed(a *alphabet, rest string) (int64, error) {
 	w := keyedWidth(a)
 	if len(rest) != 1+w {
 		return 0, fmt.Errorf("%w: want a version digit and %d characters after the prefix, not %d characters (%s)", ErrText, w, len(rest), f)

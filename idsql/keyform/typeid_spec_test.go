@@ -1,4 +1,4 @@
-package idsql
+package keyform
 
 import (
 	"encoding/hex"

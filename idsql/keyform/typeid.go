@@ -1,6 +1,6 @@
-package idsql
+package keyform
 
-// TypeID text forms (TextForm.Encoding "typeid"): a snowflake key written as
+// TypeID text forms (Form.Encoding "typeid"): a snowflake key written as
 // a TypeID (jetify's spec, v0.3), such as
 //
 //	user_01jq8y6t0070000000000g2w8a
@@ -70,7 +70,7 @@ var typeIDValue = func() (v [256]int8) {
 }()
 
 // tidLayout is what a TypeID form needs of the snowflake layout; the zero
-// value means the form is not bound to one (see TextForm.WithLayout).
+// value means the form is not bound to one (see Form.WithLayout).
 type tidLayout struct {
 	epochMs  int64 // the layout's epoch in Unix milliseconds
 	unitMs   int64 // its unit in milliseconds; 0 when unbound
@@ -104,11 +104,11 @@ func typeIDLayout(l snowflake.Layout) (tidLayout, error) {
 }
 
 // WithLayout returns f bound to the snowflake layout whose keys it writes,
-// as a TypeID form needs (Config.TextForm binds the configured layout). For
+// as a TypeID form needs (idsql.Config.TextForm binds the configured layout). For
 // other encodings it returns f unchanged. A layout that does not map to a
 // UUIDv7 losslessly (see TypeID) leaves the form unbound: it then fails to
 // write or read any key, saying why.
-func (f TextForm) WithLayout(l snowflake.Layout) TextForm {
+func (f Form) WithLayout(l snowflake.Layout) Form {
 	if f.Encoding == TypeID {
 		f.tid, _ = typeIDLayout(l)
 	}
@@ -116,13 +116,13 @@ func (f TextForm) WithLayout(l snowflake.Layout) TextForm {
 }
 
 // WithShape returns f bound to a spread table's key shape s in space sp
-// (Config.ShapeFunc gives both; Config.TextForm binds them): a TypeID form
+// (idsql.Config.ShapeFunc gives both; idsql.Config.TextForm binds them): a TypeID form
 // then writes the key as it was before its shape, so that its UUIDv7
 // carries the key's time, worker and sequence, and reads back the shaped
 // key the table stores. An ordered s, or another encoding, leaves f as it
 // is (other encodings write the stored key itself). A shape that cannot
 // apply to sp leaves the form refusing every key, saying why.
-func (f TextForm) WithShape(s shape.Shape, sp shape.Space) TextForm {
+func (f Form) WithShape(s shape.Shape, sp shape.Space) Form {
 	if f.Encoding != TypeID || s.IsOrdered() {
 		return f
 	}
@@ -135,13 +135,31 @@ func (f TextForm) WithShape(s shape.Shape, sp shape.Space) TextForm {
 	return f
 }
 
+// WithShapeFunc returns f bound to a spread table's key shape fn, as
+// WithShape does from the shape and its space (idsql.Config.TextForm binds
+// the table's). Other encodings, and the zero fn (ordered), leave f as it
+// is.
+func (f Form) WithShapeFunc(fn shape.Func) Form {
+	if f.Encoding == TypeID {
+		f.shape = fn
+	}
+	return f
+}
+
+// CheckLayout reports why a TypeID form cannot write the keys of layout l
+// (see TypeID), or nil when it can.
+func CheckLayout(l snowflake.Layout) error {
+	_, err := typeIDLayout(l)
+	return err
+}
+
 // errUnbound is the error of a TypeID form without a layout.
-func (f TextForm) errUnbound() error {
-	return fmt.Errorf("%w: the TypeID form %s is not bound to a snowflake layout whose unit is whole milliseconds (see TextForm.WithLayout and Config.TextForm)", ErrText, f)
+func (f Form) errUnbound() error {
+	return fmt.Errorf("%w: the TypeID form %s is not bound to a snowflake layout whose unit is whole milliseconds (see Form.WithLayout and idsql.Config.TextForm)", ErrText, f)
 }
 
 // appendTypeID appends id as a TypeID.
-func (f TextForm) appendTypeID(dst []byte, id int64) ([]byte, error) {
+func (f Form) appendTypeID(dst []byte, id int64) ([]byte, error) {
 	t := f.tid
 	if t.unitMs == 0 {
 		return dst, f.errUnbound()
@@ -220,7 +238,7 @@ func lastUnderscore(s string) int {
 }
 
 // parseTypeIDKey reads s as a key of the TypeID form f.
-func (f TextForm) parseTypeIDKey(s string) (int64, error) {
+func (f Form) parseTypeIDKey(s string) (int64, error) {
 	t := f.tid
 	if t.unitMs == 0 {
 		return 0, f.errUnbound()

@@ -166,7 +166,7 @@ func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error)
 			if tc.MaxID > 0 {
 				limit = min(limit, tc.MaxID)
 			}
-			s, err = d.DBDefault(dialect.DBDefault{Table: table, Column: tc.KeyColumn(), Key: cfg.SegmentKey(table), Block: block, MaxID: limit, Shape: f})
+			s, err = d.DBDefault(dialect.DBDefault{Table: table, Column: tc.KeyColumn(), Key: cfg.SegmentKey(table), Block: block, MaxID: limit, Shape: dbShape(f)})
 		}
 		if err != nil {
 			return nil, err
@@ -196,7 +196,23 @@ func snowflakeDBDefault(d dialect.Dialect, cfg *Config, table string, f shape.Fu
 		Namespace: cfg.Namespace, Table: table, Column: tc.KeyColumn(),
 		Epoch: layout.Epoch, Unit: layout.Unit,
 		TimeBits: layout.TimeBits, WorkerBits: layout.WorkerBits, SequenceBits: layout.SequenceBits, WorkerLow: layout.WorkerLow,
-		Reserved: hc.DatabaseWorkers, MaxKey: tc.MaxID, Shape: f,
+		Reserved: hc.DatabaseWorkers, MaxKey: tc.MaxID, Shape: dbShape(f),
 		Stale: max(registry.DefaultSlack, 3*hc.HeartbeatOrDefault()),
 	})
+}
+
+// dbShape is f as the database-side SQL applies it: the zero KeyShape for
+// an ordered f.
+func dbShape(f shape.Func) dialect.KeyShape {
+	s := f.Shape()
+	if s.IsOrdered() {
+		return dialect.KeyShape{}
+	}
+	sp := f.Space()
+	k := dialect.KeyShape{Name: s.String(), Reverse: s.Spread == shape.Reverse,
+		SpaceBits: sp.Bits, Low: sp.Low, Width: sp.Width, MaxKey: f.MaxKey()}
+	if s.Spread == shape.Shard {
+		k.ShardBits = s.Bits
+	}
+	return k
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/idsql/idsql/idsql/shape"
 )
 
 // ErrNoDBDefault is wrapped by the error of a database that cannot serve
@@ -28,10 +26,10 @@ type DBDefault struct {
 	Block  int64  // keys per block, > 0
 	MaxID  int64  // the largest key a block may hold
 
-	// Shape is the table's key shape (the zero Func: ordered). A spread
-	// one moves every key the sequence gives, as the table's processes
-	// move theirs; MaxID must be within what it takes (Func.MaxKey).
-	Shape shape.Func
+	// Shape is the table's key shape (the zero KeyShape: ordered). A
+	// spread one moves every key the sequence gives, as the table's
+	// processes move theirs; MaxID must be within what it takes (MaxKey).
+	Shape KeyShape
 }
 
 // Sequence returns the name of the sequence serving the default: the
@@ -65,12 +63,12 @@ const DBDefaultHint = `run "idsql migrate --db-defaults" to allocate a fresh blo
 // either; its callers check the server (see ErrNoDBDefault) before running
 // the MariaDB form.
 func (d Dialect) DBDefault(s DBDefault) (string, error) {
-	spread := !s.Shape.Shape().IsOrdered()
+	spread := s.Shape.Spread()
 	switch {
 	case s.Block <= 0 || s.MaxID < s.Block:
 		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("block of %d keys below %d", s.Block, s.MaxID))
-	case spread && s.MaxID > s.Shape.MaxKey():
-		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("max_id %d beyond %d, what shape %s takes", s.MaxID, s.Shape.MaxKey(), s.Shape.Shape()))
+	case spread && s.MaxID > s.Shape.MaxKey:
+		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("max_id %d beyond %d, what shape %s takes", s.MaxID, s.Shape.MaxKey, s.Shape.Name))
 	}
 	tmpl, r, err := d.dbTemplate(pgDBDefault, mariaDBDefault, s.Table, s.Column, s.Key)
 	if err != nil {

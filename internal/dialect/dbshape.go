@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/idsql/idsql/idsql/shape"
 )
 
 // The key shapes of the database-side defaults: a table with a spread
@@ -21,31 +19,43 @@ import (
 // 64-bit integers modulo 2^64 on its own). A key outside what the shape
 // takes fails the INSERT, as Apply refuses it.
 
+// KeyShape is a table's key shape (package shape's Func) as the
+// database-side SQL applies it; the zero KeyShape is ordered, and moves no
+// key.
+type KeyShape struct {
+	// Name is the shape as the configuration writes it ("reverse",
+	// "shard(6)"); it travels in the tag.
+	Name string
+	// Reverse: the bits of the field [Low, Low+Width) are reversed in place.
+	Reverse bool
+	// ShardBits > 0: a shard shape, the hash's top ShardBits bits put on
+	// top of the space.
+	ShardBits int
+	// SpaceBits, Low and Width are the space the shape moves keys in and
+	// its field (shape.Space).
+	SpaceBits, Low, Width int
+	// MaxKey is the largest key the shape takes (shape.Func.MaxKey).
+	MaxKey int64
+}
+
+// Spread reports whether s moves keys (a reverse or shard shape).
+func (s KeyShape) Spread() bool { return s.Reverse || s.ShardBits > 0 }
+
 // shapeTag names a shape within its space: it travels in the default
 // (PostgreSQL) or the trigger (MariaDB), where an install finds it and
 // leaves a matching default alone.
-func shapeTag(f shape.Func) string {
-	sp := f.Space()
-	return fmt.Sprintf("idsql-shape:%s@%d.%d.%d", f.Shape(), sp.Bits, sp.Low, sp.Width)
+func shapeTag(s KeyShape) string {
+	return fmt.Sprintf("idsql-shape:%s@%d.%d.%d", s.Name, s.SpaceBits, s.Low, s.Width)
 }
 
 // pgShapeCall wraps the PostgreSQL expression key in idsql_shape_key for
-// a spread f; an ordered f leaves key as it is.
-func pgShapeCall(f shape.Func, key, table string) string {
-	if f.Shape().IsOrdered() {
+// a spread s; an ordered s leaves key as it is.
+func pgShapeCall(s KeyShape, key, table string) string {
+	if !s.Spread() {
 		return key
 	}
-	sp := f.Space()
 	return fmt.Sprintf("idsql_shape_key(%s, %s, %s, %d, %d, %d, %d)",
-		key, lit(table), lit(shapeTag(f)), sp.Bits, sp.Low, sp.Width, shardBits(f))
-}
-
-// shardBits is a Shard shape's bits, 0 for another.
-func shardBits(f shape.Func) int {
-	if f.Shape().Spread == shape.Shard {
-		return f.Shape().Bits
-	}
-	return 0
+		key, lit(table), lit(shapeTag(s)), s.SpaceBits, s.Low, s.Width, s.ShardBits)
 }
 
 // pgShapeFunction is the PL/pgSQL function the PostgreSQL defaults of
@@ -86,24 +96,23 @@ const pgShapeFunction = `CREATE OR REPLACE FUNCTION idsql_shape_key(k bigint, tb
 const mariaShapeDecl = "\tDECLARE k BIGINT;\n\tDECLARE z BIGINT UNSIGNED;\n\tDECLARE shape_msg VARCHAR(512);\n"
 
 // mariaShape returns MariaDB's statements (of a trigger body, indented
-// twice) that replace the key in the variable k by f.Apply(k), refusing a
-// key outside what f takes; "" for an ordered f.
-func mariaShape(f shape.Func, table string) string {
-	if f.Shape().IsOrdered() {
+// twice) that replace the key in the variable k by the shape's Apply(k),
+// refusing a key outside what s takes; "" for an ordered s.
+func mariaShape(s KeyShape, table string) string {
+	if !s.Spread() {
 		return ""
 	}
-	sp := f.Space()
-	lo := sp.Bits - shardBits(f)
+	lo := s.SpaceBits - s.ShardBits
 	maxIn := strconv.FormatInt(int64(1)<<lo-1, 10)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\t\tIF k < 1 OR k > %s THEN\n", maxIn)
-	fmt.Fprintf(&b, "\t\t\tSET shape_msg = CONCAT('idsql: key ', k, ' of table %s is outside 1..%s, what its shape (%s) takes');\n", table, maxIn, shapeTag(f))
+	fmt.Fprintf(&b, "\t\t\tSET shape_msg = CONCAT('idsql: key ', k, ' of table %s is outside 1..%s, what its shape (%s) takes');\n", table, maxIn, shapeTag(s))
 	b.WriteString("\t\t\tSIGNAL SQLSTATE '22003' SET MESSAGE_TEXT = shape_msg;\n\t\tEND IF;\n")
-	if f.Shape().Spread == shape.Reverse {
-		mask := (uint64(1)<<sp.Width - 1) << sp.Low
+	if s.Reverse {
+		mask := (uint64(1)<<s.Width - 1) << s.Low
 		keep := (uint64(1)<<63 - 1) &^ mask
 		fmt.Fprintf(&b, "\t\tSET k = (k & %d) | (CAST(CONV(REVERSE(LPAD(BIN((k & %d) >> %d), %d, '0')), 2, 10) AS UNSIGNED) << %d);\n",
-			keep, mask, sp.Low, sp.Width, sp.Low)
+			keep, mask, s.Low, s.Width, s.Low)
 		return b.String()
 	}
 	// SplitMix64's finalizer on BIGINT UNSIGNED, multiplying modulo 2^64
@@ -113,6 +122,6 @@ func mariaShape(f shape.Func, table string) string {
 	b.WriteString("\t\tSET z = z ^ (z >> 27);\n")
 	b.WriteString("\t\tSET z = CAST(MOD(CAST(z AS DECIMAL(40,0)) * 10723151780598845931, 18446744073709551616) AS UNSIGNED);\n")
 	b.WriteString("\t\tSET z = z ^ (z >> 31);\n")
-	fmt.Fprintf(&b, "\t\tSET k = ((z >> %d) << %d) | k;\n", 64-shardBits(f), lo)
+	fmt.Fprintf(&b, "\t\tSET k = ((z >> %d) << %d) | k;\n", 64-s.ShardBits, lo)
 	return b.String()
 }

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/idsql/idsql/idsql/shape"
 )
 
 // DBSnowflake describes a database-side default for a snowflake table's
@@ -36,10 +34,10 @@ type DBSnowflake struct {
 	Reserved int64 // how many worker IDs at the top of the range are the database's
 	MaxKey   int64 // the table's max_id; 0 for none
 
-	// Shape is the table's key shape (the zero Func: ordered). A spread
-	// one moves every key the default composes, as the table's processes
-	// move theirs.
-	Shape shape.Func
+	// Shape is the table's key shape (the zero KeyShape: ordered). A
+	// spread one moves every key the default composes, as the table's
+	// processes move theirs.
+	Shape KeyShape
 
 	// Stale is how long after its last heartbeat a process's lease of the
 	// chosen worker ID counts as gone (and is ended); a fresher one is
@@ -58,7 +56,7 @@ func (s DBSnowflake) fingerprint() string {
 	}
 	fp := fmt.Sprintf("idsql:2/e%d/u%d/b%d.%d.%d/l%d/m%d", s.Epoch.UnixMicro(), s.Unit.Microseconds(),
 		s.TimeBits, s.WorkerBits, s.SequenceBits, low, s.MaxKey)
-	if !s.Shape.Shape().IsOrdered() {
+	if s.Shape.Spread() {
 		fp += "/" + shapeTag(s.Shape)
 	}
 	return fp
@@ -139,7 +137,7 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	}
 	if d == PostgreSQL {
 		shapefn := ""
-		if !s.Shape.Shape().IsOrdered() {
+		if s.Shape.Spread() {
 			shapefn = pgShapeFunction + ";"
 		}
 		pairs = append(pairs, "{shapefn}", shapefn)

@@ -128,6 +128,59 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 		jen.Return(keyid("NewN").Types(jen.Id(T)).Call(jen.Id("ctx"), jen.Id("src"), jen.Id(tableConst), jen.Id("n"))),
 	)
 
+	renderParse(f, t, typ)
+	renderDecode(f, t, typ)
+
+	f.Line()
+	f.Commentf("Decode takes id apart; see Decode%s.", T)
+	f.Func().Params(recv).Id("Decode").Params().Params(jen.Id(parts), jen.Error()).Block(
+		jen.Return(jen.Id("Decode" + T).Call(jen.Int64().Call(jen.Id("id")))),
+	)
+
+	f.Line()
+	f.Comment("Origin looks id up in the idsql records of db (the database the keys were")
+	f.Comment("issued with) and returns the lease or segment range it came from. It")
+	f.Comment("fails with CheckConfig's error when cfg does not match this file, and")
+	f.Commentf("wraps idsql.ErrNotFound when no record says %s issued id.", t.Name)
+	f.Func().Params(recv).Id("Origin").Params(ctx, jen.Id("db").Op("*").Qual("database/sql", "DB"), jen.Id("cfg").Op("*").Qual(pkgIdsql, "Config")).
+		Params(jen.Qual(pkgIdsql, "Origin"), jen.Error()).Block(
+		jen.Return(jen.Id("idsqlFile").Call().Dot("Origin").Call(jen.Id("ctx"), jen.Id("db"), jen.Id("cfg"), jen.Id(tableConst), jen.Int64().Call(jen.Id("id")))),
+	)
+
+	f.Line()
+	f.Commentf("Table returns %s.", tableConst)
+	f.Func().Params(jen.Id(T)).Id("Table").Params().String().Block(jen.Return(jen.Id(tableConst)))
+
+	f.Line()
+	f.Comment("Int64 returns id as an int64.")
+	f.Func().Params(recv).Id("Int64").Params().Int64().Block(jen.Return(jen.Int64().Call(jen.Id("id"))))
+
+	if t.Text.Decimal() {
+		renderDecimalText(f, T, typ)
+	} else {
+		renderText(f, T, typ)
+	}
+
+	f.Line()
+	f.Comment("Value implements driver.Valuer: id is stored as a bigint.")
+	f.Func().Params(recv).Id("Value").Params().Params(jen.Qual("database/sql/driver", "Value"), jen.Error()).Block(
+		jen.Return(jen.Int64().Call(jen.Id("id")), jen.Nil()),
+	)
+
+	f.Line()
+	f.Comment("Scan implements sql.Scanner for an integer column or its decimal text.")
+	f.Commentf("NULL is an error: scan a nullable column into a *%s or a", T)
+	f.Commentf("sql.Null[%s].", T)
+	f.Func().Params(precv).Id("Scan").Params(jen.Id("src").Any()).Error().Block(
+		jen.Return(keyid("Scan").Call(jen.Id("id"), typ.Clone(), jen.Id("src"))),
+	)
+}
+
+// renderParse emits ParseT and, for a table with a text form, the type's
+// TextForm method.
+func renderParse(f *jen.File, t Table, typ *jen.Statement) {
+	T := t.Type
+	keyid := func(name string) *jen.Statement { return jen.Qual(pkgKeyid, name) }
 	f.Line()
 	if t.Text.Decimal() {
 		f.Commentf("Parse%s parses a decimal ID, as String and MarshalText write it.", T)
@@ -160,7 +213,14 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 			jen.Return(form),
 		)
 	}
+}
 
+// renderDecode emits the type's Parts struct and DecodeT: the layout's
+// fields for a snowflake table, the gene's for a gene table, the bare
+// value for a segment table.
+func renderDecode(f *jen.File, t Table, typ *jen.Statement) {
+	T, parts := t.Type, t.Type+"Parts"
+	keyid := func(name string) *jen.Statement { return jen.Qual(pkgKeyid, name) }
 	f.Line()
 	f.Commentf("%s is a decoded %s.", parts, T)
 	if t.Strategy == idsql.Snowflake {
@@ -206,50 +266,6 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 			)
 		}
 	}
-
-	f.Line()
-	f.Commentf("Decode takes id apart; see Decode%s.", T)
-	f.Func().Params(recv).Id("Decode").Params().Params(jen.Id(parts), jen.Error()).Block(
-		jen.Return(jen.Id("Decode" + T).Call(jen.Int64().Call(jen.Id("id")))),
-	)
-
-	f.Line()
-	f.Comment("Origin looks id up in the idsql records of db (the database the keys were")
-	f.Comment("issued with) and returns the lease or segment range it came from. It")
-	f.Comment("fails with CheckConfig's error when cfg does not match this file, and")
-	f.Commentf("wraps idsql.ErrNotFound when no record says %s issued id.", t.Name)
-	f.Func().Params(recv).Id("Origin").Params(ctx, jen.Id("db").Op("*").Qual("database/sql", "DB"), jen.Id("cfg").Op("*").Qual(pkgIdsql, "Config")).
-		Params(jen.Qual(pkgIdsql, "Origin"), jen.Error()).Block(
-		jen.Return(jen.Id("idsqlFile").Call().Dot("Origin").Call(jen.Id("ctx"), jen.Id("db"), jen.Id("cfg"), jen.Id(tableConst), jen.Int64().Call(jen.Id("id")))),
-	)
-
-	f.Line()
-	f.Commentf("Table returns %s.", tableConst)
-	f.Func().Params(jen.Id(T)).Id("Table").Params().String().Block(jen.Return(jen.Id(tableConst)))
-
-	f.Line()
-	f.Comment("Int64 returns id as an int64.")
-	f.Func().Params(recv).Id("Int64").Params().Int64().Block(jen.Return(jen.Int64().Call(jen.Id("id"))))
-
-	if t.Text.Decimal() {
-		renderDecimalText(f, T, typ)
-	} else {
-		renderText(f, T, typ)
-	}
-
-	f.Line()
-	f.Comment("Value implements driver.Valuer: id is stored as a bigint.")
-	f.Func().Params(recv).Id("Value").Params().Params(jen.Qual("database/sql/driver", "Value"), jen.Error()).Block(
-		jen.Return(jen.Int64().Call(jen.Id("id")), jen.Nil()),
-	)
-
-	f.Line()
-	f.Comment("Scan implements sql.Scanner for an integer column or its decimal text.")
-	f.Commentf("NULL is an error: scan a nullable column into a *%s or a", T)
-	f.Commentf("sql.Null[%s].", T)
-	f.Func().Params(precv).Id("Scan").Params(jen.Id("src").Any()).Error().Block(
-		jen.Return(keyid("Scan").Call(jen.Id("id"), typ.Clone(), jen.Id("src"))),
-	)
 }
 
 // renderDecimalText emits the text and JSON methods of a type whose keys

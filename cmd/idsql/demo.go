@@ -69,66 +69,50 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return demo(ctx, stdout, *dir, *dsn)
 }
 
+// tour writes the demo's numbered steps.
+type tour struct {
+	w    io.Writer
+	step int
+}
+
+func (t *tour) say(format string, args ...any) { fmt.Fprintf(t.w, format, args...) }
+
+// heading starts the next numbered step.
+func (t *tour) heading(s string) {
+	t.step++
+	t.say("\n%d. %s\n", t.step, s)
+}
+
 // demo runs the tour in dir, on an SQLite file there or on the database
 // dsn, writing what it does to w.
 func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
-	say := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	step := 0
-	heading := func(s string) {
-		step++
-		say("\n%d. %s\n", step, s)
+	t := &tour{w: w}
+	d, orders, customers, closeStore, err := demoDatabase(ctx, t, dir, dsn)
+	if err != nil {
+		return err
 	}
-
-	var d *database
-	orders, customers := "orders", "customers"
-	if dsn == "" {
-		say("idsql demo: distributed primary keys for plain SQL, on an SQLite file (no server needed)\n")
-		say("working directory: %s\n", dir)
-		// The segment store gets a file of its own: SQLite lets one
-		// connection write to a file at a time, and the store must be able
-		// to allocate while a transaction of the application holds its file.
-		store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
-		if err != nil {
-			return err
-		}
-		defer store.DB().Close()
-		path := filepath.Join(dir, "demo.db")
-		app, err := sql.Open("sqlite", sqlitestore.DSN(path))
-		if err != nil {
-			return err
-		}
-		say("files: %s (the application's tables), %s (idsql's segment store)\n", filepath.Base(path), "idsql.db")
-		d = &database{db: app, dialect: dialect.ForDSN("sqlite:" + path), dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}
-	} else {
-		if d, err = openDatabase(ctx, dsn); err != nil {
-			return err
-		}
-		orders, customers = "idsql_demo_orders", "idsql_demo_customers"
-		say("idsql demo: distributed primary keys for plain SQL, on a %s database\n", d.dialect)
-		say("holder cache directory: %s\n", dir)
-	}
+	defer closeStore()
 	raw := d.db
 	defer raw.Close()
-	rebind := d.dialect.Rebind
 
-	heading("The configuration (idsql.yaml) names the tables and how each gets its keys:")
+	t.heading("The configuration (idsql.yaml) names the tables and how each gets its keys:")
 	yamlText := fmt.Sprintf(demoConfig, orders, customers, strconv.Quote(filepath.Join(dir, "holder")))
-	say("%s", indent(yamlText, "   "))
+	t.say("%s", indent(yamlText, "   "))
 	cfg, err := idsql.Parse("demo configuration", []byte(yamlText), time.Now())
 	if err != nil {
 		return err
 	}
 
-	heading("Create the application's tables. Note: no AUTOINCREMENT, no sequence.")
+	t.heading("Create the application's tables. Note: no AUTOINCREMENT, no sequence.")
 	ddl := []string{
 		"CREATE TABLE " + customers + " (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(100) NOT NULL)",
 		"CREATE TABLE " + orders + " (id BIGINT NOT NULL PRIMARY KEY, customer_id BIGINT NOT NULL, item VARCHAR(100) NOT NULL, total_cents INTEGER NOT NULL)",
 	}
 	if dsn != "" {
 		drop := func() error {
-			for _, t := range []string{orders, customers} {
-				if _, err := raw.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+t); err != nil {
-					return fmt.Errorf("drop demo table %s: %w", t, err)
+			for _, table := range []string{orders, customers} {
+				if _, err := raw.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table); err != nil {
+					return fmt.Errorf("drop demo table %s: %w", table, err)
 				}
 			}
 			return nil
@@ -141,7 +125,7 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 				err = derr
 			}
 			if err == nil {
-				say("\n   (tables %s and %s dropped again)\n", orders, customers)
+				t.say("\n   (tables %s and %s dropped again)\n", orders, customers)
 			}
 		}()
 	}
@@ -149,10 +133,10 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create tables: %w", err)
 		}
-		say("   %s\n", q)
+		t.say("   %s\n", q)
 	}
 
-	heading("idsql migrate: create idsql's own tables and a segment key for " + customers + ".")
+	t.heading("idsql migrate: create idsql's own tables and a segment key for " + customers + ".")
 	if err := idsql.MigrateIn(ctx, raw, cfg, d.stores); err != nil {
 		return err
 	}
@@ -162,7 +146,7 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 	}
 	for _, k := range keys {
 		if k.Key == cfg.SegmentKey(customers) {
-			say("   idsql_alloc row %q: max_id %d, step %d (each range of %d IDs is one UPDATE)\n", k.Key, k.MaxID, k.Step, k.Step)
+			t.say("   idsql_alloc row %q: max_id %d, step %d (each range of %d IDs is one UPDATE)\n", k.Key, k.MaxID, k.Step, k.Step)
 		}
 	}
 
@@ -172,22 +156,87 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 	}
 	defer db.Close()
 
-	heading("Insert rows with plain SQL through the idsql wrapper. The statements leave out\n   the id column; idsql adds it and binds a fresh key for each row:")
-	var customerIDs []int64
+	customerIDs, orderIDs, err := demoInserts(ctx, t, db, d.dialect.Rebind, customers, orders)
+	if err != nil {
+		return err
+	}
+	if err := demoRows(ctx, t, db, customers, orders); err != nil {
+		return err
+	}
+
+	layout, err := cfg.SnowflakeLayout()
+	if err != nil {
+		return err
+	}
+	oid := orderIDs[0]
+	t.heading(fmt.Sprintf("Decode order key %d (same as: idsql decode %d):", oid, oid))
+	p, err := layout.Decode(oid, time.Now(), time.Minute)
+	if err != nil {
+		return err
+	}
+	t.say("   time      %s (%s ago)\n   worker    %d\n   sequence  %d\n   layout    %s\n",
+		p.Time.UTC().Format("2006-01-02T15:04:05.000Z"), time.Since(p.Time).Round(time.Millisecond), p.Worker, p.Sequence, layout)
+
+	if err := demoLookup(ctx, t, cfg, d, customerIDs[1], oid, p.Worker); err != nil {
+		return err
+	}
+
+	t.say("\nDone. Next:\n" +
+		"   idsql serve                     an HTTP ID server (Leaf's API) with a monitor page\n" +
+		"   idsql decode --json ID          take any snowflake ID apart\n" +
+		"   idsql migrate --dsn postgres://... --config idsql.yaml   set up a real database\n")
+	return nil
+}
+
+// demoDatabase opens the demo's database: an SQLite file in dir, with the
+// segment store in a file of its own, or the database dsn. It names the
+// demo's tables and returns what closes the store.
+func demoDatabase(ctx context.Context, t *tour, dir, dsn string) (d *database, orders, customers string, closeStore func(), err error) {
+	if dsn != "" {
+		if d, err = openDatabase(ctx, dsn); err != nil {
+			return nil, "", "", nil, err
+		}
+		t.say("idsql demo: distributed primary keys for plain SQL, on a %s database\n", d.dialect)
+		t.say("holder cache directory: %s\n", dir)
+		return d, "idsql_demo_orders", "idsql_demo_customers", func() {}, nil
+	}
+	t.say("idsql demo: distributed primary keys for plain SQL, on an SQLite file (no server needed)\n")
+	t.say("working directory: %s\n", dir)
+	// The segment store gets a file of its own: SQLite lets one connection
+	// write to a file at a time, and the store must be able to allocate
+	// while a transaction of the application holds its file.
+	store, err := sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db"))
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	path := filepath.Join(dir, "demo.db")
+	app, err := sql.Open("sqlite", sqlitestore.DSN(path))
+	if err != nil {
+		store.DB().Close()
+		return nil, "", "", nil, err
+	}
+	t.say("files: %s (the application's tables), %s (idsql's segment store)\n", filepath.Base(path), "idsql.db")
+	d = &database{db: app, dialect: dialect.ForDSN("sqlite:" + path), dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}
+	return d, "orders", "customers", func() { store.DB().Close() }, nil
+}
+
+// demoInserts inserts three customers and an order of each through the
+// wrapper, leaving out the key column, and returns the keys it filled.
+func demoInserts(ctx context.Context, t *tour, db *idsql.DB, rebind func(string) string, customers, orders string) (customerIDs, orderIDs []int64, err error) {
+	t.heading("Insert rows with plain SQL through the idsql wrapper. The statements leave out\n   the id column; idsql adds it and binds a fresh key for each row:")
 	for _, name := range []string{"Ada Lovelace", "Grace Hopper", "Edsger Dijkstra"} {
 		q := rebind("INSERT INTO " + customers + " (name) VALUES (?)")
 		res, err := db.ExecContext(ctx, q, name)
 		if err != nil {
-			return fmt.Errorf("insert customer: %w", err)
+			return nil, nil, fmt.Errorf("insert customer: %w", err)
 		}
 		id, err := res.LastInsertId()
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		customerIDs = append(customerIDs, id)
-		say("   %-58s %-18q -> id %d\n", q, name, id)
+		t.say("   %-58s %-18q -> id %d\n", q, name, id)
 	}
-	var orderIDs []int64
 	items := []struct {
 		item  string
 		cents int
@@ -196,18 +245,22 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 		q := rebind("INSERT INTO " + orders + " (customer_id, item, total_cents) VALUES (?, ?, ?)")
 		res, err := db.ExecContext(ctx, q, customerIDs[i], it.item, it.cents)
 		if err != nil {
-			return fmt.Errorf("insert order: %w", err)
+			return nil, nil, fmt.Errorf("insert order: %w", err)
 		}
 		id, err := res.LastInsertId()
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		orderIDs = append(orderIDs, id)
-		say("   %-58s %-18q -> id %d\n", "INSERT INTO "+orders+" (customer_id, item, total_cents) ...", it.item, id)
+		t.say("   %-58s %-18q -> id %d\n", "INSERT INTO "+orders+" (customer_id, item, total_cents) ...", it.item, id)
 	}
+	return customerIDs, orderIDs, nil
+}
 
-	heading("The rows, read back with SELECT:")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+// demoRows prints the demo's rows, read back with SELECT.
+func demoRows(ctx context.Context, t *tour, db *idsql.DB, customers, orders string) error {
+	t.heading("The rows, read back with SELECT:")
+	tw := tabwriter.NewWriter(t.w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "   %s.id\tname\n", customers)
 	rows, err := db.QueryContext(ctx, "SELECT id, name FROM "+customers+" ORDER BY id")
 	if err != nil {
@@ -226,7 +279,7 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 		return err
 	}
 	tw.Flush()
-	say("   (segment keys: small, dense, increasing; taken from a range of IDs this process reserved in idsql_alloc)\n\n")
+	t.say("   (segment keys: small, dense, increasing; taken from a range of IDs this process reserved in idsql_alloc)\n\n")
 	fmt.Fprintf(tw, "   %s.id\tcustomer_id\titem\ttotal\n", orders)
 	rows, err = db.QueryContext(ctx, "SELECT id, customer_id, item, total_cents FROM "+orders+" ORDER BY id")
 	if err != nil {
@@ -246,23 +299,15 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 		return err
 	}
 	tw.Flush()
-	say("   (snowflake keys: 64-bit, time-ordered, made in memory with no database round trip)\n")
+	t.say("   (snowflake keys: 64-bit, time-ordered, made in memory with no database round trip)\n")
+	return nil
+}
 
-	layout, err := cfg.SnowflakeLayout()
-	if err != nil {
-		return err
-	}
-	oid := orderIDs[0]
-	heading(fmt.Sprintf("Decode order key %d (same as: idsql decode %d):", oid, oid))
-	p, err := layout.Decode(oid, time.Now(), time.Minute)
-	if err != nil {
-		return err
-	}
-	say("   time      %s (%s ago)\n   worker    %d\n   sequence  %d\n   layout    %s\n",
-		p.Time.UTC().Format("2006-01-02T15:04:05.000Z"), time.Since(p.Time).Round(time.Millisecond), p.Worker, p.Sequence, layout)
-
-	heading("Look keys up back to their table (what `idsql lookup` does):")
-	for _, id := range []int64{customerIDs[1], oid} {
+// demoLookup looks a customer key and an order key (of worker) up back to
+// their tables, as idsql lookup does.
+func demoLookup(ctx context.Context, t *tour, cfg *idsql.Config, d *database, cid, oid, worker int64) error {
+	t.heading("Look keys up back to their table (what `idsql lookup` does):")
+	for _, id := range []int64{cid, oid} {
 		origins, err := idsql.LookupIn(ctx, cfg, d.stores, id)
 		if err != nil && !(errors.Is(err, idsql.ErrNotFound) && id == oid && d.registry() == nil) {
 			return fmt.Errorf("lookup %d: %w", id, err)
@@ -273,33 +318,29 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 			}
 			switch o.Strategy {
 			case idsql.Segment:
-				say("   %d -> table %s (%s key %q, range %d..%d handed to %s)\n",
+				t.say("   %d -> table %s (%s key %q, range %d..%d handed to %s)\n",
 					id, o.Table, o.Strategy, o.Range.Key, o.Range.First, o.Range.Last, o.Range.Instance)
 			case idsql.Snowflake:
-				say("   %d -> table %s (snowflake, worker %d, lease #%d recorded in idsql_workers by %s)\n",
+				t.say("   %d -> table %s (snowflake, worker %d, lease #%d recorded in idsql_workers by %s)\n",
 					id, o.Table, o.Parts.Worker, o.Lease.LeaseID, o.Lease.Instance)
 			}
 		}
 	}
-	if d.registry() == nil {
-		table := ""
-		for k, v := range cfg.Holder.Workers {
-			if v == p.Worker {
-				table, _, _ = strings.Cut(k, "@")
-			}
-		}
-		if table == "" {
-			return fmt.Errorf("lookup %d: worker %d is in no holder mapping", oid, p.Worker)
-		}
-		say("   %d -> table %s (snowflake, worker %d; the local holder maps worker %d to %s)\n", oid, table, p.Worker, p.Worker, table)
-		say("   With PostgreSQL or MySQL the worker table idsql_workers records every lease, so lookup\n" +
-			"   stays exact even after a worker ID moves to another table.\n")
+	if d.registry() != nil {
+		return nil
 	}
-
-	say("\nDone. Next:\n" +
-		"   idsql serve                     an HTTP ID server (Leaf's API) with a monitor page\n" +
-		"   idsql decode --json ID          take any snowflake ID apart\n" +
-		"   idsql migrate --dsn postgres://... --config idsql.yaml   set up a real database\n")
+	table := ""
+	for k, v := range cfg.Holder.Workers {
+		if v == worker {
+			table, _, _ = strings.Cut(k, "@")
+		}
+	}
+	if table == "" {
+		return fmt.Errorf("lookup %d: worker %d is in no holder mapping", oid, worker)
+	}
+	t.say("   %d -> table %s (snowflake, worker %d; the local holder maps worker %d to %s)\n", oid, table, worker, worker, table)
+	t.say("   With PostgreSQL or MySQL the worker table idsql_workers records every lease, so lookup\n" +
+		"   stays exact even after a worker ID moves to another table.\n")
 	return nil
 }
 

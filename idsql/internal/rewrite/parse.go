@@ -257,45 +257,9 @@ func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 		j = k
 		o.nameEnd = p.toks[j-1].end
 	}
-	if p.punct(j, '(') {
-		k := j + 1
-		for _, w := range subqueryStart {
-			if p.kw(k, w) {
-				return o.fail(p, k, "INSERT from a parenthesised query cannot be filled")
-			}
-		}
-		if p.punct(k, ')') {
-			if !mysql {
-				return o.fail(p, k, "empty column list")
-			}
-			// MySQL: () VALUES () inserts a row of defaults.
-			o.ncols = 0
-			o.colsEnd = p.toks[j].end
-			j = k + 1
-		} else {
-			next, ok := p.names(j, end, func(col string) {
-				if p.r.sameIdent(col, key) && !o.keyListed {
-					o.keyListed = true
-					o.keyIdx = o.ncols + 1 // ncols counts from -1
-				}
-				o.ncols++
-			})
-			if !ok {
-				return o.fail(p, next, "column list not understood")
-			}
-			o.ncols++ // from -1
-			o.colsEnd = p.toks[next-2].end
-			j = next
-			if o.keyListed && tbl.KeepZero {
-				return o
-			}
-		}
-	}
-	if !mysql && p.kw(j, "overriding") {
-		if !p.kw(j+1, "system") || !p.kw(j+2, "value") {
-			return o.fail(p, j, "OVERRIDING USER VALUE would discard the generated key")
-		}
-		j += 3
+	j, stop := p.insertColumns(o, j, end)
+	if stop {
+		return o
 	}
 	width := -1 // values per row, or SET assignments: what a row alias's columns name
 	switch {
@@ -310,92 +274,13 @@ func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 		o.defStart, o.defEnd = p.toks[j].start, p.toks[j+1].end
 		j += 2
 	case p.kw(j, "values"), mysql && p.kw(j, "value"):
-		j++
-		// MySQL: VALUES ROW(...), ROW(...), all rows alike.
-		rowWord := mysql && p.kw(j, "row")
-		for {
-			if mysql && p.kw(j, "row") != rowWord {
-				return o.fail(p, j, "VALUES mixes ROW(...) and (...) rows")
-			}
-			if rowWord {
-				j++
-			}
-			if !p.punct(j, '(') || j >= end {
-				return o.fail(p, j, "VALUES row not understood")
-			}
-			k, n, ok := p.group(j, end)
-			if !ok {
-				return o.fail(p, j, "unbalanced parentheses or brackets in VALUES")
-			}
-			if n == 0 && !mysql {
-				return o.fail(p, j, "empty VALUES row")
-			}
-			switch row := strconv.Itoa(len(o.rows) + 1); {
-			case o.ncols >= 0 && n != o.ncols:
-				return o.malformed(p, j, "VALUES row "+row+" has "+count(n, "value")+" for "+count(o.ncols, "listed column")+
-					"; give each row one value per listed column")
-			case o.ncols < 0 && len(o.rows) > 0 && n != o.rows[0].width:
-				return o.malformed(p, j, "VALUES row "+row+" has "+count(n, "value")+" where row 1 has "+strconv.Itoa(o.rows[0].width)+
-					"; give each row as many values as the first")
-			}
-			o.rows = append(o.rows, row{lastEnd: p.toks[k-1].end, width: n, open: j, close: k})
-			j = k + 1
-			if p.punct(j, ',') {
-				j++
-				continue
-			}
-			break
+		if j, stop = p.insertValues(o, j, end); stop {
+			return o
 		}
 		width = o.rows[0].width
 	case mysql && p.kw(j, "set"):
-		if o.ncols >= 0 {
-			return o.fail(p, j, "SET after a column list")
-		}
-		j++
-		for {
-			_, col, k, ok := p.name(j)
-			if !ok || k >= end || !p.punct(k, '=') {
-				return o.fail(p, j, "SET assignment not understood")
-			}
-			isKey := p.r.sameIdent(col, key) && !o.keyListed
-			if isKey {
-				o.keyListed = true
-				if tbl.KeepZero {
-					return o
-				}
-			}
-			k++
-			first := k
-			depth := 0
-		expr:
-			for ; k < end; k++ {
-				switch {
-				case p.punct(k, '('), p.punct(k, '['):
-					depth++
-				case p.punct(k, ')'), p.punct(k, ']'):
-					depth--
-					if depth < 0 {
-						return o.fail(p, k, "unbalanced parentheses in SET")
-					}
-				case depth > 0:
-				case p.punct(k, ','), p.kw(k, "as"), p.kw(k, "on"), p.kw(k, "returning"):
-					break expr
-				}
-			}
-			if k == first || depth != 0 {
-				return o.fail(p, first, "SET value not understood")
-			}
-			if isKey {
-				o.setKey = [2]int{first, k}
-			}
-			o.setEnd = p.toks[k-1].end
-			o.nset++
-			j = k
-			if p.punct(j, ',') {
-				j++
-				continue
-			}
-			break
+		if j, stop = p.insertSet(o, j, end); stop {
+			return o
 		}
 		width = o.nset
 	default:
@@ -435,6 +320,177 @@ func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 	}
 	o.upsert = p.kw(j, "on") && p.mayUpdate(j, end)
 	return o
+}
+
+// insertColumns reads o's column list, and PostgreSQL's OVERRIDING SYSTEM
+// VALUE, from token j: the token after them, or stop when insertForm ends
+// with o (failed, or a listed key of a table that keeps zero keys).
+func (p *parser) insertColumns(o *occurrence, j, end int) (next int, stop bool) {
+	mysql := p.r.syn.dialect == dialect.MySQL
+	key := o.tbl.key()
+	if p.punct(j, '(') {
+		k := j + 1
+		for _, w := range subqueryStart {
+			if p.kw(k, w) {
+				o.fail(p, k, "INSERT from a parenthesised query cannot be filled")
+				return j, true
+			}
+		}
+		if p.punct(k, ')') {
+			if !mysql {
+				o.fail(p, k, "empty column list")
+				return j, true
+			}
+			// MySQL: () VALUES () inserts a row of defaults.
+			o.ncols = 0
+			o.colsEnd = p.toks[j].end
+			j = k + 1
+		} else {
+			next, ok := p.names(j, end, func(col string) {
+				if p.r.sameIdent(col, key) && !o.keyListed {
+					o.keyListed = true
+					o.keyIdx = o.ncols + 1 // ncols counts from -1
+				}
+				o.ncols++
+			})
+			if !ok {
+				o.fail(p, next, "column list not understood")
+				return j, true
+			}
+			o.ncols++ // from -1
+			o.colsEnd = p.toks[next-2].end
+			j = next
+			if o.keyListed && o.tbl.KeepZero {
+				return j, true
+			}
+		}
+	}
+	if !mysql && p.kw(j, "overriding") {
+		if !p.kw(j+1, "system") || !p.kw(j+2, "value") {
+			o.fail(p, j, "OVERRIDING USER VALUE would discard the generated key")
+			return j, true
+		}
+		j += 3
+	}
+	return j, false
+}
+
+// insertValues reads the rows of VALUES (MySQL: VALUE, ROW(...)) from
+// token j, just past the keyword: the token after them, or stop when o
+// failed.
+func (p *parser) insertValues(o *occurrence, j, end int) (next int, stop bool) {
+	mysql := p.r.syn.dialect == dialect.MySQL
+	j++
+	// MySQL: VALUES ROW(...), ROW(...), all rows alike.
+	rowWord := mysql && p.kw(j, "row")
+	for {
+		if mysql && p.kw(j, "row") != rowWord {
+			o.fail(p, j, "VALUES mixes ROW(...) and (...) rows")
+			return j, true
+		}
+		if rowWord {
+			j++
+		}
+		if !p.punct(j, '(') || j >= end {
+			o.fail(p, j, "VALUES row not understood")
+			return j, true
+		}
+		k, n, ok := p.group(j, end)
+		if !ok {
+			o.fail(p, j, "unbalanced parentheses or brackets in VALUES")
+			return j, true
+		}
+		if n == 0 && !mysql {
+			o.fail(p, j, "empty VALUES row")
+			return j, true
+		}
+		switch row := strconv.Itoa(len(o.rows) + 1); {
+		case o.ncols >= 0 && n != o.ncols:
+			o.malformed(p, j, "VALUES row "+row+" has "+count(n, "value")+" for "+count(o.ncols, "listed column")+
+				"; give each row one value per listed column")
+			return j, true
+		case o.ncols < 0 && len(o.rows) > 0 && n != o.rows[0].width:
+			o.malformed(p, j, "VALUES row "+row+" has "+count(n, "value")+" where row 1 has "+strconv.Itoa(o.rows[0].width)+
+				"; give each row as many values as the first")
+			return j, true
+		}
+		o.rows = append(o.rows, row{lastEnd: p.toks[k-1].end, width: n, open: j, close: k})
+		j = k + 1
+		if p.punct(j, ',') {
+			j++
+			continue
+		}
+		break
+	}
+	return j, false
+}
+
+// insertSet reads MySQL's SET assignments from token j, at SET: the token
+// after them, or stop when insertForm ends with o (failed, or a key of a
+// table that keeps zero keys).
+func (p *parser) insertSet(o *occurrence, j, end int) (next int, stop bool) {
+	key := o.tbl.key()
+	if o.ncols >= 0 {
+		o.fail(p, j, "SET after a column list")
+		return j, true
+	}
+	j++
+	for {
+		_, col, k, ok := p.name(j)
+		if !ok || k >= end || !p.punct(k, '=') {
+			o.fail(p, j, "SET assignment not understood")
+			return j, true
+		}
+		isKey := p.r.sameIdent(col, key) && !o.keyListed
+		if isKey {
+			o.keyListed = true
+			if o.tbl.KeepZero {
+				return j, true
+			}
+		}
+		first := k + 1
+		k, depth := p.setValueEnd(first, end)
+		if depth < 0 {
+			o.fail(p, k, "unbalanced parentheses in SET")
+			return j, true
+		}
+		if k == first || depth != 0 {
+			o.fail(p, first, "SET value not understood")
+			return j, true
+		}
+		if isKey {
+			o.setKey = [2]int{first, k}
+		}
+		o.setEnd = p.toks[k-1].end
+		o.nset++
+		j = k
+		if p.punct(j, ',') {
+			j++
+			continue
+		}
+		break
+	}
+	return j, false
+}
+
+// setValueEnd finds the end of a SET value starting at token j: the
+// top-level "," or AS, ON or RETURNING after it, or end. depth is the
+// nesting of parentheses and brackets there, negative at a closing one
+// that opened nothing (k is then that token).
+func (p *parser) setValueEnd(j, end int) (k, depth int) {
+	for k = j; k < end; k++ {
+		switch {
+		case p.punct(k, '('), p.punct(k, '['):
+			depth++
+		case p.punct(k, ')'), p.punct(k, ']'):
+			if depth--; depth < 0 {
+				return k, depth
+			}
+		case depth == 0 && (p.punct(k, ',') || p.kw(k, "as") || p.kw(k, "on") || p.kw(k, "returning")):
+			return k, 0
+		}
+	}
+	return k, depth
 }
 
 // mayUpdate reports whether the ON clauses at tokens j..end of an INSERT

@@ -149,21 +149,11 @@ func (p *parser) nth(o *occurrence, open, closeAt, idx int, column string) (Valu
 	return Value{}, newError(o.tbl, p.q, p.toks[open].start, "row has no value for column "+column, nil)
 }
 
-// value reads a SET value starting at token j: it ends at a top-level ","
-// or the clause after it. It returns the token after the value.
+// value reads a SET value starting at token j of a statement insertSet
+// read (so its nesting balances): it ends at a top-level "," or the clause
+// after it (setValueEnd). It returns the token after the value.
 func (p *parser) value(o *occurrence, j, end int, column string) (Value, int, error) {
-	k, depth := j, 0
-	for ; k < end; k++ {
-		switch {
-		case p.punct(k, '('), p.punct(k, '['):
-			depth++
-		case p.punct(k, ')'), p.punct(k, ']'):
-			depth--
-		case depth == 0 && (p.punct(k, ',') || p.kw(k, "as") || p.kw(k, "on") || p.kw(k, "returning")):
-			v, err := p.literal(o, j, k, column)
-			return v, k, err
-		}
-	}
+	k, _ := p.setValueEnd(j, end)
 	v, err := p.literal(o, j, k, column)
 	return v, k, err
 }

@@ -32,18 +32,14 @@ const (
 	Segment   Strategy = "segment"
 )
 
-// A HolderKind names where snowflake worker IDs come from: HolderLocal,
-// HolderPostgres, HolderMySQL, HolderZooKeeper or HolderEtcd.
+// A HolderKind names where snowflake worker IDs come from: the name a
+// holder kind registered under (package kinds): idsql's own are "local"
+// (the default), "postgres" (the worker table in PostgreSQL), "mysql" (the
+// worker table in MySQL or MariaDB), "zookeeper" and "etcd".
 type HolderKind string
 
-// Holder kinds.
-const (
-	HolderLocal     HolderKind = "local"
-	HolderPostgres  HolderKind = "postgres" // the worker table in PostgreSQL
-	HolderMySQL     HolderKind = "mysql"    // the worker table in MySQL or MariaDB
-	HolderZooKeeper HolderKind = "zookeeper"
-	HolderEtcd      HolderKind = "etcd"
-)
+// holderLocal is the kind of an empty holder.kind.
+const holderLocal HolderKind = "local"
 
 // checkWorkerTable refuses a holder kind that keeps its leases in the
 // worker table of a database of one dialect (kinds.Holder.WorkerTable:
@@ -511,7 +507,7 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 	}
 	kind := h.Kind
 	if kind == "" {
-		kind = HolderLocal
+		kind = holderLocal
 	}
 	hk, err := holderKind(kind)
 	if err != nil {

@@ -31,7 +31,7 @@ func TestParseGood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Namespace != "shop" || c.Holder.Kind != HolderZooKeeper || c.Holder.Mode != "recycle" {
+	if c.Namespace != "shop" || c.Holder.Kind != "zookeeper" || c.Holder.Mode != "recycle" {
 		t.Errorf("parsed %+v", c)
 	}
 	if got := strings.Join(c.TableNames(), ","); got != "orders,public.items,users" {

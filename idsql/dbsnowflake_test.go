@@ -41,14 +41,14 @@ var snowflakeDBTargets = []snowflakeDBTarget{
 		create: `CREATE TABLE %s (id bigint PRIMARY KEY, note text NOT NULL)`, ph: "$1",
 		setClock: func(us int64) string { return fmt.Sprintf("SET idsql.now_us = '%d'", us) },
 		manyRows: `INSERT INTO events (note) SELECT 'select-' || g FROM generate_series(1, %d) g`,
-		holder:   idsql.HolderPostgres,
+		holder:   "postgres",
 	},
 	{
 		name: "mariadb", driver: "mysql", open: mysqltest.Open,
 		create: `CREATE TABLE %s (id BIGINT PRIMARY KEY, note VARCHAR(40) NOT NULL)`, ph: "?",
 		setClock: func(us int64) string { return fmt.Sprintf("SET @idsql_now_us = %d", us) },
 		manyRows: `INSERT INTO events (note) SELECT CONCAT('select-', seq) FROM seq_1_to_%d`,
-		holder:   idsql.HolderMySQL,
+		holder:   "mysql",
 	},
 }
 
@@ -356,7 +356,7 @@ func TestSnowflakeDBReservation(t *testing.T) {
 // A snowflake table's default needs worker IDs kept for the database:
 // without holder.database_workers the install is refused, naming it.
 func TestSnowflakeDBDefaultNeedsDatabaseWorkers(t *testing.T) {
-	cfg := snowflakeDBConfig(idsql.HolderPostgres)
+	cfg := snowflakeDBConfig("postgres")
 	cfg.Holder.DatabaseWorkers = 0
 	_, err := idsql.DBDefaultsSQL("postgres", cfg, 0)
 	var fe *idsql.FieldError

@@ -29,7 +29,7 @@ func TestMySQLHolderKind(t *testing.T) {
 	if _, err := raw.ExecContext(ctx, "CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, note VARCHAR(20))"); err != nil {
 		t.Fatal(err)
 	}
-	cfg := kindConfig(idsql.HolderMySQL)
+	cfg := kindConfig("mysql")
 	if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: registry.New(raw, registry.Settings{})}); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestMySQLHolderKind(t *testing.T) {
 	if err := raw.QueryRowContext(ctx, "SELECT holder_kind FROM idsql_workers WHERE namespace = 'kind' AND table_name = 'orders'").Scan(&kind); err != nil || kind != "mysql/sticky" {
 		t.Errorf("worker table records kind %q, %v; want mysql/sticky", kind, err)
 	}
-	testKindRefused(t, "mysql", dsn, idsql.HolderPostgres, "mysql")
+	testKindRefused(t, "mysql", dsn, "postgres", "mysql")
 }
 
 func TestHolderKindMismatchPostgreSQL(t *testing.T) {
@@ -53,7 +53,7 @@ func TestHolderKindMismatchPostgreSQL(t *testing.T) {
 	if err := registry.New(raw, registry.Settings{}).Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	testKindRefused(t, "postgres", dsn, idsql.HolderMySQL, "postgres")
+	testKindRefused(t, "postgres", dsn, "mysql", "postgres")
 }
 
 // testKindRefused opens the database with a holder kind that names

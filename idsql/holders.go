@@ -22,7 +22,7 @@ func holderKind(kind HolderKind) (kinds.Holder, error) {
 }
 
 // holderName is the name of a configured holder kind: local when empty.
-func holderName(kind HolderKind) string { return string(cmp.Or(kind, HolderLocal)) }
+func holderName(kind HolderKind) string { return string(cmp.Or(kind, holderLocal)) }
 
 // holder returns the holder for snowflake tables: KeysOptions.Holder or the
 // one the configuration describes. Leases are recorded in the worker

@@ -117,7 +117,10 @@ func runOutCapped(t *testing.T, db *idsql.DB, raw *sql.DB, logs *logBuffer, ph f
 func openSegmentsPG(t testing.TB, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
 	t.Helper()
 	raw, dsn := pgtest.Open(t)
-	stores := idsql.PostgresStores(raw)
+	stores, err := idsql.StoresFor(raw, idsql.HolderConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return openSegments(t, "postgres", dsn, raw, stores, schema, cfg, ko), raw, stores
 }
 

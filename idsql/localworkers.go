@@ -10,7 +10,7 @@ import (
 )
 
 // local reports whether k is the local holder (the default).
-func (k HolderKind) local() bool { return k == "" || k == HolderLocal }
+func (k HolderKind) local() bool { return k == "" || k == holderLocal }
 
 // localWorkers returns the local holder's map from identity to worker ID:
 // holder.workers, or with holder.instance: ordinal and no map, this pod's

@@ -79,6 +79,10 @@ func TestLookupAfterWorkerReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stores, err := idsql.StoresFor(raw, cfg.Holder)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// period returns Keys whose holder gives table the reused worker ID and
 	// every other table one of its own (from base), and keys issued for
 	// table through them; the Keys are closed, which ends the lease.
@@ -88,7 +92,7 @@ func TestLookupAfterWorkerReuse(t *testing.T) {
 			workers[name] = base + int64(i)
 		}
 		workers[table] = reused
-		keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, Holder: holder.Static(workers), Registry: idsql.PostgresStores(raw).Workers})
+		keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, Holder: holder.Static(workers), Registry: stores.Workers})
 		if err != nil {
 			t.Fatal(err)
 		}

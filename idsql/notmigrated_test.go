@@ -15,7 +15,11 @@ import (
 
 func TestNotMigratedPostgres(t *testing.T) {
 	raw, dsn := pgtest.Open(t)
-	testNotMigrated(t, "postgres", dsn, raw, idsql.PostgresStores(raw), "$1")
+	stores, err := idsql.StoresFor(raw, idsql.HolderConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testNotMigrated(t, "postgres", dsn, raw, stores, "$1")
 }
 
 func TestNotMigratedMySQL(t *testing.T) {

@@ -18,12 +18,6 @@ type Stores struct {
 	Segments *segment.SQLStore  // idsql_alloc and idsql_alloc_log: segment ranges
 }
 
-// PostgresStores returns both stores on a PostgreSQL database. StoresFor
-// picks the stores of any database.
-func PostgresStores(db *sql.DB) Stores {
-	return Stores{Workers: registry.New(db, registry.Settings{}), Segments: segment.NewPostgresStore(db)}
-}
-
 // StoresFor returns the stores on db, the application's database, for its
 // dialect: the worker table on PostgreSQL and MySQL/MariaDB (tuned by hc's
 // heartbeat and accept_lazy_commits), none on SQLite, and the segment

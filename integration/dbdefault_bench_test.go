@@ -49,14 +49,14 @@ BEGIN
 END
 $$`,
 				`CREATE TABLE instagram (id BIGINT PRIMARY KEY DEFAULT next_id(), note VARCHAR(8) NOT NULL)`,
-			}, "generate_series(1, 1000)", idsql.HolderPostgres},
+			}, "generate_series(1, 1000)", "postgres"},
 		{"mariadb", func(b *testing.B) *sql.DB { db, _ := mysqltest.Open(b); return db },
 			"BIGINT AUTO_INCREMENT", []string{
 				`CREATE SEQUENCE instagram_seq`,
 				`CREATE TABLE instagram (id BIGINT PRIMARY KEY DEFAULT 0, note VARCHAR(8) NOT NULL)`,
 				`CREATE TRIGGER instagram_id BEFORE INSERT ON instagram FOR EACH ROW
 SET NEW.id = (((UNIX_TIMESTAMP(NOW(6)) * 1000) DIV 1 - 1314220021721) << 23) | (5 << 10) | ((NEXT VALUE FOR instagram_seq) % 1024)`,
-			}, "seq_1_to_1000", idsql.HolderMySQL},
+			}, "seq_1_to_1000", "mysql"},
 	} {
 		b.Run(db.name, func(b *testing.B) {
 			raw := db.open(b)

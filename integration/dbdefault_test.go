@@ -143,7 +143,7 @@ func needClient(t *testing.T, name string) {
 
 func TestDBDefaultMixedWritersPostgres(t *testing.T) {
 	for _, c := range dbdefaultCases {
-		t.Run(c.name, func(t *testing.T) { mixedWritersPostgres(t, c.config(idsql.HolderPostgres)) })
+		t.Run(c.name, func(t *testing.T) { mixedWritersPostgres(t, c.config("postgres")) })
 	}
 }
 
@@ -206,7 +206,7 @@ copy %[1]d b
 
 func TestDBDefaultMixedWritersMariaDB(t *testing.T) {
 	for _, c := range dbdefaultCases {
-		t.Run(c.name, func(t *testing.T) { mixedWritersMariaDB(t, c.config(idsql.HolderMySQL)) })
+		t.Run(c.name, func(t *testing.T) { mixedWritersMariaDB(t, c.config("mysql")) })
 	}
 }
 

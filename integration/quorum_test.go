@@ -193,7 +193,7 @@ func TestZooKeeperQuorum(t *testing.T) {
 		},
 		Election: func(from, to int, real string) string { return cn.electionProxy(t, real, from, to) },
 	})
-	b := &quorumBackend{name: "zookeeper", kind: idsql.HolderZooKeeper, ttl: quorumZKTTL, n: ens.Size(), net: cn,
+	b := &quorumBackend{name: "zookeeper", kind: "zookeeper", ttl: quorumZKTTL, n: ens.Size(), net: cn,
 		ports: []string{"quorum", "election"},
 		// The leader's pings to the member, and the member's votes once
 		// it left the leader (after syncLimit) and started an election.
@@ -225,7 +225,7 @@ func TestZooKeeperQuorum(t *testing.T) {
 		cut:      cn.set,
 		logTail:  func(i int) string { return ens.Member(i).LogTail() },
 		holder: func(mode string, servers []string) idsql.HolderConfig {
-			return idsql.HolderConfig{Kind: idsql.HolderZooKeeper, Mode: mode, Servers: servers, SessionTimeout: quorumZKTTL,
+			return idsql.HolderConfig{Kind: "zookeeper", Mode: mode, Servers: servers, SessionTimeout: quorumZKTTL,
 				Heartbeat: quorumHeartbeat, TickTime: quorumZKTick}
 		},
 		prove: func(i int) error { return zkWrite(ens.Member(i).Addr()) },
@@ -259,7 +259,7 @@ func TestEtcdQuorum(t *testing.T) {
 			mu.Unlock()
 			return cn.proxy(t, real, i, "peer", source)
 		}})
-	b := &quorumBackend{name: "etcd", kind: idsql.HolderEtcd, ttl: quorumEtcdTTL, n: cl.Size(), net: cn, ports: []string{"peer"},
+	b := &quorumBackend{name: "etcd", kind: "etcd", ttl: quorumEtcdTTL, n: cl.Size(), net: cn, ports: []string{"peer"},
 		// The leader's heartbeats to the member, and its pre-votes once
 		// it heard no leader for an election timeout.
 		mustHold: []string{"peer in", "peer out"},
@@ -285,7 +285,7 @@ func TestEtcdQuorum(t *testing.T) {
 		cut:      cn.set,
 		logTail:  func(i int) string { return cl.Member(i).LogTail() },
 		holder: func(mode string, servers []string) idsql.HolderConfig {
-			return idsql.HolderConfig{Kind: idsql.HolderEtcd, Mode: mode, Endpoints: servers, SessionTimeout: quorumEtcdTTL,
+			return idsql.HolderConfig{Kind: "etcd", Mode: mode, Endpoints: servers, SessionTimeout: quorumEtcdTTL,
 				Heartbeat: quorumHeartbeat}
 		},
 		prove: func(i int) error { return etcdWrite(cl.Member(i).Addr()) },
@@ -1131,7 +1131,7 @@ func (tk *qTaker) check(layout snowflake.Layout, lift time.Time) (string, bool) 
 // (namespace and instance). The leases themselves are handed on as they
 // are, so the generator works as with the kind itself.
 func init() {
-	for _, name := range []idsql.HolderKind{idsql.HolderZooKeeper, idsql.HolderEtcd} {
+	for _, name := range []idsql.HolderKind{"zookeeper", "etcd"} {
 		k, err := kinds.LookupHolder(string(name))
 		if err != nil {
 			panic(err)

@@ -34,7 +34,10 @@ tables:
 	if err != nil {
 		t.Fatal(err)
 	}
-	stores := idsql.PostgresStores(raw)
+	stores, err := idsql.StoresFor(raw, cfg.Holder)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := idsql.MigrateIn(ctx, raw, cfg, stores); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +138,10 @@ tables:
 	if err != nil {
 		t.Fatal(err)
 	}
-	stores := idsql.PostgresStores(raw)
+	stores, err := idsql.StoresFor(raw, cfg.Holder)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := idsql.MigrateIn(ctx, raw, cfg, stores); err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,10 @@ tables:
 	if err != nil {
 		t.Fatal(err)
 	}
-	stores := idsql.PostgresStores(raw)
+	stores, err := idsql.StoresFor(raw, cfg.Holder)
+	if err != nil {
+		t.Fatal(err)
+	}
 	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, SegmentStore: stores.Segments})
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func TestConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Holder.Kind != idsql.HolderEtcd || cfg.Holder.Instance != idsql.InstanceOrdinal {
+	if cfg.Holder.Kind != "etcd" || cfg.Holder.Instance != idsql.InstanceOrdinal {
 		t.Errorf("holder = %+v, want kind etcd with instance ordinal", cfg.Holder)
 	}
 	if _, err := idsql.Parse("x.yaml", []byte("namespace: shop\nholder: {kind: local, instance: ordinal, ordinal_offset: 0}\n"), time.Now()); err != nil {

@@ -10,7 +10,7 @@
 //	INSERT INTO orders (user_id, total, id) VALUES ($1, $2, $5), ($3, $4, $6)
 //
 // For SQLite and MySQL (Config.Dialect) the new parameters are ? and
-// Plan.Args places the IDs among the caller's arguments where they belong,
+// Plan.ArgsFor places the IDs among the caller's arguments where they belong,
 // so a ? later in the statement (ON CONFLICT, ON DUPLICATE KEY UPDATE,
 // RETURNING) keeps its own argument:
 //
@@ -34,9 +34,10 @@
 //	case plan == nil:
 //		// execute query with args, unchanged
 //	default:
-//		ids := generate(plan.Rows)
-//		args = plan.Args(buf[:0], args, ids)
-//		// execute plan.Query with args; ids[0] is LastInsertId
+//		rows := plan.Decide(args, nil) // which rows take a key
+//		ids := generate(rows.Need())
+//		args = plan.ArgsFor(buf[:0], args, ids, rows, nil)
+//		// execute plan.Query with args
 //	}
 //
 // # What is filled

@@ -204,14 +204,14 @@ func New(cfg Config) (*Rewriter, error) {
 
 // Plan is the decision for one query text. A nil *Plan means "send the query
 // unchanged, with the caller's arguments". A non-nil Plan is immutable and
-// reusable: execute Plan.Query with the arguments Args builds from the
-// caller's arguments and Need(args) freshly generated IDs, at every
-// execution.
+// reusable: at every execution, Decide says which rows take a generated
+// key, and Plan.Query runs with the arguments ArgsFor builds from the
+// caller's arguments and that many freshly generated IDs.
 //
 // A statement that lists the key column itself gets a Plan when some row
 // gives the key as DEFAULT, NULL or 0 (each replaced by a new placeholder
 // for a generated key) or as a bind parameter: such a parameter keeps the
-// caller's value unless it is 0 or NULL, which Args replaces with a
+// caller's value unless it is 0 or NULL, which ArgsFor replaces with a
 // generated key, so the decision is made per row at every execution.
 // Table.KeepZero turns this off.
 type Plan struct {
@@ -221,7 +221,7 @@ type Plan struct {
 	Table Table
 	// Rows is the number of rows that may take a generated key, in text
 	// order (at least 1): every VALUES row when the statement does not
-	// list the key column. Need tells how many keys one execution takes.
+	// list the key column. Decide tells how many keys one execution takes.
 	Rows int
 	// Params is the number of arguments the caller's statement takes: the
 	// highest $n for PostgreSQL, the number of ? for SQLite and MySQL.
@@ -273,13 +273,6 @@ func (p *Plan) added() int {
 		}
 	}
 	return n
-}
-
-// Need returns the number of keys an execution with args takes: one per row
-// whose key is not given, or given as a bind value that is 0 or NULL.
-func (p *Plan) Need(args []driver.NamedValue) int {
-	var buf [16]bool
-	return p.Decide(args, buf[:0]).Need()
 }
 
 // Rows is what one execution's arguments decide about a plan's rows:
@@ -366,34 +359,28 @@ func IsZeroKey(v any) bool {
 	return false
 }
 
-// Args returns the arguments for Query: args with the IDs placed where Query
-// expects them (PostgreSQL: appended as $Params+1...; SQLite and MySQL: at
-// the ? positions of the added placeholders; a caller's 0 or NULL key
-// argument replaced in place), with Ordinal renumbered from 1. IDs go to the
-// rows that take one in row order. It appends to dst[:0] and allocates only
-// when dst is too small. ids must hold exactly Need(args) IDs (Args panics
-// otherwise: that is a bug in the caller). args should hold exactly Params
-// values; when it does not, the IDs are appended after them and the server
-// reports the wrong count, as it would have without the rewrite.
-func (p *Plan) Args(dst, args []driver.NamedValue, ids []int64) []driver.NamedValue {
-	var buf [16]bool
-	return p.ArgsFor(dst, args, ids, p.Decide(args, buf[:0]), nil)
-}
-
 // A Boxer makes the interface value that carries a key in an argument.
 type Boxer interface {
 	Box(id int64) any
 }
 
-// ArgsFor is Args for the rows Decide chose with args, with each key's
-// interface value made by box (nil: Go's own conversion, which allocates
-// for most keys).
+// ArgsFor returns the arguments for Query: args with the IDs placed where
+// Query expects them (PostgreSQL: appended as $Params+1...; SQLite and
+// MySQL: at the ? positions of the added placeholders; a caller's 0 or NULL
+// key argument replaced in place), with Ordinal renumbered from 1. IDs go
+// to the rows Decide chose with args, in row order, each key's interface
+// value made by box (nil: Go's own conversion, which allocates for most
+// keys). It appends to dst[:0] and allocates only when dst is too small.
+// ids must hold exactly rows.Need() IDs (ArgsFor panics otherwise: that is
+// a bug in the caller). args should hold exactly Params values; when it
+// does not, the IDs are appended after them and the server reports the
+// wrong count, as it would have without the rewrite.
 func (p *Plan) ArgsFor(dst, args []driver.NamedValue, ids []int64, rows Rows, box Boxer) []driver.NamedValue {
 	switch {
 	case p.slots != nil:
 		return p.slotArgs(dst, args, ids, rows, box)
 	case len(ids) != p.Rows:
-		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d rows", len(ids), p.Rows))
+		panic(fmt.Sprintf("rewrite: Plan.ArgsFor got %d IDs for %d rows", len(ids), p.Rows))
 	case !p.positional || len(args) != p.Params:
 		// Numbered placeholders: the keys follow the caller's arguments.
 		dst = append(dst[:0], args...)
@@ -441,14 +428,9 @@ func boxed(box Boxer, id int64) any {
 	return id
 }
 
-// Generated appends to dst[:0], for each of the Rows rows in order, the
-// generated key Args gave it from ids, or 0 when the row kept the caller's
-// key. args and ids are those given to Args.
-func (p *Plan) Generated(dst []int64, args []driver.NamedValue, ids []int64) []int64 {
-	return p.GeneratedFor(dst, p.Decide(args, nil), ids)
-}
-
-// GeneratedFor is Generated for the rows Decide chose.
+// GeneratedFor appends to dst[:0], for each of the plan's rows in order,
+// the generated key ArgsFor gave it from ids, or 0 when the row kept the
+// caller's key; rows and ids are those given to ArgsFor.
 func (p *Plan) GeneratedFor(dst []int64, rows Rows, ids []int64) []int64 {
 	dst = dst[:0]
 	if rows.gen == nil {
@@ -469,7 +451,7 @@ func (p *Plan) GeneratedFor(dst []int64, rows Rows, ids []int64) []int64 {
 // slotArgs is Args for a plan whose rows may give their keys.
 func (p *Plan) slotArgs(dst, args []driver.NamedValue, ids []int64, rows Rows, box Boxer) []driver.NamedValue {
 	if len(ids) != rows.need || len(rows.gen) != len(p.slots) {
-		panic(fmt.Sprintf("rewrite: Plan.Args got %d IDs for %d keys", len(ids), rows.need))
+		panic(fmt.Sprintf("rewrite: Plan.ArgsFor got %d IDs for %d keys", len(ids), rows.need))
 	}
 	// The values of the added placeholders, in order, and the caller's
 	// arguments replaced in place.
@@ -570,7 +552,7 @@ func newError(t *Table, q string, pos int, reason string, cause error) *Error {
 // Plan. Otherwise it returns an *Error.
 //
 // cat may be nil when no statement needs it; decisions are cached by query
-// text, including those the Catalog informed (call Purge after DDL).
+// text for the Rewriter's life, including those the Catalog informed.
 // Catalog failures are returned and not cached.
 func (r *Rewriter) Plan(ctx context.Context, query string, cat Catalog) (*Plan, error) {
 	if len(r.tables) == 0 || !r.mayInsert(query) {
@@ -587,17 +569,6 @@ func (r *Rewriter) Plan(ctx context.Context, query string, cat Catalog) (*Plan, 
 		r.store(strings.Clone(query), &entry{p, err}) // do not pin a larger buffer
 	}
 	return p, err
-}
-
-// Purge empties the plan cache, for example after DDL changed what the
-// Catalog answers.
-func (r *Rewriter) Purge() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.cache.Clear()
-	r.n.Store(0)
-	r.listed.Clear()
-	r.listedN.Store(0)
 }
 
 func (r *Rewriter) store(query string, e *entry) {

@@ -609,7 +609,7 @@ func (p *parser) merge(i, end int) *occurrence {
 
 // analyze plans a query the cache does not know. keep reports whether the
 // result may be cached (it may not when the catalog failed).
-func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Plan, err error, keep bool) {
+func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Plan, keep bool, err error) {
 	lx := lex(q, r.syn)
 	if lx.bad >= 0 {
 		// The text cannot be read with certainty: every configured table
@@ -714,21 +714,21 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 	if len(bad) > 0 {
 		// The others pass unchanged when their key columns have defaults;
 		// the top-level INSERT is filled all the same.
-		plan, err, keep := r.unfillable(ctx, q, cat, bad)
+		plan, keep, err := r.unfillable(ctx, q, cat, bad)
 		if err != nil || fill == nil {
-			return plan, err, keep
+			return plan, keep, err
 		}
 	}
 	if fill == nil {
-		return nil, nil, true
+		return nil, true, nil
 	}
-	plan, err, keep = r.build(ctx, p, fill, cat)
+	plan, keep, err = r.build(ctx, p, fill, cat)
 	if plan != nil && fill.tbl.ShardColumn != "" {
 		if plan.Shards, err = p.shardValues(fill, plan.Rows, fill.tbl.ShardColumn); err != nil {
-			return nil, err, keep
+			return nil, keep, err
 		}
 	}
-	return plan, err, keep
+	return plan, keep, err
 }
 
 // ddlWords open statements that define things rather than run them.
@@ -747,7 +747,7 @@ func (p *parser) ddl(i int) bool {
 // unfillable decides for statements touching configured tables that cannot
 // be filled: unchanged when every such key column has a default, else an
 // *Error for the first that has none.
-func (r *Rewriter) unfillable(ctx context.Context, q string, cat Catalog, occs []*occurrence) (*Plan, error, bool) {
+func (r *Rewriter) unfillable(ctx context.Context, q string, cat Catalog, occs []*occurrence) (*Plan, bool, error) {
 	asked := map[*Table]bool{}
 	for _, o := range occs {
 		if asked[o.tbl] {
@@ -756,7 +756,7 @@ func (r *Rewriter) unfillable(ctx context.Context, q string, cat Catalog, occs [
 		asked[o.tbl] = true
 		cols, err := r.columns(ctx, q, cat, o)
 		if err != nil {
-			return nil, err, false
+			return nil, false, err
 		}
 		has, found := false, false
 		for _, c := range cols {
@@ -770,14 +770,14 @@ func (r *Rewriter) unfillable(ctx context.Context, q string, cat Catalog, occs [
 				why = "is not in the catalog's columns of " + o.tbl.Name
 			}
 			if o.badForm {
-				return nil, newError(o.tbl, q, o.failPos, o.failReason, nil), true
+				return nil, true, newError(o.tbl, q, o.failPos, o.failReason, nil)
 			}
-			return nil, newError(o.tbl, q, o.failPos, o.failReason+", and key column "+o.tbl.key()+" "+why+
+			return nil, true, newError(o.tbl, q, o.failPos, o.failReason+", and key column "+o.tbl.key()+" "+why+
 				"; list "+o.tbl.key()+" in the column list and pass a key from idsql's DB.NextID(ctx, "+strconv.Quote(o.tbl.String())+
-				") or Keys.NextID, or give the column a default", nil), true
+				") or Keys.NextID, or give the column a default", nil)
 		}
 	}
-	return nil, nil, true
+	return nil, true, nil
 }
 
 // columns asks the catalog for the columns of o's table.
@@ -800,7 +800,7 @@ func (r *Rewriter) columns(ctx context.Context, q string, cat Catalog, o *occurr
 }
 
 // build writes the filled statement for o.
-func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Catalog) (*Plan, error, bool) {
+func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Catalog) (*Plan, bool, error) {
 	q := p.q
 	key := r.quote(o.tbl.key())
 	if o.keyListed {
@@ -815,7 +815,7 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 		o.failPos, o.failReason = p.toks[o.tok].start, "INSERT without a column list"
 		cols, err := r.columns(ctx, q, cat, o)
 		if err != nil {
-			return nil, err, false
+			return nil, false, err
 		}
 		keyAt := -1
 		for i, c := range cols {
@@ -830,14 +830,14 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 		width := o.rows[0].width
 		switch {
 		case keyAt < 0:
-			return nil, newError(o.tbl, q, o.failPos, "the catalog's columns of "+o.tbl.Name+" lack key column "+o.tbl.key(), nil), true
+			return nil, true, newError(o.tbl, q, o.failPos, "the catalog's columns of "+o.tbl.Name+" lack key column "+o.tbl.key(), nil)
 		case width > len(cols):
 			o.failReason = "malformed statement: INSERT without a column list gives " + count(width, "value") + " for the " +
 				count(len(cols), "column") + " of " + o.tbl.Name + "; give at most one value per column"
 			o.badForm = true
 			return r.unfillable(ctx, q, cat, []*occurrence{o})
 		case keyAt < width && o.tbl.KeepZero:
-			return nil, nil, true // the key is given by position
+			return nil, true, nil // the key is given by position
 		case keyAt < width:
 			return r.buildZero(p, o, keyAt)
 		}
@@ -899,7 +899,7 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 	plan := &Plan{Table: *o.tbl, Params: params, positional: positional, Upsert: o.upsert}
 	plan.Query = plan.splice(q, ins, qmarks, len(colList))
 	plan.Rows, plan.addedN = plan.addedN, 0
-	return plan, nil, true
+	return plan, true, nil
 }
 
 // placeholders reads the caller's placeholders: their number (the highest
@@ -1034,7 +1034,7 @@ func (p *parser) element(open, closeAt, idx int) (a, b int, ok bool) {
 // parameter gets a slot whose argument is replaced at execution when it is
 // 0 or NULL; any other expression is kept. When no row may take a key the
 // statement passes unchanged.
-func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, error, bool) {
+func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, bool, error) {
 	q := p.q
 	positional := positional(r.syn.dialect)
 	var spans [][2]int
@@ -1044,14 +1044,14 @@ func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, error
 		for _, rw := range o.rows {
 			a, b, ok := p.element(rw.open, rw.close, keyIdx)
 			if !ok {
-				return nil, nil, true
+				return nil, true, nil
 			}
 			spans = append(spans, [2]int{a, b})
 		}
 	}
 	params, qmarks, uses, bad := p.placeholders()
 	if bad >= 0 {
-		return nil, nil, true // the caller's statement as it is: the server judges it
+		return nil, true, nil // the caller's statement as it is: the server judges it
 	}
 	keyUses := map[int]int{} // $n: occurrences as a row's key
 	kinds := make([]keyValue, len(spans))
@@ -1090,7 +1090,7 @@ func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, error
 		slots = append(slots, s)
 	}
 	if len(slots) == 0 {
-		return nil, nil, true
+		return nil, true, nil
 	}
 	k := 0
 	for i := range ins {
@@ -1104,7 +1104,7 @@ func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, error
 	plan := &Plan{Table: *o.tbl, Params: params, positional: positional, Rows: len(slots), slots: slots, Upsert: o.upsert}
 	plan.Query = plan.splice(q, ins, qmarks, 0)
 	plan.addedN = 0
-	return plan, nil, true
+	return plan, true, nil
 }
 
 func countBefore(offsets []int, at int) int {

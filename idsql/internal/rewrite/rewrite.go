@@ -564,7 +564,7 @@ func (r *Rewriter) Plan(ctx context.Context, query string, cat Catalog) (*Plan, 
 			return e.plan, e.err
 		}
 	}
-	p, err, keep := r.analyze(ctx, query, cat)
+	p, keep, err := r.analyze(ctx, query, cat)
 	if keep && r.max > 0 && len(query) <= maxCachedQuery {
 		r.store(strings.Clone(query), &entry{p, err}) // do not pin a larger buffer
 	}

@@ -263,11 +263,11 @@ func (d Dialect) namespaceLock(ns string) string {
 // draws from it: setval never lowers a counter under a writer.
 //
 // The column default is {fname}(), with no arguments: an INSERT
-// deserializes and plans its column default every time (the default
-// before this one, a CASE of built-in functions, was 8 KB in
+// deserializes and plans its column default every time (a default that
+// composed the key with a CASE of built-in functions took 8 KB in
 // pg_attrdef against 0.3 KB for BIGSERIAL, and cost more than the rest
-// of a 1-row INSERT), while a PL/pgSQL function is compiled once a
-// session. A row of a transaction that holds a slot (its sequence's OID
+// of a 1-row INSERT; BENCHMARKS.md), while a PL/pgSQL function is
+// compiled once a session. A row of a transaction that holds a slot (its sequence's OID
 // in the transaction-local setting {guc}) draws from it and composes the
 // key in one expression; the first row of a transaction calls
 // {firstfn}, which takes the slot the pointer sequence {seq} names (its

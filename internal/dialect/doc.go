@@ -49,7 +49,7 @@
 // database/sql/driver.ErrBadConn, io.EOF and network errors.
 //
 // Beyond the SQL, facts.go answers what idsql's root package and programs
-// used to decide by comparing dialects: whether the worker table can live
+// would otherwise decide by comparing dialects: whether the worker table can live
 // in such a database (HasWorkerTable), whether the segment store must be
 // a database apart (SegmentStoreApart, SQLite), the driver idsql's
 // programs open it with (DriverName) and sqlx's name for its bind style

@@ -9,8 +9,8 @@ import (
 // facts are what idsql's programs and its root package ask of a dialect
 // beyond how its SQL is written (spec): where idsql keeps its records on
 // such a database, how a DSN of it looks, which driver opens it, and what
-// a server of it can do. Each is a question a caller used to answer by
-// comparing dialects; here it is answered once per dialect.
+// a server of it can do. Each question is answered here, once per
+// dialect, so no caller compares dialects to answer it.
 type facts struct {
 	// segmentStoreApart: the segment store must be a database of its own,
 	// never the application's: SQLite lets one connection write to a file

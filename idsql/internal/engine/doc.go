@@ -24,7 +24,7 @@
 // table of cases through every door on every database.
 //
 // A front door that decided any of this on its own would drift from the
-// others: before this package, pgxid returned nil for a table without its
-// key column where the wrapper refused it, and cached a table the catalog
-// did not know yet.
+// others (pgxid accepting a table without its key column that the wrapper
+// refuses, say); the front-door suite holds every door to the same
+// answers.
 package engine

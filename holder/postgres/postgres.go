@@ -32,7 +32,7 @@ const (
 )
 
 // ErrExhausted means every worker ID of the layout is taken or used.
-var ErrExhausted = errors.New("postgres: worker IDs exhausted")
+var ErrExhausted = errors.New("worker table: worker IDs exhausted")
 
 // Settings configure a Holder. The zero value is sticky mode with the
 // defaults.
@@ -67,26 +67,32 @@ func New(reg *registry.Registry, s Settings) (*Holder, error) {
 		s.Mode = Modes[0]
 	}
 	if !slices.Contains(Modes, s.Mode) {
-		return nil, fmt.Errorf("postgres: Settings.Mode %q: want one of %v", s.Mode, Modes)
+		return nil, fmt.Errorf("worker-table holder: Settings.Mode %q: want one of %v", s.Mode, Modes)
 	}
 	if s.TTL == 0 {
 		s.TTL = DefaultTTL
 	}
 	hb := reg.Settings().Heartbeat
 	if s.TTL < 2*hb {
-		return nil, fmt.Errorf("postgres: Settings.TTL %s must be at least twice the registry heartbeat %s", s.TTL, hb)
+		return nil, fmt.Errorf("worker-table holder: Settings.TTL %s must be at least twice the registry heartbeat %s", s.TTL, hb)
 	}
 	if s.Margin == 0 {
 		s.Margin = s.TTL / 3
 	}
 	if s.Margin <= 0 || s.TTL-s.Margin <= hb {
-		return nil, fmt.Errorf("postgres: Settings.Margin %s must be positive and leave more than one heartbeat (%s) of the TTL %s", s.Margin, hb, s.TTL)
+		return nil, fmt.Errorf("worker-table holder: Settings.Margin %s must be positive and leave more than one heartbeat (%s) of the TTL %s", s.Margin, hb, s.TTL)
 	}
 	d, err := reg.Dialect()
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return nil, fmt.Errorf("worker-table holder: %w", err)
 	}
 	return &Holder{reg: reg, s: s, d: d, q: newQueries(d)}, nil
+}
+
+// errorf is fmt.Errorf with the holder's dialect ("postgres: ", "mysql: ")
+// before the message.
+func (h *Holder) errorf(format string, args ...any) error {
+	return fmt.Errorf(h.d.String()+": "+format, args...)
 }
 
 // Kind is the holder_kind the holder writes: "<dialect>/<mode>", that is
@@ -103,7 +109,7 @@ func (h *Holder) Acquire(ctx context.Context, req holder.Request) (holder.Lease,
 	}
 	if h.s.Mode == Sticky {
 		if err := req.Instance.CheckSticky(); err != nil {
-			return nil, fmt.Errorf("postgres: %w", err)
+			return nil, h.errorf("%w", err)
 		}
 	}
 	return h.reg.Contend(ctx, req.Instance.Key(), func(*registry.Holding) (holder.Lease, *registry.Holding, error) {
@@ -124,7 +130,7 @@ func (h *Holder) tryAcquire(ctx context.Context, req holder.Request) (holder.Lea
 	case claimErr != nil:
 		return nil, nil, claimErr
 	case err != nil:
-		return nil, nil, fmt.Errorf("postgres: acquire: %w", err)
+		return nil, nil, h.errorf("acquire: %w", err)
 	case c.held != nil:
 		return nil, c.held, nil
 	}
@@ -144,7 +150,7 @@ type claimed struct {
 // identity.
 func (h *Holder) claim(ctx context.Context, tx *sql.Tx, req holder.Request) (claimed, error) {
 	if err := h.reg.LockNamespace(ctx, tx, req.Namespace); err != nil {
-		return claimed{}, fmt.Errorf("postgres: acquire: lock namespace %q: %w", req.Namespace, err)
+		return claimed{}, h.errorf("acquire: lock namespace %q: %w", req.Namespace, err)
 	}
 	// The row's expiry is the database clock at the INSERT plus the TTL,
 	// so counting the deadline from here is conservative.
@@ -171,7 +177,7 @@ func (h *Holder) claim(ctx context.Context, tx *sql.Tx, req holder.Request) (cla
 		Instance: req.Instance, Kind: h.Kind(), Expires: h.s.TTL, Horizon: h.reg.Horizon(sent, opts)}
 	st, err := h.reg.StartTx(ctx, tx, start)
 	if err != nil {
-		return claimed{}, fmt.Errorf("postgres: acquire: %w", err)
+		return claimed{}, h.errorf("acquire: %w", err)
 	}
 	return claimed{started: st, opts: opts}, nil
 }
@@ -211,36 +217,38 @@ func newQueries(d dialect.Dialect) *queries {
 
 // busy returns the worker IDs held by live, unexpired rows.
 func (h *Holder) busy(ctx context.Context, tx *sql.Tx, ns string) (map[int64]bool, error) {
-	return ids(ctx, tx, h.q.busy, ns)
+	return h.ids(ctx, tx, h.q.busy, ns)
 }
 
-func ids(ctx context.Context, tx *sql.Tx, query string, args ...any) (map[int64]bool, error) {
+// ids returns the worker IDs query selects.
+func (h *Holder) ids(ctx context.Context, tx *sql.Tx, query string, args ...any) (map[int64]bool, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: acquire: %w", err)
+		return nil, h.errorf("acquire: %w", err)
 	}
 	defer rows.Close()
 	set := map[int64]bool{}
 	for rows.Next() {
 		var w int64
 		if err := rows.Scan(&w); err != nil {
-			return nil, fmt.Errorf("postgres: acquire: %w", err)
+			return nil, h.errorf("acquire: %w", err)
 		}
 		set[w] = true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: acquire: %w", err)
+		return nil, h.errorf("acquire: %w", err)
 	}
 	return set, nil
 }
 
-func lowestFree(taken map[int64]bool, req holder.Request, what string) (int64, error) {
+// lowestFree returns the lowest worker ID of req's range not in taken.
+func (h *Holder) lowestFree(taken map[int64]bool, req holder.Request, what string) (int64, error) {
 	for w := int64(0); w < req.MaxWorkers(); w++ {
 		if !taken[w] {
 			return w, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: all %d worker IDs (2^%d worker bits) of namespace %q are %s",
+	return 0, h.errorf("%w: all %d worker IDs (2^%d worker bits) of namespace %q are %s",
 		ErrExhausted, req.MaxWorkers(), req.WorkerBits, req.Namespace, what)
 }
 
@@ -250,12 +258,12 @@ func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (in
 	switch {
 	case err == nil:
 		if w >= req.MaxWorkers() {
-			return 0, nil, fmt.Errorf("postgres: sticky worker %d of %s@%s is out of range 0..%d", w, req.Table, req.Instance.Key(), req.MaxWorkers()-1)
+			return 0, nil, h.errorf("sticky worker %d of %s@%s is out of range 0..%d", w, req.Table, req.Instance.Key(), req.MaxWorkers()-1)
 		}
 		held, err := h.reg.LiveTx(ctx, tx, req.Namespace, w)
 		switch {
 		case err != nil:
-			return 0, nil, fmt.Errorf("postgres: acquire: %w", err)
+			return 0, nil, h.errorf("acquire: %w", err)
 		case held == nil:
 			return w, nil, nil
 		case held.Instance == req.Instance.Key() && held.Table == req.Table:
@@ -263,26 +271,26 @@ func (h *Holder) sticky(ctx context.Context, tx *sql.Tx, req holder.Request) (in
 			return w, held, nil
 		}
 		// Someone else live on our worker ID means a misconfiguration.
-		return 0, nil, fmt.Errorf("postgres: sticky worker %d of %s@%s is held by %s@%s (%s)", w, req.Table, req.Instance.Key(), held.Table, held.Instance, held.Who())
+		return 0, nil, h.errorf("sticky worker %d of %s@%s is held by %s@%s (%s)", w, req.Table, req.Instance.Key(), held.Table, held.Instance, held.Who())
 	case errors.Is(err, sql.ErrNoRows):
 	default:
-		return 0, nil, fmt.Errorf("postgres: acquire: %w", err)
+		return 0, nil, h.errorf("acquire: %w", err)
 	}
-	taken, err := ids(ctx, tx, h.q.stickyTaken, req.Namespace, h.Kind())
+	taken, err := h.ids(ctx, tx, h.q.stickyTaken, req.Namespace, h.Kind())
 	if err != nil {
 		return 0, nil, err
 	}
-	w, err = lowestFree(taken, req, "assigned to sticky identities or held")
+	w, err = h.lowestFree(taken, req, "assigned to sticky identities or held")
 	return w, nil, err
 }
 
 func (h *Holder) disposable(ctx context.Context, tx *sql.Tx, req holder.Request) (int64, error) {
 	var next int64
 	if err := tx.QueryRowContext(ctx, h.q.disposableNext, req.Namespace).Scan(&next); err != nil {
-		return 0, fmt.Errorf("postgres: acquire: %w", err)
+		return 0, h.errorf("acquire: %w", err)
 	}
 	if next >= req.MaxWorkers() {
-		return 0, fmt.Errorf("%w: all %d disposable worker IDs (2^%d worker bits) of namespace %q were used; widen the layout's worker bits or use lease mode",
+		return 0, h.errorf("%w: all %d disposable worker IDs (2^%d worker bits) of namespace %q were used; widen the layout's worker bits or use lease mode",
 			ErrExhausted, req.MaxWorkers(), req.WorkerBits, req.Namespace)
 	}
 	return next, nil
@@ -295,5 +303,5 @@ func (h *Holder) lease(ctx context.Context, tx *sql.Tx, req holder.Request) (int
 	}
 	// StartTx ends the expired row of the chosen worker ID, if any, in this
 	// transaction; a late heartbeat of that row then updates nothing.
-	return lowestFree(taken, req, "held by live leases")
+	return h.lowestFree(taken, req, "held by live leases")
 }

@@ -31,7 +31,9 @@ const (
 // backend is a database the holder runs on, for tests.
 type backend struct {
 	name string
-	open func(t *testing.T) *sql.DB
+	// dialect is the worker table's dialect, which the holder's errors name.
+	dialect string
+	open    func(t *testing.T) *sql.DB
 	// settings are added to every registry's: the MySQL test server flushes
 	// commits lazily (innodb_flush_log_at_trx_commit = 2).
 	settings func(registry.Settings) registry.Settings
@@ -47,7 +49,8 @@ type backend struct {
 
 var (
 	postgreSQL = backend{
-		name: "PostgreSQL",
+		name:    "PostgreSQL",
+		dialect: "postgres",
 		open: func(t *testing.T) *sql.DB {
 			db, _ := pgtest.Open(t)
 			return db
@@ -58,7 +61,8 @@ var (
 		expired:   `SELECT released IS NOT NULL AND expires <= clock_timestamp() FROM idsql_workers WHERE lease_id = $1`,
 	}
 	mySQL = backend{
-		name: "MySQL",
+		name:    "MySQL",
+		dialect: "mysql",
 		open: func(t *testing.T) *sql.DB {
 			db, _ := mysqltest.Open(t)
 			return db
@@ -193,6 +197,9 @@ func testDisposableExhaustion(t *testing.T, b backend) {
 	_, err := h.Acquire(ctx, req("t", "a", 2))
 	if !errors.Is(err, postgres.ErrExhausted) || !strings.Contains(err.Error(), "4 disposable worker IDs (2^2") {
 		t.Fatalf("fifth start: err = %v, want ErrExhausted naming the limit", err)
+	}
+	if !strings.HasPrefix(err.Error(), b.dialect+": ") {
+		t.Errorf("fifth start: err = %v, want it to name the worker table's database, %s", err, b.dialect)
 	}
 }
 

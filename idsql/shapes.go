@@ -1,9 +1,11 @@
 package idsql
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
 
 	"github.com/idsql/idsql/idsql/shape"
 )
@@ -118,6 +120,44 @@ func (c *Config) Unshape(table string, key int64) (int64, error) {
 		return 0, fmt.Errorf("idsql: table %s: %w", table, err)
 	}
 	return raw, nil
+}
+
+// ErrTableNeeded is wrapped by UnshapeKey's error for an ID given without
+// its table when the configuration has snowflake tables with spread
+// shapes: each reads the ID differently, so whose key it is must be said.
+var ErrTableNeeded = errors.New("idsql: the ID's table is needed")
+
+// UnshapeKey returns id, a snowflake key of table as the table stores it,
+// before the table's shape (see Unshape), and the shape's name, "" for an
+// ordered table. table "" means the table is not known: id is returned as
+// it is, unless the configuration has snowflake tables with spread shapes,
+// which read it differently; the error then wraps ErrTableNeeded and names
+// them. A table not configured, or not a snowflake table, is refused.
+// decode in the CLI and the ID server's decode endpoint read keys with it.
+func (c *Config) UnshapeKey(table string, id int64) (key int64, shape string, err error) {
+	if table == "" {
+		var spread []string
+		for _, t := range c.SpreadTables() {
+			if c.Tables[t].Strategy == Snowflake {
+				spread = append(spread, t+" "+c.Tables[t].Shape.String())
+			}
+		}
+		if len(spread) > 0 {
+			return 0, "", fmt.Errorf("%w: snowflake tables with spread shapes (%s) read an ID differently", ErrTableNeeded, strings.Join(spread, ", "))
+		}
+		return id, "", nil
+	}
+	tc, ok := c.Tables[table]
+	switch {
+	case !ok:
+		return 0, "", fmt.Errorf("%w: %q", ErrUnknownTable, table)
+	case tc.Strategy != Snowflake:
+		return 0, "", fmt.Errorf("table %s is not a snowflake table", table)
+	case !tc.Spread():
+		return id, "", nil
+	}
+	key, err = c.Unshape(table, id)
+	return key, tc.Shape.String(), err
 }
 
 // SpreadTables returns the tables with a spread shape, sorted.

@@ -82,6 +82,39 @@ type shapeDB struct {
 	reopen func(cfg *idsql.Config) (*idsql.DB, error)
 }
 
+// TestUnshapeKey: a spread table's key comes back before its shape; an ID
+// without its table is refused, wrapping ErrTableNeeded, while snowflake
+// tables have spread shapes; a table not configured, or a segment table,
+// is refused.
+func TestUnshapeKey(t *testing.T) {
+	cfg, err := idsql.Parse("x.yaml", []byte("namespace: n\ntables:\n  orders: {strategy: snowflake, shape: {spread: reverse}}\n  plain: {strategy: snowflake}\n  users: {strategy: segment}\n"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := cfg.ShapeFunc("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC), Worker: 3, Sequence: 1})
+	stored, _ := fn.Apply(key)
+	want := cfg.Tables["orders"].Shape.String()
+	if got, shape, err := cfg.UnshapeKey("orders", stored); err != nil || got != key || shape != want {
+		t.Errorf("UnshapeKey(orders, %d) = %d, %q, %v; want %d, %q", stored, got, shape, err, key, want)
+	}
+	if got, shape, err := cfg.UnshapeKey("plain", key); err != nil || got != key || shape != "" {
+		t.Errorf("UnshapeKey(plain, %d) = %d, %q, %v; want it unchanged", key, got, shape, err)
+	}
+	if _, _, err := cfg.UnshapeKey("", stored); !errors.Is(err, idsql.ErrTableNeeded) || !strings.Contains(err.Error(), "orders "+want) {
+		t.Errorf("UnshapeKey without a table: %v; want ErrTableNeeded naming orders", err)
+	}
+	if _, _, err := cfg.UnshapeKey("nope", stored); !errors.Is(err, idsql.ErrUnknownTable) {
+		t.Errorf("UnshapeKey(nope): %v; want ErrUnknownTable", err)
+	}
+	if _, _, err := cfg.UnshapeKey("users", 5); err == nil || !strings.Contains(err.Error(), "not a snowflake table") {
+		t.Errorf("UnshapeKey(users): %v; want a refusal: not a snowflake table", err)
+	}
+}
+
 func TestShapePostgres(t *testing.T) {
 	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()

@@ -819,9 +819,8 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 
 // unshape returns id, a key of table (the table parameter, or the table
 // whose text form it was given in), before the table's shape, and the
-// shape's name ("" for an ordered table). Without a table it refuses an
-// ID when the configuration has snowflake tables with spread shapes,
-// which read it differently.
+// shape's name ("" for an ordered table): Config.UnshapeKey, with the
+// parameter to add when the ID needs its table.
 func (srv *Server) unshape(table, from string, id int64) (int64, string, error) {
 	switch {
 	case table != "" && from != "" && table != from:
@@ -829,27 +828,9 @@ func (srv *Server) unshape(table, from string, id int64) (int64, string, error) 
 	case table == "":
 		table = from
 	}
-	if table == "" {
-		var spread []string
-		for _, t := range srv.cfg.SpreadTables() {
-			if srv.cfg.Tables[t].Strategy == idsql.Snowflake {
-				spread = append(spread, t)
-			}
-		}
-		if len(spread) > 0 {
-			return 0, "", fmt.Errorf("snowflake tables %s have spread shapes, which read an ID differently: add &table=T", strings.Join(spread, ", "))
-		}
-		return id, "", nil
+	key, shape, err := srv.cfg.UnshapeKey(table, id)
+	if errors.Is(err, idsql.ErrTableNeeded) {
+		err = fmt.Errorf("%w: add &table=T", err)
 	}
-	tc, ok := srv.cfg.Tables[table]
-	switch {
-	case !ok:
-		return 0, "", fmt.Errorf("table %q is not configured", table)
-	case tc.Strategy != idsql.Snowflake:
-		return 0, "", fmt.Errorf("table %s is not a snowflake table", table)
-	case !tc.Spread():
-		return id, "", nil
-	}
-	key, err := srv.cfg.Unshape(table, id)
-	return key, tc.Shape.String(), err
+	return key, shape, err
 }

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/idsql/idsql/idsql"
@@ -269,8 +269,8 @@ func shapedKeys(cfg *idsql.Config, table string) func(string) (int64, string, er
 	}
 }
 
-// unshape returns id before the shape of table (see idsql.Config.Unshape)
-// and the shape's name, "" for an ordered table. Without a table (a
+// unshape returns id before the shape of table and the shape's name, ""
+// for an ordered table (idsql.Config.UnshapeKey). Without a table (a
 // decimal ID, no --table) a configuration with spread snowflake tables is
 // refused: the ID could be a key of any of them, each shape reading it
 // differently.
@@ -278,23 +278,9 @@ func unshape(cfg *idsql.Config, table string, id int64) (int64, string, error) {
 	if cfg == nil {
 		return id, "", nil
 	}
-	if table == "" {
-		var spread []string
-		for _, t := range cfg.SpreadTables() {
-			if cfg.Tables[t].Strategy == idsql.Snowflake {
-				spread = append(spread, t+" "+cfg.Tables[t].Shape.String())
-			}
-		}
-		if len(spread) > 0 {
-			return 0, "", fmt.Errorf("the configuration has snowflake tables with spread shapes (%s), which read an ID differently: "+
-				"say whose key it is with --table T", strings.Join(spread, ", "))
-		}
-		return id, "", nil
+	key, shape, err := cfg.UnshapeKey(table, id)
+	if errors.Is(err, idsql.ErrTableNeeded) {
+		err = fmt.Errorf("%w: say whose key it is with --table T", err)
 	}
-	tc := cfg.Tables[table]
-	if !tc.Spread() {
-		return id, "", nil
-	}
-	key, err := cfg.Unshape(table, id)
-	return key, tc.Shape.String(), err
+	return key, shape, err
 }

@@ -84,8 +84,8 @@ func runBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	tc := cfg.Tables[*table]
 	out := boundsOut{Table: *table, Column: tc.KeyColumn(), Layout: layout.String(), From: from.UTC(), To: to.UTC(), Lo: lo, Hi: hi}
-	// A keyed form's texts do not sort as its keys: no text range then.
-	if f := cfg.TextForm(*table); !f.Decimal() && !f.Keyed() {
+	// A text range only where the texts sort as the keys.
+	if f := cfg.TextForm(*table); f.SortsAsKeys() {
 		out.LoText, out.HiText = f.Format(lo), f.Format(hi)
 	}
 	if *asJSON {

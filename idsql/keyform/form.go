@@ -168,6 +168,15 @@ func (f Form) Decimal() bool { return f.Encoding == "" && f.Prefix == "" && f.Ke
 // Keyed reports whether the form is keyed by a secret (KeyEnv).
 func (f Form) Keyed() bool { return f.KeyEnv != "" }
 
+// SortsAsKeys reports whether the texts of the form sort byte by byte (C
+// collation) as the keys they write do: an encoding at full width, not
+// keyed (a keyed text is a permutation), and for TypeID not bound to a
+// spread shape (its texts then follow the keys before the shape). Decimal
+// texts, of varying width, do not.
+func (f Form) SortsAsKeys() bool {
+	return f.Encoding != "" && !f.Keyed() && (f.Encoding != TypeID || f.shape.Shape().IsOrdered())
+}
+
 // Lead is what every text of the form starts with: the prefix, and for a
 // TypeID with a prefix the separator.
 func (f Form) Lead() string {

@@ -87,7 +87,10 @@ func TestTextFormParseErrors(t *testing.T) {
 func TestTextFormSorts(t *testing.T) {
 	ids := []int64{1, 9, 10, 61, 62, 63, 3843, 3844, 1 << 32, 1<<53 - 1, 1 << 53, math.MaxInt64 - 1, math.MaxInt64}
 	for _, f := range textForms {
-		if f.Encoding == "" {
+		if f.SortsAsKeys() != (f.Encoding != "") {
+			t.Errorf("%v: SortsAsKeys() = %v", f, f.SortsAsKeys())
+		}
+		if !f.SortsAsKeys() {
 			continue
 		}
 		for i := 1; i < len(ids); i++ {

@@ -115,6 +115,9 @@ func mustTypeID(t *testing.T, prefix, uuid string) string {
 func TestTypeIDSorts(t *testing.T) {
 	for _, l := range typeIDLayouts {
 		form := keyform.Form{Encoding: keyform.TypeID, Prefix: "user"}.WithLayout(l)
+		if !form.SortsAsKeys() {
+			t.Errorf("%s: an ordered TypeID form says its texts do not sort as its keys", l.Name)
+		}
 		keys := typeIDKeys(l)
 		for i := 1; i < len(keys); i++ {
 			if a, b := form.Format(keys[i-1]), form.Format(keys[i]); a >= b {
@@ -199,6 +202,9 @@ func TestTypeIDSpread(t *testing.T) {
 			t.Fatal(err)
 		}
 		form := keyform.Form{Encoding: keyform.TypeID, Prefix: "user"}.WithLayout(c.l).WithShape(c.s, c.sp)
+		if form.SortsAsKeys() {
+			t.Errorf("%s %s: a TypeID form of a spread shape says its texts sort as the stored keys", c.l.Name, c.s)
+		}
 		for _, key := range typeIDKeys(c.l) {
 			stored, err := f.Apply(key)
 			if err != nil {

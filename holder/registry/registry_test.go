@@ -328,7 +328,8 @@ func testSlowHeartbeatWarns(t *testing.T, b backend) {
 		lease.Release(ctx, time.Time{})
 	}()
 	// The warning comes a heartbeat (100 ms) after the first heartbeat is
-	// sent. Not a tolerance: 30 s only ends a wait for one that never comes.
+	// sent, while the row lock above holds that heartbeat.
+	// 30 s: not a tolerance: only ends a wait for a warning that never comes.
 	const want = "a heartbeat to idsql_workers is still running"
 	if !waitFor(30*time.Second, func() bool { return strings.Contains(logged.String(), want) }) {
 		t.Fatalf("no warning of the blocked heartbeat within 30 s; log:\n%s", logged.String())
@@ -346,8 +347,8 @@ func testSlowHeartbeatWarns(t *testing.T, b backend) {
 		t.Fatal(err)
 	}
 	// The blocked heartbeat completes as soon as the lock goes (its
-	// deadline is a minute out). Not a tolerance: 30 s only ends a wait for
-	// a heartbeat that never comes.
+	// deadline is a minute out).
+	// 30 s: not a tolerance: only ends a wait for a heartbeat that never comes.
 	if !waitFor(30*time.Second, func() bool { return stored().After(recorded) }) {
 		t.Fatal("no heartbeat completed within 30 s of the lock's release")
 	}

@@ -65,7 +65,9 @@ func (c *Config) Bounds(table string, from, to time.Time) (lo, hi int64, err err
 // partition, or the next months, before they come).
 //
 // A segment table is refused (ErrNoTimeOrder), as are months outside the
-// layout's time (snowflake.ErrRange) and names PostgreSQL would truncate.
+// layout's time (snowflake.ErrRange), names PostgreSQL would truncate, and
+// a configuration whose dialect has no such partitions (dialect: mysql or
+// sqlite; one that names none is taken as PostgreSQL's).
 func (c *Config) MonthlyPartitionsSQL(table string, first time.Time, months int) (string, error) {
 	if months < 1 {
 		return "", fmt.Errorf("idsql: partitions of table %s: %d months; want at least 1", table, months)
@@ -82,7 +84,14 @@ func (c *Config) MonthlyPartitionsSQL(table string, first time.Time, months int)
 		p := dialect.KeyPartition{Suffix: from.Format("2006_01"), From: lo, To: hi + 1, ToMax: hi == math.MaxInt64}
 		parts = append(parts, p)
 	}
-	stmts, err := dialect.PostgreSQL.KeyPartitions(table, parts)
+	d := dialect.PostgreSQL // the default of a configuration that names no dialect
+	if c.Dialect != "" {
+		var err error
+		if d, err = dialect.ByName(c.Dialect); err != nil {
+			return "", &FieldError{Field: "dialect", Err: err}
+		}
+	}
+	stmts, err := d.KeyPartitions(table, parts)
 	if err != nil {
 		return "", fmt.Errorf("idsql: partitions of table %s: %w", table, err)
 	}

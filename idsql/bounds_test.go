@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idsql/idsql/internal/dialect"
+
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -130,6 +132,11 @@ tables:
 	}
 	if _, err := cfg.MonthlyPartitionsSQL("users", time.Now(), 1); !errors.Is(err, ErrNoTimeOrder) {
 		t.Errorf("segment table: %v", err)
+	}
+	// The configuration's dialect decides: MySQL has no such partitions.
+	cfg.Dialect = "mysql"
+	if _, err := cfg.MonthlyPartitionsSQL("orders", time.Now(), 1); !errors.Is(err, dialect.ErrNoPartitions) {
+		t.Errorf("dialect mysql: %v; want ErrNoPartitions", err)
 	}
 }
 

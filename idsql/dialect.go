@@ -28,7 +28,7 @@ func chooseDialect(cfg *Config, driverName string, drv driver.Driver) (dialect.D
 			return d, nil
 		}
 	}
-	if d := dialect.ForDriver(drv); d != dialect.Unknown {
+	if d := dialect.ForDriver(drv); d.Known() {
 		return d, nil
 	}
 	named := ""

@@ -116,7 +116,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 		return nil, errors.New("pgxid: New: config is nil")
 	}
 	if cfg.Dialect != "" {
-		if d, err := dialect.ByName(cfg.Dialect); err != nil || d != dialect.PostgreSQL {
+		if d, err := dialect.ByName(cfg.Dialect); err != nil || !d.SpeaksPgWire() {
 			return nil, fmt.Errorf("pgxid: New: the configuration says dialect: %s, and pgx speaks PostgreSQL: remove the setting or set it to postgres", cfg.Dialect)
 		}
 	}

@@ -70,7 +70,7 @@ func (d Dialect) DBDefault(s DBDefault) (string, error) {
 	case spread && s.MaxID > s.Shape.MaxKey:
 		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("max_id %d beyond %d, what shape %s takes", s.MaxID, s.Shape.MaxKey, s.Shape.Name))
 	}
-	tmpl, r, err := d.dbTemplate(pgDBDefault, mariaDBDefault, s.Table, s.Column, s.Key)
+	w, r, err := d.dbTemplate(s.Table, s.Column, s.Key)
 	if err != nil {
 		return "", err
 	}
@@ -79,17 +79,28 @@ func (d Dialect) DBDefault(s DBDefault) (string, error) {
 		"{block}", strconv.FormatInt(s.Block, 10), "{maxid}", strconv.FormatInt(s.MaxID, 10),
 		"{hint}", lit(DBDefaultHint),
 	}
-	if d == PostgreSQL {
-		shapefn, match := "", "position('idsql_shape_key(' IN pg_get_expr(d.adbin, d.adrelid)) = 0"
-		if spread {
-			shapefn = pgShapeFunction + ";"
-			match = "position(" + lit(shapeTag(s.Shape)) + " IN pg_get_expr(d.adbin, d.adrelid)) > 0"
-		}
-		pairs = append(pairs, "{shapefn}", shapefn, "{shapematch}", match,
-			"{default}", pgShapeCall(s.Shape, "idsql_next_key({seqlit}::regclass, {tablename})", s.Table))
-		rep := r.with(pairs...)
-		return rep.Replace(rep.Replace(tmpl)), nil
+	return w.segment(s, w.segmentTemplate, r, pairs), nil
+}
+
+// pgSegment composes PostgreSQL's segment default: a sequence bounded to
+// the block and a column default that shapes what it draws.
+func pgSegment(s DBDefault, tmpl string, r names, pairs []string) string {
+	spread := s.Shape.Spread()
+	shapefn, match := "", "position('idsql_shape_key(' IN pg_get_expr(d.adbin, d.adrelid)) = 0"
+	if spread {
+		shapefn = pgShapeFunction + ";"
+		match = "position(" + lit(shapeTag(s.Shape)) + " IN pg_get_expr(d.adbin, d.adrelid)) > 0"
 	}
+	pairs = append(pairs, "{shapefn}", shapefn, "{shapematch}", match,
+		"{default}", pgShapeCall(s.Shape, "idsql_next_key({seqlit}::regclass, {tablename})", s.Table))
+	rep := r.with(pairs...)
+	return rep.Replace(rep.Replace(tmpl))
+}
+
+// mariaSegment composes MariaDB's segment default: the sequence as the
+// column default, or for a spread table a trigger that shapes the key.
+func mariaSegment(s DBDefault, tmpl string, r names, pairs []string) string {
+	spread := s.Shape.Spread()
 	install := mariaSequenceDefault
 	if spread {
 		// A column default cannot apply the shape: a trigger draws from
@@ -101,12 +112,52 @@ func (d Dialect) DBDefault(s DBDefault) (string, error) {
 			"{trigger}", "'"+strings.ReplaceAll(trig, "'", "''")+"'").Replace(mariaShapedDefault)
 	}
 	rep := r.with(append(pairs, "{install}", install)...)
-	return rep.Replace(rep.Replace(tmpl)), nil
+	return rep.Replace(rep.Replace(tmpl))
 }
 
 // dbDefaultError is the error of a database default that cannot be made.
 func (d Dialect) dbDefaultError(table, column string, err error) error {
 	return fmt.Errorf("dialect: %s: database default for %s.%s: %w", d, table, column, err)
+}
+
+// defaultSQL writes a database's side of the database-side defaults in
+// its procedural language: PostgreSQL's PL/pgSQL (pgDefaults), MariaDB's
+// compound statements (mariaDefaults). A descriptor without one has no
+// database-side defaults (ErrNoDBDefault).
+type defaultSQL struct {
+	// segmentTemplate and snowflakeTemplate are the templates of
+	// DBDefault's and SnowflakeDBDefault's statements.
+	segmentTemplate, snowflakeTemplate string
+	// segment and snowflake finish them with what differs.
+	segment   func(s DBDefault, tmpl string, r names, pairs []string) string
+	snowflake func(s DBSnowflake, sf snowflakeParts) string
+	// slotBits is how many of the sequence bits name a slot (PostgreSQL)
+	// or a block (MariaDB) of a snowflake default.
+	slotBits int
+	// perform: inside a body, a SELECT whose result is dropped is written
+	// PERFORM.
+	perform bool
+	// delimiter ends each statement of a script for the database's own
+	// client in place of ';' ("" for ';').
+	delimiter string
+}
+
+var pgDefaults = defaultSQL{
+	segmentTemplate:   pgDBDefault,
+	snowflakeTemplate: pgSnowflakeDefault,
+	segment:           pgSegment,
+	snowflake:         pgSnowflake,
+	slotBits:          pgSlotBits,
+	perform:           true,
+}
+
+var mariaDefaults = defaultSQL{
+	segmentTemplate:   mariaDBDefault,
+	snowflakeTemplate: mariaSnowflakeDefault,
+	segment:           mariaSegment,
+	snowflake:         mariaSnowflake,
+	slotBits:          mariaSlotBits,
+	delimiter:         "//",
 }
 
 // names are the replacements every database default's template shares:
@@ -121,29 +172,24 @@ func (n names) with(more ...string) *strings.Replacer {
 // dbTemplate returns the template of table's default on column for the
 // dialect (pg or maria; ErrNoDBDefault for another), and its names,
 // quoted, checked with the other names that travel as string literals.
-func (d Dialect) dbTemplate(pg, maria, table, column string, others ...string) (string, names, error) {
-	var tmpl string
-	switch d {
-	case PostgreSQL:
-		tmpl = pg
-	case MySQL:
-		tmpl = maria
-	default:
-		return "", nil, d.dbDefaultError(table, column, ErrNoDBDefault)
+func (d Dialect) dbTemplate(table, column string, others ...string) (*defaultSQL, names, error) {
+	w := d.descriptor().defaults
+	if w == nil {
+		return nil, nil, d.dbDefaultError(table, column, ErrNoDBDefault)
 	}
 	qt, err := d.QuoteTable(table)
 	if err != nil {
-		return "", nil, d.dbDefaultError(table, column, err)
+		return nil, nil, d.dbDefaultError(table, column, err)
 	}
 	col, err := d.QuoteIdent(column)
 	if err != nil {
-		return "", nil, d.dbDefaultError(table, column, err)
+		return nil, nil, d.dbDefaultError(table, column, err)
 	}
 	for _, v := range append([]string{table, column}, others...) {
 		// Names travel as string literals inside a dollar-quoted or
 		// compound body: refuse what would need escaping beyond ''.
 		if strings.ContainsAny(v, `\$;'`) {
-			return "", nil, d.dbDefaultError(table, column, fmt.Errorf("name %q holds \\, $, ; or '", v))
+			return nil, nil, d.dbDefaultError(table, column, fmt.Errorf("name %q holds \\, $, ; or '", v))
 		}
 	}
 	schema, name := DBDefault{Table: table, Column: column}.Sequence()
@@ -156,7 +202,7 @@ func (d Dialect) dbTemplate(pg, maria, table, column string, others ...string) (
 		schemaLit = lit(schema)
 	}
 	parts := nameParts(table)
-	return tmpl, names{
+	return w, names{
 		"{table}", qt, "{col}", col, "{seq}", seq,
 		"{tablelit}", lit(qt), "{collit}", lit(column), "{seqlit}", lit(seq),
 		"{schemalit}", schemaLit, "{seqnamelit}", lit(name), "{tablenamelit}", lit(parts[len(parts)-1]),
@@ -172,18 +218,15 @@ func lit(v string) string { return "'" + v + "'" }
 // another delimiter).
 func (d Dialect) ClientScript(stmts []string) string {
 	var b strings.Builder
-	if d == MySQL {
-		b.WriteString("DELIMITER //\n")
+	delim := ";"
+	if w := d.descriptor().defaults; w != nil && w.delimiter != "" {
+		delim = w.delimiter
+		b.WriteString("DELIMITER " + delim + "\n")
 	}
 	for _, s := range stmts {
-		b.WriteString(s)
-		if d == MySQL {
-			b.WriteString("//\n")
-		} else {
-			b.WriteString(";\n")
-		}
+		b.WriteString(s + delim + "\n")
 	}
-	if d == MySQL {
+	if delim != ";" {
 		b.WriteString("DELIMITER ;\n")
 	}
 	return b.String()

@@ -102,7 +102,7 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	case s.SequenceBits < 2:
 		return "", d.dbDefaultError(s.Table, s.Column, fmt.Errorf("%d sequence bits: the database-side default needs 2 or more", s.SequenceBits))
 	}
-	tmpl, r, err := d.dbTemplate(pgSnowflakeDefault, mariaSnowflakeDefault, s.Table, s.Column, s.Namespace)
+	w, r, err := d.dbTemplate(s.Table, s.Column, s.Namespace)
 	if err != nil {
 		return "", err
 	}
@@ -111,10 +111,7 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	if s.WorkerLow {
 		low = "true"
 	}
-	k := min(pgSlotBits, s.SequenceBits-1)
-	if d == MySQL {
-		k = min(mariaSlotBits, s.SequenceBits-1)
-	}
+	k := min(w.slotBits, s.SequenceBits-1)
 	schema, name := DBDefault{Table: s.Table, Column: s.Column}.Sequence()
 	seqN := func(n int) string { // the table's n-th slot or digit sequence, quoted
 		q := d.Quote(name + "_" + strconv.Itoa(n))
@@ -135,41 +132,68 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 		"{stale}", i(s.Stale.Microseconds()), "{nslock}", d.namespaceLock(lit(s.Namespace)),
 		"{clock}", d.Clock(),
 	}
-	if d == PostgreSQL {
-		shapefn := ""
-		if s.Shape.Spread() {
-			shapefn = pgShapeFunction + ";"
-		}
-		pairs = append(pairs, "{shapefn}", shapefn)
-		var slots []string
-		for n := range 1 << k {
-			slots = append(slots, lit(seqN(n)))
-		}
-		// A slot's counter is tick << SequenceBits | n << k | slot: it
-		// counts by 2^k, so the key is the counter with the worker's bits
-		// placed above its sequence bits.
-		compose := fmt.Sprintf("((v >> %d) << %d) | (@W@::bigint << %d) | (v & %d)",
-			s.SequenceBits, s.WorkerBits+s.SequenceBits, s.SequenceBits, int64(1)<<s.SequenceBits-1)
-		// A later row draws and composes in one expression that uses the
-		// drawn value once: overlay on bit(64) places the worker's bits
-		// (or, the worker lowest, a shift).
-		next := "nextval(nullif(current_setting(" + lit("idsql.o"+tag) + ", true), '')::oid::regclass)"
-		draw := fmt.Sprintf("overlay(substring(%s::bit(64) from %d) placing B'@WBITS@' from %d for 0)::bigint",
-			next, s.WorkerBits+1, 64-s.WorkerBits-s.SequenceBits+1)
-		if s.WorkerLow {
-			compose = fmt.Sprintf("(v << %d) | @W@::bigint", s.WorkerBits)
-			draw = fmt.Sprintf("(%s << %d) | @W@::bigint", next, s.WorkerBits)
-		}
-		fname := "idsql_snowflake_key_" + tag
-		first := "idsql_snowflake_first_" + tag
-		pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.o"+tag),
-			"{fname}", fname, "{fnamelit}", lit(fname), "{firstfn}", first, "{firstfnlit}", lit(first), "{n}", strconv.Itoa(1<<k),
-			"{m}", strconv.Itoa(1<<k-1), "{lag}", i(max(1, int64(10*time.Millisecond/s.Unit))),
-			"{pgcompose}", compose,
-			// A spread table's shape moves the key the function returns.
-			"{pgreturn}", pgShapeCall(s.Shape, "coalesce("+draw+", "+first+"())", s.Table))
-		return r.with(pairs...).Replace(tmpl), nil
+	sf := snowflakeParts{tmpl: w.snowflakeTemplate, r: r, pairs: pairs, k: k, seqN: seqN, tag: tag}
+	return w.snowflake(s, sf), nil
+}
+
+// snowflakeParts are what SnowflakeDBDefault works out for every database
+// before its own composition: the template and the names, the
+// replacements so far, the slot bits k, the table's n-th sequence, quoted,
+// and the tag naming the table's setting, variables and lock.
+type snowflakeParts struct {
+	tmpl  string
+	r     names
+	pairs []string
+	k     int
+	seqN  func(n int) string
+	tag   string
+}
+
+// pgSnowflake composes PostgreSQL's snowflake default: slot sequences
+// that count by 2^k and a function that draws from them.
+func pgSnowflake(s DBSnowflake, sf snowflakeParts) string {
+	tmpl, r, pairs, k, seqN, tag := sf.tmpl, sf.r, sf.pairs, sf.k, sf.seqN, sf.tag
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	shapefn := ""
+	if s.Shape.Spread() {
+		shapefn = pgShapeFunction + ";"
 	}
+	pairs = append(pairs, "{shapefn}", shapefn)
+	var slots []string
+	for n := range 1 << k {
+		slots = append(slots, lit(seqN(n)))
+	}
+	// A slot's counter is tick << SequenceBits | n << k | slot: it
+	// counts by 2^k, so the key is the counter with the worker's bits
+	// placed above its sequence bits.
+	compose := fmt.Sprintf("((v >> %d) << %d) | (@W@::bigint << %d) | (v & %d)",
+		s.SequenceBits, s.WorkerBits+s.SequenceBits, s.SequenceBits, int64(1)<<s.SequenceBits-1)
+	// A later row draws and composes in one expression that uses the
+	// drawn value once: overlay on bit(64) places the worker's bits
+	// (or, the worker lowest, a shift).
+	next := "nextval(nullif(current_setting(" + lit("idsql.o"+tag) + ", true), '')::oid::regclass)"
+	draw := fmt.Sprintf("overlay(substring(%s::bit(64) from %d) placing B'@WBITS@' from %d for 0)::bigint",
+		next, s.WorkerBits+1, 64-s.WorkerBits-s.SequenceBits+1)
+	if s.WorkerLow {
+		compose = fmt.Sprintf("(v << %d) | @W@::bigint", s.WorkerBits)
+		draw = fmt.Sprintf("(%s << %d) | @W@::bigint", next, s.WorkerBits)
+	}
+	fname := "idsql_snowflake_key_" + tag
+	first := "idsql_snowflake_first_" + tag
+	pairs = append(pairs, "{slotseqs}", "ARRAY["+strings.Join(slots, ", ")+"]", "{guc}", lit("idsql.o"+tag),
+		"{fname}", fname, "{fnamelit}", lit(fname), "{firstfn}", first, "{firstfnlit}", lit(first), "{n}", strconv.Itoa(1<<k),
+		"{m}", strconv.Itoa(1<<k-1), "{lag}", i(max(1, int64(10*time.Millisecond/s.Unit))),
+		"{pgcompose}", compose,
+		// A spread table's shape moves the key the function returns.
+		"{pgreturn}", pgShapeCall(s.Shape, "coalesce("+draw+", "+first+"())", s.Table))
+	return r.with(pairs...).Replace(tmpl)
+}
+
+// mariaSnowflake composes MariaDB's snowflake default: blocks of window
+// ticks drawn by a BEFORE INSERT trigger.
+func mariaSnowflake(s DBSnowflake, sf snowflakeParts) string {
+	tmpl, r, pairs, k, seqN, tag := sf.tmpl, sf.r, sf.pairs, sf.k, sf.seqN, sf.tag
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	// MariaDB: blocks of window ticks, β = window << k | slot, and the
 	// digits (base 256) of the horizon of β.
 	window := max(1, int64(mariaWindow/s.Unit))
@@ -217,7 +241,7 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	trig := r.with(pairs...).Replace(r.with(pairs...).Replace(mariaSnowflakeTrigger))
 	body := "'" + strings.ReplaceAll(trig, "'", "''") + "'"
 	rep := r.with(append(pairs, "{trigger}", strings.ReplaceAll(body, "{worker}", "', w, '"))...)
-	return rep.Replace(rep.Replace(tmpl)), nil
+	return rep.Replace(rep.Replace(tmpl))
 }
 
 // NamespaceLock returns the statement that takes the worker table's lock
@@ -227,11 +251,8 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 // an upsert into idsql_worker_locks; "" for SQLite, which has no worker
 // table.
 func (d Dialect) NamespaceLock(ns string) string {
-	switch d {
-	case PostgreSQL:
-		return d.XactLock("hashtext('idsql_workers/' || " + ns + ")")
-	case MySQL:
-		return "INSERT INTO idsql_worker_locks (namespace) VALUES (" + ns + ") ON DUPLICATE KEY UPDATE namespace = namespace"
+	if f := d.registry().namespaceLock; f != "" {
+		return fmt.Sprintf(f, ns)
 	}
 	return ""
 }
@@ -240,7 +261,7 @@ func (d Dialect) NamespaceLock(ns string) string {
 // body, where a SELECT whose result is dropped is a PERFORM.
 func (d Dialect) namespaceLock(ns string) string {
 	lock := d.NamespaceLock(ns)
-	if d == PostgreSQL {
+	if d.descriptor().defaults.perform {
 		return "PERFORM" + strings.TrimPrefix(lock, "SELECT")
 	}
 	return lock

@@ -46,12 +46,15 @@ const (
 // spec is the description of one dialect.
 type spec struct {
 	name    string
+	title   string   // the name messages give the database
 	aliases []string // other names ByName accepts
-	bind    Bind
 	keyBack KeyBack
 	quote   byte
 	// columns lists a table's columns in order: name, has a default, type.
-	columns string
+	// columnArgs gives its arguments for a table in a schema ("": the
+	// connection's own).
+	columns    string
+	columnArgs func(d Dialect, schema, table string) ([]any, error)
 	// intBits maps the integer type names of the catalog to their width.
 	intBits map[string]int
 	// widen is a format (table, column) of the statement that makes a key
@@ -75,132 +78,75 @@ type spec struct {
 	unique        func(error) bool
 	serialization func(error) bool
 	lost          func(error) bool
+	// undefinedTable and undefinedColumn tell the errors of a statement
+	// naming a table or column that does not exist.
+	undefinedTable, undefinedColumn func(error) bool
+	// shapeSchema creates idsql_shapes.
+	shapeSchema []string
+	// ignoreVerb starts an INSERT that leaves a row whose key exists
+	// alone; ignoreTail, a format of the key's columns, ends it.
+	ignoreVerb, ignoreTail string
+	// rangePartitions: a table can be partitioned by ranges of its key
+	// with one statement per part (PostgreSQL's declarative partitions);
+	// maxIdent is how many bytes of an identifier the database keeps
+	// (0: no limit idsql needs to know).
+	rangePartitions bool
+	maxIdent        int
 }
 
-var specs = [...]spec{
-	Unknown: {name: "unknown"},
-	PostgreSQL: {
-		name:    "postgres",
-		aliases: []string{"postgresql", "pgx"},
-		bind:    Dollar,
-		keyBack: Returning,
-		quote:   '"',
-		// to_regclass resolves the name as the statement would (search
-		// path); the argument is a quoted, possibly qualified, name.
-		columns: `SELECT a.attname, a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '', format_type(a.atttypid, a.atttypmod)
-FROM pg_catalog.pg_attribute a
-WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
-ORDER BY a.attnum`,
-		intBits: map[string]int{"smallint": 16, "integer": 32, "bigint": 64},
-		widen:   "ALTER TABLE %s ALTER COLUMN %s TYPE bigint",
-		// synchronous_commit = off (server, role or session) would
-		// acknowledge a commit before its WAL is written.
-		durable:         "SET LOCAL synchronous_commit = on",
-		durableExpr:     "set_config('synchronous_commit', 'on', true)",
-		xactLock:        "SELECT pg_advisory_xact_lock(%s)",
-		clock:           "clock_timestamp()",
-		updateReturning: true,
-		onConflict:      true,
-		unique:          func(err error) bool { return sqlState(err) == "23505" },
-		serialization: func(err error) bool {
-			s := sqlState(err)
-			return s == "40001" || s == "40P01"
-		},
-		lost: func(err error) bool {
-			s := sqlState(err)
-			return strings.HasPrefix(s, "08") || s == "57P01" || s == "57P02" || s == "57P03" || transportLost(err)
-		},
-	},
-	MySQL: {
-		name:    "mysql",
-		aliases: []string{"mariadb"},
-		bind:    Question,
-		keyBack: LastInsertID,
-		quote:   '`',
-		// MariaDB reports the implicit DEFAULT NULL of a nullable column
-		// as the text NULL (a string default is quoted there, 'x');
-		// MySQL reports SQL NULL. Neither is a value for a key.
-		columns: `SELECT column_name,
-	(column_default IS NOT NULL AND NOT (column_default = 'NULL' AND is_nullable = 'YES'))
-		OR extra LIKE '%auto_increment%' OR extra LIKE '%GENERATED%',
-	column_type
-FROM information_schema.columns
-WHERE table_schema = coalesce(?, database()) AND table_name = ?
-ORDER BY ordinal_position`,
-		intBits: map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "integer": 32, "bigint": 64},
-		widen:   "ALTER TABLE %s MODIFY %s BIGINT NOT NULL, keeping the column's other attributes (AUTO_INCREMENT, ...)",
-		// InnoDB's per-commit flush is a global setting that no session
-		// can raise: LazyCommits reads it.
-		lazyCheck: true,
-		// UTC_TIMESTAMP and NOW are the time the statement began, stale
-		// after a lock wait; SYSDATE reads the clock at evaluation but in
-		// the session's time zone, which may observe daylight saving time.
-		// Adding the time elapsed since the statement began (SYSDATE - NOW,
-		// both in the session's zone) to UTC_TIMESTAMP gives UTC read at
-		// evaluation. On a server started with --sysdate-is-now it is the
-		// statement's start.
-		clock: "(UTC_TIMESTAMP(6) + INTERVAL TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)) MICROSECOND)",
-		unique: func(err error) bool {
-			switch mysqlNumber(err) {
-			case 1062, 1586, 1022, 1169: // ER_DUP_ENTRY, ER_DUP_ENTRY_WITH_KEY_NAME, ER_DUP_KEY, ER_DUP_UNIQUE
-				return true
-			}
-			return false
-		},
-		serialization: func(err error) bool {
-			// ER_LOCK_DEADLOCK (SQLSTATE 40001), and MariaDB's ER_CHECKREAD
-			// under innodb_snapshot_isolation; both roll the transaction back.
-			n := mysqlNumber(err)
-			return n == 1213 || n == 1020
-		},
-		lost: func(err error) bool {
-			switch mysqlNumber(err) {
-			case 1053, 1927, 2006, 2013, 4031: // server shutdown, connection killed, gone away, lost, idle timeout
-				return true
-			}
-			return mysqlInvalidConn(err) || transportLost(err)
-		},
-	},
-	SQLite: {
-		name:    "sqlite",
-		aliases: []string{"sqlite3"},
-		bind:    Question,
-		keyBack: LastInsertID,
-		quote:   '"',
-		// An INTEGER PRIMARY KEY is the rowid: it has a value without a
-		// default clause.
-		columns: `SELECT name, dflt_value IS NOT NULL OR (pk = 1 AND upper(type) = 'INTEGER'), type
-FROM pragma_table_info(?) ORDER BY cid`,
-		// Every SQLite integer is 64-bit, whatever the declared type.
-		intBits:         map[string]int{},
-		updateReturning: true, // since SQLite 3.35
-		onConflict:      true,
-		unique: func(err error) bool {
-			c, ok := sqliteCode(err)
-			return ok && (c == 2067 || c == 1555) // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
-		},
-		serialization: func(err error) bool {
-			c, ok := sqliteCode(err)
-			return ok && c&0xff == 5 // SQLITE_BUSY and its extended codes (BUSY_SNAPSHOT, ...)
-		},
-		lost: func(err error) bool { return errors.Is(err, driver.ErrBadConn) },
-	},
+// descriptor is everything idsql asks of one database, answered in the
+// database's own file (postgres.go, mysql.go, sqlite.go):
+// TestDescriptorsAnswerEveryQuestion reads those files and fails on a
+// question one leaves out.
+type descriptor struct {
+	spec       spec          // how its SQL is written and its errors read
+	syntax     Syntax        // how it reads a statement's text
+	facts      facts         // where idsql keeps records, DSNs, drivers
+	statements statementSpec // what the statement engine asks
+	registry   registrySpec  // the worker table; empty where there is none
+	// defaults writes the database-side defaults; nil where there are
+	// none.
+	defaults *defaultSQL
+	// drivers are the database/sql drivers ForDriver knows as this
+	// database's, by package path and type name (matched by reflection,
+	// so that no driver is imported or registered because of this list).
+	drivers []driverType
+}
+
+type driverType struct{ pkg, typ string }
+
+var unknownDescriptor = descriptor{spec: spec{name: "unknown"}}
+
+// descriptors holds each dialect's descriptor, by Dialect. It is filled
+// in init: the descriptors' functions call the dialect's methods, which
+// read it.
+var descriptors [SQLite + 1]*descriptor
+
+func init() {
+	descriptors = [...]*descriptor{
+		Unknown:    &unknownDescriptor,
+		PostgreSQL: &postgresDescriptor,
+		MySQL:      &mysqlDescriptor,
+		SQLite:     &sqliteDescriptor,
+	}
+}
+
+func (d Dialect) descriptor() *descriptor {
+	if int(d) < len(descriptors) {
+		return descriptors[d]
+	}
+	return &unknownDescriptor
 }
 
 // String returns the dialect's name.
 func (d Dialect) String() string {
-	if int(d) < len(specs) {
-		return specs[d].name
+	if int(d) < len(descriptors) {
+		return descriptors[d].spec.name
 	}
 	return "Dialect(" + strconv.Itoa(int(d)) + ")"
 }
 
-func (d Dialect) spec() *spec {
-	if int(d) < len(specs) {
-		return &specs[d]
-	}
-	return &specs[Unknown]
-}
+func (d Dialect) spec() *spec { return &d.descriptor().spec }
 
 // Names lists the names of the dialects, as ByName and the `dialect:`
 // setting take them.
@@ -210,8 +156,8 @@ func Names() []string { return []string{"postgres", "mysql", "sqlite"} }
 // mysql (or mariadb), sqlite (or sqlite3), in any case.
 func ByName(name string) (Dialect, error) {
 	n := strings.ToLower(name)
-	for d := PostgreSQL; int(d) < len(specs); d++ {
-		if n == specs[d].name || contains(specs[d].aliases, n) {
+	for d := PostgreSQL; int(d) < len(descriptors); d++ {
+		if s := d.spec(); n == s.name || contains(s.aliases, n) {
 			return d, nil
 		}
 	}
@@ -225,21 +171,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// drivers are the database/sql drivers ForDriver knows, by package path
-// and type name (matched by reflection, so that no driver is imported or
-// registered because of this table).
-var drivers = []struct {
-	pkg, typ string
-	d        Dialect
-}{
-	{"github.com/lib/pq", "Driver", PostgreSQL},
-	{"github.com/jackc/pgx/v5/stdlib", "Driver", PostgreSQL},
-	{"github.com/jackc/pgx/v4/stdlib", "Driver", PostgreSQL},
-	{mysqlPkg, "MySQLDriver", MySQL},
-	{"modernc.org/sqlite", "Driver", SQLite},
-	{"github.com/mattn/go-sqlite3", "SQLiteDriver", SQLite},
 }
 
 // ForDriver returns the dialect of a known driver, or Unknown: the one a
@@ -258,19 +189,24 @@ func ForDriver(drv driver.Driver) Dialect {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	for _, k := range drivers {
-		if t.PkgPath() == k.pkg && t.Name() == k.typ {
-			return k.d
+	for d := PostgreSQL; int(d) < len(descriptors); d++ {
+		for _, k := range descriptors[d].drivers {
+			if t.PkgPath() == k.pkg && t.Name() == k.typ {
+				return d
+			}
 		}
 	}
 	return Unknown
 }
 
+// Known reports whether d is one of the dialects (not Unknown).
+func (d Dialect) Known() bool { return d != Unknown && int(d) < len(descriptors) }
+
 // DriverType names a driver's type for messages ("*pq.Driver").
 func DriverType(drv driver.Driver) string { return fmt.Sprintf("%T", drv) }
 
 // Bind returns the dialect's bind parameter style.
-func (d Dialect) Bind() Bind { return d.spec().bind }
+func (d Dialect) Bind() Bind { return d.descriptor().syntax.Bind }
 
 // KeyBack returns how the database natively hands back a generated key.
 func (d Dialect) KeyBack() KeyBack { return d.spec().keyBack }
@@ -354,26 +290,14 @@ func (d Dialect) QuoteTable(name string) (string, error) {
 // schema supported for SQLite).
 func (d Dialect) Columns(schema, table string) (string, []any, error) {
 	s := d.spec()
-	switch d {
-	case PostgreSQL:
-		name := d.Quote(table)
-		if schema != "" {
-			name = d.Quote(schema) + "." + name
-		}
-		return s.columns, []any{name}, nil
-	case MySQL:
-		var db any
-		if schema != "" {
-			db = schema
-		}
-		return s.columns, []any{db, table}, nil
-	case SQLite:
-		if schema != "" && !strings.EqualFold(schema, "main") {
-			return "", nil, fmt.Errorf("dialect: sqlite: schema %q: only main is supported", schema)
-		}
-		return s.columns, []any{table}, nil
+	if s.columnArgs == nil {
+		return "", nil, fmt.Errorf("dialect: no catalog for dialect %s", d)
 	}
-	return "", nil, fmt.Errorf("dialect: no catalog for dialect %s", d)
+	args, err := s.columnArgs(d, schema, table)
+	if err != nil {
+		return "", nil, err
+	}
+	return s.columns, args, nil
 }
 
 // IntBits returns the width in bits of an integer column type as the

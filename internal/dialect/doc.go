@@ -1,8 +1,11 @@
 // Package dialect describes, once per database, what idsql's SQL depends
 // on: PostgreSQL, MySQL (MariaDB included) and SQLite. Everything that
-// differs between them lives in one Dialect value, and the rest of idsql
-// (the rewriter, the segment stores, the worker registry, the catalog
-// checks, Migrate) asks it rather than decide by database itself:
+// differs between them lives in one descriptor per database, in the
+// database's own file (postgres.go, mysql.go, sqlite.go), reached through
+// a Dialect value; the rest of idsql (the rewriter, the segment stores,
+// the worker registry, the catalog checks, Migrate) asks it rather than
+// decide by database itself. A descriptor answers every question: a test
+// reads the three files and fails on a field one leaves out.
 //
 //	             PostgreSQL            MySQL / MariaDB              SQLite
 //	name         postgres              mysql                        sqlite
@@ -61,6 +64,10 @@
 // KeyPartitions (partitions.go) writes the statements that attach
 // key-range partitions to a table partitioned by range of its key, as
 // PostgreSQL's declarative partitioning spells them (idsql partitions).
+//
+// Syntax (syntax.go) is how a database reads a statement's text, as
+// flags the rewriter reads instead of the database's name: quotes,
+// escapes, comments, parameters and the INSERT forms it accepts.
 //
 // MySQL's lexical rules depend on the session's sql_mode: SQLModeQuery
 // reads it and ParseSQLMode picks out the two flags that change how

@@ -19,47 +19,37 @@ import (
 // UndefinedTable reports whether err says a table the statement names
 // does not exist.
 func (d Dialect) UndefinedTable(err error) bool {
-	if err == nil {
-		return false
-	}
-	switch d {
-	case PostgreSQL:
-		return sqlState(err) == "42P01"
-	case MySQL:
-		return mysqlNumber(err) == 1146
-	case SQLite:
-		return sqliteMessage(err, "no such table")
-	}
-	return false
+	f := d.spec().undefinedTable
+	return err != nil && f != nil && f(err)
 }
 
 // UndefinedColumn reports whether err says a column the statement names
 // does not exist.
 func (d Dialect) UndefinedColumn(err error) bool {
-	if err == nil {
-		return false
-	}
-	switch d {
-	case PostgreSQL:
-		return sqlState(err) == "42703"
-	case MySQL:
-		return mysqlNumber(err) == 1054
-	case SQLite:
-		return sqliteMessage(err, "no such column")
-	}
-	return false
+	f := d.spec().undefinedColumn
+	return err != nil && f != nil && f(err)
 }
 
 // AnyUndefinedTable reports whether err is UndefinedTable in one of the
 // dialects: for an error whose database the caller does not know (a
 // segment store passed in on its own).
 func AnyUndefinedTable(err error) bool {
-	return PostgreSQL.UndefinedTable(err) || MySQL.UndefinedTable(err) || SQLite.UndefinedTable(err)
+	for d := PostgreSQL; int(d) < len(descriptors); d++ {
+		if d.UndefinedTable(err) {
+			return true
+		}
+	}
+	return false
 }
 
 // AnyUndefinedColumn is AnyUndefinedTable for UndefinedColumn.
 func AnyUndefinedColumn(err error) bool {
-	return PostgreSQL.UndefinedColumn(err) || MySQL.UndefinedColumn(err) || SQLite.UndefinedColumn(err)
+	for d := PostgreSQL; int(d) < len(descriptors); d++ {
+		if d.UndefinedColumn(err) {
+			return true
+		}
+	}
+	return false
 }
 
 // sqliteMessage reports whether err is a SQLite driver's error (it has a

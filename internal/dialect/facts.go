@@ -29,51 +29,12 @@ type facts struct {
 	// server of the dialect that has no sequences ("MySQL 8.0.36"), or ""
 	// (nil: the dialect decides without asking the server).
 	sequenceless func(version string) string
+	// pgWire: servers of the dialect speak PostgreSQL's wire protocol,
+	// the one pgx speaks.
+	pgWire bool
 }
 
-var dialectFacts = [...]facts{
-	Unknown: {},
-	PostgreSQL: {
-		driverName: "postgres",
-		sqlxName:   "postgres",
-		dsn:        func(dsn string) bool { return hasPrefixFold(dsn, "postgres://", "postgresql://") },
-	},
-	MySQL: {
-		driverName: "mysql",
-		sqlxName:   "mysql",
-		dsn: func(dsn string) bool {
-			if hasPrefixFold(dsn, "mysql://", "mariadb://", "tcp(", "unix(") {
-				return true
-			}
-			// go-sql-driver's user:pass@tcp(host:port)/db form.
-			for _, p := range []string{"@tcp(", "@tcp6(", "@unix("} {
-				if strings.Contains(dsn, p) {
-					return true
-				}
-			}
-			return false
-		},
-		sequenceless: func(version string) string {
-			if strings.Contains(strings.ToLower(version), "mariadb") {
-				return ""
-			}
-			return "MySQL " + version
-		},
-	},
-	SQLite: {
-		segmentStoreApart: true,
-		driverName:        "sqlite",
-		sqlxName:          "sqlite3",
-		dsn:               func(dsn string) bool { return hasPrefixFold(dsn, "sqlite:", "sqlite3:") },
-	},
-}
-
-func (d Dialect) facts() *facts {
-	if int(d) < len(dialectFacts) {
-		return &dialectFacts[d]
-	}
-	return &dialectFacts[Unknown]
-}
+func (d Dialect) facts() *facts { return &d.descriptor().facts }
 
 // SegmentStoreApart reports whether the segment store must be a database
 // of its own rather than the application's (SQLite: one connection writes
@@ -97,8 +58,8 @@ func (d Dialect) SQLXName() string { return d.facts().sqlxName }
 // reads it (postgres:// URLs, key=value), which says what is wrong with a
 // DSN that is none.
 func ForDSN(dsn string) Dialect {
-	for d := PostgreSQL; int(d) < len(dialectFacts); d++ {
-		if f := dialectFacts[d].dsn; f != nil && f(dsn) {
+	for d := PostgreSQL; int(d) < len(descriptors); d++ {
+		if f := d.facts().dsn; f != nil && f(dsn) {
 			return d
 		}
 	}
@@ -129,8 +90,8 @@ func (d Dialect) Sequenceless(ctx context.Context, q RowQueryer) (string, error)
 func QuoteStyles() []Dialect {
 	var out []Dialect
 	seen := map[byte]bool{}
-	for d := PostgreSQL; int(d) < len(specs); d++ {
-		if q := specs[d].quote; !seen[q] {
+	for d := PostgreSQL; int(d) < len(descriptors); d++ {
+		if q := d.spec().quote; !seen[q] {
 			seen[q] = true
 			out = append(out, d)
 		}
@@ -148,3 +109,7 @@ func hasPrefixFold(s string, prefixes ...string) bool {
 	}
 	return false
 }
+
+// SpeaksPgWire reports whether servers of the dialect speak PostgreSQL's
+// wire protocol, which pgx (and so idsql/pgxid) speaks.
+func (d Dialect) SpeaksPgWire() bool { return d.facts().pgWire }

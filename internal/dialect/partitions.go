@@ -37,9 +37,10 @@ type KeyPartition struct {
 // (PostgreSQL would truncate it, and two partitions could get one name),
 // as is a part with From not below To. Other dialects: ErrNoPartitions.
 func (d Dialect) KeyPartitions(table string, parts []KeyPartition) (string, error) {
-	if d != PostgreSQL {
+	if !d.spec().rangePartitions {
 		return "", fmt.Errorf("%w: %s (idsql prints PostgreSQL's declarative partitions)", ErrNoPartitions, d)
 	}
+	maxIdent := d.spec().maxIdent
 	parent, err := d.QuoteTable(table)
 	if err != nil {
 		return "", err
@@ -55,8 +56,8 @@ func (d Dialect) KeyPartitions(table string, parts []KeyPartition) (string, erro
 		switch {
 		case p.Suffix == "":
 			return "", fmt.Errorf("dialect: partition of %s: empty suffix", table)
-		case len(name) > pgMaxIdent:
-			return "", fmt.Errorf("dialect: partition name %q is longer than PostgreSQL's %d bytes; it would be truncated", name, pgMaxIdent)
+		case maxIdent > 0 && len(name) > maxIdent:
+			return "", fmt.Errorf("dialect: partition name %q is longer than %s's %d bytes; it would be truncated", name, d.spec().title, maxIdent)
 		case !p.ToMax && p.From >= p.To:
 			return "", fmt.Errorf("dialect: partition %s: from %d is not below to %d", name, p.From, p.To)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -50,111 +49,16 @@ type registrySpec struct {
 	// end a session whose transaction idles that long, and the statement
 	// that restores the server's default; "" where the server has none.
 	sessionIdle func(version string) (set, reset string)
+	// namespaceLock is a format (the namespace, an SQL expression) of the
+	// statement taking the namespace's lock to the end of the transaction.
+	namespaceLock string
 }
 
 // zonelessTime is the layout of the times sent to a database whose times
 // hold no zone (DATETIME(6)).
 const zonelessTime = "2006-01-02 15:04:05.000000"
 
-var registrySpecs = [...]registrySpec{
-	PostgreSQL: {
-		// Concurrent CREATE ... IF NOT EXISTS can still collide in the
-		// catalog: the migration takes a lock (ddlInTx).
-		schema: []string{`
-CREATE TABLE IF NOT EXISTS idsql_workers (
-	lease_id       BIGSERIAL PRIMARY KEY,
-	namespace      TEXT        NOT NULL,
-	worker_id      BIGINT      NOT NULL,
-	table_name     TEXT        NOT NULL,
-	instance       TEXT        NOT NULL,
-	host           TEXT        NOT NULL DEFAULT '',
-	port           INTEGER     NOT NULL DEFAULT 0,
-	pid            INTEGER     NOT NULL DEFAULT 0,
-	holder_kind    TEXT        NOT NULL,
-	started        TIMESTAMPTZ NOT NULL,
-	ids_after      TIMESTAMPTZ NOT NULL,
-	last_heartbeat TIMESTAMPTZ NOT NULL,
-	last_timestamp TIMESTAMPTZ,
-	released       TIMESTAMPTZ,
-	expires        TIMESTAMPTZ
-)`,
-			`CREATE INDEX IF NOT EXISTS idsql_workers_worker ON idsql_workers (namespace, worker_id, ids_after)`,
-			`CREATE INDEX IF NOT EXISTS idsql_workers_live ON idsql_workers (namespace, worker_id) WHERE released IS NULL`,
-			`CREATE INDEX IF NOT EXISTS idsql_workers_instance ON idsql_workers (namespace, instance, table_name)`,
-		},
-		ddlInTx:     true,
-		timeType:    "timestamptz",
-		plusMicros:  "(%s + CAST(%s AS bigint) * interval '1 microsecond')",
-		microsUntil: "CAST(extract(epoch FROM %[2]s - %[1]s) * 1e6 AS bigint)",
-		// READ COMMITTED is the default, and every statement of it reads
-		// the latest committed rows; FOR UPDATE refuses aggregates.
-		idleTimeout: "set_config('idle_in_transaction_session_timeout', %s, true)",
-	},
-	MySQL: {
-		// Every statement is idempotent and atomic on its own (no separate
-		// CREATE INDEX, which MySQL cannot make conditional), so several
-		// processes may migrate at once. Text compares byte for byte
-		// (utf8mb4_bin), as on PostgreSQL. idsql_worker_locks holds one row
-		// per namespace, whose row lock serializes claims (NamespaceLock).
-		// Heartbeats change no indexed column and a release only
-		// idsql_workers_live's, so both lock little beyond the lease's own
-		// row. VARCHAR(191) indexes in full with utf8mb4 on every row format.
-		schema: []string{`
-CREATE TABLE IF NOT EXISTS idsql_workers (
-	lease_id       BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
-	namespace      VARCHAR(191) NOT NULL,
-	worker_id      BIGINT       NOT NULL,
-	table_name     VARCHAR(191) NOT NULL,
-	instance       VARCHAR(191) NOT NULL,
-	host           VARCHAR(255) NOT NULL DEFAULT '',
-	port           INT          NOT NULL DEFAULT 0,
-	pid            INT          NOT NULL DEFAULT 0,
-	holder_kind    VARCHAR(64)  NOT NULL,
-	started        DATETIME(6)  NOT NULL,
-	ids_after      DATETIME(6)  NOT NULL,
-	last_heartbeat DATETIME(6)  NOT NULL,
-	last_timestamp DATETIME(6)  NULL,
-	released       DATETIME(6)  NULL,
-	expires        DATETIME(6)  NULL,
-	KEY idsql_workers_worker (namespace, worker_id, ids_after),
-	KEY idsql_workers_live (namespace, released, worker_id),
-	KEY idsql_workers_instance (namespace, instance, table_name)
-) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin`, `
-CREATE TABLE IF NOT EXISTS idsql_worker_locks (
-	namespace VARCHAR(191) NOT NULL PRIMARY KEY
-) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin`,
-		},
-		timeType:    "DATETIME(6)",
-		zoneless:    true,
-		plusMicros:  "(%s + INTERVAL %s MICROSECOND)",
-		microsUntil: "TIMESTAMPDIFF(MICROSECOND, %s, %s)",
-		// READ COMMITTED: every statement reads what was committed before
-		// it, as on PostgreSQL, and InnoDB locks no gaps when it searches.
-		// An aggregate SELECT reads the latest rows only FOR UPDATE (a
-		// current read), whatever the isolation.
-		readCommitted: true,
-		lockingRead:   " FOR UPDATE",
-		maxName:       191,
-		// Unless the DSN sets clientFoundRows.
-		changedRows: true,
-		// MariaDB (10.3 and later) ends a session whose transaction idles
-		// for idle_transaction_timeout seconds; MySQL has no such limit.
-		sessionIdle: func(version string) (string, string) {
-			if !strings.Contains(strings.ToLower(version), "mariadb") {
-				return "", ""
-			}
-			return "SET SESSION idle_transaction_timeout = ?", "SET SESSION idle_transaction_timeout = DEFAULT"
-		},
-	},
-	SQLite: {},
-}
-
-func (d Dialect) registry() *registrySpec {
-	if int(d) < len(registrySpecs) {
-		return &registrySpecs[d]
-	}
-	return &registrySpec{}
-}
+func (d Dialect) registry() *registrySpec { return &d.descriptor().registry }
 
 // HasWorkerTable reports whether the dialect keeps the worker table
 // idsql_workers (PostgreSQL and MySQL; not SQLite).
@@ -164,7 +68,7 @@ func (d Dialect) HasWorkerTable() bool { return len(d.registry().schema) > 0 }
 // messages.
 func WorkerTableDialects() []Dialect {
 	var out []Dialect
-	for d := Unknown; int(d) < len(specs); d++ {
+	for d := Unknown; int(d) < len(descriptors); d++ {
 		if d.HasWorkerTable() {
 			out = append(out, d)
 		}

@@ -10,20 +10,11 @@ import "fmt"
 
 // ShapeSchema returns the statements creating idsql_shapes, each
 // idempotent and atomic on its own.
-func (d Dialect) ShapeSchema() []string {
-	switch d {
-	case MySQL:
-		// utf8mb4_bin: names compare byte for byte, as on PostgreSQL.
-		return []string{`
-CREATE TABLE IF NOT EXISTS idsql_shapes (
-	namespace  VARCHAR(191) NOT NULL,
-	table_name VARCHAR(191) NOT NULL,
-	shape      VARCHAR(64)  NOT NULL,
-	recorded   VARCHAR(40)  NOT NULL,
-	PRIMARY KEY (namespace, table_name)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`}
-	}
-	return []string{`
+func (d Dialect) ShapeSchema() []string { return append([]string(nil), d.spec().shapeSchema...) }
+
+// textShapeSchema is idsql_shapes where text columns take any length
+// (PostgreSQL, SQLite).
+var textShapeSchema = []string{`
 CREATE TABLE IF NOT EXISTS idsql_shapes (
 	namespace  TEXT NOT NULL,
 	table_name TEXT NOT NULL,
@@ -31,7 +22,6 @@ CREATE TABLE IF NOT EXISTS idsql_shapes (
 	recorded   TEXT NOT NULL,
 	PRIMARY KEY (namespace, table_name)
 )`}
-}
 
 // ShapeRead returns the query of a table's recorded shape; its arguments
 // are the namespace and the table.
@@ -43,16 +33,12 @@ func (d Dialect) ShapeRead() string {
 // is recorded: arguments namespace, table, shape, recorded (RFC 3339
 // text). It changes no row that exists.
 func (d Dialect) ShapeRecord() string {
-	verb, tail := "INSERT INTO", ""
-	switch d {
-	case PostgreSQL:
-		tail = " ON CONFLICT (namespace, table_name) DO NOTHING"
-	case MySQL:
-		verb = "INSERT IGNORE INTO"
-	case SQLite:
-		verb = "INSERT OR IGNORE INTO"
+	s := d.spec()
+	tail := ""
+	if s.ignoreTail != "" {
+		tail = fmt.Sprintf(s.ignoreTail, "namespace, table_name")
 	}
-	return d.Rebind(verb + " idsql_shapes (namespace, table_name, shape, recorded) VALUES (?, ?, ?, ?)" + tail)
+	return d.Rebind(s.ignoreVerb + " idsql_shapes (namespace, table_name, shape, recorded) VALUES (?, ?, ?, ?)" + tail)
 }
 
 // ShapeRewrite returns the statement replacing a table's recorded shape:

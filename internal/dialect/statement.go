@@ -25,18 +25,7 @@ type statementSpec struct {
 	countsUpdates bool
 }
 
-var statementSpecs = [...]statementSpec{
-	PostgreSQL: {},
-	MySQL:      {foldColumns: true, sessionMode: true, autoIncrementID: true, countsUpdates: true},
-	SQLite:     {foldColumns: true},
-}
-
-func (d Dialect) statement() statementSpec {
-	if int(d) < len(statementSpecs) {
-		return statementSpecs[d]
-	}
-	return statementSpec{}
-}
+func (d Dialect) statement() *statementSpec { return &d.descriptor().statements }
 
 // SameColumn reports whether a column name read from the catalog names the
 // configured column: exactly on PostgreSQL, whose catalog holds the folded

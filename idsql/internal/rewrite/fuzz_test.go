@@ -89,7 +89,7 @@ func FuzzRewrite(f *testing.F) {
 				t.Fatalf("%q -> %q: %d arguments, want %d", q, p.Query, got, p.Params+p.added())
 			}
 		}
-		if r.syn.dialect == dialect.PostgreSQL {
+		if r.syn.Bind == dialect.Dollar {
 			hi := 0
 			for _, tk := range lex(p.Query, r.syn).toks {
 				if tk.kind == tParam {

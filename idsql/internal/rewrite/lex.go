@@ -99,14 +99,14 @@ func (lx *lexer) emit(kind tokKind, start, end int) int {
 
 // next reads the unit at q[i], choosing its rule by the first bytes.
 func (lx *lexer) next(i int) (int, string) {
-	d := lx.s.dialect
+	s := &lx.s
 	c, c1 := lx.q[i], lx.at(i+1)
 	switch {
 	case isSpace(c):
 		return i + 1, ""
 	case c == '-' && c1 == '-':
 		return lx.dashComment(i)
-	case c == '#' && d != dialect.PostgreSQL:
+	case c == '#' && s.HashComments != dialect.HashOperator:
 		return lx.hashComment(i)
 	case c == '/' && c1 == '*':
 		return lx.blockComment(i)
@@ -117,23 +117,23 @@ func (lx *lexer) next(i int) (int, string) {
 		return lx.singleQuoted(i)
 	case c == '"':
 		return lx.doubleQuoted(i)
-	case c == '`' && positional(d):
+	case c == '`' && s.BacktickQuotes:
 		return lx.enclosed(i, tQIdent, false, "quoted identifier")
-	case c == '[' && d == dialect.SQLite:
+	case c == '[' && s.BracketQuotes:
 		return lx.bracketed(i)
-	case c == '?' && positional(d):
+	case c == '?' && s.Bind == dialect.Question:
 		return lx.questionParam(i)
-	case (c == ':' || c == '@' || c == '$') && d == dialect.SQLite && isIdentChar(c1):
+	case (c == ':' || c == '@' || c == '$') && s.RefuseNamedParams && isIdentChar(c1):
 		return i, "named parameter or variable " + string(c) + "name"
-	case c == '$' && d == dialect.PostgreSQL:
+	case c == '$' && s.DollarQuotes:
 		return lx.dollar(i)
-	case d == dialect.MySQL && (isIdentChar(c) || c == '.' && isDigit(c1)):
+	case s.DigitWords && (isIdentChar(c) || c == '.' && isDigit(c1)):
 		return lx.mysqlWord(i)
 	case isIdentStart(c):
 		return lx.word(i)
 	case isDigit(c) || c == '.' && isDigit(c1):
 		return lx.number(i)
-	case c == 0 && d == dialect.MySQL:
+	case c == 0 && s.RefuseNUL:
 		return i, "NUL byte"
 	}
 	return lx.emit(tPunct, i, i+1), ""
@@ -145,12 +145,12 @@ func (lx *lexer) next(i int) (int, string) {
 // MySQL reads otherwise, is refused.
 func (lx *lexer) dashComment(i int) (int, string) {
 	c2, more := lx.at(i+2), i+2 < len(lx.q)
-	switch lx.s.dialect {
-	case dialect.SQLite:
+	switch lx.s.DashComments {
+	case dialect.DashRefusedUnspaced:
 		if more && !isSpace(c2) {
 			return i, "'--' not followed by a space (a comment in SQLite, an operator in MySQL)"
 		}
-	case dialect.MySQL:
+	case dialect.DashSpaced:
 		if more && c2 > ' ' && c2 != 0x7f {
 			return lx.emit(tPunct, i, i+1), "" // a minus sign
 		}
@@ -165,7 +165,7 @@ func (lx *lexer) dashComment(i int) (int, string) {
 // refuses the '#' (PostgreSQL reads it as an operator).
 func (lx *lexer) hashComment(i int) (int, string) {
 	switch {
-	case lx.s.dialect == dialect.SQLite:
+	case lx.s.HashComments == dialect.HashRefused:
 		return i, "'#' (a comment in MySQL)"
 	case lx.exec >= 0:
 		return i, "'#' comment inside an executable comment /*! ... */"
@@ -177,7 +177,7 @@ func (lx *lexer) hashComment(i int) (int, string) {
 // byte in it.
 func (lx *lexer) lineComment(i int) (int, string) {
 	j := lineEnd(lx.q, i)
-	if lx.s.dialect == dialect.MySQL && strings.IndexByte(lx.q[i:j], 0) >= 0 {
+	if lx.s.RefuseNUL && strings.IndexByte(lx.q[i:j], 0) >= 0 {
 		return i, "NUL byte in a comment"
 	}
 	return j, ""
@@ -185,10 +185,10 @@ func (lx *lexer) lineComment(i int) (int, string) {
 
 // blockComment reads a /* ... */ comment by the rules of the dialect.
 func (lx *lexer) blockComment(i int) (int, string) {
-	switch lx.s.dialect {
-	case dialect.SQLite:
+	switch lx.s.BlockComments {
+	case dialect.BlockFlat:
 		return lx.sqliteComment(i)
-	case dialect.MySQL:
+	case dialect.BlockExecutable:
 		return lx.mysqlComment(i)
 	}
 	return lx.nestedComment(i)
@@ -268,9 +268,8 @@ func (lx *lexer) mysqlComment(i int) (int, string) {
 // in it unless NO_BACKSLASH_ESCAPES is set; PostgreSQL and SQLite do not,
 // so SQLite refuses a backslash.
 func (lx *lexer) singleQuoted(i int) (int, string) {
-	d := lx.s.dialect
-	j, why := lx.enclosed(i, tString, d == dialect.MySQL && !lx.s.noBackslashEscapes, "string literal")
-	if why == "" && d == dialect.SQLite && strings.IndexByte(lx.q[i:j], '\\') >= 0 {
+	j, why := lx.enclosed(i, tString, lx.s.BackslashEscapes, "string literal")
+	if why == "" && lx.s.RefuseBackslash && strings.IndexByte(lx.q[i:j], '\\') >= 0 {
 		return i, "backslash in a string literal (an escape in MySQL, not in SQLite)"
 	}
 	return j, why
@@ -280,11 +279,11 @@ func (lx *lexer) singleQuoted(i int) (int, string) {
 // ANSI_QUOTES, a quoted identifier otherwise. SQLite refuses a backslash in
 // it (MySQL may read it as an escape).
 func (lx *lexer) doubleQuoted(i int) (int, string) {
-	if lx.s.dialect == dialect.MySQL && !lx.s.ansiQuotes {
-		return lx.enclosed(i, tString, !lx.s.noBackslashEscapes, "string literal")
+	if lx.s.DoubleQuotedStrings {
+		return lx.enclosed(i, tString, lx.s.BackslashEscapes, "string literal")
 	}
 	j, why := lx.enclosed(i, tQIdent, false, "quoted identifier")
-	if why == "" && lx.s.dialect == dialect.SQLite && strings.IndexByte(lx.q[i:j], '\\') >= 0 {
+	if why == "" && lx.s.RefuseBackslash && strings.IndexByte(lx.q[i:j], '\\') >= 0 {
 		return i, "backslash in a double-quoted literal"
 	}
 	return j, why
@@ -318,7 +317,7 @@ func (lx *lexer) bracketed(i int) (int, string) {
 // questionParam reads a ? parameter (SQLite, MySQL). SQLite's numbered
 // ?NNN is refused: MySQL has none.
 func (lx *lexer) questionParam(i int) (int, string) {
-	if lx.s.dialect == dialect.SQLite && isDigit(lx.at(i+1)) {
+	if lx.s.RefuseNumberedParams && isDigit(lx.at(i+1)) {
 		return i, "numbered parameter ?NNN"
 	}
 	return lx.emit(tParam, i, i+1), ""
@@ -357,7 +356,7 @@ func (lx *lexer) dollar(i int) (int, string) {
 // E'...' is a string with backslash escapes.
 func (lx *lexer) word(i int) (int, string) {
 	q, n := lx.q, len(lx.q)
-	if lx.s.dialect == dialect.PostgreSQL && q[i]|0x20 == 'e' && lx.at(i+1) == '\'' {
+	if lx.s.EscapeStrings && q[i]|0x20 == 'e' && lx.at(i+1) == '\'' {
 		j, ok := quoted(q, i+1, '\'', true)
 		if !ok {
 			return i, "unterminated string literal"

@@ -10,9 +10,9 @@ import (
 // TestLexRules runs each lexer rule alone on text that starts with what it
 // reads.
 func TestLexRules(t *testing.T) {
-	pg, lite, my := syntax{dialect: dialect.PostgreSQL}, syntax{dialect: dialect.SQLite}, syntax{dialect: dialect.MySQL}
-	myNoBS := syntax{dialect: dialect.MySQL, noBackslashEscapes: true}
-	myANSI := syntax{dialect: dialect.MySQL, ansiQuotes: true}
+	pg, lite, my := dialect.PostgreSQL.Syntax(), dialect.SQLite.Syntax(), dialect.MySQL.Syntax()
+	myNoBS := dialect.MySQL.Syntax().WithSQLMode(true, false)
+	myANSI := dialect.MySQL.Syntax().WithSQLMode(false, true)
 	type rule = func(*lexer, int) (int, string)
 	var (
 		dash, hash, block    rule = (*lexer).dashComment, (*lexer).hashComment, (*lexer).blockComment
@@ -131,11 +131,11 @@ func TestLexRules(t *testing.T) {
 // TestLexExecutableComment: the text of /*! ... */ is read as if there were
 // no comment, and its end is not a token.
 func TestLexExecutableComment(t *testing.T) {
-	lx := lex("a /*! b */ c", syntax{dialect: dialect.MySQL})
+	lx := lex("a /*! b */ c", dialect.MySQL.Syntax())
 	if lx.bad >= 0 || len(lx.toks) != 3 {
 		t.Fatalf("lex: %+v", lx)
 	}
-	lx = lex("a /*! b", syntax{dialect: dialect.MySQL})
+	lx = lex("a /*! b", dialect.MySQL.Syntax())
 	if lx.bad != 2 || !strings.Contains(lx.why, "unterminated executable comment") {
 		t.Errorf("unterminated /*!: bad %d, %q", lx.bad, lx.why)
 	}

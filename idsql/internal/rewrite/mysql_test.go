@@ -309,7 +309,7 @@ func TestLexMySQL(t *testing.T) {
 	}
 	kinds := map[tokKind]byte{tIdent: 'i', tQIdent: 'q', tString: 's', tNumber: 'n', tParam: '?', tPunct: 'p'}
 	for _, tt := range tests {
-		lx := lex(tt.q, syntax{dialect: dialect.MySQL})
+		lx := lex(tt.q, dialect.MySQL.Syntax())
 		if lx.bad >= 0 {
 			t.Errorf("lex(%q): bad at %d: %s", tt.q, lx.bad, lx.why)
 			continue

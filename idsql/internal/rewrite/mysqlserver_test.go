@@ -89,7 +89,7 @@ func TestMySQLAccepts(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		for mode, on := range map[string]bool{"NO_BACKSLASH_ESCAPES": syn.noBackslashEscapes, "ANSI_QUOTES": syn.ansiQuotes} {
+		for mode, on := range map[string]bool{"NO_BACKSLASH_ESCAPES": !syn.BackslashEscapes, "ANSI_QUOTES": !syn.DoubleQuotedStrings} {
 			if on {
 				if _, err := c.ExecContext(ctx, "SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, ',"+mode+"')"); err != nil {
 					t.Fatal(err)
@@ -114,7 +114,7 @@ func TestMySQLAccepts(t *testing.T) {
 			continue
 		}
 		cfg := caseConfig(tc)
-		syn := syntax{cfg.Dialect, cfg.NoBackslashEscapes, cfg.ANSIQuotes}
+		syn := cfg.Dialect.Syntax().WithSQLMode(cfg.NoBackslashEscapes, cfg.ANSIQuotes)
 		if rws[syn] == nil {
 			rws[syn] = newTestConfig(t, cfg)
 		}

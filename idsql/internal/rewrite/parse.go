@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-
-	"github.com/idsql/idsql/internal/dialect"
 )
 
 // parser reads the tokens of one query.
@@ -37,7 +35,7 @@ func (p *parser) ident(i int) (string, bool) {
 	s := p.q[t.start:t.end]
 	switch t.kind {
 	case tIdent:
-		if p.r.syn.dialect == dialect.PostgreSQL {
+		if p.r.syn.FoldUnquoted {
 			return asciiLower(s), true // as PostgreSQL folds in multi-byte encodings
 		}
 		return s, true
@@ -58,7 +56,7 @@ func (p *parser) ident(i int) (string, bool) {
 
 // sameIdent compares a name read from the statement with a configured one.
 func (r *Rewriter) sameIdent(stmt, cfg string) bool {
-	if positional(r.syn.dialect) {
+	if !r.syn.FoldUnquoted {
 		return strings.EqualFold(stmt, cfg)
 	}
 	return stmt == cfg
@@ -207,16 +205,16 @@ func (p *parser) insert(i, end int, stmtStart bool) *occurrence {
 // insertForm is insert, reading on past a listed key column unless the
 // table keeps zero keys.
 func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
-	d := p.r.syn.dialect
-	mysql := d == dialect.MySQL
+	syn := &p.r.syn
+	mysql := syn.MySQLInsert
 	j := i + 1
-	if positional(d) {
+	if syn.InsertModifiers {
 		for {
 			switch {
 			case p.kw(j, "low_priority"), p.kw(j, "delayed"), p.kw(j, "high_priority"), p.kw(j, "ignore"):
 				j++
 				continue
-			case d == dialect.SQLite && p.kw(i, "insert") && p.kw(j, "or") && j+1 < end && p.toks[j+1].kind == tIdent:
+			case syn.InsertOr && p.kw(i, "insert") && p.kw(j, "or") && j+1 < end && p.toks[j+1].kind == tIdent:
 				j += 2
 				continue
 			}
@@ -225,7 +223,7 @@ func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 	}
 	if p.kw(j, "into") {
 		j++
-	} else if !positional(d) || !stmtStart {
+	} else if !syn.InsertModifiers || !stmtStart {
 		return nil
 	}
 	schema, name, j, ok := p.name(j)
@@ -326,7 +324,7 @@ func (p *parser) insertForm(i, end int, stmtStart bool) *occurrence {
 // VALUE, from token j: the token after them, or stop when insertForm ends
 // with o (failed, or a listed key of a table that keeps zero keys).
 func (p *parser) insertColumns(o *occurrence, j, end int) (next int, stop bool) {
-	mysql := p.r.syn.dialect == dialect.MySQL
+	mysql := p.r.syn.MySQLInsert
 	key := o.tbl.key()
 	if p.punct(j, '(') {
 		k := j + 1
@@ -379,7 +377,7 @@ func (p *parser) insertColumns(o *occurrence, j, end int) (next int, stop bool) 
 // token j, just past the keyword: the token after them, or stop when o
 // failed.
 func (p *parser) insertValues(o *occurrence, j, end int) (next int, stop bool) {
-	mysql := p.r.syn.dialect == dialect.MySQL
+	mysql := p.r.syn.MySQLInsert
 	j++
 	// MySQL: VALUES ROW(...), ROW(...), all rows alike.
 	rowWord := mysql && p.kw(j, "row")
@@ -656,7 +654,7 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 		}
 		primary := -1
 		switch {
-		case p.kw(s.start, "insert"), positional(r.syn.dialect) && p.kw(s.start, "replace"):
+		case p.kw(s.start, "insert"), r.syn.Replace && p.kw(s.start, "replace"):
 			primary = s.start
 		case p.kw(s.start, "with"):
 			d := 0
@@ -679,7 +677,7 @@ func (r *Rewriter) analyze(ctx context.Context, q string, cat Catalog) (plan *Pl
 		for k := s.start; k < s.end; k++ {
 			var o *occurrence
 			switch {
-			case p.kw(k, "insert"), positional(r.syn.dialect) && k == s.start && p.kw(k, "replace"):
+			case p.kw(k, "insert"), r.syn.Replace && k == s.start && p.kw(k, "replace"):
 				o = p.insert(k, s.end, k == s.start)
 			case p.kw(k, "merge"):
 				o = p.merge(k, s.end)
@@ -853,7 +851,7 @@ func (r *Rewriter) build(ctx context.Context, p *parser, o *occurrence, cat Cata
 	}
 
 	// Existing placeholders.
-	positional := positional(r.syn.dialect)
+	positional := positional(&r.syn)
 	params, qmarks, _, bad := p.placeholders()
 	if bad >= 0 {
 		o.failPos, o.failReason = p.toks[bad].start, "placeholder "+p.text(bad)+" out of range"
@@ -911,7 +909,7 @@ func (p *parser) placeholders() (params int, qmarks []int, uses map[int]int, bad
 		if t.kind != tParam {
 			continue
 		}
-		if positional(p.r.syn.dialect) {
+		if positional(&p.r.syn) {
 			qmarks = append(qmarks, t.start)
 			params++
 			continue
@@ -968,7 +966,7 @@ const (
 // cast (PostgreSQL's value::type).
 func (p *parser) keyValue(a, b int) keyValue {
 	if b-a > 1 {
-		if p.r.syn.dialect != dialect.PostgreSQL || b-a < 4 || !p.punct(a+1, ':') || !p.punct(a+2, ':') ||
+		if !p.r.syn.TypeCasts || b-a < 4 || !p.punct(a+1, ':') || !p.punct(a+2, ':') ||
 			p.toks[a+2].start != p.toks[a+1].end || p.kw(a, "default") {
 			return kvOther
 		}
@@ -1036,7 +1034,7 @@ func (p *parser) element(open, closeAt, idx int) (a, b int, ok bool) {
 // statement passes unchanged.
 func (r *Rewriter) buildZero(p *parser, o *occurrence, keyIdx int) (*Plan, bool, error) {
 	q := p.q
-	positional := positional(r.syn.dialect)
+	positional := positional(&r.syn)
 	var spans [][2]int
 	if o.setKey[1] > 0 {
 		spans = append(spans, o.setKey)
@@ -1121,14 +1119,15 @@ func countBefore(offsets []int, at int) int {
 // reads back as itself, quoted otherwise. MySQL names are always quoted:
 // MySQL reserves more words with every version (rank in 8.0, for one).
 func (r *Rewriter) quote(name string) string {
-	if r.syn.dialect == dialect.MySQL {
-		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+	quote := string(r.syn.SpliceQuote)
+	if r.syn.AlwaysQuote {
+		return quote + strings.ReplaceAll(name, quote, quote+quote) + quote
 	}
 	bare := name != "" && !reserved[strings.ToLower(name)]
 	for i := 0; i < len(name) && bare; i++ {
 		c := name[i]
 		ok := c >= 'a' && c <= 'z' || c == '_' || i > 0 && c >= '0' && c <= '9'
-		if r.syn.dialect == dialect.SQLite {
+		if !r.syn.FoldUnquoted {
 			ok = ok || c >= 'A' && c <= 'Z'
 		}
 		bare = ok
@@ -1136,10 +1135,7 @@ func (r *Rewriter) quote(name string) string {
 	if bare {
 		return name
 	}
-	if r.syn.dialect == dialect.SQLite {
-		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-	}
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+	return quote + strings.ReplaceAll(name, quote, quote+quote) + quote
 }
 
 // reserved holds words quoted when written as column names: the reserved

@@ -13,16 +13,12 @@ import (
 	"github.com/idsql/idsql/internal/dialect"
 )
 
-// positional reports whether the dialect's placeholders are ? rather than
-// $n.
-func positional(d dialect.Dialect) bool { return d.Bind() == dialect.Question }
+// syntax is how the rewriter reads statements: its dialect's Syntax in the
+// Config's sql_mode.
+type syntax = dialect.Syntax
 
-// syntax is what the lexer needs to know of a Config.
-type syntax struct {
-	dialect            dialect.Dialect
-	noBackslashEscapes bool // MySQL: backslash is a plain character in literals
-	ansiQuotes         bool // MySQL: "..." quotes identifiers, not strings
-}
+// positional reports whether placeholders are ? rather than $n.
+func positional(s *syntax) bool { return s.Bind == dialect.Question }
 
 // Table names a table whose key the rewriter fills.
 //
@@ -162,19 +158,19 @@ type entry struct {
 
 // New validates cfg and returns a Rewriter.
 func New(cfg Config) (*Rewriter, error) {
-	switch cfg.Dialect {
-	case dialect.Unknown:
+	if cfg.Dialect == dialect.Unknown {
 		cfg.Dialect = dialect.PostgreSQL
-	case dialect.PostgreSQL, dialect.MySQL, dialect.SQLite:
-	default:
-		return nil, fmt.Errorf("rewrite: Config.Dialect: unknown dialect %s", cfg.Dialect)
 	}
+	syn := cfg.Dialect.Syntax()
 	switch {
-	case cfg.NoBackslashEscapes && cfg.Dialect != dialect.MySQL:
+	case syn.Bind == 0:
+		return nil, fmt.Errorf("rewrite: Config.Dialect: unknown dialect %s", cfg.Dialect)
+	case cfg.NoBackslashEscapes && !cfg.Dialect.SessionMode():
 		return nil, fmt.Errorf("rewrite: Config.NoBackslashEscapes: a MySQL sql_mode, set for dialect %s", cfg.Dialect)
-	case cfg.ANSIQuotes && cfg.Dialect != dialect.MySQL:
+	case cfg.ANSIQuotes && !cfg.Dialect.SessionMode():
 		return nil, fmt.Errorf("rewrite: Config.ANSIQuotes: a MySQL sql_mode, set for dialect %s", cfg.Dialect)
 	}
+	syn = syn.WithSQLMode(cfg.NoBackslashEscapes, cfg.ANSIQuotes)
 	seen := make(map[Table]bool, len(cfg.Tables))
 	tables := make([]Table, 0, len(cfg.Tables))
 	for i, t := range cfg.Tables {
@@ -183,7 +179,7 @@ func New(cfg Config) (*Rewriter, error) {
 		}
 		t.KeyColumn = t.key()
 		k := t
-		if positional(cfg.Dialect) {
+		if !syn.FoldUnquoted {
 			k = Table{Schema: strings.ToLower(t.Schema), Name: strings.ToLower(t.Name)}
 		} else {
 			k = Table{Schema: t.Schema, Name: t.Name}
@@ -198,7 +194,6 @@ func New(cfg Config) (*Rewriter, error) {
 	if max == 0 {
 		max = DefaultCacheSize
 	}
-	syn := syntax{dialect: cfg.Dialect, noBackslashEscapes: cfg.NoBackslashEscapes, ansiQuotes: cfg.ANSIQuotes}
 	return &Rewriter{tables: tables, syn: syn, max: max}, nil
 }
 
@@ -600,7 +595,7 @@ func (r *Rewriter) mayInsert(q string) bool {
 				return true
 			}
 		case 'r':
-			if positional(r.syn.dialect) && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
+			if r.syn.Replace && i+7 <= len(q) && foldEq(q[i:i+7], "replace") {
 				return true
 			}
 		}
@@ -682,7 +677,7 @@ func (r *Rewriter) keyListed(query string) (Table, bool) {
 	for k < end && p.toks[k].start < o.colsEnd {
 		k++
 	}
-	if !p.punct(k, ')') || !(p.kw(k+1, "values") || r.syn.dialect == dialect.MySQL && p.kw(k+1, "value")) {
+	if !p.punct(k, ')') || !(p.kw(k+1, "values") || r.syn.MySQLInsert && p.kw(k+1, "value")) {
 		return Table{}, false
 	}
 	return *o.tbl, true

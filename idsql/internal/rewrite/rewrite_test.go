@@ -41,10 +41,14 @@ func TestRewrite(t *testing.T) {
 // runCases runs table-test cases, each with a Rewriter of its Config.
 func runCases(t *testing.T, cases []rwCase) {
 	t.Helper()
-	rws := map[syntax]*Rewriter{}
+	type mode struct {
+		d                              dialect.Dialect
+		noBackslashEscapes, ansiQuotes bool
+	}
+	rws := map[mode]*Rewriter{}
 	for _, tc := range cases {
 		cfg := caseConfig(tc)
-		syn := syntax{cfg.Dialect, cfg.NoBackslashEscapes, cfg.ANSIQuotes}
+		syn := mode{cfg.Dialect, cfg.NoBackslashEscapes, cfg.ANSIQuotes}
 		r := rws[syn]
 		if r == nil {
 			r = newTestConfig(t, cfg)

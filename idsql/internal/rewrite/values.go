@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/idsql/idsql/internal/dialect"
 )
 
 // ValueKind says where a row's value for a column comes from.
@@ -209,7 +207,7 @@ func (p *parser) literal(o *occurrence, a, b int, column string) (Value, error) 
 		if (q != '\'' && q != '"') || s[len(s)-1] != q || strings.IndexByte(s, '\\') >= 0 {
 			return bad("is a string literal with a prefix, escapes or dollar quotes: pass it as a bind parameter")
 		}
-		if q == '"' && (p.r.syn.dialect != dialect.MySQL || p.r.syn.ansiQuotes) {
+		if q == '"' && !p.r.syn.DoubleQuotedStrings {
 			return bad("is a quoted identifier, not a value")
 		}
 		return Value{Kind: ValueString, Str: strings.ReplaceAll(s[1:len(s)-1], string([]byte{q, q}), string(q))}, nil

@@ -1,0 +1,206 @@
+package dialect
+
+import "strings"
+
+// mysqlDescriptor answers every question idsql asks of MySQL and MariaDB.
+var mysqlDescriptor = descriptor{
+	spec: spec{
+		name:    "mysql",
+		title:   "MySQL",
+		aliases: []string{"mariadb"},
+		keyBack: LastInsertID,
+		quote:   '`',
+		// MariaDB reports the implicit DEFAULT NULL of a nullable column
+		// as the text NULL (a string default is quoted there, 'x');
+		// MySQL reports SQL NULL. Neither is a value for a key.
+		columns: `SELECT column_name,
+	(column_default IS NOT NULL AND NOT (column_default = 'NULL' AND is_nullable = 'YES'))
+		OR extra LIKE '%auto_increment%' OR extra LIKE '%GENERATED%',
+	column_type
+FROM information_schema.columns
+WHERE table_schema = coalesce(?, database()) AND table_name = ?
+ORDER BY ordinal_position`,
+		intBits: map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "integer": 32, "bigint": 64},
+		widen:   "ALTER TABLE %s MODIFY %s BIGINT NOT NULL, keeping the column's other attributes (AUTO_INCREMENT, ...)",
+		// InnoDB's per-commit flush is a global setting that no session
+		// can raise: LazyCommits reads it.
+		lazyCheck: true,
+		// UTC_TIMESTAMP and NOW are the time the statement began, stale
+		// after a lock wait; SYSDATE reads the clock at evaluation but in
+		// the session's time zone, which may observe daylight saving time.
+		// Adding the time elapsed since the statement began (SYSDATE - NOW,
+		// both in the session's zone) to UTC_TIMESTAMP gives UTC read at
+		// evaluation. On a server started with --sysdate-is-now it is the
+		// statement's start.
+		clock: "(UTC_TIMESTAMP(6) + INTERVAL TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)) MICROSECOND)",
+		unique: func(err error) bool {
+			switch mysqlNumber(err) {
+			case 1062, 1586, 1022, 1169: // ER_DUP_ENTRY, ER_DUP_ENTRY_WITH_KEY_NAME, ER_DUP_KEY, ER_DUP_UNIQUE
+				return true
+			}
+			return false
+		},
+		serialization: func(err error) bool {
+			// ER_LOCK_DEADLOCK (SQLSTATE 40001), and MariaDB's ER_CHECKREAD
+			// under innodb_snapshot_isolation; both roll the transaction back.
+			n := mysqlNumber(err)
+			return n == 1213 || n == 1020
+		},
+		lost: func(err error) bool {
+			switch mysqlNumber(err) {
+			case 1053, 1927, 2006, 2013, 4031: // server shutdown, connection killed, gone away, lost, idle timeout
+				return true
+			}
+			return mysqlInvalidConn(err) || transportLost(err)
+		},
+		columnArgs: func(d Dialect, schema, table string) ([]any, error) {
+			var db any
+			if schema != "" {
+				db = schema
+			}
+			return []any{db, table}, nil
+		},
+		undefinedTable:  func(err error) bool { return mysqlNumber(err) == 1146 },
+		undefinedColumn: func(err error) bool { return mysqlNumber(err) == 1054 },
+		// utf8mb4_bin: names compare byte for byte, as on PostgreSQL.
+		shapeSchema: []string{`
+CREATE TABLE IF NOT EXISTS idsql_shapes (
+	namespace  VARCHAR(191) NOT NULL,
+	table_name VARCHAR(191) NOT NULL,
+	shape      VARCHAR(64)  NOT NULL,
+	recorded   VARCHAR(40)  NOT NULL,
+	PRIMARY KEY (namespace, table_name)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`},
+		ignoreVerb:      "INSERT IGNORE INTO",
+		ignoreTail:      "",
+		rangePartitions: false,
+		maxIdent:        64,
+		// No session can make a commit durable: lazyCheck reads the server's
+		// settings instead.
+		durable:     "",
+		durableExpr: "",
+		// The namespace lock is a row lock (registry.namespaceLock).
+		xactLock:        "",
+		updateReturning: false,
+		onConflict:      false,
+	},
+	syntax: Syntax{
+		Bind:                 Question,
+		FoldUnquoted:         false,
+		BacktickQuotes:       true,
+		BracketQuotes:        false,
+		DoubleQuotedStrings:  true,
+		BackslashEscapes:     true,
+		RefuseBackslash:      false,
+		EscapeStrings:        false,
+		DollarQuotes:         false,
+		DigitWords:           true,
+		RefuseNUL:            true,
+		RefuseNamedParams:    false,
+		RefuseNumberedParams: false,
+		HashComments:         HashComment,
+		DashComments:         DashSpaced,
+		BlockComments:        BlockExecutable,
+		Replace:              true,
+		InsertModifiers:      true,
+		InsertOr:             false,
+		MySQLInsert:          true,
+		TypeCasts:            false,
+		SpliceQuote:          '`',
+		AlwaysQuote:          true,
+	},
+	facts: facts{
+		driverName: "mysql",
+		sqlxName:   "mysql",
+		dsn: func(dsn string) bool {
+			if hasPrefixFold(dsn, "mysql://", "mariadb://", "tcp(", "unix(") {
+				return true
+			}
+			// go-sql-driver's user:pass@tcp(host:port)/db form.
+			for _, p := range []string{"@tcp(", "@tcp6(", "@unix("} {
+				if strings.Contains(dsn, p) {
+					return true
+				}
+			}
+			return false
+		},
+		sequenceless: func(version string) string {
+			if strings.Contains(strings.ToLower(version), "mariadb") {
+				return ""
+			}
+			return "MySQL " + version
+		},
+		segmentStoreApart: false,
+		pgWire:            false,
+	},
+	statements: statementSpec{
+		foldColumns:     true,
+		sessionMode:     true,
+		autoIncrementID: true,
+		countsUpdates:   true,
+	},
+	registry: registrySpec{
+		// Every statement is idempotent and atomic on its own (no separate
+		// CREATE INDEX, which MySQL cannot make conditional), so several
+		// processes may migrate at once. Text compares byte for byte
+		// (utf8mb4_bin), as on PostgreSQL. idsql_worker_locks holds one row
+		// per namespace, whose row lock serializes claims (NamespaceLock).
+		// Heartbeats change no indexed column and a release only
+		// idsql_workers_live's, so both lock little beyond the lease's own
+		// row. VARCHAR(191) indexes in full with utf8mb4 on every row format.
+		schema: []string{`
+CREATE TABLE IF NOT EXISTS idsql_workers (
+	lease_id       BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
+	namespace      VARCHAR(191) NOT NULL,
+	worker_id      BIGINT       NOT NULL,
+	table_name     VARCHAR(191) NOT NULL,
+	instance       VARCHAR(191) NOT NULL,
+	host           VARCHAR(255) NOT NULL DEFAULT '',
+	port           INT          NOT NULL DEFAULT 0,
+	pid            INT          NOT NULL DEFAULT 0,
+	holder_kind    VARCHAR(64)  NOT NULL,
+	started        DATETIME(6)  NOT NULL,
+	ids_after      DATETIME(6)  NOT NULL,
+	last_heartbeat DATETIME(6)  NOT NULL,
+	last_timestamp DATETIME(6)  NULL,
+	released       DATETIME(6)  NULL,
+	expires        DATETIME(6)  NULL,
+	KEY idsql_workers_worker (namespace, worker_id, ids_after),
+	KEY idsql_workers_live (namespace, released, worker_id),
+	KEY idsql_workers_instance (namespace, instance, table_name)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin`, `
+CREATE TABLE IF NOT EXISTS idsql_worker_locks (
+	namespace VARCHAR(191) NOT NULL PRIMARY KEY
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin`,
+		},
+		timeType:    "DATETIME(6)",
+		zoneless:    true,
+		plusMicros:  "(%s + INTERVAL %s MICROSECOND)",
+		microsUntil: "TIMESTAMPDIFF(MICROSECOND, %s, %s)",
+		// READ COMMITTED: every statement reads what was committed before
+		// it, as on PostgreSQL, and InnoDB locks no gaps when it searches.
+		// An aggregate SELECT reads the latest rows only FOR UPDATE (a
+		// current read), whatever the isolation.
+		readCommitted: true,
+		lockingRead:   " FOR UPDATE",
+		maxName:       191,
+		// Unless the DSN sets clientFoundRows.
+		changedRows: true,
+		// MariaDB (10.3 and later) ends a session whose transaction idles
+		// for idle_transaction_timeout seconds; MySQL has no such limit.
+		sessionIdle: func(version string) (string, string) {
+			if !strings.Contains(strings.ToLower(version), "mariadb") {
+				return "", ""
+			}
+			return "SET SESSION idle_transaction_timeout = ?", "SET SESSION idle_transaction_timeout = DEFAULT"
+		},
+		namespaceLock: "INSERT INTO idsql_worker_locks (namespace) VALUES (%s) ON DUPLICATE KEY UPDATE namespace = namespace",
+		// DDL commits on its own.
+		ddlInTx: false,
+		// sessionIdle ends an idle transaction's session instead.
+		idleTimeout: "",
+	},
+	// MariaDB's; MySQL 8 has no sequences (see facts.sequenceless).
+	defaults: &mariaDefaults,
+	drivers:  []driverType{{mysqlPkg, "MySQLDriver"}},
+}

@@ -1,0 +1,142 @@
+package dialect
+
+import "strings"
+
+// postgresDescriptor answers every question idsql asks of PostgreSQL.
+var postgresDescriptor = descriptor{
+	spec: spec{
+		name:    "postgres",
+		title:   "PostgreSQL",
+		aliases: []string{"postgresql", "pgx"},
+		keyBack: Returning,
+		quote:   '"',
+		// to_regclass resolves the name as the statement would (search
+		// path); the argument is a quoted, possibly qualified, name.
+		columns: `SELECT a.attname, a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '', format_type(a.atttypid, a.atttypmod)
+FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum`,
+		intBits: map[string]int{"smallint": 16, "integer": 32, "bigint": 64},
+		widen:   "ALTER TABLE %s ALTER COLUMN %s TYPE bigint",
+		// synchronous_commit = off (server, role or session) would
+		// acknowledge a commit before its WAL is written.
+		durable:         "SET LOCAL synchronous_commit = on",
+		durableExpr:     "set_config('synchronous_commit', 'on', true)",
+		xactLock:        "SELECT pg_advisory_xact_lock(%s)",
+		clock:           "clock_timestamp()",
+		updateReturning: true,
+		onConflict:      true,
+		unique:          func(err error) bool { return sqlState(err) == "23505" },
+		serialization: func(err error) bool {
+			s := sqlState(err)
+			return s == "40001" || s == "40P01"
+		},
+		lost: func(err error) bool {
+			s := sqlState(err)
+			return strings.HasPrefix(s, "08") || s == "57P01" || s == "57P02" || s == "57P03" || transportLost(err)
+		},
+		columnArgs: func(d Dialect, schema, table string) ([]any, error) {
+			name := d.Quote(table)
+			if schema != "" {
+				name = d.Quote(schema) + "." + name
+			}
+			return []any{name}, nil
+		},
+		undefinedTable:  func(err error) bool { return sqlState(err) == "42P01" },
+		undefinedColumn: func(err error) bool { return sqlState(err) == "42703" },
+		shapeSchema:     textShapeSchema,
+		ignoreVerb:      "INSERT INTO",
+		ignoreTail:      " ON CONFLICT (%s) DO NOTHING",
+		rangePartitions: true,
+		maxIdent:        pgMaxIdent,
+		// The server's settings cannot lower durable's commit.
+		lazyCheck: false,
+	},
+	syntax: Syntax{
+		Bind:                 Dollar,
+		FoldUnquoted:         true,
+		BacktickQuotes:       false,
+		BracketQuotes:        false,
+		DoubleQuotedStrings:  false,
+		BackslashEscapes:     false,
+		RefuseBackslash:      false,
+		EscapeStrings:        true,
+		DollarQuotes:         true,
+		DigitWords:           false,
+		RefuseNUL:            false,
+		RefuseNamedParams:    false,
+		RefuseNumberedParams: false,
+		HashComments:         HashOperator,
+		DashComments:         DashAlways,
+		BlockComments:        BlockNested,
+		Replace:              false,
+		InsertModifiers:      false,
+		InsertOr:             false,
+		MySQLInsert:          false,
+		TypeCasts:            true,
+		SpliceQuote:          '"',
+		AlwaysQuote:          false,
+	},
+	facts: facts{
+		driverName:        "postgres",
+		sqlxName:          "postgres",
+		dsn:               func(dsn string) bool { return hasPrefixFold(dsn, "postgres://", "postgresql://") },
+		pgWire:            true,
+		segmentStoreApart: false,
+		// Every PostgreSQL has sequences.
+		sequenceless: nil,
+	},
+	statements: statementSpec{
+		foldColumns:     false,
+		sessionMode:     false,
+		autoIncrementID: false,
+		countsUpdates:   false,
+	},
+	registry: registrySpec{
+		// Concurrent CREATE ... IF NOT EXISTS can still collide in the
+		// catalog: the migration takes a lock (ddlInTx).
+		schema: []string{`
+CREATE TABLE IF NOT EXISTS idsql_workers (
+	lease_id       BIGSERIAL PRIMARY KEY,
+	namespace      TEXT        NOT NULL,
+	worker_id      BIGINT      NOT NULL,
+	table_name     TEXT        NOT NULL,
+	instance       TEXT        NOT NULL,
+	host           TEXT        NOT NULL DEFAULT '',
+	port           INTEGER     NOT NULL DEFAULT 0,
+	pid            INTEGER     NOT NULL DEFAULT 0,
+	holder_kind    TEXT        NOT NULL,
+	started        TIMESTAMPTZ NOT NULL,
+	ids_after      TIMESTAMPTZ NOT NULL,
+	last_heartbeat TIMESTAMPTZ NOT NULL,
+	last_timestamp TIMESTAMPTZ,
+	released       TIMESTAMPTZ,
+	expires        TIMESTAMPTZ
+)`,
+			`CREATE INDEX IF NOT EXISTS idsql_workers_worker ON idsql_workers (namespace, worker_id, ids_after)`,
+			`CREATE INDEX IF NOT EXISTS idsql_workers_live ON idsql_workers (namespace, worker_id) WHERE released IS NULL`,
+			`CREATE INDEX IF NOT EXISTS idsql_workers_instance ON idsql_workers (namespace, instance, table_name)`,
+		},
+		ddlInTx:       true,
+		timeType:      "timestamptz",
+		plusMicros:    "(%s + CAST(%s AS bigint) * interval '1 microsecond')",
+		microsUntil:   "CAST(extract(epoch FROM %[2]s - %[1]s) * 1e6 AS bigint)",
+		idleTimeout:   "set_config('idle_in_transaction_session_timeout', %s, true)",
+		namespaceLock: "SELECT pg_advisory_xact_lock(hashtext('idsql_workers/' || %s))",
+		// READ COMMITTED is the default, and every statement of it reads the
+		// latest committed rows; FOR UPDATE refuses aggregates.
+		readCommitted: false,
+		lockingRead:   "",
+		zoneless:      false,
+		maxName:       0,
+		changedRows:   false,
+		// idleTimeout ends an idle transaction, not its session.
+		sessionIdle: nil,
+	},
+	defaults: &pgDefaults,
+	drivers: []driverType{
+		{"github.com/lib/pq", "Driver"},
+		{"github.com/jackc/pgx/v5/stdlib", "Driver"},
+		{"github.com/jackc/pgx/v4/stdlib", "Driver"},
+	},
+}

@@ -17,8 +17,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/idsql/idsql/holder/holderkind"
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/idsql/kinds"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -42,7 +42,7 @@ type HolderKind string
 const holderLocal HolderKind = "local"
 
 // checkWorkerTable refuses a holder kind that keeps its leases in the
-// worker table of a database of one dialect (kinds.Holder.WorkerTable:
+// worker table of a database of one dialect (holderkind.Kind.WorkerTable:
 // postgres, mysql) when the worker table's database reg is of another:
 // MySQL's table chosen with kind postgres, or PostgreSQL's with kind
 // mysql. Other kinds, no registry, and a registry without a dialect (the
@@ -203,8 +203,8 @@ type HolderConfig struct {
 	// on PostgreSQL, where each lease commit asks for a synchronous commit.
 	AcceptLazyCommits bool `yaml:"accept_lazy_commits"`
 	// Options holds the keys of the holder section that no field above
-	// has: a holder kind's own keys (kinds.Holder.Keys), handed to the kind
-	// as they were decoded (kinds.HolderSettings.Options). A key that the
+	// has: a holder kind's own keys (holderkind.Kind.Keys), handed to the kind
+	// as they were decoded (holderkind.Settings.Options). A key that the
 	// configured kind does not list is refused.
 	Options map[string]any `yaml:",inline"`
 }
@@ -550,13 +550,13 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 	// after the kind's check, which may know better ("the etcd holder
 	// takes its addresses in holder.endpoints").
 	for _, key := range h.kindKeys() {
-		if !contains(hk.Keys, key) && len(kinds.HolderKeyUsers(key)) == 0 {
+		if !contains(hk.Keys, key) && len(holderkind.KeyUsers(key)) == 0 {
 			return &FieldError{Field: "holder." + key, Err: unreadKey(kind, key)}
 		}
 	}
 	if hk.Check != nil {
 		if err := hk.Check(h.settings()); err != nil {
-			var ke *kinds.KeyError
+			var ke *holderkind.KeyError
 			if errors.As(err, &ke) {
 				return &FieldError{Field: "holder." + ke.Key, Err: ke.Err}
 			}
@@ -573,7 +573,7 @@ func (c *Config) validateHolder(layout snowflake.Layout) error {
 }
 
 // kindKeys returns the keys of the holder section that only some kinds
-// read (kinds.Holder.Keys) and that h sets, in order: the fields servers,
+// read (holderkind.Kind.Keys) and that h sets, in order: the fields servers,
 // endpoints and tick_time, then Options. (session_timeout and workers
 // every kind takes: a kind without a session or a static map ignores
 // them.)
@@ -598,7 +598,7 @@ func (h HolderConfig) kindKeys() []string {
 // not read: it names the kinds that do, or, for a key no kind linked in
 // reads and the configuration has no field for, the keys there are.
 func unreadKey(kind HolderKind, key string) error {
-	users := kinds.HolderKeyUsers(key)
+	users := holderkind.KeyUsers(key)
 	switch {
 	case len(users) == 1:
 		return fmt.Errorf("only the %s holder uses %s", users[0], key)
@@ -609,7 +609,7 @@ func unreadKey(kind HolderKind, key string) error {
 	if contains(known, key) {
 		return fmt.Errorf("the %s holder does not use %s", kind, key)
 	}
-	for _, k := range kinds.HolderKeys() {
+	for _, k := range holderkind.Keys() {
 		if !contains(known, k) {
 			known = append(known, k)
 		}
@@ -626,8 +626,8 @@ func unreadKey(kind HolderKind, key string) error {
 // settings returns what the holder kind is made from and checked
 // against, from the configuration alone (no cache directory, clock or
 // registry).
-func (h HolderConfig) settings() kinds.HolderSettings {
-	return kinds.HolderSettings{Mode: h.Mode, Servers: h.Servers, Endpoints: h.Endpoints, Workers: h.Workers,
+func (h HolderConfig) settings() holderkind.Settings {
+	return holderkind.Settings{Mode: h.Mode, Servers: h.Servers, Endpoints: h.Endpoints, Workers: h.Workers,
 		SessionTimeout: h.SessionTimeout, TickTime: h.TickTime, Heartbeat: h.HeartbeatOrDefault(), Options: h.Options}
 }
 

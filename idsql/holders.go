@@ -9,16 +9,16 @@ import (
 	"path/filepath"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/holderkind"
 	_ "github.com/idsql/idsql/holder/local" // the default holder kind: no dependency beyond the standard library
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/idsql/kinds"
 )
 
 // holderKind returns the holder kind the configuration names (local when
 // it names none), as registered in package kinds; a kind whose package the
 // program does not link is an error naming the import to add.
-func holderKind(kind HolderKind) (kinds.Holder, error) {
-	return kinds.LookupHolder(holderName(kind))
+func holderKind(kind HolderKind) (holderkind.Kind, error) {
+	return holderkind.Lookup(holderName(kind))
 }
 
 // holderName is the name of a configured holder kind: local when empty.

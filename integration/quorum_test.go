@@ -23,8 +23,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/holderkind"
 	"github.com/idsql/idsql/idsql"
-	"github.com/idsql/idsql/idsql/kinds"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/etcdtest"
 	"github.com/idsql/idsql/internal/zktest"
@@ -947,7 +947,7 @@ func startTakers(t *testing.T, b *quorumBackend, s *qStep, issuers []*qIssuer, m
 			started: time.Now(), cancel: cancel, done: make(chan struct{})}
 		t.Cleanup(func() { cancel(); <-tk.done })
 		hs := b.holder(q.mode, servers)
-		settings := kinds.HolderSettings{Mode: hs.Mode, Servers: hs.Servers, Endpoints: hs.Endpoints, SessionTimeout: hs.SessionTimeout,
+		settings := holderkind.Settings{Mode: hs.Mode, Servers: hs.Servers, Endpoints: hs.Endpoints, SessionTimeout: hs.SessionTimeout,
 			TickTime: hs.TickTime, Heartbeat: hs.Heartbeat, CacheDir: t.TempDir(), Now: time.Now}
 		go tk.run(ctx, b.kind, settings, layout)
 		takers = append(takers, tk)
@@ -967,9 +967,9 @@ func (p *partProc) note(err error) {
 	p.errs[msg]++
 }
 
-func (tk *qTaker) run(ctx context.Context, kind idsql.HolderKind, s kinds.HolderSettings, layout snowflake.Layout) {
+func (tk *qTaker) run(ctx context.Context, kind idsql.HolderKind, s holderkind.Settings, layout snowflake.Layout) {
 	defer close(tk.done)
-	k, err := kinds.LookupHolder(string(kind))
+	k, err := holderkind.Lookup(string(kind))
 	if err != nil {
 		tk.note(err)
 		return
@@ -1132,19 +1132,19 @@ func (tk *qTaker) check(layout snowflake.Layout, lift time.Time) (string, bool) 
 // are, so the generator works as with the kind itself.
 func init() {
 	for _, name := range []idsql.HolderKind{"zookeeper", "etcd"} {
-		k, err := kinds.LookupHolder(string(name))
+		k, err := holderkind.Lookup(string(name))
 		if err != nil {
 			panic(err)
 		}
 		inner := k.New
-		k.New = func(s kinds.HolderSettings) (holder.Holder, error) {
+		k.New = func(s holderkind.Settings) (holder.Holder, error) {
 			h, err := inner(s)
 			if err != nil {
 				return nil, err
 			}
 			return observedHolder{h}, nil
 		}
-		kinds.RegisterHolder(string(observedKind(name)), k)
+		holderkind.Register(string(observedKind(name)), k)
 	}
 }
 

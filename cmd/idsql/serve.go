@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idsql/idsql/holder/holderkind"
 	"github.com/idsql/idsql/idsql"
-	"github.com/idsql/idsql/idsql/kinds"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/internal/dialect"
 	"github.com/idsql/idsql/server"
@@ -210,7 +210,7 @@ func migrateHint(err error, cfgPath string) error {
 
 // needsDatabase says why cfg cannot run without a database, or "".
 func needsDatabase(cfg *idsql.Config) string {
-	if k, err := kinds.LookupHolder(string(cfg.Holder.Kind)); err == nil && k.WorkerTable != "" {
+	if k, err := holderkind.Lookup(string(cfg.Holder.Kind)); err == nil && k.WorkerTable != "" {
 		return "the " + string(cfg.Holder.Kind) + " holder keeps worker leases in the database"
 	}
 	for _, t := range cfg.TableNames() {

@@ -1,8 +1,8 @@
 // Command minimal is the smallest idsql program: PostgreSQL through
 // lib/pq, one snowflake table, worker IDs from the local holder (the
 // default, which needs no server). It links no ZooKeeper, Redis or MySQL
-// code: those plug in only when a program imports them (see package
-// idsql/kinds).
+// code: those plug in only when a program imports them (see packages
+// holder/holderkind and idsql/kinds).
 //
 //	go run ./examples/minimal -dsn postgres://localhost/shop
 package main

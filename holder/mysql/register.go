@@ -1,8 +1,8 @@
 package mysql
 
 import (
+	"github.com/idsql/idsql/holder/holderkind"
 	"github.com/idsql/idsql/holder/postgres"
-	"github.com/idsql/idsql/idsql/kinds"
 )
 
 // init registers the worker-table holder on MySQL or MariaDB as
@@ -10,5 +10,5 @@ import (
 //
 //	import _ "github.com/idsql/idsql/holder/mysql"
 func init() {
-	kinds.RegisterHolder("mysql", postgres.Kind("mysql"))
+	holderkind.Register("mysql", postgres.Kind("mysql"))
 }

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/holderkind"
 	_ "github.com/idsql/idsql/holder/mysql"
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/idsql/kinds"
 	"github.com/idsql/idsql/internal/mysqltest"
 )
 
@@ -17,17 +17,17 @@ import (
 // MySQL or MariaDB database, and leaves kind postgres to holder/postgres'
 // own registration (linked here only as holder/mysql's implementation).
 func TestRegistersMySQL(t *testing.T) {
-	k, err := kinds.LookupHolder("mysql")
+	k, err := holderkind.Lookup("mysql")
 	if err != nil {
-		t.Fatalf("LookupHolder(mysql): %v", err)
+		t.Fatalf("holderkind.Lookup(mysql): %v", err)
 	}
 	if k.WorkerTable != "mysql" || !k.Records || len(k.Modes) == 0 {
 		t.Errorf("kind mysql: WorkerTable %q, Records %v, Modes %v; want the mysql worker table, recorded, with modes", k.WorkerTable, k.Records, k.Modes)
 	}
-	if _, err := k.New(kinds.HolderSettings{Now: time.Now}); err == nil || !strings.Contains(err.Error(), "worker registry") {
+	if _, err := k.New(holderkind.Settings{Now: time.Now}); err == nil || !strings.Contains(err.Error(), "worker registry") {
 		t.Errorf("New without a registry: %v, want an error naming the worker registry", err)
 	}
-	if err := k.Check(kinds.HolderSettings{Heartbeat: 3 * time.Second, SessionTimeout: time.Second}); err == nil ||
+	if err := k.Check(holderkind.Settings{Heartbeat: 3 * time.Second, SessionTimeout: time.Second}); err == nil ||
 		!strings.Contains(err.Error(), "session_timeout") {
 		t.Errorf("Check of a lease shorter than two heartbeats: %v, want a session_timeout error", err)
 	}
@@ -42,11 +42,11 @@ func TestMySQLLeaseOnMariaDB(t *testing.T) {
 	if err := reg.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	k, err := kinds.LookupHolder("mysql")
+	k, err := holderkind.Lookup("mysql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := k.New(kinds.HolderSettings{Mode: "lease", Heartbeat: registry.DefaultHeartbeat, Now: time.Now, Registry: reg})
+	h, err := k.New(holderkind.Settings{Mode: "lease", Heartbeat: registry.DefaultHeartbeat, Now: time.Now, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/idsql/kinds"
+	"github.com/idsql/idsql/holder/holderkind"
 )
 
 // init registers the worker-table holder as holder.kind "postgres" (the
@@ -13,14 +13,14 @@ import (
 //	import _ "github.com/idsql/idsql/holder/postgres"
 //
 // Deprecated registration: it also registers kind "mysql" as a fallback
-// (kinds.RegisterFallbackHolder), so that programs that import this
+// (holderkind.RegisterFallback), so that programs that import this
 // package for the worker table on MySQL or MariaDB keep working for one
 // release; they should import github.com/idsql/idsql/holder/mysql, where
 // kind "mysql" belongs. (holder/mysql imports this package, so this one
 // cannot import it back.)
 func init() {
-	kinds.RegisterHolder("postgres", Kind("postgres"))
-	kinds.RegisterFallbackHolder("mysql", Kind("mysql"))
+	holderkind.Register("postgres", Kind("postgres"))
+	holderkind.RegisterFallback("mysql", Kind("mysql"))
 }
 
 // Kind returns the registration of the worker-table holder under
@@ -31,19 +31,19 @@ func init() {
 // The kind reads holder.session_timeout, its lease TTL (default
 // DefaultTTL), which must be at least twice holder.heartbeat so that a
 // live process's row never expires between two heartbeats.
-func Kind(kind string) kinds.Holder {
-	return kinds.Holder{
-		Modes:       kinds.Names(Modes),
+func Kind(kind string) holderkind.Kind {
+	return holderkind.Kind{
+		Modes:       holderkind.Names(Modes),
 		Records:     true,
 		WorkerTable: kind,
-		Check: func(s kinds.HolderSettings) error {
+		Check: func(s holderkind.Settings) error {
 			if minTTL := 2 * s.Heartbeat; s.SessionTimeout != 0 && s.SessionTimeout < minTTL {
-				return kinds.KeyErrorf("session_timeout", "%s is shorter than two heartbeats of the worker registry: the %s holder's lease TTL must be at least %s (2 x holder.heartbeat %s)",
+				return holderkind.KeyErrorf("session_timeout", "%s is shorter than two heartbeats of the worker registry: the %s holder's lease TTL must be at least %s (2 x holder.heartbeat %s)",
 					s.SessionTimeout, kind, minTTL, s.Heartbeat)
 			}
 			return nil
 		},
-		New: func(s kinds.HolderSettings) (holder.Holder, error) {
+		New: func(s holderkind.Settings) (holder.Holder, error) {
 			if s.Registry == nil {
 				return nil, fmt.Errorf("holder: %s: needs the worker registry on a PostgreSQL or MySQL database (KeysOptions.Registry)", kind)
 			}

@@ -3,8 +3,8 @@ package postgres_test
 import (
 	"testing"
 
+	"github.com/idsql/idsql/holder/holderkind"
 	_ "github.com/idsql/idsql/holder/postgres"
-	"github.com/idsql/idsql/idsql/kinds"
 )
 
 // Importing holder/postgres registers kind postgres and, for programs
@@ -12,9 +12,9 @@ import (
 // each names the dialect of its worker table.
 func TestRegistersPostgresAndTheOldMySQLImport(t *testing.T) {
 	for _, kind := range []string{"postgres", "mysql"} {
-		k, err := kinds.LookupHolder(kind)
+		k, err := holderkind.Lookup(kind)
 		if err != nil {
-			t.Fatalf("LookupHolder(%s): %v", kind, err)
+			t.Fatalf("holderkind.Lookup(%s): %v", kind, err)
 		}
 		if k.WorkerTable != kind || !k.Records {
 			t.Errorf("kind %s: WorkerTable %q, Records %v", kind, k.WorkerTable, k.Records)

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/idsql/kinds"
+	"github.com/idsql/idsql/holder/holderkind"
 )
 
 // DefaultTickTime is the tickTime of the ZooKeeper servers that
@@ -23,17 +23,17 @@ const DefaultTickTime = 2 * time.Second
 // negotiates by default, [2, 20] times the tick time: a server clamps a
 // timeout outside it.
 func init() {
-	kinds.RegisterHolder("zookeeper", kinds.Holder{
+	holderkind.Register("zookeeper", holderkind.Kind{
 		CacheDir:              true,
-		Modes:                 kinds.Names(Modes),
+		Modes:                 holderkind.Names(Modes),
 		DefaultSessionTimeout: DefaultSessionTimeout,
 		Keys:                  []string{"servers", "tick_time"},
-		Check: func(s kinds.HolderSettings) error {
+		Check: func(s holderkind.Settings) error {
 			if len(s.Servers) == 0 {
-				return kinds.KeyErrorf("servers", "the zookeeper holder needs at least one server")
+				return holderkind.KeyErrorf("servers", "the zookeeper holder needs at least one server")
 			}
 			if len(s.Endpoints) > 0 {
-				return kinds.KeyErrorf("endpoints", "the zookeeper holder takes its addresses in holder.servers")
+				return holderkind.KeyErrorf("endpoints", "the zookeeper holder takes its addresses in holder.servers")
 			}
 			tick, tickFrom := s.TickTime, "holder.tick_time"
 			if tick == 0 {
@@ -44,12 +44,12 @@ func init() {
 				st, stFrom = DefaultSessionTimeout, "the default "
 			}
 			if lo, hi := 2*tick, 20*tick; st < lo || st > hi {
-				return kinds.KeyErrorf("session_timeout", "%s%s is outside [%s, %s], the session timeouts ZooKeeper negotiates with %s %s (2 to 20 ticks)",
+				return holderkind.KeyErrorf("session_timeout", "%s%s is outside [%s, %s], the session timeouts ZooKeeper negotiates with %s %s (2 to 20 ticks)",
 					stFrom, st, lo, hi, tickFrom, tick)
 			}
 			return nil
 		},
-		New: func(s kinds.HolderSettings) (holder.Holder, error) {
+		New: func(s holderkind.Settings) (holder.Holder, error) {
 			return New(Settings{Servers: s.Servers, Mode: Mode(s.Mode), SessionTimeout: s.SessionTimeout,
 				CacheDir: s.CacheDir, Now: s.Now})
 		},

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/holderkind"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/kinds"
 )
@@ -13,7 +13,7 @@ import (
 // This test binary links idsql and none of the optional kinds: idsql links
 // the local holder, and PostgreSQL's segment store is built in.
 func TestLinkedKinds(t *testing.T) {
-	if _, err := kinds.LookupHolder("local"); err != nil {
+	if _, err := holderkind.Lookup("local"); err != nil {
 		t.Errorf("local holder: %v", err)
 	}
 	if _, err := kinds.LookupStore("postgres"); err != nil {
@@ -24,11 +24,11 @@ func TestLinkedKinds(t *testing.T) {
 		lookup func() error
 		want   string
 	}{
-		{"zookeeper holder", func() error { _, err := kinds.LookupHolder("zookeeper"); return err },
+		{"zookeeper holder", func() error { _, err := holderkind.Lookup("zookeeper"); return err },
 			`holder "zookeeper" is not linked in: add import _ "github.com/idsql/idsql/holder/zookeeper"`},
-		{"postgres holder", func() error { _, err := kinds.LookupHolder("postgres"); return err },
+		{"postgres holder", func() error { _, err := holderkind.Lookup("postgres"); return err },
 			`add import _ "github.com/idsql/idsql/holder/postgres"`},
-		{"mysql holder", func() error { _, err := kinds.LookupHolder("mysql"); return err },
+		{"mysql holder", func() error { _, err := holderkind.Lookup("mysql"); return err },
 			`holder "mysql" is not linked in: add import _ "github.com/idsql/idsql/holder/mysql"`},
 		{"mysql store", func() error { _, err := kinds.LookupStore("mysql"); return err },
 			`segment store "mysql" is not linked in: add import _ "github.com/idsql/idsql/idsql/segment/mysqlstore"`},
@@ -36,9 +36,9 @@ func TestLinkedKinds(t *testing.T) {
 			`add import _ "github.com/idsql/idsql/idsql/segment/sqlitestore"`},
 		{"redis buffer", func() error { _, err := kinds.LookupBuffer("redis"); return err },
 			`buffer "redis" is not linked in: add import _ "github.com/idsql/idsql/idsql/segment/redisqueue"`},
-		{"etcd holder", func() error { _, err := kinds.LookupHolder("etcd"); return err },
+		{"etcd holder", func() error { _, err := holderkind.Lookup("etcd"); return err },
 			`holder "etcd" is not linked in: add import _ "github.com/idsql/idsql/holder/etcd"`},
-		{"unknown holder", func() error { _, err := kinds.LookupHolder("consul"); return err },
+		{"unknown holder", func() error { _, err := holderkind.Lookup("consul"); return err },
 			`unknown holder "consul" (want etcd, local, mysql, postgres or zookeeper)`},
 	} {
 		if err := tc.lookup(); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -77,22 +77,4 @@ func TestRegisterTwicePanics(t *testing.T) {
 		}
 	}()
 	kinds.RegisterStore("postgres", nil)
-}
-
-// A kind's own registration takes precedence over a fallback one
-// (holder/postgres's of kind mysql), whichever registers first, and
-// neither panics.
-func TestFallbackHolderGivesWay(t *testing.T) {
-	newH := func(kinds.HolderSettings) (holder.Holder, error) { return holder.Fixed(1), nil }
-	kinds.RegisterFallbackHolder("test-fallback-first", kinds.Holder{Modes: []string{"old"}, New: newH})
-	kinds.RegisterHolder("test-fallback-first", kinds.Holder{Modes: []string{"own"}, New: newH})
-	kinds.RegisterHolder("test-fallback-last", kinds.Holder{Modes: []string{"own"}, New: newH})
-	kinds.RegisterFallbackHolder("test-fallback-last", kinds.Holder{Modes: []string{"old"}, New: newH})
-	kinds.RegisterFallbackHolder("test-fallback-only", kinds.Holder{Modes: []string{"old"}, New: newH})
-	for name, want := range map[string]string{"test-fallback-first": "own", "test-fallback-last": "own", "test-fallback-only": "old"} {
-		h, err := kinds.LookupHolder(name)
-		if err != nil || len(h.Modes) != 1 || h.Modes[0] != want {
-			t.Errorf("LookupHolder(%s) = %v, %v; want the %s registration", name, h.Modes, err, want)
-		}
-	}
 }

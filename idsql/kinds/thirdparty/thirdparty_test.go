@@ -1,6 +1,6 @@
 // Package thirdparty_test is a holder kind of another module, as far as
 // idsql can tell: it registers itself, with a configuration key of its
-// own, and nothing in package idsql or package kinds names it. It is a
+// own, and nothing in package idsql or package holderkind names it. It is a
 // test package of its own so that its kind does not show up in the other
 // tests' lists of kinds.
 package thirdparty_test
@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/holderkind"
 	"github.com/idsql/idsql/idsql"
-	"github.com/idsql/idsql/idsql/kinds"
 )
 
 // poolURLs records the pool_url each test-pool holder was made with.
@@ -27,16 +27,16 @@ var poolURLs struct {
 // key of its own, as a kind of another module would: nothing in package
 // idsql names it.
 func init() {
-	kinds.RegisterHolder("test-pool", kinds.Holder{
+	holderkind.Register("test-pool", holderkind.Kind{
 		Modes: []string{"sticky"},
 		Keys:  []string{"pool_url"},
-		Check: func(s kinds.HolderSettings) error {
+		Check: func(s holderkind.Settings) error {
 			if u, _ := s.Options["pool_url"].(string); !strings.HasPrefix(u, "http://") {
-				return kinds.KeyErrorf("pool_url", "the test-pool holder needs an http:// pool_url, not %v", s.Options["pool_url"])
+				return holderkind.KeyErrorf("pool_url", "the test-pool holder needs an http:// pool_url, not %v", s.Options["pool_url"])
 			}
 			return nil
 		},
-		New: func(s kinds.HolderSettings) (holder.Holder, error) {
+		New: func(s holderkind.Settings) (holder.Holder, error) {
 			poolURLs.Lock()
 			poolURLs.got = append(poolURLs.got, s.Options["pool_url"])
 			poolURLs.Unlock()

@@ -203,32 +203,34 @@ func (db *DB) fillNamed(ctx context.Context, bound string, arg any) (_ context.C
 }
 
 // keysBefore gives the zero keys of rows new keys of table before the
-// statement binds them, and returns a done that puts the old values back
-// when the statement fails, and how many keys it set.
+// statement binds them, drawn by the engine in one call, and returns a
+// done that puts the old values back when the statement fails, and how
+// many keys it set. When the keys cannot be drawn it changes no row.
 func (db *DB) keysBefore(ctx context.Context, table string, rows []reflect.Value) (func(error), int, error) {
 	column := db.connector.driver.cfg.Tables[table].KeyColumn()
-	var undo []func()
-	restore := func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-	}
+	var refs []keyRef
+	var keys []int64
 	for _, row := range rows {
 		r := keyOf(db.Mapper, row, column)
 		if !r.valid() || r.get() != 0 || !r.settable() {
 			continue
 		}
-		id, err := db.connector.keys.NextID(ctx, table)
-		if err != nil {
-			restore()
-			return nil, 0, err
-		}
-		undo = append(undo, r.saved())
-		r.set(id)
+		refs = append(refs, r)
+		keys = append(keys, 0)
+	}
+	if err := db.connector.eng.FillZeros(ctx, table, keys); err != nil {
+		return nil, 0, err
+	}
+	undo := make([]func(), len(refs))
+	for i, r := range refs {
+		undo[i] = r.saved()
+		r.set(keys[i])
 	}
 	return func(err error) {
 		if err != nil {
-			restore()
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
 		}
 	}, len(undo), nil
 }

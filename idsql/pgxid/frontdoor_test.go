@@ -69,6 +69,9 @@ type door struct {
 	// batch sends b through the door's SendBatch (pgxid); nil for a door
 	// without one (database/sql).
 	batch func(ctx context.Context, b *pgx.Batch) error
+	// copy copies rows into table's columns through the door's CopyFrom
+	// (pgxid); nil for a door without one (database/sql).
+	copy func(ctx context.Context, table string, columns []string, rows [][]any) (int64, error)
 	// pairs runs a query of two integer columns outside the door (on the
 	// raw handle, or in the door's transaction) to check what was written.
 	pairs func(ctx context.Context, q string) ([][2]sql.NullInt64, error)
@@ -172,6 +175,18 @@ func (d *door) sendBatch(t *testing.T) func(ctx context.Context, b *pgx.Batch) e
 		return d.batch
 	}
 	lacks(t, d, "SendBatch")
+	return nil
+}
+
+// copyFrom returns the door's CopyFrom. A door without one returns nil,
+// after asserting that none of its types has a CopyFrom: database/sql has
+// no COPY.
+func (d *door) copyFrom(t *testing.T) func(ctx context.Context, table string, columns []string, rows [][]any) (int64, error) {
+	t.Helper()
+	if d.copy != nil {
+		return d.copy
+	}
+	lacks(t, d, "CopyFrom")
 	return nil
 }
 
@@ -1219,6 +1234,75 @@ var frontDoorCases = []struct {
 			t.Errorf("rows affected %d, %d, want 3", o1.affected, o2.affected)
 		}
 	}},
+	{"COPY gives every row a key", func(t *testing.T, d *door) {
+		copyFrom := d.copyFrom(t)
+		if copyFrom == nil {
+			return // refused: asserted by copyFrom
+		}
+		ctx := context.Background()
+		// The key column left out: every row gets one.
+		if n, err := copyFrom(ctx, "orders", []string{"v"}, [][]any{{1}, {2}, {3}}); err != nil || n != 3 {
+			t.Fatalf("copy without the key column: %d rows, %v", n, err)
+		}
+		// Listed: 0 and NULL get one, the caller's key is kept.
+		if n, err := copyFrom(ctx, "orders", []string{"id", "v"}, [][]any{{0, 4}, {nil, 5}, {777, 6}}); err != nil || n != 3 {
+			t.Fatalf("copy with the key column: %d rows, %v", n, err)
+		}
+		keys := d.keys(t, "orders", "id", 6)
+		for _, v := range []int64{1, 2, 3, 4, 5} {
+			generated(t, fmt.Sprintf("row %d", v), keys[v], nil)
+		}
+		if keys[6] != 777 {
+			t.Errorf("row 6: key %d, want the caller's 777", keys[6])
+		}
+		// fill_zero: false keeps a listed 0.
+		if _, err := copyFrom(ctx, "keepz", []string{"id", "v"}, [][]any{{0, 1}}); err != nil {
+			t.Fatal(err)
+		}
+		if k := d.keys(t, "keepz", "id", 1)[1]; k != 0 {
+			t.Errorf("keepz: key %d, want the caller's 0 (fill_zero: false)", k)
+		}
+		// A sharded table: each key in its row's shard; a copy without
+		// the shard column is refused before it writes.
+		if _, err := copyFrom(ctx, "accounts", []string{"user_id", "v"}, [][]any{{5, 1}, {2, 2}, {6, 3}}); err != nil {
+			t.Fatal(err)
+		}
+		for v, user := range map[int64]int64{1: 5, 2: 2, 3: 6} {
+			if k := d.keys(t, "accounts", "id", 3)[v]; k <= 0 || k&3 != user&3 {
+				t.Errorf("accounts row %d: key %d, want a key in user %d's shard %d", v, k, user, user&3)
+			}
+		}
+		if _, err := copyFrom(ctx, "accounts", []string{"v"}, [][]any{{4}}); err == nil || !strings.Contains(err.Error(), "user_id") {
+			t.Errorf("copy without the shard column: %v, want a refusal naming user_id", err)
+		}
+		if n := d.count(t, "accounts"); n != 3 {
+			t.Errorf("%d accounts rows after the refusal, want 3", n)
+		}
+	}},
+	{"SendBatch fills each queued INSERT", func(t *testing.T, d *door) {
+		send := d.sendBatch(t)
+		if send == nil {
+			return // refused: asserted by sendBatch
+		}
+		b := &pgx.Batch{}
+		b.Queue(d.q("INSERT INTO orders (v) VALUES (?), (?)"), 1, 2)
+		b.Queue(d.q("INSERT INTO orders (id, v) VALUES (?, ?), (DEFAULT, ?)"), 0, 3, 4)
+		b.Queue(d.q("INSERT INTO orders (id, v) VALUES (?, ?)"), 888, 5)
+		b.Queue(d.q("INSERT INTO seq (v) VALUES (?)"), 6)
+		if err := send(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+		keys := d.keys(t, "orders", "id", 5)
+		for _, v := range []int64{1, 2, 3, 4} {
+			generated(t, fmt.Sprintf("row %d", v), keys[v], nil)
+		}
+		if keys[5] != 888 {
+			t.Errorf("row 5: key %d, want the caller's 888", keys[5])
+		}
+		if k := d.keys(t, "seq", "id", 1)[6]; k <= 0 {
+			t.Errorf("seq row 6: key %d, want a segment key", k)
+		}
+	}},
 	{"NamedExec writes back a slice of structs", func(t *testing.T, d *door) {
 		named := d.namedExec(t)
 		if named == nil {
@@ -1747,7 +1831,17 @@ func pgxDoor(t *testing.T, over string) *door {
 	}
 	d.fronts = []any{db, (*pgxid.Tx)(nil)}
 	d.batch = func(ctx context.Context, b *pgx.Batch) error { return db.SendBatch(ctx, b).Close() }
+	d.copy = func(ctx context.Context, table string, columns []string, rows [][]any) (int64, error) {
+		return db.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+	}
 	if tx != nil {
+		copyIn := d.copy
+		cp := savepoint(tx, func(ctx context.Context, table string, args ...any) (int64, error) {
+			return copyIn(ctx, table, args[0].([]string), args[1].([][]any))
+		})
+		d.copy = func(ctx context.Context, table string, columns []string, rows [][]any) (int64, error) {
+			return cp(ctx, table, columns, rows)
+		}
 		d.exec, d.ints = savepoint(tx, d.exec), savepoint(tx, d.ints)
 		send := savepoint(tx, func(ctx context.Context, _ string, args ...any) (struct{}, error) {
 			return struct{}{}, db.SendBatch(ctx, args[0].(*pgx.Batch)).Close()

@@ -15,7 +15,10 @@
 //     together, which draws no key until every one has passed);
 //   - what the result may say about them: LastInsertId (Engine.InsertID)
 //     and the keys NamedExec writes back (Engine.Written), never a key no
-//     row holds (Known).
+//     row holds (Known);
+//   - the rows of a copy (Engine.Copy: pgx's CopyFrom, whose rows the
+//     engine keys as the copy reads them), and the zero keys of a named
+//     execution's rows set before it binds them (Engine.FillZeros).
 //
 // A front door supplies only its adapter: how its arguments look (as
 // driver.NamedValue), how to read the catalog over its connection

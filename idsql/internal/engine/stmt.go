@@ -313,3 +313,41 @@ func Named(dst []driver.NamedValue, args []any) []driver.NamedValue {
 // (its table's key column was checked), which a front door may keep for
 // the same query text.
 func (st *Stmt) Cached() bool { return st.checked }
+
+// FillZeros gives each zero entry of keys (one row's own key each, 0 where
+// the row has none) a new key of table, all drawn in one call, before a
+// statement that lists the key column binds them (NamedExec into a table
+// that keeps zero keys). It changes nothing when the keys cannot be drawn,
+// and refuses more than MaxBatch zero keys at once.
+func (e *Engine) FillZeros(ctx context.Context, table string, keys []int64) error {
+	n := 0
+	for _, k := range keys {
+		if k == 0 {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return nil
+	case n > MaxBatch:
+		return BatchError(table, n)
+	}
+	src, err := e.cfg.Keys.Source(ctx, table)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	ids, err := src.AppendIDs(ctx, make([]int64, 0, n), n)
+	if obs := e.cfg.Observe; obs != nil {
+		obs(ctx, table, len(ids), time.Since(start))
+	}
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if k == 0 {
+			keys[i], ids = ids[0], ids[1:]
+		}
+	}
+	return nil
+}

@@ -13,7 +13,7 @@
 //   - type OrderID int64 and const OrderIDTable = "orders";
 //   - NewOrderID(ctx, src) and NewOrderIDs(ctx, src, n): keys from the
 //     generators the idsql wrapper fills INSERTs with (src is an IDSource:
-//     *idsql.Keys or *idsql.DB);
+//     *keyset.Keys or *idsql.DB);
 //   - DecodeOrderID(int64) and OrderID.Decode: time, worker and sequence of
 //     a snowflake ID, decoded with the layout baked into the file (a
 //     segment ID decodes to its value only); OrderID.Origin: the lease or
@@ -23,7 +23,7 @@
 //     UnmarshalJSON (a string or a number), Value and Scan (NULL is an
 //     error; use *OrderID or sql.Null[OrderID] for nullable columns). The
 //     text is decimal, or the table's text form when it has one
-//     (`text: {encoding: base62, prefix: ord_}`, see idsql.TextForm): then
+//     (`text: {encoding: base62, prefix: ord_}`, see keyset.TextForm): then
 //     OrderID.TextForm returns it, the text methods write and read it, and
 //     ParseOrderID refuses any other prefix, so a UserID's text does not
 //     parse as an OrderID. A keyed form (key_env) reads its secret from the
@@ -60,7 +60,7 @@
 //     the configuration is loaded. Origin and LookupTable call it
 //     themselves.
 //
-// Compile-time guards in the file assert that *idsql.Keys and *idsql.DB
+// Compile-time guards in the file assert that *keyset.Keys and *idsql.DB
 // still satisfy IDSource and that every type keeps its interfaces, so an
 // incompatible idsql release fails to compile rather than misbehave. The
 // file has no init function and no package-level state beyond ErrInvalidID.

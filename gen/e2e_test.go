@@ -78,6 +78,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 const worker = 3
@@ -96,7 +97,7 @@ func must(err error, what string) {
 func main() {
 	ctx := context.Background()
 	dsn := os.Getenv("E2E_DSN")
-	cfg, err := idsql.Load("idsql.yaml")
+	cfg, err := keyset.Load("idsql.yaml")
 	must(err, "load")
 	must(CheckConfig(cfg), "CheckConfig")
 
@@ -112,7 +113,7 @@ func main() {
 		CREATE TABLE accounts (id bigint PRIMARY KEY, name text NOT NULL)` + "`" + `)
 	must(err, "create tables")
 	must(idsql.Migrate(ctx, raw, cfg), "migrate")
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Static(map[string]int64{"orders": worker, "order_items": worker + 1, "payments": worker + 2, "accounts": worker + 3})}})
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: holder.Static(map[string]int64{"orders": worker, "order_items": worker + 1, "payments": worker + 2, "accounts": worker + 3})}})
 	must(err, "open idsql")
 	defer db.Close()
 	start := time.Now()
@@ -256,10 +257,10 @@ func main() {
 	}
 	fmt.Printf("payments %d and %d are %s and %s\n", pays[0], pays[1], p0, p1)
 	os.Unsetenv("E2E_PAY_KEY")
-	if _, err := json.Marshal(pays[0]); !errors.Is(err, idsql.ErrTextKey) || !strings.Contains(err.Error(), "E2E_PAY_KEY") {
+	if _, err := json.Marshal(pays[0]); !errors.Is(err, keyset.ErrTextKey) || !strings.Contains(err.Error(), "E2E_PAY_KEY") {
 		fail("JSON of a payment without E2E_PAY_KEY: %v", err)
 	}
-	if _, err := ParsePaymentID(p0); !errors.Is(err, idsql.ErrTextKey) {
+	if _, err := ParsePaymentID(p0); !errors.Is(err, keyset.ErrTextKey) {
 		fail("ParsePaymentID without E2E_PAY_KEY: %v", err)
 	}
 	fmt.Println("without E2E_PAY_KEY a payment's text is neither written nor read")
@@ -343,7 +344,7 @@ func main() {
 
 	// A configuration changed without regenerating is refused.
 	changed := *cfg
-	changed.Layout = idsql.LayoutConfig{Preset: "sony"}
+	changed.Layout = keyset.LayoutConfig{Preset: "sony"}
 	if err := CheckConfig(&changed); err == nil {
 		fail("CheckConfig accepted another layout")
 	} else if _, lerr := LookupTable(ctx, raw, &changed, int64(oid)); lerr == nil {
@@ -354,7 +355,7 @@ func main() {
 	fmt.Println("PASS")
 }
 
-func checkSnowflake(ctx context.Context, raw *sql.DB, cfg *idsql.Config, id int64, typ, table string, start, now time.Time) {
+func checkSnowflake(ctx context.Context, raw *sql.DB, cfg *keyset.Config, id int64, typ, table string, start, now time.Time) {
 	var (
 		p   struct{ Time time.Time; Worker int64 }
 		err error

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/shape"
 )
 
@@ -41,19 +41,19 @@ func (o Options) withDefaults() Options {
 // Table is one configured table as the generated code names it.
 type Table struct {
 	Name     string // the configured table name, e.g. "public.order_items"
-	Strategy idsql.Strategy
+	Strategy keyset.Strategy
 	GoName   string // the go_name override, "" when derived
 	Type     string // the Go type name, e.g. "OrderItemID"
 	// Gene is the shard and app layout of a segment table's keys; the zero
 	// Gene for plain keys.
-	Gene idsql.Gene
+	Gene keyset.Gene
 	// ShardColumn is the column a sharded table takes each key's shard from.
 	ShardColumn string
 	// Text is the table's text form; the zero TextForm for decimal.
-	Text idsql.TextForm
+	Text keyset.TextForm
 	// Shape is the table's key shape, and Space the key space it acts
-	// in (idsql.Config.ShapeFunc); the zero Shape for ordered.
-	Shape idsql.Shape
+	// in (keyset.Config.ShapeFunc); the zero Shape for ordered.
+	Shape keyset.Shape
 	Space shape.Space
 }
 
@@ -62,9 +62,9 @@ func (t Table) Spread() bool { return !t.Shape.IsOrdered() }
 
 // Tables returns cfg's tables in name order with their Go type names. Two
 // tables whose generated identifiers would clash are an error naming both;
-// errors are *idsql.FieldError values naming the field (without a file or
+// errors are *keyset.FieldError values naming the field (without a file or
 // line: GenerateFile adds those).
-func Tables(cfg *idsql.Config) ([]Table, error) {
+func Tables(cfg *keyset.Config) ([]Table, error) {
 	var out []Table
 	owner := map[string]string{} // generated identifier -> table
 	for _, name := range reserved {
@@ -87,7 +87,7 @@ func Tables(cfg *idsql.Config) ([]Table, error) {
 		switch {
 		case tc.GoName != "":
 			if !validTypeName(tc.GoName) {
-				return nil, &idsql.FieldError{Field: field + ".go_name",
+				return nil, &keyset.FieldError{Field: field + ".go_name",
 					Err: fmt.Errorf("%q is not an exported Go identifier", tc.GoName)}
 			}
 			t.Type = tc.GoName
@@ -95,22 +95,22 @@ func Tables(cfg *idsql.Config) ([]Table, error) {
 		default:
 			typ, err := TypeName(name)
 			if err != nil {
-				return nil, &idsql.FieldError{Field: field, Err: err}
+				return nil, &keyset.FieldError{Field: field, Err: err}
 			}
 			t.Type = typ
 		}
-		if tc.Strategy != idsql.Snowflake && tc.Strategy != idsql.Segment {
-			return nil, &idsql.FieldError{Field: "tables." + name + ".strategy",
+		if tc.Strategy != keyset.Snowflake && tc.Strategy != keyset.Segment {
+			return nil, &keyset.FieldError{Field: "tables." + name + ".strategy",
 				Err: fmt.Errorf("unknown strategy %q", tc.Strategy)}
 		}
 		for _, id := range identifiers(t.Type) {
 			other, taken := owner[id]
 			switch {
 			case taken && other == "":
-				return nil, &idsql.FieldError{Field: field,
+				return nil, &keyset.FieldError{Field: field,
 					Err: fmt.Errorf("generated name %s of table %q is reserved by idsqlgen; set go_name", id, name)}
 			case taken:
-				return nil, &idsql.FieldError{Field: field,
+				return nil, &keyset.FieldError{Field: field,
 					Err: fmt.Errorf("generated name %s of table %q clashes with table %q's; set go_name on one of them", id, name, other)}
 			}
 			owner[id] = name
@@ -130,23 +130,23 @@ func identifiers(typ string) []string {
 }
 
 // Generate returns the Go source of typed ID helpers for cfg's tables.
-func Generate(cfg *idsql.Config, opts Options) ([]byte, error) {
+func Generate(cfg *keyset.Config, opts Options) ([]byte, error) {
 	opts = opts.withDefaults()
 	if !token.IsIdentifier(opts.Package) || opts.Package == "_" {
 		return nil, fmt.Errorf("gen: package name %q is not a Go identifier", opts.Package)
 	}
 	if len(cfg.Tables) == 0 {
-		return nil, &idsql.FieldError{Field: "tables", Err: errors.New("no tables to generate")}
+		return nil, &keyset.FieldError{Field: "tables", Err: errors.New("no tables to generate")}
 	}
 	tables, err := Tables(cfg)
 	if err != nil {
 		return nil, err
 	}
 	var layout *layoutSpec
-	if slices.ContainsFunc(tables, func(t Table) bool { return t.Strategy == idsql.Snowflake }) {
+	if slices.ContainsFunc(tables, func(t Table) bool { return t.Strategy == keyset.Snowflake }) {
 		l, err := cfg.SnowflakeLayout()
 		if err != nil {
-			return nil, &idsql.FieldError{Field: "layout", Err: err}
+			return nil, &keyset.FieldError{Field: "layout", Err: err}
 		}
 		layout = &layoutSpec{l}
 	}
@@ -159,14 +159,14 @@ func Generate(cfg *idsql.Config, opts Options) ([]byte, error) {
 }
 
 // GenerateFile reads and validates the configuration at path and generates
-// its helpers. Configuration errors are *idsql.FieldError values naming the
+// its helpers. Configuration errors are *keyset.FieldError values naming the
 // file, line and field. opts.Source defaults to path.
 func GenerateFile(path string, opts Options) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("gen: %w", err)
 	}
-	cfg, err := idsql.Parse(path, data, time.Now())
+	cfg, err := keyset.Parse(path, data, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -174,9 +174,9 @@ func GenerateFile(path string, opts Options) ([]byte, error) {
 		opts.Source = filepath.ToSlash(path)
 	}
 	out, err := Generate(cfg, opts)
-	if fe, ok := errors.AsType[*idsql.FieldError](err); ok && fe.File == "" {
+	if fe, ok := errors.AsType[*keyset.FieldError](err); ok && fe.File == "" {
 		fe.File = path
-		fe.Line = idsql.FieldLine(data, fe.Field)
+		fe.Line = keyset.FieldLine(data, fe.Field)
 	}
 	return out, err
 }

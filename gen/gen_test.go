@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the generator's output")
@@ -66,8 +66,8 @@ func TestGoldenContents(t *testing.T) {
 		{"basic", []string{
 			"type OrderID int64", "const OrderIDTable = \"orders\"", "func NewOrderID(ctx context.Context, src IDSource) (OrderID, error)",
 			"func NewOrderIDs(", "func DecodeOrderID(id int64) (OrderIDParts, error)", "func ParseOrderID(s string)",
-			"type UserID int64", "type UserIDParts struct {\n\tID UserID\n}", "func CheckConfig(cfg *idsql.Config) error",
-			"func LookupTable(ctx context.Context, db *sql.DB, cfg *idsql.Config, id int64) (string, error)",
+			"type UserID int64", "type UserIDParts struct {\n\tID UserID\n}", "func CheckConfig(cfg *keyset.Config) error",
+			"func LookupTable(ctx context.Context, db *sql.DB, cfg *keyset.Config, id int64) (string, error)",
 			"TimeBits: 41, WorkerBits: 10, SequenceBits: 12, Unit: time.Millisecond, Epoch: time.UnixMilli(1288834974657).UTC()",
 			"_ IDSource = (*idsql.DB)(nil)",
 		}, []string{"func init()"}},
@@ -79,7 +79,7 @@ func TestGoldenContents(t *testing.T) {
 			`keyid.Parse[APIKeyID]("models.APIKeyID", s)`,
 		}, nil},
 		{"text", []string{
-			`func (OrderID) TextForm() idsql.TextForm {` + "\n\treturn idsql.TextForm{Encoding: \"base62\", Prefix: \"ord_\"}",
+			`func (OrderID) TextForm() keyset.TextForm {` + "\n\treturn keyset.TextForm{Encoding: \"base62\", Prefix: \"ord_\"}",
 			`keyid.ParseText[UserID](UserID(0).TextForm(), "models.UserID", s)`,
 			"return id.TextForm().Format(int64(id))", "return keyid.MarshalJSONText(id.TextForm(), id)",
 			`{Name: OrderIDTable, Type: "OrderID", Strategy: "snowflake", Text: OrderID(0).TextForm()}`,
@@ -89,15 +89,15 @@ func TestGoldenContents(t *testing.T) {
 			"TimeBits: 38, WorkerBits: 8, SequenceBits: 7, Unit: 10 * time.Millisecond",
 		}, []string{"func (NoteID) TextForm"}},
 		{"public", []string{
-			"return idsql.TextForm{Encoding: \"base62\", Prefix: \"ord_\", KeyEnv: \"IDSQL_ORD_KEY\"}",
-			"return idsql.TextForm{Encoding: \"crockford32\", Prefix: \"INV\", KeyEnv: \"IDSQL_INV_KEY\"}",
-			"return idsql.TextForm{Encoding: \"typeid\", Prefix: \"user\"}.WithLayout(idsqlLayout())",
-			"return idsql.TextForm{Encoding: \"typeid\"}.WithLayout(idsqlLayout())",
+			"return keyset.TextForm{Encoding: \"base62\", Prefix: \"ord_\", KeyEnv: \"IDSQL_ORD_KEY\"}",
+			"return keyset.TextForm{Encoding: \"crockford32\", Prefix: \"INV\", KeyEnv: \"IDSQL_INV_KEY\"}",
+			"return keyset.TextForm{Encoding: \"typeid\", Prefix: \"user\"}.WithLayout(idsqlLayout())",
+			"return keyset.TextForm{Encoding: \"typeid\"}.WithLayout(idsqlLayout())",
 			"return id.TextForm().AppendText(nil, int64(id))",
 			"  - orders: snowflake, text base62, prefix ord_, keyed by $IDSQL_ORD_KEY",
 		}, nil},
 		{"shape", []string{
-			"return idsql.TextForm{Encoding: \"typeid\", Prefix: \"member\"}.WithLayout(idsqlLayout()).WithShape(shape.Shape{Spread: \"reverse\"}, shape.Space{Bits: 63, Low: 22, Width: 41})",
+			"return keyset.TextForm{Encoding: \"typeid\", Prefix: \"member\"}.WithLayout(idsqlLayout()).WithShape(shape.Shape{Spread: \"reverse\"}, shape.Space{Bits: 63, Low: 22, Width: 41})",
 		}, nil},
 		{"segment", []string{"type EntryID int64", "type AccountID int64", "keyid.DecodeSegment[EntryID]"}, []string{"snowflake", "idsqlLayout", "Layout:"}},
 	} {
@@ -182,15 +182,15 @@ func TestErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tc.want)
 			}
-			if _, ok := errors.AsType[*idsql.FieldError](err); !ok {
-				t.Errorf("error %T is not an *idsql.FieldError", err)
+			if _, ok := errors.AsType[*keyset.FieldError](err); !ok {
+				t.Errorf("error %T is not an *keyset.FieldError", err)
 			}
 		})
 	}
 }
 
 func TestBadPackage(t *testing.T) {
-	cfg := &idsql.Config{Namespace: "n", Tables: map[string]idsql.TableConfig{"orders": {Strategy: idsql.Snowflake}}}
+	cfg := &keyset.Config{Namespace: "n", Tables: map[string]keyset.TableConfig{"orders": {Strategy: keyset.Snowflake}}}
 	for _, pkg := range []string{"", "_", "func", "a-b"} {
 		if _, err := Generate(cfg, Options{Package: pkg}); err == nil {
 			t.Errorf("package %q accepted", pkg)

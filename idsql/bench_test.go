@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/benchpair"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -46,13 +47,13 @@ func openBench(b *testing.B) (*idsql.DB, *sql.DB) {
 	if _, err := raw.ExecContext(ctx, benchSchema); err != nil {
 		b.Fatal(err)
 	}
-	cfg := &idsql.Config{Namespace: "bench", Tables: map[string]idsql.TableConfig{
-		"b_idsql": {Strategy: idsql.Snowflake},
+	cfg := &keyset.Config{Namespace: "bench", Tables: map[string]keyset.TableConfig{
+		"b_idsql": {Strategy: keyset.Snowflake},
 	}}
 	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		b.Fatal(err)
 	}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 3)}})
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 3)}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // The wrapper's own CPU per statement, with nothing else in the way: a
@@ -32,8 +33,8 @@ func BenchmarkWrapperCPU(b *testing.B) {
 	rawSent, idsqlSent := new(sent), new(sent)
 	raw := sql.OpenDB(instantConnector{rawSent})
 	b.Cleanup(func() { raw.Close() })
-	cfg := &idsql.Config{Namespace: "cpu", Dialect: "sqlite", Tables: map[string]idsql.TableConfig{"t": {Strategy: idsql.Snowflake}}}
-	c, err := idsql.NewConnector(instantConnector{idsqlSent}, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Fixed(1)}})
+	cfg := &keyset.Config{Namespace: "cpu", Dialect: "sqlite", Tables: map[string]keyset.TableConfig{"t": {Strategy: keyset.Snowflake}}}
+	c, err := idsql.NewConnector(instantConnector{idsqlSent}, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: holder.Fixed(1)}})
 	if err != nil {
 		b.Fatal(err)
 	}

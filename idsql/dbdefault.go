@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/shape"
 	"github.com/idsql/idsql/internal/dialect"
@@ -90,7 +91,7 @@ func MigrateWith(ctx context.Context, db *sql.DB, cfg *Config, o MigrateOptions)
 	if err := MigrateIn(ctx, db, cfg, stores); err != nil || !o.DBDefaults {
 		return err
 	}
-	d, err := dialectOf(db)
+	d, err := keyset.DialectOf(db)
 	if err != nil {
 		return fmt.Errorf("idsql: migrate: %w", err)
 	}
@@ -159,7 +160,7 @@ func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error)
 			return nil, err
 		}
 		var s string
-		if tc.Strategy == Snowflake {
+		if tc.Strategy == keyset.Snowflake {
 			s, err = snowflakeDBDefault(d, cfg, table, f)
 		} else {
 			limit := min(int64(segment.MaxID), f.MaxKey())
@@ -186,10 +187,10 @@ func snowflakeDBDefault(d dialect.Dialect, cfg *Config, table string, f shape.Fu
 	}
 	hc := cfg.Holder
 	if hc.DatabaseWorkers == 0 {
-		return "", &FieldError{Field: "holder.database_workers", Err: fmt.Errorf(
+		return "", &keyset.FieldError{Field: "holder.database_workers", Err: fmt.Errorf(
 			"is 0, so no worker ID is kept for the database-side default of snowflake table %s: "+
 				"set it (1 per snowflake table, e.g. %d) in the configuration of every process of namespace %q, restart them, then install the defaults",
-			table, len(cfg.snowflakeTables()), cfg.Namespace)}
+			table, len(cfg.SnowflakeTables()), cfg.Namespace)}
 	}
 	tc := cfg.Tables[table]
 	return d.SnowflakeDBDefault(dialect.DBSnowflake{

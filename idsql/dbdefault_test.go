@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // SQLite has no sequences: MigrateWith refuses its database-side defaults
@@ -26,7 +27,7 @@ func TestDBDefaultsSQLite(t *testing.T) {
 	if _, err := raw.ExecContext(ctx, `CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)`); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &idsql.Config{Namespace: "shop", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment}}}
+	cfg := &keyset.Config{Namespace: "shop", Tables: map[string]keyset.TableConfig{"users": {Strategy: keyset.Segment}}}
 	err = idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{Stores: &idsql.Stores{Segments: store}, DBDefaults: true})
 	if !errors.Is(err, idsql.ErrNoDBDefault) || !strings.Contains(err.Error(), "users") {
 		t.Fatalf("MigrateWith on SQLite: %v, want ErrNoDBDefault naming users", err)

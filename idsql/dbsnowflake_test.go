@@ -13,6 +13,7 @@ import (
 	"github.com/idsql/idsql/holder/postgres"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -32,7 +33,7 @@ type snowflakeDBTarget struct {
 	// default.
 	manyRows string
 	// holder is the kind whose worker table the database holds.
-	holder idsql.HolderKind
+	holder keyset.HolderKind
 }
 
 var snowflakeDBTargets = []snowflakeDBTarget{
@@ -54,9 +55,9 @@ var snowflakeDBTargets = []snowflakeDBTarget{
 
 // snowflakeDBConfig is a namespace with one snowflake table and two
 // worker IDs kept for the database.
-func snowflakeDBConfig(kind idsql.HolderKind) *idsql.Config {
-	cfg := &idsql.Config{Namespace: "shop", Tables: map[string]idsql.TableConfig{
-		"events": {Strategy: idsql.Snowflake},
+func snowflakeDBConfig(kind keyset.HolderKind) *keyset.Config {
+	cfg := &keyset.Config{Namespace: "shop", Tables: map[string]keyset.TableConfig{
+		"events": {Strategy: keyset.Snowflake},
 	}}
 	cfg.Holder.Kind = kind
 	cfg.Holder.Mode = "lease"
@@ -300,7 +301,7 @@ func TestSnowflakeDBReservation(t *testing.T) {
 
 			// A second table takes the next reserved worker ID, which a
 			// live process holds: refused, naming it, until it ends.
-			cfg.Tables["audit"] = idsql.TableConfig{Strategy: idsql.Snowflake}
+			cfg.Tables["audit"] = keyset.TableConfig{Strategy: keyset.Snowflake}
 			busy, err := reg.Begin(ctx, registry.Start{Namespace: "shop", WorkerID: reserved + 1, Table: "events",
 				Instance: holder.Instance{ID: "web-7", Host: "web-7", PID: 4242}, Kind: "local"})
 			if err != nil {
@@ -341,7 +342,7 @@ func TestSnowflakeDBReservation(t *testing.T) {
 			}
 
 			// Both reserved worker IDs serve tables: a third is refused.
-			cfg.Tables["third"] = idsql.TableConfig{Strategy: idsql.Snowflake}
+			cfg.Tables["third"] = keyset.TableConfig{Strategy: keyset.Snowflake}
 			if _, err := raw.ExecContext(ctx, fmt.Sprintf(target.create, "third")); err != nil {
 				t.Fatal(err)
 			}
@@ -359,7 +360,7 @@ func TestSnowflakeDBDefaultNeedsDatabaseWorkers(t *testing.T) {
 	cfg := snowflakeDBConfig("postgres")
 	cfg.Holder.DatabaseWorkers = 0
 	_, err := idsql.DBDefaultsSQL("postgres", cfg, 0)
-	var fe *idsql.FieldError
+	var fe *keyset.FieldError
 	if !errors.As(err, &fe) || fe.Field != "holder.database_workers" || !strings.Contains(err.Error(), "events") {
 		t.Fatalf("DBDefaultsSQL without database workers: %v; want a FieldError on holder.database_workers naming events", err)
 	}
@@ -387,7 +388,7 @@ func TestSnowflakeDBDefaultAfterSegment(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := snowflakeDBConfig(target.holder)
-			cfg.Tables["events"] = idsql.TableConfig{Strategy: idsql.Segment}
+			cfg.Tables["events"] = keyset.TableConfig{Strategy: keyset.Segment}
 			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 10}); err != nil {
 				t.Fatalf("install as a segment table: %v", err)
 			}
@@ -395,7 +396,7 @@ func TestSnowflakeDBDefaultAfterSegment(t *testing.T) {
 			if _, err := raw.ExecContext(ctx, insert); err != nil {
 				t.Fatal(err)
 			}
-			cfg.Tables["events"] = idsql.TableConfig{Strategy: idsql.Snowflake}
+			cfg.Tables["events"] = keyset.TableConfig{Strategy: keyset.Snowflake}
 			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true}); err != nil {
 				t.Fatalf("install as a snowflake table: %v", err)
 			}
@@ -426,7 +427,7 @@ func TestSnowflakeDBDefaultAfterSegment(t *testing.T) {
 func TestDatabaseWorkersKeptFromProcesses(t *testing.T) {
 	ctx := context.Background()
 	_, dsn := pgtest.Open(t)
-	cfg, err := idsql.Parse("idsql.yaml", []byte(`
+	cfg, err := keyset.Parse("idsql.yaml", []byte(`
 namespace: shop
 layout: {time_bits: 41, worker_bits: 2, sequence_bits: 20, unit: 1ms, epoch: 2024-01-01T00:00:00Z}
 holder: {kind: postgres, mode: lease, database_workers: 2}
@@ -480,7 +481,7 @@ func TestSnowflakeDBDefaultLayouts(t *testing.T) {
 				}
 			}
 			cfg := snowflakeDBConfig(target.holder)
-			cfg.Layout = idsql.LayoutConfig{Preset: "sony"}
+			cfg.Layout = keyset.LayoutConfig{Preset: "sony"}
 			layout, err := cfg.SnowflakeLayout()
 			if err != nil {
 				t.Fatal(err)
@@ -490,7 +491,7 @@ func TestSnowflakeDBDefaultLayouts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg.Tables["capped"] = idsql.TableConfig{Strategy: idsql.Snowflake, MaxID: limit}
+			cfg.Tables["capped"] = keyset.TableConfig{Strategy: keyset.Snowflake, MaxID: limit}
 			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true}); err != nil {
 				t.Fatalf("MigrateWith: %v", err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
@@ -19,7 +20,7 @@ func chooseDialect(cfg *Config, driverName string, drv driver.Driver) (dialect.D
 	if cfg.Dialect != "" {
 		d, err := dialect.ByName(cfg.Dialect)
 		if err != nil {
-			return dialect.Unknown, &FieldError{Field: "dialect", Err: err}
+			return dialect.Unknown, &keyset.FieldError{Field: "dialect", Err: err}
 		}
 		return d, nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -30,7 +31,7 @@ type wfix struct {
 	dialect string
 	db      *idsql.DB
 	raw     *sql.DB
-	cfg     *idsql.Config
+	cfg     *keyset.Config
 	base    int64               // tableWorkers base of the holder
 	inRange func(id int64) bool // id is in a range allocated for users
 	rowID   func(v int) bool    // the server's own key of plain's v-th row is v
@@ -76,10 +77,10 @@ func wrapperSchema(autoKey string) []string {
 	}
 }
 
-func wrapperConfig() *idsql.Config {
-	return &idsql.Config{Namespace: "wrap", Tables: map[string]idsql.TableConfig{
-		"orders": {Strategy: idsql.Snowflake},
-		"users":  {Strategy: idsql.Segment, Step: 10},
+func wrapperConfig() *keyset.Config {
+	return &keyset.Config{Namespace: "wrap", Tables: map[string]keyset.TableConfig{
+		"orders": {Strategy: keyset.Snowflake},
+		"users":  {Strategy: keyset.Segment, Step: 10},
 	}}
 }
 
@@ -95,7 +96,7 @@ func openWrapperPostgres(t *testing.T) *wfix {
 	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 5)}})
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 5)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func openWrapperSQLite(t *testing.T) *wfix {
 	if err := store.CreateKey(ctx, segment.KeySpec{Key: "users", Step: 10}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 3), SegmentStore: store}})
+	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 3), SegmentStore: store}})
 	if err != nil {
 		t.Fatal(err)
 	}

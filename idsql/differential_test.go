@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -34,33 +35,33 @@ CREATE TABLE plain (id bigserial PRIMARY KEY, n int UNIQUE, s text);
 
 // dtable describes one table of diffSchema.
 type dtable struct {
-	cfgName  string         // name in the Config; "" for the unconfigured table
-	sql      string         // the table as statements name it
-	quoted   string         // the table as a quoted identifier
-	k, n, s  string         // columns as statements name them
-	keyName  string         // the key column's catalog name
-	nName    string         // n's catalog name
-	strategy idsql.Strategy // idsql.Snowflake, idsql.Segment or "" (unconfigured)
-	keyLast  bool           // the key is the last column, after n and s
-	def      bool           // the key column has a default (bigserial)
+	cfgName  string          // name in the Config; "" for the unconfigured table
+	sql      string          // the table as statements name it
+	quoted   string          // the table as a quoted identifier
+	k, n, s  string          // columns as statements name them
+	keyName  string          // the key column's catalog name
+	nName    string          // n's catalog name
+	strategy keyset.Strategy // keyset.Snowflake, keyset.Segment or "" (unconfigured)
+	keyLast  bool            // the key is the last column, after n and s
+	def      bool            // the key column has a default (bigserial)
 }
 
 var diffTables = []*dtable{
-	{cfgName: "orders", sql: "orders", quoted: `"orders"`, k: "id", n: "n", s: "s", keyName: "id", nName: "n", strategy: idsql.Snowflake},
-	{cfgName: "users", sql: "users", quoted: `"users"`, k: "id", n: "n", s: "s", keyName: "id", nName: "n", strategy: idsql.Segment},
-	{cfgName: "Audit", sql: `"Audit"`, quoted: `"Audit"`, k: `"Key"`, n: `"N"`, s: `"S"`, keyName: "Key", nName: "N", strategy: idsql.Snowflake},
-	{cfgName: "events", sql: "events", quoted: `"events"`, k: "id", n: "n", s: "s", keyName: "id", nName: "n", strategy: idsql.Snowflake, keyLast: true},
-	{cfgName: "with_default", sql: "with_default", quoted: `"with_default"`, k: "id", n: "n", s: "s", keyName: "id", nName: "n", strategy: idsql.Snowflake, def: true},
+	{cfgName: "orders", sql: "orders", quoted: `"orders"`, k: "id", n: "n", s: "s", keyName: "id", nName: "n", strategy: keyset.Snowflake},
+	{cfgName: "users", sql: "users", quoted: `"users"`, k: "id", n: "n", s: "s", keyName: "id", nName: "n", strategy: keyset.Segment},
+	{cfgName: "Audit", sql: `"Audit"`, quoted: `"Audit"`, k: `"Key"`, n: `"N"`, s: `"S"`, keyName: "Key", nName: "N", strategy: keyset.Snowflake},
+	{cfgName: "events", sql: "events", quoted: `"events"`, k: "id", n: "n", s: "s", keyName: "id", nName: "n", strategy: keyset.Snowflake, keyLast: true},
+	{cfgName: "with_default", sql: "with_default", quoted: `"with_default"`, k: "id", n: "n", s: "s", keyName: "id", nName: "n", strategy: keyset.Snowflake, def: true},
 	{sql: "plain", quoted: `"plain"`, k: "id", n: "n", s: "s", keyName: "id", nName: "n", def: true},
 }
 
-func diffConfig() *idsql.Config {
-	return &idsql.Config{Namespace: "diff", Tables: map[string]idsql.TableConfig{
-		"orders":       {Strategy: idsql.Snowflake},
-		"users":        {Strategy: idsql.Segment, Step: 50},
-		"Audit":        {Strategy: idsql.Snowflake, Column: "Key"},
-		"events":       {Strategy: idsql.Snowflake},
-		"with_default": {Strategy: idsql.Snowflake},
+func diffConfig() *keyset.Config {
+	return &keyset.Config{Namespace: "diff", Tables: map[string]keyset.TableConfig{
+		"orders":       {Strategy: keyset.Snowflake},
+		"users":        {Strategy: keyset.Segment, Step: 50},
+		"Audit":        {Strategy: keyset.Snowflake, Column: "Key"},
+		"events":       {Strategy: keyset.Snowflake},
+		"with_default": {Strategy: keyset.Snowflake},
 	}}
 }
 
@@ -683,7 +684,7 @@ func checkRows(t *testing.T, raw *sql.DB, c dcase, layout snowflake.Layout) map[
 	slices.SortFunc(want, func(a, b wantRow) int { return cmp.Compare(nOf(a), nOf(b)) })
 	keys := map[int64]int64{}
 	var ranges [][2]int64
-	if tb.strategy == idsql.Segment {
+	if tb.strategy == keyset.Segment {
 		ranges = allocRanges(t, raw, tb.cfgName)
 	}
 	now := time.Now()
@@ -707,12 +708,12 @@ func checkRows(t *testing.T, raw *sql.DB, c dcase, layout snowflake.Layout) map[
 			}
 		case kGen:
 			switch tb.strategy {
-			case idsql.Snowflake:
+			case keyset.Snowflake:
 				p, err := layout.Decode(g.key, now, time.Second)
 				if want := tableWorker(diffConfig(), 5, tb.cfgName); err != nil || p.Worker != want || now.Sub(p.Time) > time.Minute || p.Time.Sub(now) > time.Second {
 					t.Errorf("row n=%d: key %d decodes to %+v, %v; want worker %d, now", nOf(w), g.key, p, err, want)
 				}
-			case idsql.Segment:
+			case keyset.Segment:
 				if !slices.ContainsFunc(ranges, func(r [2]int64) bool { return r[0] <= g.key && g.key <= r[1] }) {
 					t.Errorf("row n=%d: key %d is in no allocated range %v", nOf(w), g.key, ranges)
 				}

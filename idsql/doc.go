@@ -93,6 +93,13 @@
 //
 // # What is in the package
 //
+// Package idsql is the database/sql wrapper (Open, NewConnector,
+// Register, the sqlx DB and Tx), its administration (Migrate, Lookup,
+// StoresFor, DBDefaultsSQL), and the names its users start from, which
+// package idsql/keyset defines (Config, Load, Keys, KeysOptions,
+// NewKeys, ShardOf). A program on pgx (idsql/pgxid) imports keyset
+// instead and links neither this package's driver nor sqlx.
+//
 // A Config (usually idsql.yaml, read with Load) names a namespace, a
 // snowflake bit layout, a worker-ID holder and, per table, a key strategy:
 //

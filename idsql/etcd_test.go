@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/etcdtest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -19,7 +20,7 @@ func TestEtcdHolderKind(t *testing.T) {
 	endpoints, ns := etcdtest.Namespace(t)
 	y := "namespace: " + ns + "\nholder: {kind: etcd, endpoints: [" + strings.Join(endpoints, ", ") + "], mode: recycle, instance: test-1}\n" +
 		"tables: {orders: {strategy: snowflake}}\n"
-	cfg, err := idsql.Parse("idsql.yaml", []byte(y), time.Now())
+	cfg, err := keyset.Parse("idsql.yaml", []byte(y), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

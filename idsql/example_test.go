@@ -14,6 +14,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 )
@@ -42,13 +43,13 @@ CREATE TABLE users (id BIGINT NOT NULL PRIMARY KEY, name TEXT NOT NULL);
 // exampleConfig, opens the segment store on a temporary SQLite file of its
 // own and makes the application's tables in another, at path. cleanup
 // removes it all.
-func exampleSetup(ctx context.Context) (cfg *idsql.Config, store *segment.SQLStore, path string, cleanup func()) {
+func exampleSetup(ctx context.Context) (cfg *keyset.Config, store *segment.SQLStore, path string, cleanup func()) {
 	dir, err := os.MkdirTemp("", "idsql-example")
 	if err != nil {
 		log.Fatal(err)
 	}
 	path = filepath.Join(dir, "shop.db")
-	if cfg, err = idsql.Parse("idsql.yaml", []byte(exampleConfig), time.Now()); err != nil {
+	if cfg, err = keyset.Parse("idsql.yaml", []byte(exampleConfig), time.Now()); err != nil {
 		log.Fatal(err)
 	}
 	if store, err = sqlitestore.Open(ctx, filepath.Join(dir, "idsql.db")); err != nil {
@@ -86,7 +87,7 @@ func ExampleOpen() {
 	}
 	defer os.RemoveAll(dir)
 
-	cfg, err := idsql.Parse("idsql.yaml", []byte(exampleConfig), time.Now())
+	cfg, err := keyset.Parse("idsql.yaml", []byte(exampleConfig), time.Now())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func ExampleOpen() {
 	defer store.DB().Close()
 
 	// The application's database, through idsql.
-	db, err := idsql.Open("sqlite", sqlitestore.DSN(filepath.Join(dir, "shop.db")), cfg, idsql.Options{KeysOptions: idsql.KeysOptions{
+	db, err := idsql.Open("sqlite", sqlitestore.DSN(filepath.Join(dir, "shop.db")), cfg, idsql.Options{KeysOptions: keyset.KeysOptions{
 		SegmentStore: store,
 		Holder:       holder.Static(map[string]int64{"orders": 7}),
 	}})
@@ -163,7 +164,7 @@ func ExampleNewConnector() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	connector, err := idsql.NewConnector(inner, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{
+	connector, err := idsql.NewConnector(inner, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{
 		SegmentStore: store,
 		Holder:       holder.Static(map[string]int64{"orders": 3}),
 	}})
@@ -195,7 +196,7 @@ func ExampleNewConnector() {
 // snowflake table needs no database at all.
 func ExampleKeys_NextID() {
 	ctx := context.Background()
-	cfg, err := idsql.Parse("idsql.yaml", []byte(`
+	cfg, err := keyset.Parse("idsql.yaml", []byte(`
 namespace: shop
 layout: leaf
 tables:
@@ -207,7 +208,7 @@ tables:
 	}
 	// One worker ID per snowflake table: each table's generator holds its
 	// own lease.
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Holder: holder.Static(map[string]int64{"orders": 1, "payments": 2})})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{Holder: holder.Static(map[string]int64{"orders": 1, "payments": 2})})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func ExampleLookupIn() {
 	ctx := context.Background()
 	cfg, store, _, cleanup := exampleSetup(ctx) // as in ExampleOpen
 	defer cleanup()
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{SegmentStore: store})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{SegmentStore: store})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -268,7 +269,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	cfg, err := idsql.Parse("idsql.yaml", []byte(`
+	cfg, err := keyset.Parse("idsql.yaml", []byte(`
 namespace: shop
 holder: {kind: local, instance: app, workers: {"orders@app": 1}, cache_dir: `+dir+`}
 tables:
@@ -286,7 +287,7 @@ tables:
 	}
 	defer store.DB().Close()
 	db, err := idsql.Open("sqlite", sqlitestore.DSN(filepath.Join(dir, "shop.db")), cfg,
-		idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store}})
+		idsql.Options{KeysOptions: keyset.KeysOptions{SegmentStore: store}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -329,14 +330,14 @@ tables:
 // A table's text form writes its keys at full width with a prefix, reads
 // them back only with that prefix, and keeps their order.
 func ExampleTextForm() {
-	orders := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}
+	orders := keyset.TextForm{Encoding: keyset.Base62, Prefix: "ord_"}
 	a, b := orders.Format(7139826715123912704), orders.Format(7139826715123912705)
 	fmt.Println(a, b, a < b)
 
 	id, err := orders.Parse(a)
 	fmt.Println(id, err)
 
-	users := idsql.TextForm{Encoding: idsql.Base58, Prefix: "usr_"}
+	users := keyset.TextForm{Encoding: keyset.Base58, Prefix: "usr_"}
 	_, err = users.Parse(a)
 	fmt.Println(err)
 	// Output:
@@ -354,7 +355,7 @@ func ExampleTextForm() {
 // holder.kind: postgres); the DSN is a placeholder.
 func ExampleMigrateWith() {
 	ctx := context.Background()
-	cfg, err := idsql.Parse("idsql.yaml", []byte(`
+	cfg, err := keyset.Parse("idsql.yaml", []byte(`
 namespace: shop
 holder: {kind: postgres, mode: lease, database_workers: 1}
 tables:
@@ -377,7 +378,7 @@ tables:
 }
 
 func ExampleConfig_Bounds() {
-	cfg, err := idsql.Parse("idsql.yaml", []byte(exampleConfig), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	cfg, err := keyset.Parse("idsql.yaml", []byte(exampleConfig), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -386,7 +387,7 @@ func ExampleConfig_Bounds() {
 	fmt.Println(lo, hi, err)
 	// SELECT ... FROM orders WHERE id BETWEEN lo AND hi: the orders of January.
 	_, _, err = cfg.Bounds("users", jan, jan.AddDate(0, 1, 0))
-	fmt.Println(errors.Is(err, idsql.ErrNoTimeOrder))
+	fmt.Println(errors.Is(err, keyset.ErrNoTimeOrder))
 	// Output:
 	// 2006515713438646272 2017749737272246271 <nil>
 	// true

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // BenchmarkShardedInsert compares an INSERT into a segment table whose key
@@ -16,14 +16,14 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkShardedInsert -benchtime 2000x -count 5 ./idsql/
 func BenchmarkShardedInsert(b *testing.B) {
-	cfg := &idsql.Config{Namespace: "benchgene", Tables: map[string]idsql.TableConfig{
-		"g_plain":   {Strategy: idsql.Segment, Step: 100_000},
-		"g_sharded": {Strategy: idsql.Segment, Step: 100_000, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 6}, App: &idsql.AppConfig{ID: 3, Bits: 8}},
+	cfg := &keyset.Config{Namespace: "benchgene", Tables: map[string]keyset.TableConfig{
+		"g_plain":   {Strategy: keyset.Segment, Step: 100_000},
+		"g_sharded": {Strategy: keyset.Segment, Step: 100_000, Shard: &keyset.ShardConfig{Column: "user_id", Bits: 6}, App: &keyset.AppConfig{ID: 3, Bits: 8}},
 	}}
 	db, raw, _ := openSegmentsPG(b, []string{
 		`CREATE UNLOGGED TABLE g_plain (id bigint PRIMARY KEY, user_id bigint NOT NULL, note text)`,
 		`CREATE UNLOGGED TABLE g_sharded (id bigint PRIMARY KEY, user_id bigint NOT NULL, note text)`,
-	}, cfg, idsql.KeysOptions{})
+	}, cfg, keyset.KeysOptions{})
 	ctx := context.Background()
 	db.SetMaxOpenConns(1)
 	for _, rows := range []int{1, 100} {

@@ -9,15 +9,16 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 )
 
-func geneConfig() *idsql.Config {
-	return &idsql.Config{Namespace: "gene", Tables: map[string]idsql.TableConfig{
+func geneConfig() *keyset.Config {
+	return &keyset.Config{Namespace: "gene", Tables: map[string]keyset.TableConfig{
 		// Small steps so that rows cross ranges; app bits under the shard.
-		"orders":   {Strategy: idsql.Segment, Step: 5, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 3}, App: &idsql.AppConfig{ID: 5, Bits: 4}},
-		"accounts": {Strategy: idsql.Segment, Step: 7, Shard: &idsql.ShardConfig{Column: "email", Bits: 6}},
-		"apponly":  {Strategy: idsql.Segment, Step: 10, App: &idsql.AppConfig{ID: 2, Bits: 2}},
+		"orders":   {Strategy: keyset.Segment, Step: 5, Shard: &keyset.ShardConfig{Column: "user_id", Bits: 3}, App: &keyset.AppConfig{ID: 5, Bits: 4}},
+		"accounts": {Strategy: keyset.Segment, Step: 7, Shard: &keyset.ShardConfig{Column: "email", Bits: 6}},
+		"apponly":  {Strategy: keyset.Segment, Step: 10, App: &keyset.AppConfig{ID: 2, Bits: 2}},
 	}}
 }
 
@@ -80,7 +81,7 @@ func insertGene(t *testing.T, db *idsql.DB, raw *sql.DB, stores idsql.Stores, ph
 		t.Fatalf("insert without the shard column: %v; want an error naming orders and user_id", err)
 	}
 	_, err = db.ExecContext(ctx, "INSERT INTO orders (user_id, note) VALUES ("+ph(1)+", 'a'), ("+ph(2)+", 'b')", 1, 2.5)
-	if !errors.Is(err, idsql.ErrShardValue) || !strings.Contains(err.Error(), "orders") {
+	if !errors.Is(err, keyset.ErrShardValue) || !strings.Contains(err.Error(), "orders") {
 		t.Fatalf("float shard value: %v", err)
 	}
 	var n int
@@ -186,18 +187,18 @@ func insertGene(t *testing.T, db *idsql.DB, raw *sql.DB, stores idsql.Stores, ph
 		prev = id >> 2
 	}
 	// Keys of a sharded table need their shard.
-	if _, err := db.Keys().NextID(ctx, "orders"); !errors.Is(err, idsql.ErrSharded) || !strings.Contains(err.Error(), "user_id") {
+	if _, err := db.Keys().NextID(ctx, "orders"); !errors.Is(err, keyset.ErrSharded) || !strings.Contains(err.Error(), "user_id") {
 		t.Fatalf("NextID of a sharded table: %v", err)
 	}
 }
 
 func TestGeneKeysPostgres(t *testing.T) {
-	db, raw, stores := openSegmentsPG(t, geneSchema, geneConfig(), idsql.KeysOptions{})
+	db, raw, stores := openSegmentsPG(t, geneSchema, geneConfig(), keyset.KeysOptions{})
 	insertGene(t, db, raw, stores, func(n int) string { return fmt.Sprint("$", n) }, true)
 }
 
 func TestGeneKeysMySQL(t *testing.T) {
-	db, raw, stores := openSegmentsMySQL(t, geneSchema, geneConfig(), idsql.KeysOptions{})
+	db, raw, stores := openSegmentsMySQL(t, geneSchema, geneConfig(), keyset.KeysOptions{})
 	insertGene(t, db, raw, stores, func(int) string { return "?" }, true)
 }
 
@@ -217,7 +218,7 @@ func TestGeneMigrateAdopts(t *testing.T) {
 			accounts := plain.Tables["accounts"]
 			accounts.Shard = nil
 			plain.Tables["accounts"] = accounts
-			db, raw, stores := open(t, append(geneSchema, `INSERT INTO orders VALUES (1000000, 1, 'old')`), plain, idsql.KeysOptions{})
+			db, raw, stores := open(t, append(geneSchema, `INSERT INTO orders VALUES (1000000, 1, 'old')`), plain, keyset.KeysOptions{})
 			if _, err := db.Keys().NextIDs(ctx, "accounts", 300); err != nil {
 				t.Fatal(err)
 			}
@@ -258,10 +259,10 @@ func TestGeneMigrateAdopts(t *testing.T) {
 // by their next requests. With max_id 13 and 2 shard bits, shard 0's keys
 // are 4, 8, 12 and shard 3's 7, 11.
 func TestGeneRefusedShardsCostNothing(t *testing.T) {
-	cfg := &idsql.Config{Namespace: "geneback", Tables: map[string]idsql.TableConfig{
-		"acc": {Strategy: idsql.Segment, Step: 10, MaxID: 13, Shard: &idsql.ShardConfig{Column: "u", Bits: 2}},
+	cfg := &keyset.Config{Namespace: "geneback", Tables: map[string]keyset.TableConfig{
+		"acc": {Strategy: keyset.Segment, Step: 10, MaxID: 13, Shard: &keyset.ShardConfig{Column: "u", Bits: 2}},
 	}}
-	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE acc (id bigint PRIMARY KEY, u int)`}, cfg, idsql.KeysOptions{})
+	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE acc (id bigint PRIMARY KEY, u int)`}, cfg, keyset.KeysOptions{})
 	keys, ctx := db.Keys(), context.Background()
 	for _, want := range []string{"[4 7 11]", "[8]"} {
 		shards := []int{0, 3, 3}
@@ -274,14 +275,14 @@ func TestGeneRefusedShardsCostNothing(t *testing.T) {
 	}
 	// Shard 0 draws 12 first; shard 3's next key, 15, is past max_id.
 	for range 3 {
-		if ids, err := keys.AppendShardIDs(ctx, nil, "acc", []int{0, 3}); !errors.Is(err, idsql.ErrKeySpaceExhausted) || len(ids) != 0 {
+		if ids, err := keys.AppendShardIDs(ctx, nil, "acc", []int{0, 3}); !errors.Is(err, keyset.ErrKeySpaceExhausted) || len(ids) != 0 {
 			t.Fatalf("shards [0 3] with shard 3 used up: %v, %v; want ErrKeySpaceExhausted and no key", ids, err)
 		}
 	}
 	if ids, err := keys.AppendShardIDs(ctx, nil, "acc", []int{0}); err != nil || fmt.Sprint(ids) != "[12]" {
 		t.Fatalf("shard 0 after the refusals: %v, %v; want its last key, 12", ids, err)
 	}
-	if _, err := keys.AppendShardIDs(ctx, nil, "acc", []int{0}); !errors.Is(err, idsql.ErrKeySpaceExhausted) {
+	if _, err := keys.AppendShardIDs(ctx, nil, "acc", []int{0}); !errors.Is(err, keyset.ErrKeySpaceExhausted) {
 		t.Fatalf("shard 0 used up: %v", err)
 	}
 }
@@ -289,18 +290,18 @@ func TestGeneRefusedShardsCostNothing(t *testing.T) {
 // max_id caps the composed key; each shard runs out on its own, and a
 // batch that crosses the cap gets nothing.
 func TestGeneMaxID(t *testing.T) {
-	cfg := &idsql.Config{Namespace: "genecap", Tables: map[string]idsql.TableConfig{
-		"capped": {Strategy: idsql.Segment, Step: 4, MaxID: 21, Shard: &idsql.ShardConfig{Column: "u", Bits: 1}},
+	cfg := &keyset.Config{Namespace: "genecap", Tables: map[string]keyset.TableConfig{
+		"capped": {Strategy: keyset.Segment, Step: 4, MaxID: 21, Shard: &keyset.ShardConfig{Column: "u", Bits: 1}},
 	}}
 	logs := &logBuffer{}
-	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE capped (id bigint PRIMARY KEY, u int)`}, cfg, idsql.KeysOptions{Logger: logs.logger()})
+	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE capped (id bigint PRIMARY KEY, u int)`}, cfg, keyset.KeysOptions{Logger: logs.logger()})
 	ctx := context.Background()
 	keys := db.Keys()
 	got := map[int][]int64{}
 	for _, shard := range []int{0, 1} {
 		for {
 			ids, err := keys.AppendShardIDs(ctx, nil, "capped", []int{shard})
-			if errors.Is(err, idsql.ErrKeySpaceExhausted) {
+			if errors.Is(err, keyset.ErrKeySpaceExhausted) {
 				break
 			}
 			if err != nil || len(ids) != 1 {

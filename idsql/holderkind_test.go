@@ -8,14 +8,15 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
 // kindConfig is a snowflake table whose worker IDs the database holder of
 // kind hands out.
-func kindConfig(kind idsql.HolderKind) *idsql.Config {
-	cfg := &idsql.Config{Namespace: "kind", Tables: map[string]idsql.TableConfig{"orders": {Strategy: idsql.Snowflake}}}
+func kindConfig(kind keyset.HolderKind) *keyset.Config {
+	cfg := &keyset.Config{Namespace: "kind", Tables: map[string]keyset.TableConfig{"orders": {Strategy: keyset.Snowflake}}}
 	cfg.Holder.Kind, cfg.Holder.Instance, cfg.Holder.AcceptLazyCommits = kind, "test-1", true
 	return cfg
 }
@@ -58,14 +59,14 @@ func TestHolderKindMismatchPostgreSQL(t *testing.T) {
 
 // testKindRefused opens the database with a holder kind that names
 // another database and wants the error naming both.
-func testKindRefused(t *testing.T, driverName, dsn string, kind idsql.HolderKind, database string) {
+func testKindRefused(t *testing.T, driverName, dsn string, kind keyset.HolderKind, database string) {
 	t.Helper()
 	db, err := idsql.Open(driverName, dsn, kindConfig(kind), idsql.Options{})
 	if err == nil {
 		db.Close()
 		t.Fatalf("holder.kind %s on %s: opened", kind, database)
 	}
-	var fe *idsql.FieldError
+	var fe *keyset.FieldError
 	if !errors.As(err, &fe) || fe.Field != "holder.kind" || !strings.Contains(err.Error(), string(kind)) || !strings.Contains(err.Error(), "database is "+database) {
 		t.Errorf("holder.kind %s on %s: err = %v; want a holder.kind error naming both", kind, database, err)
 	}

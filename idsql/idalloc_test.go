@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/mysqltest"
@@ -89,10 +90,10 @@ func testIDAllocStore(t *testing.T, d idAllocDB) {
 			t.Fatal(err)
 		}
 	}
-	cfg := &idsql.Config{Namespace: "idalloc", Tables: map[string]idsql.TableConfig{
-		"orders": {Strategy: idsql.Segment, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 2}, App: &idsql.AppConfig{ID: 3, Bits: 8}},
+	cfg := &keyset.Config{Namespace: "idalloc", Tables: map[string]keyset.TableConfig{
+		"orders": {Strategy: keyset.Segment, Shard: &keyset.ShardConfig{Column: "user_id", Bits: 2}, App: &keyset.AppConfig{ID: 3, Bits: 8}},
 	}}
-	db, err := idsql.Open(d.driver, dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store, Segment: segment.Settings{MaxStep: 10}}})
+	db, err := idsql.Open(d.driver, dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{SegmentStore: store, Segment: segment.Settings{MaxStep: 10}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -36,7 +36,7 @@ func (l *leaseLog) Acquire(_ context.Context, req holder.Request) (holder.Lease,
 
 func TestKeysReacquireAfterLeaseLost(t *testing.T) {
 	leases := &leaseLog{}
-	keys, err := idsql.NewKeys(testConfig(), idsql.KeysOptions{Holder: leases})
+	keys, err := keyset.NewKeys(testConfig(), keyset.KeysOptions{Holder: leases})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,19 +74,19 @@ func TestKeysReacquireAfterLeaseLost(t *testing.T) {
 }
 
 func TestKeysClosed(t *testing.T) {
-	keys, err := idsql.NewKeys(testConfig(), idsql.KeysOptions{Holder: tableWorkers(testConfig(), 1)})
+	keys, err := keyset.NewKeys(testConfig(), keyset.KeysOptions{Holder: tableWorkers(testConfig(), 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	keys.Close()
-	if _, err := keys.NextID(context.Background(), "orders"); !errors.Is(err, idsql.ErrClosed) {
+	if _, err := keys.NextID(context.Background(), "orders"); !errors.Is(err, keyset.ErrClosed) {
 		t.Fatalf("NextID after Close = %v", err)
 	}
 }
 
 // tableWorkers gives each table of cfg a worker ID of its own, from base up:
 // two tables on one worker ID would issue equal IDs.
-func tableWorkers(cfg *idsql.Config, base int64) holder.Holder {
+func tableWorkers(cfg *keyset.Config, base int64) holder.Holder {
 	m := map[string]int64{}
 	for _, t := range cfg.TableNames() {
 		m[t] = tableWorker(cfg, base, t)
@@ -95,25 +95,25 @@ func tableWorkers(cfg *idsql.Config, base int64) holder.Holder {
 }
 
 // tableWorker is the worker ID tableWorkers gives table.
-func tableWorker(cfg *idsql.Config, base int64, table string) int64 {
+func tableWorker(cfg *keyset.Config, base int64, table string) int64 {
 	return base + int64(slices.Index(cfg.TableNames(), table))
 }
 
 func TestBatchSizeChecked(t *testing.T) {
-	keys, err := idsql.NewKeys(testConfig(), idsql.KeysOptions{Holder: tableWorkers(testConfig(), 1)})
+	keys, err := keyset.NewKeys(testConfig(), keyset.KeysOptions{Holder: tableWorkers(testConfig(), 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer keys.Close()
 	ctx := context.Background()
-	for _, n := range []int{-1, idsql.MaxBatch + 1, 1e9} {
+	for _, n := range []int{-1, keyset.MaxBatch + 1, 1e9} {
 		ids, err := keys.NextIDs(ctx, "orders", n)
-		if err == nil || !strings.Contains(err.Error(), "orders") || !strings.Contains(err.Error(), strconv.Itoa(idsql.MaxBatch)) {
+		if err == nil || !strings.Contains(err.Error(), "orders") || !strings.Contains(err.Error(), strconv.Itoa(keyset.MaxBatch)) {
 			t.Errorf("NextIDs(%d) = %d IDs, %v; want an error naming the table and the limit", n, len(ids), err)
 		}
 	}
-	ids, err := keys.NextIDs(ctx, "orders", idsql.MaxBatch)
-	if err != nil || len(ids) != idsql.MaxBatch {
+	ids, err := keys.NextIDs(ctx, "orders", keyset.MaxBatch)
+	if err != nil || len(ids) != keyset.MaxBatch {
 		t.Fatalf("NextIDs(MaxBatch) = %d IDs, %v", len(ids), err)
 	}
 }
@@ -142,7 +142,7 @@ func (k *leaseKeeper) Acquire(ctx context.Context, req holder.Request) (holder.L
 func TestLostLeaseReleasedBeforeNewOne(t *testing.T) {
 	cfg := testConfig()
 	hk := &leaseKeeper{Holder: tableWorkers(cfg, 1)}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Holder: hk})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{Holder: hk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/clocktest"
 	"github.com/idsql/idsql/internal/mysqltest"
@@ -42,9 +43,9 @@ func (b *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(
 
 const cappedMax = 25
 
-func cappedConfig() *idsql.Config {
-	return &idsql.Config{Namespace: "cap", Tables: map[string]idsql.TableConfig{
-		"capped": {Strategy: idsql.Segment, Step: 10, MaxID: cappedMax},
+func cappedConfig() *keyset.Config {
+	return &keyset.Config{Namespace: "cap", Tables: map[string]keyset.TableConfig{
+		"capped": {Strategy: keyset.Segment, Step: 10, MaxID: cappedMax},
 	}}
 }
 
@@ -74,7 +75,7 @@ func runOutCapped(t *testing.T, db *idsql.DB, raw *sql.DB, logs *logBuffer, ph f
 	// 21..30 would cross 25: the whole statement is refused before any
 	// key is drawn, nothing written, and the refusal costs no key.
 	err := insert(10)
-	if !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "capped") || !strings.Contains(err.Error(), "max_id 25") {
+	if !errors.Is(err, keyset.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "capped") || !strings.Contains(err.Error(), "max_id 25") {
 		t.Fatalf("10-row insert across max_id: %v; want ErrKeySpaceExhausted naming capped and max_id 25", err)
 	}
 	if want := "10 keys asked, but at most 5 remain below max_id 25; refused whole, no key was drawn (ask for at most 5 keys"; !strings.Contains(err.Error(), want) {
@@ -88,7 +89,7 @@ func runOutCapped(t *testing.T, db *idsql.DB, raw *sql.DB, logs *logBuffer, ph f
 	}
 	for range 3 {
 		err := insert(1)
-		if !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "capped") {
+		if !errors.Is(err, keyset.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "capped") {
 			t.Fatalf("insert after running out: %v, want ErrKeySpaceExhausted naming capped", err)
 		}
 		if want := "has used its keys up to max_id 25 (keys are never wrapped; raise max_id and restart)"; !strings.Contains(err.Error(), want) {
@@ -114,10 +115,10 @@ func runOutCapped(t *testing.T, db *idsql.DB, raw *sql.DB, logs *logBuffer, ph f
 
 // openSegmentsPG opens cfg over PostgreSQL after running schema and
 // Migrate on a fresh schema, with segment stores there.
-func openSegmentsPG(t testing.TB, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
+func openSegmentsPG(t testing.TB, schema []string, cfg *keyset.Config, ko keyset.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
 	t.Helper()
 	raw, dsn := pgtest.Open(t)
-	stores, err := idsql.StoresFor(raw, idsql.HolderConfig{})
+	stores, err := idsql.StoresFor(raw, keyset.HolderConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func openSegmentsPG(t testing.TB, schema []string, cfg *idsql.Config, ko idsql.K
 }
 
 // openSegmentsMySQL is openSegmentsPG on MariaDB.
-func openSegmentsMySQL(t testing.TB, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
+func openSegmentsMySQL(t testing.TB, schema []string, cfg *keyset.Config, ko keyset.KeysOptions) (*idsql.DB, *sql.DB, idsql.Stores) {
 	t.Helper()
 	dsn := mysqltest.Database(t)
 	raw, err := sql.Open("mysql", dsn)
@@ -138,7 +139,7 @@ func openSegmentsMySQL(t testing.TB, schema []string, cfg *idsql.Config, ko idsq
 	return openSegments(t, "mysql", dsn, raw, stores, schema, cfg, ko), raw, stores
 }
 
-func openSegments(t testing.TB, driver, dsn string, raw *sql.DB, stores idsql.Stores, schema []string, cfg *idsql.Config, ko idsql.KeysOptions) *idsql.DB {
+func openSegments(t testing.TB, driver, dsn string, raw *sql.DB, stores idsql.Stores, schema []string, cfg *keyset.Config, ko keyset.KeysOptions) *idsql.DB {
 	t.Helper()
 	ctx := context.Background()
 	for _, q := range schema {
@@ -161,13 +162,13 @@ const cappedSchema = `CREATE TABLE capped (id bigint PRIMARY KEY, v text)`
 
 func TestMaxIDPostgres(t *testing.T) {
 	logs := &logBuffer{}
-	db, raw, _ := openSegmentsPG(t, []string{cappedSchema}, cappedConfig(), idsql.KeysOptions{Logger: logs.logger()})
+	db, raw, _ := openSegmentsPG(t, []string{cappedSchema}, cappedConfig(), keyset.KeysOptions{Logger: logs.logger()})
 	runOutCapped(t, db, raw, logs, func(n int) string { return fmt.Sprint("$", n) })
 }
 
 func TestMaxIDMySQL(t *testing.T) {
 	logs := &logBuffer{}
-	db, raw, _ := openSegmentsMySQL(t, []string{cappedSchema}, cappedConfig(), idsql.KeysOptions{Logger: logs.logger()})
+	db, raw, _ := openSegmentsMySQL(t, []string{cappedSchema}, cappedConfig(), keyset.KeysOptions{Logger: logs.logger()})
 	runOutCapped(t, db, raw, logs, func(int) string { return "?" })
 }
 
@@ -178,11 +179,11 @@ func TestMaxIDSnowflake(t *testing.T) {
 	clock := clocktest.New(epoch.Add(time.Second))
 	const shift = 10 + 12           // worker and sequence bits
 	maxID := int64(2000)<<shift - 1 // the last key of the tick 2 s after the epoch
-	cfg := &idsql.Config{Namespace: "capsnow",
-		Layout: idsql.LayoutConfig{TimeBits: 41, WorkerBits: 10, SequenceBits: 12, Epoch: epoch},
-		Tables: map[string]idsql.TableConfig{"events": {Strategy: idsql.Snowflake, MaxID: maxID}}}
+	cfg := &keyset.Config{Namespace: "capsnow",
+		Layout: keyset.LayoutConfig{TimeBits: 41, WorkerBits: 10, SequenceBits: 12, Epoch: epoch},
+		Tables: map[string]keyset.TableConfig{"events": {Strategy: keyset.Snowflake, MaxID: maxID}}}
 	logs := &logBuffer{}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Holder: holder.Static(map[string]int64{"events": 3}), Clock: clock, Logger: logs.logger()})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{Holder: holder.Static(map[string]int64{"events": 3}), Clock: clock, Logger: logs.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestMaxIDSnowflake(t *testing.T) {
 		}
 		clock.Add(50 * time.Millisecond)
 	}
-	if !errors.Is(last, idsql.ErrKeySpaceExhausted) || !strings.Contains(last.Error(), "events") || !strings.Contains(last.Error(), fmt.Sprint("max_id ", maxID)) {
+	if !errors.Is(last, keyset.ErrKeySpaceExhausted) || !strings.Contains(last.Error(), "events") || !strings.Contains(last.Error(), fmt.Sprint("max_id ", maxID)) {
 		t.Fatalf("last error %v; want ErrKeySpaceExhausted naming events and its max_id", last)
 	}
 	if len(seen) != 20*50 {
@@ -215,7 +216,7 @@ func TestMaxIDSnowflake(t *testing.T) {
 	}
 	// Refused at once from now on, even when the clock went back.
 	clock.Set(epoch.Add(time.Second))
-	if _, err := keys.NextID(ctx, "events"); !errors.Is(err, idsql.ErrKeySpaceExhausted) {
+	if _, err := keys.NextID(ctx, "events"); !errors.Is(err, keyset.ErrKeySpaceExhausted) {
 		t.Fatalf("after running out: %v", err)
 	}
 	if c := strings.Count(logs.String(), "key space"); c != 1 {
@@ -239,17 +240,17 @@ func TestKeySpaceConfig(t *testing.T) {
 		{`orders: {strategy: segment, shard: {column: u, bits: 12}, app: {id: 1, bits: 16}}`, "tables.orders"},
 		{`orders: {strategy: segment, shard: {column: u, bits: 6}, max_id: 63}`, "tables.orders.max_id"},
 	} {
-		_, err := idsql.Parse("x.yaml", []byte("namespace: n\ntables:\n  "+tc.yaml+"\n"), time.Now())
-		var fe *idsql.FieldError
+		_, err := keyset.Parse("x.yaml", []byte("namespace: n\ntables:\n  "+tc.yaml+"\n"), time.Now())
+		var fe *keyset.FieldError
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%s: %v, want a FieldError on %s", tc.yaml, err, tc.field)
 		}
 	}
-	cfg, err := idsql.Parse("x.yaml", []byte("namespace: n\ntables:\n  orders: {strategy: segment, shard: {column: user_id, bits: 6}, app: {id: 3, bits: 8}, max_id: 4294967295}\n"), time.Now())
+	cfg, err := keyset.Parse("x.yaml", []byte("namespace: n\ntables:\n  orders: {strategy: segment, shard: {column: user_id, bits: 6}, app: {id: 3, bits: 8}, max_id: 4294967295}\n"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := cfg.Tables["orders"].Gene(); g != (idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}) || cfg.Tables["orders"].MaxID != 1<<32-1 {
+	if g := cfg.Tables["orders"].Gene(); g != (keyset.Gene{ShardBits: 6, AppBits: 8, App: 3}) || cfg.Tables["orders"].MaxID != 1<<32-1 {
 		t.Fatalf("parsed %+v", cfg.Tables["orders"])
 	}
 }
@@ -258,16 +259,16 @@ func TestKeySpaceConfig(t *testing.T) {
 // used, a batch of 20 is refused before drawing; the next key is 2, and
 // keys 2..15 are all still issued.
 func TestRefusedBatchCostsNothing(t *testing.T) {
-	cfg := &idsql.Config{Namespace: "cap15", Tables: map[string]idsql.TableConfig{
-		"small": {Strategy: idsql.Segment, Step: 10, MaxID: 15},
+	cfg := &keyset.Config{Namespace: "cap15", Tables: map[string]keyset.TableConfig{
+		"small": {Strategy: keyset.Segment, Step: 10, MaxID: 15},
 	}}
-	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE small (id bigint PRIMARY KEY)`}, cfg, idsql.KeysOptions{})
+	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE small (id bigint PRIMARY KEY)`}, cfg, keyset.KeysOptions{})
 	keys, ctx := db.Keys(), context.Background()
 	if id, err := keys.NextID(ctx, "small"); err != nil || id != 1 {
 		t.Fatalf("first key %d, %v", id, err)
 	}
 	ids, err := keys.NextIDs(ctx, "small", 20)
-	if !errors.Is(err, idsql.ErrKeySpaceExhausted) || len(ids) != 0 {
+	if !errors.Is(err, keyset.ErrKeySpaceExhausted) || len(ids) != 0 {
 		t.Fatalf("batch of 20: %v, %v; want ErrKeySpaceExhausted and no key", ids, err)
 	}
 	for _, want := range []string{"table small", "20 keys asked", "at most 14 remain below max_id 15", "no key was drawn", "ask for at most 14 keys, or raise max_id"} {
@@ -282,7 +283,7 @@ func TestRefusedBatchCostsNothing(t *testing.T) {
 	if err != nil || len(ids) != 13 || ids[0] != 3 || ids[12] != 15 {
 		t.Fatalf("the last 13 keys: %v, %v; want 3..15", ids, err)
 	}
-	if _, err := keys.NextID(ctx, "small"); !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "used its keys up to max_id 15") {
+	if _, err := keys.NextID(ctx, "small"); !errors.Is(err, keyset.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "used its keys up to max_id 15") {
 		t.Fatalf("after 15: %v", err)
 	}
 }
@@ -290,17 +291,17 @@ func TestRefusedBatchCostsNothing(t *testing.T) {
 // A batch that crosses max_id although the process could not tell before
 // drawing (its first request) keeps the keys below max_id for later ones.
 func TestCrossingBatchKeepsItsKeys(t *testing.T) {
-	cfg := &idsql.Config{Namespace: "cap5", Tables: map[string]idsql.TableConfig{
-		"tiny": {Strategy: idsql.Segment, Step: 10, MaxID: 5},
+	cfg := &keyset.Config{Namespace: "cap5", Tables: map[string]keyset.TableConfig{
+		"tiny": {Strategy: keyset.Segment, Step: 10, MaxID: 5},
 	}}
-	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE tiny (id bigint PRIMARY KEY)`}, cfg, idsql.KeysOptions{})
+	db, _, _ := openSegmentsPG(t, []string{`CREATE TABLE tiny (id bigint PRIMARY KEY)`}, cfg, keyset.KeysOptions{})
 	keys, ctx := db.Keys(), context.Background()
 	_, err := keys.NextIDs(ctx, "tiny", 8)
-	if !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "the 5 keys below max_id drawn for it are kept for later requests") ||
+	if !errors.Is(err, keyset.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "the 5 keys below max_id drawn for it are kept for later requests") ||
 		!strings.Contains(err.Error(), "ask for at most 5 keys") {
 		t.Fatalf("first batch of 8 across max_id 5: %v", err)
 	}
-	if ids, err := keys.NextIDs(ctx, "tiny", 6); !errors.Is(err, idsql.ErrKeySpaceExhausted) || len(ids) != 0 || !strings.Contains(err.Error(), "at most 5 remain") {
+	if ids, err := keys.NextIDs(ctx, "tiny", 6); !errors.Is(err, keyset.ErrKeySpaceExhausted) || len(ids) != 0 || !strings.Contains(err.Error(), "at most 5 remain") {
 		t.Fatalf("6 of the 5 kept: %v, %v", ids, err)
 	}
 	ids, err := keys.NextIDs(ctx, "tiny", 5)
@@ -317,10 +318,10 @@ func TestCrossingBatchKeepsItsKeys(t *testing.T) {
 func TestRefusedSnowflakeBatchCostsNothing(t *testing.T) {
 	epoch := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	clock := clocktest.New(epoch.Add(time.Second))
-	cfg := &idsql.Config{Namespace: "capsnow2",
-		Layout: idsql.LayoutConfig{TimeBits: 41, WorkerBits: 10, SequenceBits: 12, Epoch: epoch},
-		Tables: map[string]idsql.TableConfig{"events": {Strategy: idsql.Snowflake, MaxID: 1000<<22 | 3<<12 | 10}}}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Holder: holder.Static(map[string]int64{"events": 3}), Clock: clock})
+	cfg := &keyset.Config{Namespace: "capsnow2",
+		Layout: keyset.LayoutConfig{TimeBits: 41, WorkerBits: 10, SequenceBits: 12, Epoch: epoch},
+		Tables: map[string]keyset.TableConfig{"events": {Strategy: keyset.Snowflake, MaxID: 1000<<22 | 3<<12 | 10}}}
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{Holder: holder.Static(map[string]int64{"events": 3}), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +331,7 @@ func TestRefusedSnowflakeBatchCostsNothing(t *testing.T) {
 	if err != nil || first != 1000<<22|3<<12 {
 		t.Fatalf("first key %d, %v", first, err)
 	}
-	if _, err := keys.NextIDs(ctx, "events", 20); !errors.Is(err, idsql.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "at most 10 remain") || !strings.Contains(err.Error(), "no key was drawn") {
+	if _, err := keys.NextIDs(ctx, "events", 20); !errors.Is(err, keyset.ErrKeySpaceExhausted) || !strings.Contains(err.Error(), "at most 10 remain") || !strings.Contains(err.Error(), "no key was drawn") {
 		t.Fatalf("batch of 20 with 10 left: %v", err)
 	}
 	if id, err := keys.NextID(ctx, "events"); err != nil || id != first+1 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // A local holder without a worker ID for a snowflake table of this process
@@ -38,11 +38,11 @@ func TestLocalHolderWithoutWorkersRefusedEarly(t *testing.T) {
 			if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := idsql.Load(path)
+			cfg, err := keyset.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Instance: inst})
+			keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{Instance: inst})
 			if err == nil {
 				keys.Close()
 			}
@@ -52,7 +52,7 @@ func TestLocalHolderWithoutWorkersRefusedEarly(t *testing.T) {
 				}
 				return
 			}
-			var fe *idsql.FieldError
+			var fe *keyset.FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("NewKeys: %v, want a *FieldError", err)
 			}
@@ -62,7 +62,7 @@ func TestLocalHolderWithoutWorkersRefusedEarly(t *testing.T) {
 				}
 			}
 			// A holder given in code needs no map.
-			keys, err = idsql.NewKeys(cfg, idsql.KeysOptions{Instance: inst, Holder: holder.Fixed(1)})
+			keys, err = keyset.NewKeys(cfg, keyset.KeysOptions{Instance: inst, Holder: holder.Fixed(1)})
 			if err != nil {
 				t.Fatalf("with a holder given in code: %v", err)
 			}

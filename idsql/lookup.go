@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -24,7 +25,7 @@ type Origin struct {
 	// and Gene describe Key.
 	Key      int64
 	Table    string // the configured table; "" when the record names none of cfg's tables
-	Strategy Strategy
+	Strategy keyset.Strategy
 
 	// Snowflake IDs: the decoded parts and the worker lease.
 	Parts snowflake.Parts
@@ -35,12 +36,12 @@ type Origin struct {
 	Range segment.Range
 	// Gene is the ID taken apart for a segment table with shard or app
 	// bits (see Gene), nil otherwise.
-	Gene *GeneParts
+	Gene *keyset.GeneParts
 }
 
 // Instance returns the process that issued the ID.
 func (o Origin) Instance() string {
-	if o.Strategy == Segment {
+	if o.Strategy == keyset.Segment {
 		return o.Range.Instance
 	}
 	return o.Lease.Instance
@@ -61,12 +62,12 @@ func (o Origin) String() string {
 	}
 	stamp := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 	switch o.Strategy {
-	case Snowflake:
+	case keyset.Snowflake:
 		fmt.Fprintf(&b, ", worker %d, sequence %d, time %s, instance %s", o.Parts.Worker, o.Parts.Sequence, stamp(o.Parts.Time), o.Lease.Instance)
 		if o.Lease.LeaseID != 0 {
 			fmt.Fprintf(&b, " (lease #%d)", o.Lease.LeaseID)
 		}
-	case Segment:
+	case keyset.Segment:
 		if g := o.Gene; g != nil {
 			fmt.Fprintf(&b, ", shard %d, app %d, index %d", g.Shard, g.App, g.Index)
 		}
@@ -183,7 +184,7 @@ func lookupKey(ctx context.Context, cfg *Config, src Stores, layout snowflake.La
 			rec, err := src.Workers.Find(ctx, cfg.Namespace, p.Worker, p.Time)
 			switch {
 			case err == nil && rd.takes(cfg, rec.Table):
-				o := Origin{Strategy: Snowflake, Parts: p, Lease: rec}
+				o := Origin{Strategy: keyset.Snowflake, Parts: p, Lease: rec}
 				if _, ok := cfg.Tables[rec.Table]; ok {
 					o.Table = rec.Table
 				}
@@ -202,7 +203,7 @@ func lookupKey(ctx context.Context, cfg *Config, src Stores, layout snowflake.La
 		geneKeys := map[string]bool{} // keys whose numbers are indexes, not IDs
 		for _, t := range cfg.TableNames() {
 			tc := cfg.Tables[t]
-			if tc.Strategy != Segment {
+			if tc.Strategy != keyset.Segment {
 				continue
 			}
 			if g := tc.Gene(); !g.Plain() {
@@ -215,7 +216,7 @@ func lookupKey(ctx context.Context, cfg *Config, src Stores, layout snowflake.La
 		}
 		for _, r := range res.Ranges {
 			if !geneKeys[r.Key] && rd.takes(cfg, byKey[r.Key]) {
-				found = append(found, Origin{Table: byKey[r.Key], Strategy: Segment, Range: r})
+				found = append(found, Origin{Table: byKey[r.Key], Strategy: keyset.Segment, Range: r})
 			}
 		}
 		gene, err := lookupGene(ctx, cfg, src.Segments, rd)
@@ -237,7 +238,7 @@ func lookupGene(ctx context.Context, cfg *Config, store *segment.SQLStore, rd sh
 	for _, t := range cfg.TableNames() {
 		tc := cfg.Tables[t]
 		g := tc.Gene()
-		if tc.Strategy != Segment || g.Plain() || !rd.takes(cfg, t) {
+		if tc.Strategy != keyset.Segment || g.Plain() || !rd.takes(cfg, t) {
 			continue
 		}
 		p := g.Decompose(id)
@@ -255,7 +256,7 @@ func lookupGene(ctx context.Context, cfg *Config, store *segment.SQLStore, rd sh
 		key := g.ShardKey(cfg.SegmentKey(t), p.Shard)
 		for _, r := range res.Ranges {
 			if r.Key == key {
-				found = append(found, Origin{Table: t, Strategy: Segment, Range: r, Gene: &p})
+				found = append(found, Origin{Table: t, Strategy: keyset.Segment, Range: r, Gene: &p})
 			}
 		}
 	}

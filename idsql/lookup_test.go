@@ -11,6 +11,7 @@ import (
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -32,7 +33,7 @@ func TestLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Table != "orders" || got[0].Strategy != idsql.Snowflake || got[0].Parts.Worker != tableWorker(cfg, 5, "orders") {
+	if len(got) != 1 || got[0].Table != "orders" || got[0].Strategy != keyset.Snowflake || got[0].Parts.Worker != tableWorker(cfg, 5, "orders") {
 		t.Fatalf("Lookup(order %d) = %+v", orderID, got)
 	}
 	if got[0].Instance() == "" || time.Since(got[0].Parts.Time) > time.Minute {
@@ -43,7 +44,7 @@ func TestLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Table != "users" || got[0].Strategy != idsql.Segment || !got[0].Range.Contains(userID) {
+	if len(got) != 1 || got[0].Table != "users" || got[0].Strategy != keyset.Segment || !got[0].Range.Contains(userID) {
 		t.Fatalf("Lookup(user %d) = %+v", userID, got)
 	}
 
@@ -92,7 +93,7 @@ func TestLookupAfterWorkerReuse(t *testing.T) {
 			workers[name] = base + int64(i)
 		}
 		workers[table] = reused
-		keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, Holder: holder.Static(workers), Registry: stores.Workers})
+		keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{DB: raw, Holder: holder.Static(workers), Registry: stores.Workers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,13 +147,13 @@ func TestOriginString(t *testing.T) {
 		o    idsql.Origin
 		want string
 	}{
-		{idsql.Origin{ID: 42, Table: "orders", Strategy: idsql.Snowflake,
+		{idsql.Origin{ID: 42, Table: "orders", Strategy: keyset.Snowflake,
 			Parts: snowflake.Parts{Time: at, Worker: 3, Sequence: 7}, Lease: registry.Record{LeaseID: 9, Instance: "web-1:8080"}},
 			"42: table orders (snowflake), worker 3, sequence 7, time 2026-03-01T12:00:00.005Z, instance web-1:8080 (lease #9)"},
-		{idsql.Origin{ID: 1001, Table: "users", Strategy: idsql.Segment,
+		{idsql.Origin{ID: 1001, Table: "users", Strategy: keyset.Segment,
 			Range: segment.Range{Key: "users", First: 1001, Last: 2000, Instance: "web-2", Time: at}},
 			"1001: table users (segment), key users, range 1001..2000 handed out 2026-03-01T12:00:00.005Z to web-2"},
-		{idsql.Origin{ID: 77, Strategy: idsql.Segment, Gene: &idsql.GeneParts{Index: 5, Shard: 2, App: 1},
+		{idsql.Origin{ID: 77, Strategy: keyset.Segment, Gene: &keyset.GeneParts{Index: 5, Shard: 2, App: 1},
 			Range: segment.Range{Key: "orders#2", First: 1, Last: 10, Instance: "web-3", Time: at}},
 			"77: table (not configured) (segment), shard 2, app 1, index 5, key orders#2, range 1..10 handed out 2026-03-01T12:00:00.005Z to web-3"},
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -31,7 +32,7 @@ func Migrate(ctx context.Context, db *sql.DB, cfg *Config) error {
 // idsql_shapes in db, refusing a shape that differs from the recorded one
 // (see Reshape). It is idempotent.
 func MigrateIn(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error {
-	if err := recordShapes(ctx, db, cfg); err != nil {
+	if err := keyset.RecordShapes(ctx, db, cfg); err != nil {
 		return fmt.Errorf("idsql: migrate: %w", err)
 	}
 	if stores.Workers != nil {
@@ -57,13 +58,13 @@ func MigrateIn(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) erro
 	for _, table := range cfg.TableNames() {
 		tc := cfg.Tables[table]
 		key := cfg.SegmentKey(table)
-		if tc.Strategy == Segment && !tc.Gene().Plain() {
+		if tc.Strategy == keyset.Segment && !tc.Gene().Plain() {
 			if err := migrateGene(ctx, db, store, have, table, tc, key); err != nil {
 				return fmt.Errorf("idsql: migrate: table %s: %w", table, err)
 			}
 			continue
 		}
-		if tc.Strategy != Segment || have[key] {
+		if tc.Strategy != keyset.Segment || have[key] {
 			continue
 		}
 		spec := segment.KeySpec{Key: key, Step: tc.StepOrDefault(), Description: "table " + table}
@@ -107,7 +108,7 @@ func tableExists(ctx context.Context, db *sql.DB, table string) bool {
 // without shard bits). A table that holds rows already has every shard
 // start above the index of its largest key, so no key can collide with
 // one it holds, whatever the shard.
-func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have map[string]bool, table string, tc TableConfig, key string) error {
+func migrateGene(ctx context.Context, db *sql.DB, store *segment.SQLStore, have map[string]bool, table string, tc keyset.TableConfig, key string) error {
 	g := tc.Gene()
 	// A table that holds rows: every shard starts above the index of its
 	// largest key.

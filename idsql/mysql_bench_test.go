@@ -10,6 +10,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/mysqltest"
 )
 
@@ -58,12 +59,12 @@ func openMySQLBench(b *testing.B, params map[string]string) (*idsql.DB, *sql.DB)
 			b.Fatal(err)
 		}
 	}
-	cfg := &idsql.Config{Namespace: "bench", Tables: map[string]idsql.TableConfig{"b_idsql": {Strategy: idsql.Snowflake}}}
+	cfg := &keyset.Config{Namespace: "bench", Tables: map[string]keyset.TableConfig{"b_idsql": {Strategy: keyset.Snowflake}}}
 	reg := registry.New(raw, registry.Settings{AcceptLazyCommits: true})
 	if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: reg}); err != nil {
 		b.Fatal(err)
 	}
-	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 3), Registry: reg}})
+	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 3), Registry: reg}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/mysqltest"
 )
@@ -34,20 +35,20 @@ import (
 
 // mtable is a table of the differential schema, in both databases.
 type mtable struct {
-	name     string         // as configured and as statements name it
-	k, n, s  string         // columns as statements name them
-	keyName  string         // the key column's catalog name
-	strategy idsql.Strategy // idsql.Snowflake, idsql.Segment or "" (not configured)
-	keyLast  bool           // the key is the last column
-	auto     bool           // the idsql side's key is AUTO_INCREMENT too
+	name     string          // as configured and as statements name it
+	k, n, s  string          // columns as statements name them
+	keyName  string          // the key column's catalog name
+	strategy keyset.Strategy // keyset.Snowflake, keyset.Segment or "" (not configured)
+	keyLast  bool            // the key is the last column
+	auto     bool            // the idsql side's key is AUTO_INCREMENT too
 }
 
 var mTables = []*mtable{
-	{name: "orders", k: "id", n: "n", s: "s", keyName: "id", strategy: idsql.Snowflake},
-	{name: "users", k: "id", n: "n", s: "s", keyName: "id", strategy: idsql.Segment},
-	{name: "Audit", k: "`Key`", n: "`N`", s: "`S`", keyName: "Key", strategy: idsql.Snowflake},
-	{name: "events", k: "id", n: "n", s: "s", keyName: "id", strategy: idsql.Snowflake, keyLast: true},
-	{name: "autoinc", k: "id", n: "n", s: "s", keyName: "id", strategy: idsql.Snowflake, auto: true},
+	{name: "orders", k: "id", n: "n", s: "s", keyName: "id", strategy: keyset.Snowflake},
+	{name: "users", k: "id", n: "n", s: "s", keyName: "id", strategy: keyset.Segment},
+	{name: "Audit", k: "`Key`", n: "`N`", s: "`S`", keyName: "Key", strategy: keyset.Snowflake},
+	{name: "events", k: "id", n: "n", s: "s", keyName: "id", strategy: keyset.Snowflake, keyLast: true},
+	{name: "autoinc", k: "id", n: "n", s: "s", keyName: "id", strategy: keyset.Snowflake, auto: true},
 	{name: "plain", k: "id", n: "n", s: "s", keyName: "id", auto: true},
 }
 
@@ -66,14 +67,14 @@ func (tb *mtable) ddl(raw bool) string {
 	return "CREATE TABLE " + tb.quoted() + " (" + strings.Join(cols, ", ") + ")"
 }
 
-func diffMySQLConfig() *idsql.Config {
-	cfg := &idsql.Config{Namespace: "mdiff", Tables: map[string]idsql.TableConfig{}}
+func diffMySQLConfig() *keyset.Config {
+	cfg := &keyset.Config{Namespace: "mdiff", Tables: map[string]keyset.TableConfig{}}
 	for _, tb := range mTables {
 		switch tb.strategy {
-		case idsql.Snowflake:
-			cfg.Tables[tb.name] = idsql.TableConfig{Strategy: idsql.Snowflake, Column: tb.keyName}
-		case idsql.Segment:
-			cfg.Tables[tb.name] = idsql.TableConfig{Strategy: idsql.Segment, Column: tb.keyName, Step: 20}
+		case keyset.Snowflake:
+			cfg.Tables[tb.name] = keyset.TableConfig{Strategy: keyset.Snowflake, Column: tb.keyName}
+		case keyset.Segment:
+			cfg.Tables[tb.name] = keyset.TableConfig{Strategy: keyset.Segment, Column: tb.keyName, Step: 20}
 		}
 	}
 	return cfg
@@ -369,7 +370,7 @@ func runDifferential(t *testing.T, corpus []mcase, params map[string]string, bas
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	conn, err := idsql.NewConnector(recConnector{inner, rec}, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{
+	conn, err := idsql.NewConnector(recConnector{inner, rec}, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{
 		DB: a.raw, Holder: tableWorkers(cfg, base), Registry: reg}})
 	if err != nil {
 		t.Fatal(err)
@@ -381,10 +382,10 @@ func runDifferential(t *testing.T, corpus []mcase, params map[string]string, bas
 	seen := map[int64]string{} // every generated key
 	generated := func(tb *mtable, key int64) bool {
 		switch tb.strategy {
-		case idsql.Snowflake:
+		case keyset.Snowflake:
 			p, err := layout.Decode(key, time.Now(), time.Second)
 			return err == nil && p.Worker == tableWorker(cfg, base, tb.name) && time.Since(p.Time) < time.Minute
-		case idsql.Segment:
+		case keyset.Segment:
 			return inRange(t, a.raw, tb.name, key)
 		}
 		return false

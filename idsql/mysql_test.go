@@ -17,6 +17,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/mysqltest"
 )
@@ -30,14 +31,14 @@ type mysqlDB struct {
 	db  *idsql.DB
 	raw *sql.DB
 	dsn string
-	cfg *idsql.Config
+	cfg *keyset.Config
 }
 
 // openMySQL creates a database, runs schema on it and opens the idsql.DB
 // for cfg over go-sql-driver/mysql. params are added to the DSN (session
 // variables such as sql_mode, or driver settings such as
 // interpolateParams).
-func openMySQL(t *testing.T, schema []string, cfg *idsql.Config, params map[string]string) *mysqlDB {
+func openMySQL(t *testing.T, schema []string, cfg *keyset.Config, params map[string]string) *mysqlDB {
 	t.Helper()
 	dsn := withParams(t, mysqltest.Database(t), params)
 	raw, err := sql.Open("mysql", dsn)
@@ -59,7 +60,7 @@ func openMySQL(t *testing.T, schema []string, cfg *idsql.Config, params map[stri
 	if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(raw)}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 7), Registry: reg}})
+	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 7), Registry: reg}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,16 +119,16 @@ var mysqlSchema = []string{
 	"CREATE TABLE plain (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, v INT)",
 }
 
-func mysqlConfig() *idsql.Config {
-	return &idsql.Config{Namespace: "my", Tables: map[string]idsql.TableConfig{
-		"orders":          {Strategy: idsql.Snowflake},
-		"users":           {Strategy: idsql.Segment, Step: 10},
-		"events":          {Strategy: idsql.Snowflake},
-		"autoinc":         {Strategy: idsql.Snowflake},
-		"narrow":          {Strategy: idsql.Snowflake},
-		"narrow_unsigned": {Strategy: idsql.Snowflake},
-		"nullable_key":    {Strategy: idsql.Snowflake},
-		"zero_default":    {Strategy: idsql.Snowflake},
+func mysqlConfig() *keyset.Config {
+	return &keyset.Config{Namespace: "my", Tables: map[string]keyset.TableConfig{
+		"orders":          {Strategy: keyset.Snowflake},
+		"users":           {Strategy: keyset.Segment, Step: 10},
+		"events":          {Strategy: keyset.Snowflake},
+		"autoinc":         {Strategy: keyset.Snowflake},
+		"narrow":          {Strategy: keyset.Snowflake},
+		"narrow_unsigned": {Strategy: keyset.Snowflake},
+		"nullable_key":    {Strategy: keyset.Snowflake},
+		"zero_default":    {Strategy: keyset.Snowflake},
 	}}
 }
 
@@ -392,12 +393,12 @@ func TestMySQLDialectChoice(t *testing.T) {
 	if _, err := raw.ExecContext(ctx, mysqlSchema[0]); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &idsql.Config{Namespace: "choice", Tables: map[string]idsql.TableConfig{"orders": {Strategy: idsql.Snowflake}}}
+	cfg := &keyset.Config{Namespace: "choice", Tables: map[string]keyset.TableConfig{"orders": {Strategy: keyset.Snowflake}}}
 	reg := registry.New(raw, registry.Settings{AcceptLazyCommits: true})
 	if err := reg.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	opts := idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 1), Registry: reg}}
+	opts := idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 1), Registry: reg}}
 
 	// From the driver's type, without a name.
 	c, err := idsql.NewConnector(inner, cfg, opts)
@@ -448,7 +449,7 @@ func TestMySQLDialectChoice(t *testing.T) {
 	if _, err := raw.ExecContext(ctx, mysqlSchema[1]); err != nil {
 		t.Fatal(err)
 	}
-	cfg3 := &idsql.Config{Namespace: "choice", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment, Step: 5}}}
+	cfg3 := &keyset.Config{Namespace: "choice", Tables: map[string]keyset.TableConfig{"users": {Strategy: keyset.Segment, Step: 5}}}
 	if err := idsql.MigrateIn(ctx, raw, cfg3, idsql.Stores{Segments: mysqlstore.New(raw)}); err != nil {
 		t.Fatal(err)
 	}
@@ -547,12 +548,12 @@ func TestMySQLConfigAcceptLazyCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := func(accept bool) *idsql.DB {
-		cfg := &idsql.Config{Namespace: "lazy", Tables: map[string]idsql.TableConfig{"orders": {Strategy: idsql.Snowflake}}}
+		cfg := &keyset.Config{Namespace: "lazy", Tables: map[string]keyset.TableConfig{"orders": {Strategy: keyset.Snowflake}}}
 		cfg.Holder.AcceptLazyCommits = accept
 		if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Workers: registry.New(raw, registry.Settings{Dialect: "mysql"})}); err != nil {
 			t.Fatal(err)
 		}
-		db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 5)}})
+		db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 5)}})
 		if err != nil {
 			t.Fatal(err)
 		}

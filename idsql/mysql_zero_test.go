@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // Issue 13 on MySQL and MariaDB.
@@ -20,13 +21,13 @@ var mysqlZeroSchema = []string{
 	"CREATE TABLE src (v INT)",
 }
 
-func mysqlZeroConfig() *idsql.Config {
+func mysqlZeroConfig() *keyset.Config {
 	off := false
-	return &idsql.Config{Namespace: "myzero", Tables: map[string]idsql.TableConfig{
-		"z":            {Strategy: idsql.Snowflake},
-		"keep":         {Strategy: idsql.Snowflake, FillZero: &off},
-		`"Mixed Case"`: {Strategy: idsql.Snowflake, Column: "Key"},
-		"nokey":        {Strategy: idsql.Snowflake},
+	return &keyset.Config{Namespace: "myzero", Tables: map[string]keyset.TableConfig{
+		"z":            {Strategy: keyset.Snowflake},
+		"keep":         {Strategy: keyset.Snowflake, FillZero: &off},
+		`"Mixed Case"`: {Strategy: keyset.Snowflake, Column: "Key"},
+		"nokey":        {Strategy: keyset.Snowflake},
 	}}
 }
 
@@ -132,7 +133,7 @@ func TestMySQLDDLWithInsertPasses(t *testing.T) {
 }
 
 func TestMySQLNoTablesConfig(t *testing.T) {
-	cfg, err := idsql.Parse("empty.yaml", []byte("namespace: empty\n"), time.Now())
+	cfg, err := keyset.Parse("empty.yaml", []byte("namespace: empty\n"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

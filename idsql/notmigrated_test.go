@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -15,7 +16,7 @@ import (
 
 func TestNotMigratedPostgres(t *testing.T) {
 	raw, dsn := pgtest.Open(t)
-	stores, err := idsql.StoresFor(raw, idsql.HolderConfig{})
+	stores, err := idsql.StoresFor(raw, keyset.HolderConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +44,9 @@ func testNotMigrated(t *testing.T, driver, dsn string, raw *sql.DB, stores idsql
 			t.Fatal(err)
 		}
 	}
-	cfg := &idsql.Config{Namespace: "nm", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment}}}
-	open := func(cfg *idsql.Config) *idsql.DB {
-		db, err := idsql.Open(driver, dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: stores.Segments}})
+	cfg := &keyset.Config{Namespace: "nm", Tables: map[string]keyset.TableConfig{"users": {Strategy: keyset.Segment}}}
+	open := func(cfg *keyset.Config) *idsql.DB {
+		db, err := idsql.Open(driver, dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{SegmentStore: stores.Segments}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +55,7 @@ func testNotMigrated(t *testing.T, driver, dsn string, raw *sql.DB, stores idsql
 	}
 	// Before Migrate: idsql_alloc does not exist.
 	_, err := open(cfg).ExecContext(ctx, "INSERT INTO users (name) VALUES ("+ph+")", "ada")
-	if !errors.Is(err, idsql.ErrNotMigrated) {
+	if !errors.Is(err, keyset.ErrNotMigrated) {
 		t.Fatalf("insert before migrate: %v; want ErrNotMigrated", err)
 	}
 	for _, want := range []string{"table users", "idsql's tables are missing in the database", "run `idsql migrate --config idsql.yaml --dsn ...` (or call idsql.Migrate) once"} {
@@ -66,10 +67,10 @@ func testNotMigrated(t *testing.T, driver, dsn string, raw *sql.DB, stores idsql
 		t.Fatal(err)
 	}
 	// A table added to the configuration after Migrate ran.
-	later := &idsql.Config{Namespace: "nm", Tables: map[string]idsql.TableConfig{
-		"users": {Strategy: idsql.Segment}, "accounts": {Strategy: idsql.Segment}}}
+	later := &keyset.Config{Namespace: "nm", Tables: map[string]keyset.TableConfig{
+		"users": {Strategy: keyset.Segment}, "accounts": {Strategy: keyset.Segment}}}
 	_, err = open(later).ExecContext(ctx, "INSERT INTO accounts (id) VALUES (0)")
-	if !errors.Is(err, idsql.ErrNotMigrated) {
+	if !errors.Is(err, keyset.ErrNotMigrated) {
 		t.Fatalf("insert into a table added later: %v; want ErrNotMigrated", err)
 	}
 	for _, want := range []string{`table accounts: its segment key "accounts" has no row`, "run `idsql migrate --config idsql.yaml --dsn ...`", "after adding the table to the configuration"} {
@@ -78,7 +79,7 @@ func testNotMigrated(t *testing.T, driver, dsn string, raw *sql.DB, stores idsql
 		}
 	}
 	// Migrate of a table without its key column (id by default).
-	nokey := &idsql.Config{Namespace: "nm", Tables: map[string]idsql.TableConfig{"nokey": {Strategy: idsql.Segment}}}
+	nokey := &keyset.Config{Namespace: "nm", Tables: map[string]keyset.TableConfig{"nokey": {Strategy: keyset.Segment}}}
 	err = idsql.MigrateIn(ctx, raw, nokey, stores)
 	for _, want := range []string{"table nokey", "has no column id", "set tables.nokey.column in the configuration"} {
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -38,14 +38,14 @@ func TestInstanceOrdinal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			y := "namespace: shop\nholder: " + tc.holder + "\ntables:\n  orders: {strategy: snowflake}\n" + tc.tables
-			cfg, err := idsql.Parse("idsql.yaml", []byte(y), time.Now())
+			cfg, err := keyset.Parse("idsql.yaml", []byte(y), time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg.Holder.CacheDir = t.TempDir()
-			keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Instance: holder.Instance{ID: tc.host, Host: tc.host, PID: 1}})
+			keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{Instance: holder.Instance{ID: tc.host, Host: tc.host, PID: 1}})
 			if tc.want != "" {
-				var fe *idsql.FieldError
+				var fe *keyset.FieldError
 				if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("NewKeys = %v, want a *FieldError containing %q", err, tc.want)
 				}
@@ -71,7 +71,7 @@ func TestOrdinalOffsetChecked(t *testing.T) {
 		{"{ordinal_offset: 5}", "holder.ordinal_offset: is used only with holder.instance: ordinal"},
 		{"{instance: ordinal, ordinal_offset: -1}", "holder.ordinal_offset: -1 is negative"},
 	} {
-		_, err := idsql.Parse("x.yaml", []byte("namespace: n\nholder: "+tc.holder+"\n"), time.Now())
+		_, err := keyset.Parse("x.yaml", []byte("namespace: n\nholder: "+tc.holder+"\n"), time.Now())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("holder %s: %v, want an error containing %q", tc.holder, err, tc.want)
 		}

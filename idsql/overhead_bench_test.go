@@ -12,6 +12,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // Issue 32's two measures of idsql's own cost per filled INSERT, over the
@@ -24,8 +25,8 @@ import (
 // connections record what they are sent in s (nil: not recorded).
 func instantIdsql(b *testing.B, s *sent) *idsql.Connector {
 	b.Helper()
-	cfg := &idsql.Config{Namespace: "cpu", Dialect: "sqlite", Tables: map[string]idsql.TableConfig{"t": {Strategy: idsql.Snowflake}}}
-	c, err := idsql.NewConnector(instantConnector{s}, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Fixed(1)}})
+	cfg := &keyset.Config{Namespace: "cpu", Dialect: "sqlite", Tables: map[string]keyset.TableConfig{"t": {Strategy: keyset.Snowflake}}}
+	c, err := idsql.NewConnector(instantConnector{s}, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: holder.Fixed(1)}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
@@ -25,7 +26,7 @@ func TestPgxStdlibNamedArgsRefused(t *testing.T) {
 	if _, err := raw.ExecContext(ctx, `CREATE TABLE refs (id bigint PRIMARY KEY, ref bigint)`); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &idsql.Config{Namespace: "stdlib", Tables: map[string]idsql.TableConfig{"refs": {Strategy: idsql.Snowflake}}}
+	cfg := &keyset.Config{Namespace: "stdlib", Tables: map[string]keyset.TableConfig{"refs": {Strategy: keyset.Snowflake}}}
 	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestPgxStdlibNamedArgsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := idsql.NewConnector(stdlib.GetConnector(*cc), cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Fixed(3)}})
+	c, err := idsql.NewConnector(stdlib.GetConnector(*cc), cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: holder.Fixed(3)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/redistest"
 )
 
@@ -24,8 +24,8 @@ func TestBufferConfigRejected(t *testing.T) {
 		{"namespace: a\nredis: {addr: 'x:1'}\ntables: {t: {strategy: segment, buffer: disk}}", "tables.t.buffer"},
 		{"namespace: a\ntables: {t: {strategy: segment, buffer: redis}}", "redis.addr"},
 	} {
-		_, err := idsql.Parse("idsql.yaml", []byte(c.yaml), time.Now())
-		var fe *idsql.FieldError
+		_, err := keyset.Parse("idsql.yaml", []byte(c.yaml), time.Now())
+		var fe *keyset.FieldError
 		if !errors.As(err, &fe) || fe.Field != c.field {
 			t.Errorf("%s:\ngot %v, want an error on %s", c.yaml, err, c.field)
 		}
@@ -34,7 +34,7 @@ func TestBufferConfigRejected(t *testing.T) {
 		"namespace: a\nredis: {addr: 'x:1'}\ntables: {t: {strategy: segment, buffer: redis}, u: {strategy: segment, buffer: memory}}",
 		"namespace: a\nredis: {addr: 'x:1'}\ntables: {t: {strategy: segment, buffer: redis, shard: {column: u, bits: 4}, app: {id: 1, bits: 2}}}",
 	} {
-		if _, err := idsql.Parse("idsql.yaml", []byte(yaml), time.Now()); err != nil {
+		if _, err := keyset.Parse("idsql.yaml", []byte(yaml), time.Now()); err != nil {
 			t.Errorf("valid configuration refused: %v\n%s", err, yaml)
 		}
 	}
@@ -64,9 +64,9 @@ func redisNamespace(t *testing.T) (string, string) {
 // list: many goroutines insert, no key repeats.
 func TestBufferRedisPostgres(t *testing.T) {
 	ns, addr := redisNamespace(t)
-	cfg := &idsql.Config{Namespace: ns, Redis: idsql.RedisConfig{Addr: addr, Batch: 7},
-		Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment, Step: 50, Buffer: idsql.BufferRedis}}}
-	db, raw, _ := openSegmentsPG(t, []string{`CREATE TABLE users (id bigint NOT NULL, v text)`}, cfg, idsql.KeysOptions{})
+	cfg := &keyset.Config{Namespace: ns, Redis: keyset.RedisConfig{Addr: addr, Batch: 7},
+		Tables: map[string]keyset.TableConfig{"users": {Strategy: keyset.Segment, Step: 50, Buffer: keyset.BufferRedis}}}
+	db, raw, _ := openSegmentsPG(t, []string{`CREATE TABLE users (id bigint NOT NULL, v text)`}, cfg, keyset.KeysOptions{})
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for g := range 6 {
@@ -104,10 +104,10 @@ func TestBufferRedisMaxID(t *testing.T) {
 	cfg.Namespace = ns
 	cfg.Redis.Addr = addr
 	tc := cfg.Tables["capped"]
-	tc.Buffer = idsql.BufferRedis
+	tc.Buffer = keyset.BufferRedis
 	cfg.Tables["capped"] = tc
 	logs := &logBuffer{}
-	db, raw, _ := openSegmentsPG(t, []string{cappedSchema}, cfg, idsql.KeysOptions{Logger: logs.logger()})
+	db, raw, _ := openSegmentsPG(t, []string{cappedSchema}, cfg, keyset.KeysOptions{Logger: logs.logger()})
 	runOutCapped(t, db, raw, logs, func(n int) string { return fmt.Sprint("$", n) })
 }
 
@@ -119,12 +119,12 @@ func TestGeneKeysRedisPostgres(t *testing.T) {
 	ns, addr := redisNamespace(t)
 	cfg := geneConfig()
 	cfg.Namespace = ns
-	cfg.Redis = idsql.RedisConfig{Addr: addr, Batch: 3}
+	cfg.Redis = keyset.RedisConfig{Addr: addr, Batch: 3}
 	for name, tc := range cfg.Tables {
-		tc.Buffer = idsql.BufferRedis
+		tc.Buffer = keyset.BufferRedis
 		cfg.Tables[name] = tc
 	}
-	db, raw, stores := openSegmentsPG(t, geneSchema, cfg, idsql.KeysOptions{})
+	db, raw, stores := openSegmentsPG(t, geneSchema, cfg, keyset.KeysOptions{})
 	insertGene(t, db, raw, stores, func(n int) string { return fmt.Sprint("$", n) }, false)
 
 	rdb := redis.NewClient(&redis.Options{Addr: addr})

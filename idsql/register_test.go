@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // Register names what it could not do: an inner driver nobody registered,
 // and a name that is taken (database/sql itself would panic).
 func TestRegisterErrors(t *testing.T) {
-	cfg := &idsql.Config{Namespace: "reg", Tables: map[string]idsql.TableConfig{"t": {Strategy: idsql.Snowflake}}}
+	cfg := &keyset.Config{Namespace: "reg", Tables: map[string]keyset.TableConfig{"t": {Strategy: keyset.Snowflake}}}
 	if err := idsql.Register("idsql-register-test", "sqlite", cfg, idsql.Options{}); err != nil {
 		t.Fatalf("first Register: %v", err)
 	}

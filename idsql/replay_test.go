@@ -20,6 +20,7 @@ import (
 
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
@@ -104,7 +105,7 @@ func (c *recConn) CheckNamedValue(nv *driver.NamedValue) error {
 
 // openRecorded opens an idsql.DB over a recording lib/pq connector on dsn.
 // Keys are allocated over keysDB, which is not recorded.
-func openRecorded(t *testing.T, dsn string, cfg *idsql.Config, keysDB *sql.DB) (*idsql.DB, *recorder) {
+func openRecorded(t *testing.T, dsn string, cfg *keyset.Config, keysDB *sql.DB) (*idsql.DB, *recorder) {
 	t.Helper()
 	pc, err := pq.NewConnector(dsn)
 	if err != nil {
@@ -112,7 +113,7 @@ func openRecorded(t *testing.T, dsn string, cfg *idsql.Config, keysDB *sql.DB) (
 	}
 	rec := &recorder{}
 	c, err := idsql.NewConnector(recConnector{pc, rec}, cfg, idsql.Options{
-		KeysOptions: idsql.KeysOptions{DB: keysDB, Holder: tableWorkers(cfg, 5)},
+		KeysOptions: keyset.KeysOptions{DB: keysDB, Holder: tableWorkers(cfg, 5)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -253,12 +254,12 @@ func TestReplayFuzzCorpus(t *testing.T) {
 	if _, err := raw.ExecContext(ctx, replaySchema); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &idsql.Config{Namespace: "replay", Tables: map[string]idsql.TableConfig{
-		"orders":     {Strategy: idsql.Snowflake},
-		"Items":      {Strategy: idsql.Snowflake, Column: "ItemID"},
-		"shop.users": {Strategy: idsql.Snowflake, Column: "user_id"},
-		"events":     {Strategy: idsql.Snowflake},
-		"ledger":     {Strategy: idsql.Snowflake},
+	cfg := &keyset.Config{Namespace: "replay", Tables: map[string]keyset.TableConfig{
+		"orders":     {Strategy: keyset.Snowflake},
+		"Items":      {Strategy: keyset.Snowflake, Column: "ItemID"},
+		"shop.users": {Strategy: keyset.Snowflake, Column: "user_id"},
+		"events":     {Strategy: keyset.Snowflake},
+		"ledger":     {Strategy: keyset.Snowflake},
 	}}
 	db, rec := openRecorded(t, dsn, cfg, raw)
 	// One connection in one transaction, begun and ended by statements so

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -39,7 +40,7 @@ func TestShapeConfig(t *testing.T) {
 			"{spread: reverse}: layout leaf's keys take 63 bits, more than the key space of 53 bits (max_id 9007199254740991): raise max_id to 9223372036854775807 or more"},
 		{`users: {strategy: segment, shape: {spread: shard, bits: 16}, max_id: 65535}`, "16 shard bits leave no room in a 16-bit key space"},
 	} {
-		_, err := idsql.Parse("idsql.yaml", []byte("namespace: shop\ntables:\n  "+c.yaml+"\n"), now)
+		_, err := keyset.Parse("idsql.yaml", []byte("namespace: shop\ntables:\n  "+c.yaml+"\n"), now)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.yaml, err)
@@ -48,7 +49,7 @@ func TestShapeConfig(t *testing.T) {
 		}
 	}
 	// A shard shape on a snowflake table fits a layout that leaves room.
-	if _, err := idsql.Parse("idsql.yaml", []byte(`
+	if _, err := keyset.Parse("idsql.yaml", []byte(`
 namespace: shop
 layout: js53
 tables:
@@ -59,14 +60,14 @@ tables:
 }
 
 // shapeConfig has a table of each spread shape; fresh issues no key.
-func shapeConfig() *idsql.Config {
-	return &idsql.Config{
+func shapeConfig() *keyset.Config {
+	return &keyset.Config{
 		Namespace: "shapes",
-		Tables: map[string]idsql.TableConfig{
-			"orders":   {Strategy: idsql.Snowflake, Shape: idsql.Shape{Spread: "reverse"}},
-			"users":    {Strategy: idsql.Segment, Step: 50, Shape: idsql.Shape{Spread: "reverse"}},
-			"accounts": {Strategy: idsql.Segment, Step: 50, Shape: idsql.Shape{Spread: "shard", Bits: 6}},
-			"fresh":    {Strategy: idsql.Segment, Shape: idsql.Shape{Spread: "reverse"}},
+		Tables: map[string]keyset.TableConfig{
+			"orders":   {Strategy: keyset.Snowflake, Shape: keyset.Shape{Spread: "reverse"}},
+			"users":    {Strategy: keyset.Segment, Step: 50, Shape: keyset.Shape{Spread: "reverse"}},
+			"accounts": {Strategy: keyset.Segment, Step: 50, Shape: keyset.Shape{Spread: "shard", Bits: 6}},
+			"fresh":    {Strategy: keyset.Segment, Shape: keyset.Shape{Spread: "reverse"}},
 		},
 	}
 }
@@ -76,10 +77,10 @@ func shapeConfig() *idsql.Config {
 type shapeDB struct {
 	db  *idsql.DB
 	raw *sql.DB
-	cfg *idsql.Config
+	cfg *keyset.Config
 	ph  func(n int) string
 	// reopen opens the wrapper again with cfg, for a changed shape.
-	reopen func(cfg *idsql.Config) (*idsql.DB, error)
+	reopen func(cfg *keyset.Config) (*idsql.DB, error)
 }
 
 // TestUnshapeKey: a spread table's key comes back before its shape; an ID
@@ -87,7 +88,7 @@ type shapeDB struct {
 // tables have spread shapes; a table not configured, or a segment table,
 // is refused.
 func TestUnshapeKey(t *testing.T) {
-	cfg, err := idsql.Parse("x.yaml", []byte("namespace: n\ntables:\n  orders: {strategy: snowflake, shape: {spread: reverse}}\n  plain: {strategy: snowflake}\n  users: {strategy: segment}\n"), time.Now())
+	cfg, err := keyset.Parse("x.yaml", []byte("namespace: n\ntables:\n  orders: {strategy: snowflake, shape: {spread: reverse}}\n  plain: {strategy: snowflake}\n  users: {strategy: segment}\n"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +105,10 @@ func TestUnshapeKey(t *testing.T) {
 	if got, shape, err := cfg.UnshapeKey("plain", key); err != nil || got != key || shape != "" {
 		t.Errorf("UnshapeKey(plain, %d) = %d, %q, %v; want it unchanged", key, got, shape, err)
 	}
-	if _, _, err := cfg.UnshapeKey("", stored); !errors.Is(err, idsql.ErrTableNeeded) || !strings.Contains(err.Error(), "orders "+want) {
+	if _, _, err := cfg.UnshapeKey("", stored); !errors.Is(err, keyset.ErrTableNeeded) || !strings.Contains(err.Error(), "orders "+want) {
 		t.Errorf("UnshapeKey without a table: %v; want ErrTableNeeded naming orders", err)
 	}
-	if _, _, err := cfg.UnshapeKey("nope", stored); !errors.Is(err, idsql.ErrUnknownTable) {
+	if _, _, err := cfg.UnshapeKey("nope", stored); !errors.Is(err, keyset.ErrUnknownTable) {
 		t.Errorf("UnshapeKey(nope): %v; want ErrUnknownTable", err)
 	}
 	if _, _, err := cfg.UnshapeKey("users", 5); err == nil || !strings.Contains(err.Error(), "not a snowflake table") {
@@ -132,8 +133,8 @@ func TestShapePostgres(t *testing.T) {
 	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
-	open := func(cfg *idsql.Config) (*idsql.DB, error) {
-		return idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 5)}})
+	open := func(cfg *keyset.Config) (*idsql.DB, error) {
+		return idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 5)}})
 	}
 	db, err := open(cfg)
 	if err != nil {
@@ -152,9 +153,9 @@ func TestShapeMySQL(t *testing.T) {
 	}
 	cfg := shapeConfig()
 	m := openMySQL(t, schema, cfg, nil)
-	open := func(cfg *idsql.Config) (*idsql.DB, error) {
+	open := func(cfg *keyset.Config) (*idsql.DB, error) {
 		reg := registry.New(m.raw, registry.Settings{AcceptLazyCommits: true})
-		return idsql.Open("mysql", m.dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 7), Registry: reg}})
+		return idsql.Open("mysql", m.dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 7), Registry: reg}})
 	}
 	testShapes(t, shapeDB{db: m.db, raw: m.raw, cfg: cfg, ph: func(int) string { return "?" }, reopen: open})
 }
@@ -207,7 +208,7 @@ func testShapes(t *testing.T, s shapeDB) {
 			if again, err := f.Apply(made); err != nil || again != k {
 				t.Fatalf("%s: Apply(Unshape(%d)) = %d, %v", table, k, again, err)
 			}
-			if s.cfg.Tables[table].Strategy == idsql.Snowflake {
+			if s.cfg.Tables[table].Strategy == keyset.Snowflake {
 				p, err := snowflake.Leaf.Decode(made, time.Now(), time.Second)
 				if err != nil || time.Since(p.Time) > time.Minute {
 					t.Fatalf("%s: key %d (made %d) decodes to %+v, %v; want now", table, k, made, p, err)
@@ -230,16 +231,16 @@ func testShapes(t *testing.T, s shapeDB) {
 	}
 
 	// Time bounds of a spread table are refused.
-	if _, _, err := s.cfg.Bounds("orders", time.Now().Add(-time.Hour), time.Now()); !errors.Is(err, idsql.ErrNoTimeOrder) {
+	if _, _, err := s.cfg.Bounds("orders", time.Now().Add(-time.Hour), time.Now()); !errors.Is(err, keyset.ErrNoTimeOrder) {
 		t.Errorf("Bounds(orders): %v; want ErrNoTimeOrder", err)
 	}
 	// A changed shape: Migrate, the wrapper and Reshape refuse it for
 	// tables that issued keys.
 	changed := shapeConfig()
 	tc := changed.Tables["orders"]
-	tc.Shape = idsql.Shape{}
+	tc.Shape = keyset.Shape{}
 	changed.Tables["orders"] = tc
-	if err := idsql.MigrateIn(ctx, s.raw, changed, stores); !errors.Is(err, idsql.ErrShapeChanged) ||
+	if err := idsql.MigrateIn(ctx, s.raw, changed, stores); !errors.Is(err, keyset.ErrShapeChanged) ||
 		!strings.Contains(err.Error(), "configured with shape ordered, but its keys were issued with shape {spread: reverse}") {
 		t.Errorf("Migrate with orders ordered: %v; want ErrShapeChanged naming both shapes", err)
 	}
@@ -248,11 +249,11 @@ func testShapes(t *testing.T, s shapeDB) {
 		t.Fatal(err)
 	}
 	defer db2.Close()
-	if _, err := db2.ExecContext(ctx, "INSERT INTO orders (n) VALUES (1)"); !errors.Is(err, idsql.ErrShapeChanged) ||
+	if _, err := db2.ExecContext(ctx, "INSERT INTO orders (n) VALUES (1)"); !errors.Is(err, keyset.ErrShapeChanged) ||
 		!strings.Contains(err.Error(), "idsql migrate --reshape orders") {
 		t.Errorf("insert into orders made ordered: %v; want ErrShapeChanged with the fix", err)
 	}
-	if err := idsql.Reshape(ctx, s.raw, changed, "orders"); !errors.Is(err, idsql.ErrShapeChanged) || !strings.Contains(err.Error(), "has issued keys") {
+	if err := keyset.Reshape(ctx, s.raw, changed, "orders"); !errors.Is(err, keyset.ErrShapeChanged) || !strings.Contains(err.Error(), "has issued keys") {
 		t.Errorf("Reshape(orders): %v; want ErrShapeChanged (it issued keys)", err)
 	}
 
@@ -260,9 +261,9 @@ func testShapes(t *testing.T, s shapeDB) {
 	// then issues keys of the new shape.
 	changed = shapeConfig()
 	tc = changed.Tables["fresh"]
-	tc.Shape = idsql.Shape{Spread: "shard", Bits: 3}
+	tc.Shape = keyset.Shape{Spread: "shard", Bits: 3}
 	changed.Tables["fresh"] = tc
-	if err := idsql.Reshape(ctx, s.raw, changed, "fresh"); err != nil {
+	if err := keyset.Reshape(ctx, s.raw, changed, "fresh"); err != nil {
 		t.Fatalf("Reshape(fresh): %v", err)
 	}
 	db3, err := s.reopen(changed)
@@ -278,7 +279,7 @@ func testShapes(t *testing.T, s shapeDB) {
 		t.Errorf("fresh key %d: made %d, %v; want a small number under shape shard", k, made, err)
 	}
 	// The original configuration is now refused for fresh.
-	if _, err := s.db.ExecContext(ctx, "INSERT INTO fresh (n) VALUES (2)"); !errors.Is(err, idsql.ErrShapeChanged) {
+	if _, err := s.db.ExecContext(ctx, "INSERT INTO fresh (n) VALUES (2)"); !errors.Is(err, keyset.ErrShapeChanged) {
 		t.Errorf("insert into fresh with its old shape: %v; want ErrShapeChanged", err)
 	}
 }

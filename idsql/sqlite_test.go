@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/idsql/snowflake"
@@ -44,15 +45,15 @@ func openSQLite(t *testing.T) (*idsql.DB, *sql.DB, func() [][2]int64) {
 	if _, err := raw.ExecContext(ctx, sqliteSchema); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &idsql.Config{Namespace: "lite", Tables: map[string]idsql.TableConfig{
-		"orders": {Strategy: idsql.Snowflake},
-		"users":  {Strategy: idsql.Segment, Step: 20},
-		"events": {Strategy: idsql.Snowflake},
+	cfg := &keyset.Config{Namespace: "lite", Tables: map[string]keyset.TableConfig{
+		"orders": {Strategy: keyset.Snowflake},
+		"users":  {Strategy: keyset.Segment, Step: 20},
+		"events": {Strategy: keyset.Snowflake},
 	}}
 	if err := idsql.MigrateIn(ctx, raw, cfg, idsql.Stores{Segments: store}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store, Holder: tableWorkers(cfg, 1)}})
+	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{SegmentStore: store, Holder: tableWorkers(cfg, 1)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,8 +380,8 @@ func TestSQLiteSharedStoreFileRefused(t *testing.T) {
 	if _, err := store.DB().ExecContext(ctx, sqliteSchema); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &idsql.Config{Namespace: "lite", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment}}}
-	db, err := idsql.Open("sqlite", sqlitestore.DSN(path), cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store}})
+	cfg := &keyset.Config{Namespace: "lite", Tables: map[string]keyset.TableConfig{"users": {Strategy: keyset.Segment}}}
+	db, err := idsql.Open("sqlite", sqlitestore.DSN(path), cfg, idsql.Options{KeysOptions: keyset.KeysOptions{SegmentStore: store}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,8 +402,8 @@ func TestSegmentBeforeMigrate(t *testing.T) {
 	ctx := context.Background()
 	store, dir := sqliteStore(t)
 	dsn := "file:" + filepath.Join(dir, "app.db")
-	cfg := &idsql.Config{Namespace: "lite", Tables: map[string]idsql.TableConfig{"bolts": {Strategy: idsql.Segment}}}
-	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store}})
+	cfg := &keyset.Config{Namespace: "lite", Tables: map[string]keyset.TableConfig{"bolts": {Strategy: keyset.Segment}}}
+	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{SegmentStore: store}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,8 +412,8 @@ func TestSegmentBeforeMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = db.ExecContext(ctx, "INSERT INTO bolts (n) VALUES (1)")
-	if !errors.Is(err, segment.ErrUnknownKey) || !errors.Is(err, idsql.ErrNotMigrated) {
-		t.Fatalf("insert before Migrate: %v, want segment.ErrUnknownKey and idsql.ErrNotMigrated", err)
+	if !errors.Is(err, segment.ErrUnknownKey) || !errors.Is(err, keyset.ErrNotMigrated) {
+		t.Fatalf("insert before Migrate: %v, want segment.ErrUnknownKey and keyset.ErrNotMigrated", err)
 	}
 	for _, want := range []string{`table bolts: its segment key "bolts" has no row`, "run `idsql migrate --config idsql.yaml --dsn ...` (or call idsql.Migrate)"} {
 		if !strings.Contains(err.Error(), want) {

@@ -32,7 +32,7 @@ func (c *Connector) checkSQLiteStore(ctx context.Context, cn *conn) error {
 	if !c.dialect.SegmentStoreApart() || c.sqliteChecked.Load() {
 		return nil
 	}
-	s, ok := c.keys.opts.SegmentStore.(interface{ DB() *sql.DB })
+	s, ok := c.keys.Options().SegmentStore.(interface{ DB() *sql.DB })
 	if !ok {
 		c.sqliteChecked.Store(true)
 		return nil

@@ -2,13 +2,10 @@ package idsql
 
 import (
 	"database/sql"
-	"fmt"
-	"strings"
 
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/idsql/kinds"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
-	"github.com/idsql/idsql/internal/dialect"
 )
 
 // Stores are where idsql keeps its records: the worker table and the
@@ -28,8 +25,8 @@ type Stores struct {
 // segment store given in its KeysOptions, where the keys were recorded,
 // come first (on SQLite the segment store is a file of its own, which
 // only they name).
-func StoresFor(db *sql.DB, hc HolderConfig) (Stores, error) {
-	d, err := dialectOf(db)
+func StoresFor(db *sql.DB, hc keyset.HolderConfig) (Stores, error) {
+	d, err := keyset.DialectOf(db)
 	if err != nil {
 		return Stores{}, err
 	}
@@ -40,7 +37,7 @@ func StoresFor(db *sql.DB, hc HolderConfig) (Stores, error) {
 	s := Stores{Workers: given.Registry}
 	if st, ok := given.SegmentStore.(*segment.SQLStore); ok {
 		s.Segments = st
-	} else if s.Segments, err = segmentStore(db, d); err != nil {
+	} else if s.Segments, err = keyset.SegmentStore(db, d); err != nil {
 		return Stores{}, err
 	}
 	if s.Workers == nil && d.HasWorkerTable() {
@@ -48,35 +45,4 @@ func StoresFor(db *sql.DB, hc HolderConfig) (Stores, error) {
 			AcceptLazyCommits: hc.AcceptLazyCommits})
 	}
 	return s, nil
-}
-
-// segmentStore returns the segment store registered for dialect d, on db.
-func segmentStore(db *sql.DB, d dialect.Dialect) (*segment.SQLStore, error) {
-	newStore, err := kinds.LookupStore(d.String())
-	if err != nil {
-		return nil, fmt.Errorf("idsql: %w", err)
-	}
-	return newStore(db), nil
-}
-
-// hasSegmentTables reports whether cfg has a segment table.
-func hasSegmentTables(cfg *Config) bool {
-	for _, tc := range cfg.Tables {
-		if tc.Strategy == Segment {
-			return true
-		}
-	}
-	return false
-}
-
-// dialectOf tells the SQL dialect of db from its driver (dialect.Of: the
-// inner driver's, or the configured dialect, when db is wrapped by idsql;
-// else the driver's own). It is the one place in package idsql that asks.
-func dialectOf(db *sql.DB) (dialect.Dialect, error) {
-	d, err := dialect.Of(db)
-	if err != nil {
-		return dialect.Unknown, fmt.Errorf("idsql: %w (known: %s): pass the stores yourself (MigrateIn, LookupIn)",
-			err, strings.Join(dialect.Names(), ", "))
-	}
-	return d, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -50,13 +51,13 @@ func TestStoresFollowTheDatabase(t *testing.T) {
 						t.Fatalf("%s: %v", q, err)
 					}
 				}
-				cfg := &idsql.Config{Namespace: "shop", Tables: map[string]idsql.TableConfig{
-					"orders": {Strategy: idsql.Snowflake},
-					"users":  {Strategy: idsql.Segment, Step: 10},
+				cfg := &keyset.Config{Namespace: "shop", Tables: map[string]keyset.TableConfig{
+					"orders": {Strategy: keyset.Snowflake},
+					"users":  {Strategy: keyset.Segment, Step: 10},
 				}}
 				// The test MariaDB does not flush every commit.
 				cfg.Holder.AcceptLazyCommits = true
-				db, err := idsql.Open(d.driver, dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 3)}})
+				db, err := idsql.Open(d.driver, dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 3)}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -99,8 +100,8 @@ func TestStoresFollowTheDatabase(t *testing.T) {
 func TestStoresFollowTheDatabaseSQLite(t *testing.T) {
 	ctx := context.Background()
 	store, dir := sqliteStore(t)
-	cfg := &idsql.Config{Namespace: "lite", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment, Step: 10}}}
-	db, err := idsql.Open("sqlite", sqlitestore.DSN(filepath.Join(dir, "app.db")), cfg, idsql.Options{KeysOptions: idsql.KeysOptions{SegmentStore: store}})
+	cfg := &keyset.Config{Namespace: "lite", Tables: map[string]keyset.TableConfig{"users": {Strategy: keyset.Segment, Step: 10}}}
+	db, err := idsql.Open("sqlite", sqlitestore.DSN(filepath.Join(dir, "app.db")), cfg, idsql.Options{KeysOptions: keyset.KeysOptions{SegmentStore: store}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package idsql_test
 import (
 	"testing"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // TestMySQLUpsertFoundRows: with clientFoundRows, MariaDB counts a row an
@@ -12,7 +12,7 @@ import (
 // 0 (the server's), and NamedExec writes no key back. (Without it the
 // conformance suite, idsql/pgxid's TestFrontDoors, shows the insert's key.)
 func TestMySQLUpsertFoundRows(t *testing.T) {
-	cfg := &idsql.Config{Namespace: "found", Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Snowflake}}}
+	cfg := &keyset.Config{Namespace: "found", Tables: map[string]keyset.TableConfig{"users": {Strategy: keyset.Snowflake}}}
 	m := openMySQL(t, []string{"CREATE TABLE users (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(20) NOT NULL UNIQUE, v INT)"},
 		cfg, map[string]string{"clientFoundRows": "true"})
 	const upsert = "INSERT INTO users (name, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v)"

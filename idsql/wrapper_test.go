@@ -15,6 +15,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -28,15 +29,15 @@ CREATE TABLE plain (id bigserial PRIMARY KEY, v int);
 CREATE TABLE events (kind text NOT NULL, at int, id bigint PRIMARY KEY);
 `
 
-func testConfig() *idsql.Config {
-	return &idsql.Config{
+func testConfig() *keyset.Config {
+	return &keyset.Config{
 		Namespace: "shop",
-		Tables: map[string]idsql.TableConfig{
-			"orders":       {Strategy: idsql.Snowflake},
-			"users":        {Strategy: idsql.Segment, Step: 100},
-			"Audit":        {Strategy: idsql.Snowflake, Column: "Key"},
-			"with_default": {Strategy: idsql.Snowflake},
-			"events":       {Strategy: idsql.Snowflake},
+		Tables: map[string]keyset.TableConfig{
+			"orders":       {Strategy: keyset.Snowflake},
+			"users":        {Strategy: keyset.Segment, Step: 100},
+			"Audit":        {Strategy: keyset.Snowflake, Column: "Key"},
+			"with_default": {Strategy: keyset.Snowflake},
+			"events":       {Strategy: keyset.Snowflake},
 		},
 	}
 }
@@ -53,7 +54,7 @@ func openTest(t *testing.T) (*idsql.DB, *sql.DB) {
 	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 5)}})
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 5)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +443,7 @@ func TestRawReachesInnerConn(t *testing.T) {
 func TestUnknownTableKey(t *testing.T) {
 	db, _ := openTest(t)
 	_, err := db.NextID(context.Background(), "nope")
-	if !errors.Is(err, idsql.ErrUnknownTable) || !strings.Contains(err.Error(), `"nope"`) {
+	if !errors.Is(err, keyset.ErrUnknownTable) || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("NextID(nope) = %v", err)
 	}
 }

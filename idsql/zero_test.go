@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
@@ -59,18 +60,18 @@ func zeroSetup(t *testing.T) (raw *sql.DB, dsn, shop string) {
 	return raw, dsn, shop
 }
 
-func openZero(t *testing.T) (*idsql.DB, *sql.DB, *idsql.Config) {
+func openZero(t *testing.T) (*idsql.DB, *sql.DB, *keyset.Config) {
 	t.Helper()
 	raw, dsn, shop := zeroSetup(t)
 	ctx := context.Background()
-	cfg, err := idsql.Parse("zero.yaml", []byte(strings.ReplaceAll(zeroConfig, "{SHOP}", shop)), time.Now())
+	cfg, err := keyset.Parse("zero.yaml", []byte(strings.ReplaceAll(zeroConfig, "{SHOP}", shop)), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		t.Fatal(err)
 	}
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: tableWorkers(cfg, 3)}})
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 3)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func keysByN(t *testing.T, raw *sql.DB, table, key string) map[int64]int64 {
 }
 
 // isGenerated checks that key is a snowflake key of table issued now.
-func isGenerated(t *testing.T, cfg *idsql.Config, base int64, table string, key int64) {
+func isGenerated(t *testing.T, cfg *keyset.Config, base int64, table string, key int64) {
 	t.Helper()
 	layout, _ := cfg.SnowflakeLayout()
 	p, err := layout.Decode(key, time.Now(), time.Second)
@@ -248,7 +249,7 @@ func TestQuotedTableNames(t *testing.T) {
 	}
 	// What the configuration refuses.
 	for _, name := range []string{`"unterminated`, `a.b.c`, `""`, `"a" b`, `1abc`} {
-		_, err := idsql.Parse("bad.yaml", []byte("namespace: n\ntables:\n  '"+name+"': {strategy: snowflake}\n"), time.Now())
+		_, err := keyset.Parse("bad.yaml", []byte("namespace: n\ntables:\n  '"+name+"': {strategy: snowflake}\n"), time.Now())
 		if err == nil || !strings.Contains(err.Error(), "not a valid table name") {
 			t.Errorf("table name %s: %v", name, err)
 		}
@@ -453,13 +454,13 @@ func TestKeepZeroNamedExecRestores(t *testing.T) {
 func TestNoTablesConfigPassesThrough(t *testing.T) {
 	raw, dsn, _ := zeroSetup(t)
 	ctx := context.Background()
-	cfg, err := idsql.Parse("empty.yaml", []byte("namespace: empty\n"), time.Now())
+	cfg, err := keyset.Parse("empty.yaml", []byte("namespace: empty\n"), time.Now())
 	if err != nil {
 		t.Fatalf("a configuration without tables: %v", err)
 	}
 	var logged bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logged, nil))
-	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Logger: log}})
+	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Logger: log}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/pgtest"
 	"github.com/idsql/idsql/internal/zktest"
 )
@@ -1312,9 +1313,9 @@ func createChaosTables(t *testing.T, db *sql.DB) {
 			t.Fatalf("create %s: %v", table, err)
 		}
 	}
-	cfg := &idsql.Config{Namespace: chaosNamespace, Tables: map[string]idsql.TableConfig{
-		sfTable:  {Strategy: idsql.Snowflake},
-		segTable: {Strategy: idsql.Segment, Step: 50},
+	cfg := &keyset.Config{Namespace: chaosNamespace, Tables: map[string]keyset.TableConfig{
+		sfTable:  {Strategy: keyset.Snowflake},
+		segTable: {Strategy: keyset.Segment, Step: 50},
 	}}
 	if err := idsql.Migrate(ctx, db, cfg); err != nil {
 		t.Fatalf("migrate: %v", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -36,7 +37,7 @@ func BenchmarkDBDefault(b *testing.B) {
 		serial string
 		anchor []string // the Instagram table's set-up
 		rows   string   // 1,000 rows for INSERT ... SELECT
-		holder idsql.HolderKind
+		holder keyset.HolderKind
 	}{
 		{"postgres", func(b *testing.B) *sql.DB { db, _ := pgtest.Open(b); return db },
 			"BIGSERIAL", []string{
@@ -72,16 +73,16 @@ SET NEW.id = (((UNIX_TIMESTAMP(NOW(6)) * 1000) DIV 1 - 1314220021721) << 23) | (
 					b.Fatal(err)
 				}
 			}
-			cfg := dbdefaultConfigOf(idsql.Snowflake, db.holder)
+			cfg := dbdefaultConfigOf(keyset.Snowflake, db.holder)
 			cfg.Tables["events"] = cfg.Tables["orders"]
 			cfg.Tables["orders"] = dbdefaultConfig().Tables["orders"]
 			// The spread shapes: a segment table's shard and a snowflake
 			// table's reverse.
 			shard := cfg.Tables["orders"]
-			shard.Shape = idsql.Shape{Spread: "shard", Bits: 6}
+			shard.Shape = keyset.Shape{Spread: "shard", Bits: 6}
 			cfg.Tables["shardseg"] = shard
 			rev := cfg.Tables["events"]
-			rev.Shape = idsql.Shape{Spread: "reverse"}
+			rev.Shape = keyset.Shape{Spread: "reverse"}
 			cfg.Tables["revsf"] = rev
 			cfg.Holder.DatabaseWorkers = 2 // events and revsf
 			if err := idsql.MigrateWith(ctx, raw, cfg, idsql.MigrateOptions{DBDefaults: true, DBBlock: 1 << 30}); err != nil {

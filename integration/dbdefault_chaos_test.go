@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -142,7 +143,7 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 	if err := os.WriteFile(cfgPath, []byte(cfgYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := idsql.Load(cfgPath)
+	cfg, err := keyset.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +324,7 @@ func dbDefaultChaos(t *testing.T, tc dbChaosTarget, cfgYAML string) {
 // checkDBChaosKeys checks table after the chaos (see traceKeys; the
 // helpers' rows are keyed by idsql, the client's by the database) and that
 // it holds every key the helpers acknowledged.
-func checkDBChaosKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, table string, procs []*chaosProc) {
+func checkDBChaosKeys(t *testing.T, raw *sql.DB, cfg *keyset.Config, table string, procs []*chaosProc) {
 	t.Helper()
 	stored := traceKeys(t, raw, cfg, table, "proc", func(proc string) bool { return proc != "client" })
 	byDB := 0

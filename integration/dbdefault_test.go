@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/pgxid"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // the MariaDB segment store
 	"github.com/idsql/idsql/internal/mysqltest"
@@ -33,31 +34,31 @@ import (
 
 const dbdefaultRounds = 20
 
-func dbdefaultConfig() *idsql.Config { return dbdefaultConfigOf(idsql.Segment, "") }
+func dbdefaultConfig() *keyset.Config { return dbdefaultConfigOf(keyset.Segment, "") }
 
 // dbdefaultStrategies are the kinds of table a database-side default
 // serves.
-var dbdefaultStrategies = []idsql.Strategy{idsql.Segment, idsql.Snowflake}
+var dbdefaultStrategies = []keyset.Strategy{keyset.Segment, keyset.Snowflake}
 
 // dbdefaultCase is a table a database-side default serves: its strategy
 // and its key shape.
 type dbdefaultCase struct {
 	name     string
-	strategy idsql.Strategy
-	shape    idsql.Shape
+	strategy keyset.Strategy
+	shape    keyset.Shape
 }
 
 // dbdefaultCases are both strategies, ordered and spread.
 var dbdefaultCases = []dbdefaultCase{
-	{"segment", idsql.Segment, idsql.Shape{}},
-	{"snowflake", idsql.Snowflake, idsql.Shape{}},
-	{"segment-shard", idsql.Segment, idsql.Shape{Spread: "shard", Bits: 6}},
-	{"segment-reverse", idsql.Segment, idsql.Shape{Spread: "reverse"}},
-	{"snowflake-reverse", idsql.Snowflake, idsql.Shape{Spread: "reverse"}},
+	{"segment", keyset.Segment, keyset.Shape{}},
+	{"snowflake", keyset.Snowflake, keyset.Shape{}},
+	{"segment-shard", keyset.Segment, keyset.Shape{Spread: "shard", Bits: 6}},
+	{"segment-reverse", keyset.Segment, keyset.Shape{Spread: "reverse"}},
+	{"snowflake-reverse", keyset.Snowflake, keyset.Shape{Spread: "reverse"}},
 }
 
 // config is dbdefaultConfigOf the case's strategy, its table shaped.
-func (c dbdefaultCase) config(kind idsql.HolderKind) *idsql.Config {
+func (c dbdefaultCase) config(kind keyset.HolderKind) *keyset.Config {
 	cfg := dbdefaultConfigOf(c.strategy, kind)
 	tc := cfg.Tables["orders"]
 	tc.Shape = c.shape
@@ -68,13 +69,13 @@ func (c dbdefaultCase) config(kind idsql.HolderKind) *idsql.Config {
 // dbdefaultConfigOf is a namespace whose table orders has strategy; a
 // snowflake one keeps a worker ID for the database, and its processes
 // take theirs from the worker table of kind (postgres or mysql).
-func dbdefaultConfigOf(strategy idsql.Strategy, kind idsql.HolderKind) *idsql.Config {
-	cfg := &idsql.Config{Namespace: "shop", Tables: map[string]idsql.TableConfig{
+func dbdefaultConfigOf(strategy keyset.Strategy, kind keyset.HolderKind) *keyset.Config {
+	cfg := &keyset.Config{Namespace: "shop", Tables: map[string]keyset.TableConfig{
 		"orders": {Strategy: strategy, Step: 50},
 	}}
-	if strategy == idsql.Snowflake {
-		cfg.Tables["orders"] = idsql.TableConfig{Strategy: strategy}
-		cfg.Holder = idsql.HolderConfig{Kind: kind, Mode: "lease", DatabaseWorkers: 1, AcceptLazyCommits: true}
+	if strategy == keyset.Snowflake {
+		cfg.Tables["orders"] = keyset.TableConfig{Strategy: strategy}
+		cfg.Holder = keyset.HolderConfig{Kind: kind, Mode: "lease", DatabaseWorkers: 1, AcceptLazyCommits: true}
 	}
 	return cfg
 }
@@ -147,7 +148,7 @@ func TestDBDefaultMixedWritersPostgres(t *testing.T) {
 	}
 }
 
-func mixedWritersPostgres(t *testing.T, cfg *idsql.Config) {
+func mixedWritersPostgres(t *testing.T, cfg *keyset.Config) {
 	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()
 	db := openWithDefaults(t, raw, cfg, "postgres", dsn, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note TEXT NOT NULL)`)
@@ -210,7 +211,7 @@ func TestDBDefaultMixedWritersMariaDB(t *testing.T) {
 	}
 }
 
-func mixedWritersMariaDB(t *testing.T, cfg *idsql.Config) {
+func mixedWritersMariaDB(t *testing.T, cfg *keyset.Config) {
 	raw, dsn := mysqltest.Open(t)
 	ctx := context.Background()
 	db := openWithDefaults(t, raw, cfg, "mysql", dsn, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`)
@@ -271,7 +272,7 @@ func runWriters(t *testing.T, writers map[string]func(i int) error) {
 // that Lookup traces every key to orders: the keys idsql filled
 // ("wrapper", "pgxid") to a process's range, every other writer's to a
 // block of the instance "database".
-func checkKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, want map[string]int, writer string) {
+func checkKeys(t *testing.T, raw *sql.DB, cfg *keyset.Config, want map[string]int, writer string) {
 	t.Helper()
 	got := map[string]int{}
 	for _, w := range traceKeys(t, raw, cfg, "orders", writer, func(w string) bool { return w == "wrapper" || w == "pgxid" }) {
@@ -289,7 +290,7 @@ func checkKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, want map[string]int
 // process, every other writer's to the instance "database". It returns
 // the writer of every key, told apart by the SQL expression writer over
 // table's columns.
-func traceKeys(t *testing.T, raw *sql.DB, cfg *idsql.Config, table, writer string, goKeyed func(writer string) bool) map[int64]string {
+func traceKeys(t *testing.T, raw *sql.DB, cfg *keyset.Config, table, writer string, goKeyed func(writer string) bool) map[int64]string {
 	t.Helper()
 	ctx := context.Background()
 	var dups int
@@ -402,7 +403,7 @@ func TestDBDefaultByHand(t *testing.T) {
 	for _, tc := range dbdefaultClients {
 		for _, c := range dbdefaultCases {
 			t.Run(tc.name+"/"+c.name, func(t *testing.T) {
-				byHand(t, tc.open, c.config(idsql.HolderKind(tc.name)), tc.name)
+				byHand(t, tc.open, c.config(keyset.HolderKind(tc.name)), tc.name)
 			})
 		}
 	}
@@ -410,7 +411,7 @@ func TestDBDefaultByHand(t *testing.T) {
 
 // byHand runs idsql migrate, then installs cfg's defaults with the script
 // of idsql sql --dialect dialect through the client, twice, and inserts.
-func byHand(t *testing.T, open func(t *testing.T) (*sql.DB, client), cfg *idsql.Config, dialect string) {
+func byHand(t *testing.T, open func(t *testing.T) (*sql.DB, client), cfg *keyset.Config, dialect string) {
 	raw, cli := open(t)
 	ctx := context.Background()
 	if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
@@ -437,7 +438,7 @@ func byHand(t *testing.T, open func(t *testing.T) (*sql.DB, client), cfg *idsql.
 // openWithDefaults creates the orders table on raw with ddl, migrates cfg
 // with its database-side defaults (a segment table's has a block of
 // 100,000 keys) and opens it through idsql, closed when the test ends.
-func openWithDefaults(t *testing.T, raw *sql.DB, cfg *idsql.Config, driver, dsn, ddl string) *idsql.DB {
+func openWithDefaults(t *testing.T, raw *sql.DB, cfg *keyset.Config, driver, dsn, ddl string) *idsql.DB {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := raw.ExecContext(ctx, ddl); err != nil {
@@ -475,7 +476,7 @@ func TestDBDefaultOpenTransaction(t *testing.T) {
 				if _, err := raw.ExecContext(ctx, `CREATE TABLE orders (id BIGINT PRIMARY KEY, note VARCHAR(64) NOT NULL)`); err != nil {
 					t.Fatal(err)
 				}
-				if err := idsql.MigrateWith(ctx, raw, dbdefaultConfigOf(strategy, idsql.HolderKind(tc.name)), idsql.MigrateOptions{DBDefaults: true, DBBlock: 1000}); err != nil {
+				if err := idsql.MigrateWith(ctx, raw, dbdefaultConfigOf(strategy, keyset.HolderKind(tc.name)), idsql.MigrateOptions{DBDefaults: true, DBBlock: 1000}); err != nil {
 					t.Fatal(err)
 				}
 				a, err := raw.BeginTx(ctx, nil)

@@ -137,7 +137,7 @@
 // etcd, sticky and recycle; PostgreSQL and MariaDB sticky, disposable
 // and lease; the local map recording to the worker table), the segment
 // stores on PostgreSQL and MariaDB, and the Redis queue. Both issue keys through
-// idsql.Keys; the other issuer talks to the servers directly. The faults:
+// keyset.Keys; the other issuer talks to the servers directly. The faults:
 // a short blackhole (packets dropped both ways, healed within the lease),
 // one healed after the lease expired, connections reset, replies delayed
 // by more than the lease margin, and one-way loss of replies or of

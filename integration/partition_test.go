@@ -30,6 +30,7 @@ import (
 	"github.com/idsql/idsql/holder/registry"
 	_ "github.com/idsql/idsql/holder/zookeeper" // holder.kind: zookeeper
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment store on MySQL
 	_ "github.com/idsql/idsql/idsql/segment/redisqueue" // buffer: redis
 	"github.com/idsql/idsql/internal/etcdtest"
@@ -42,7 +43,7 @@ import (
 // The partition tests put a Toxiproxy proxy, run inside the test process,
 // between one of two in-process key issuers and its coordination server
 // (ZooKeeper, etcd, PostgreSQL, MariaDB or Redis), and cut or slow that link
-// while both issue keys through idsql.Keys as an application does. The
+// while both issue keys through keyset.Keys as an application does. The
 // other issuer talks to the same servers directly: the fault does not
 // touch it. Each case is one target (holder kind and mode, segment store or
 // Redis queue) and one fault; every case runs at once with a few others.
@@ -79,8 +80,8 @@ type partTarget struct {
 	name   string
 	link   string // the server the fault cuts: zookeeper, etcd, postgres, mysql, redis
 	db     string // the application's database: postgres or mysql
-	holder idsql.HolderConfig
-	table  idsql.TableConfig
+	holder keyset.HolderConfig
+	table  keyset.TableConfig
 	// fenced: the faulted issuer holds a lease the server lets expire
 	// after ttl, so it must stop issuing by then.
 	fenced bool
@@ -91,40 +92,40 @@ type partTarget struct {
 	dbDefault bool
 }
 
-func (p partTarget) snowflake() bool { return p.table.Strategy == idsql.Snowflake }
+func (p partTarget) snowflake() bool { return p.table.Strategy == keyset.Snowflake }
 
 var partTargets = func() []partTarget {
-	sf := idsql.TableConfig{Strategy: idsql.Snowflake}
-	seg := idsql.TableConfig{Strategy: idsql.Segment, Step: 50}
+	sf := keyset.TableConfig{Strategy: keyset.Snowflake}
+	seg := keyset.TableConfig{Strategy: keyset.Segment, Step: 50}
 	var ts []partTarget
 	for _, mode := range []string{"sticky", "recycle"} {
 		ts = append(ts, partTarget{name: "zookeeper/" + mode, link: "zookeeper", db: "postgres",
-			holder: idsql.HolderConfig{Kind: "zookeeper", Mode: mode}, table: sf, fenced: true, ttl: partZKTTL})
+			holder: keyset.HolderConfig{Kind: "zookeeper", Mode: mode}, table: sf, fenced: true, ttl: partZKTTL})
 	}
 	for _, mode := range []string{"sticky", "recycle"} {
 		ts = append(ts, partTarget{name: "etcd/" + mode, link: "etcd", db: "postgres",
-			holder: idsql.HolderConfig{Kind: "etcd", Mode: mode}, table: sf, fenced: true, ttl: partEtcdTTL})
+			holder: keyset.HolderConfig{Kind: "etcd", Mode: mode}, table: sf, fenced: true, ttl: partEtcdTTL})
 	}
 	for _, db := range []string{"postgres", "mysql"} {
 		for _, mode := range []string{"sticky", "disposable", "lease"} {
 			ts = append(ts, partTarget{name: db + "/" + mode, link: db, db: db,
-				holder: idsql.HolderConfig{Kind: idsql.HolderKind(db), Mode: mode}, table: sf, fenced: true, ttl: partTTL})
+				holder: keyset.HolderConfig{Kind: keyset.HolderKind(db), Mode: mode}, table: sf, fenced: true, ttl: partTTL})
 		}
 	}
 	for _, db := range []string{"postgres", "mysql"} {
 		ts = append(ts, partTarget{name: db + "/lease+db-default", link: db, db: db,
-			holder: idsql.HolderConfig{Kind: idsql.HolderKind(db), Mode: "lease"}, table: sf, fenced: true, ttl: partTTL, dbDefault: true})
+			holder: keyset.HolderConfig{Kind: keyset.HolderKind(db), Mode: "lease"}, table: sf, fenced: true, ttl: partTTL, dbDefault: true})
 	}
 	// The local map's leases are static; the worker table records them.
 	ts = append(ts, partTarget{name: "local+table", link: "postgres", db: "postgres",
-		holder: idsql.HolderConfig{Kind: "local"}, table: sf, ttl: partTTL})
+		holder: keyset.HolderConfig{Kind: "local"}, table: sf, ttl: partTTL})
 	for _, db := range []string{"postgres", "mysql"} {
 		ts = append(ts, partTarget{name: "segment/" + db, link: db, db: db, table: seg, ttl: partTTL})
 	}
 	// The Redis queue refills its shared list at 20 % of the step: 100
 	// keys, a quarter second of both issuers' keys.
 	rq := seg
-	rq.Buffer, rq.Step = idsql.BufferRedis, 500
+	rq.Buffer, rq.Step = keyset.BufferRedis, 500
 	ts = append(ts, partTarget{name: "redis-queue", link: "redis", db: "postgres", table: rq, ttl: partTTL})
 	return ts
 }()
@@ -311,7 +312,7 @@ func TestPartition(t *testing.T) {
 // what it issued.
 type partProc struct {
 	name string
-	keys *idsql.Keys
+	keys *keyset.Keys
 	db   *sql.DB
 
 	mu     sync.Mutex
@@ -791,7 +792,7 @@ func (p *partProc) errorSample(n int) []string {
 // partEnv is one case's world: a configuration, the proxy on the faulted
 // issuer's link, and the two issuers.
 type partEnv struct {
-	cfg   *idsql.Config
+	cfg   *keyset.Config
 	proxy *toxiproxy.Proxy
 	procs [2]*partProc // faulted, untouched
 	drop  func()
@@ -887,7 +888,7 @@ func (s *partServers) setup(ctx context.Context, tg partTarget) (*partEnv, error
 		return env, fmt.Errorf("start the proxy to %s: %w", upstream, err)
 	}
 
-	cfg := &idsql.Config{Namespace: name, Tables: map[string]idsql.TableConfig{}}
+	cfg := &keyset.Config{Namespace: name, Tables: map[string]keyset.TableConfig{}}
 	if tg.snowflake() {
 		cfg.Tables[sfPartTable] = tg.table
 		cfg.Holder = tg.holder
@@ -956,7 +957,7 @@ func (s *partServers) setup(ctx context.Context, tg partTarget) (*partEnv, error
 		env.procs[i] = p
 		reg := registry.New(db, registry.Settings{Heartbeat: partHeartbeat, AcceptLazyCommits: true})
 		inst := holder.Instance{ID: who, Host: "host-" + who, PID: os.Getpid()}
-		p.keys, err = idsql.NewKeys(&pc, idsql.KeysOptions{DB: db, Registry: reg, Instance: inst, Logger: slog.New(p)})
+		p.keys, err = keyset.NewKeys(&pc, keyset.KeysOptions{DB: db, Registry: reg, Instance: inst, Logger: slog.New(p)})
 		if err != nil {
 			return env, fmt.Errorf("%s: %w", who, err)
 		}

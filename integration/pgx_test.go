@@ -14,6 +14,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/pgxid"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -186,12 +187,12 @@ CREATE TABLE orders (id bigint PRIMARY KEY, user_id int NOT NULL, note text);
 CREATE TABLE users (id bigint PRIMARY KEY, name text NOT NULL);
 `
 
-func pgxConfig() *idsql.Config {
-	return &idsql.Config{
+func pgxConfig() *keyset.Config {
+	return &keyset.Config{
 		Namespace: "shop",
-		Tables: map[string]idsql.TableConfig{
-			"orders": {Strategy: idsql.Snowflake},
-			"users":  {Strategy: idsql.Segment, Step: 50},
+		Tables: map[string]keyset.TableConfig{
+			"orders": {Strategy: keyset.Snowflake},
+			"users":  {Strategy: keyset.Segment, Step: 50},
 		},
 	}
 }
@@ -214,7 +215,7 @@ func pgxPool(t *testing.T) (*pgxpool.Pool, *pgxid.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	db, err := pgxid.New(pool, cfg, pgxid.Options{KeysOptions: idsql.KeysOptions{Holder: holder.Static(map[string]int64{"orders": 21})}})
+	db, err := pgxid.New(pool, cfg, pgxid.Options{KeysOptions: keyset.KeysOptions{Holder: holder.Static(map[string]int64{"orders": 21})}})
 	if err != nil {
 		t.Fatal(err)
 	}

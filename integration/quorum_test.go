@@ -24,7 +24,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/holderkind"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/etcdtest"
 	"github.com/idsql/idsql/internal/zktest"
@@ -37,8 +37,8 @@ import (
 // connected to it, the majority lost for longer than a session or lease
 // and then regained, and a rolling restart of all three members.
 //
-// Each mode has four in-process issuers (idsql.Keys built by
-// idsql.NewKeys from an idsql.Config, as an application holds it: the
+// Each mode has four in-process issuers (keyset.Keys built by
+// keyset.NewKeys from an keyset.Config, as an application holds it: the
 // holder kind the configuration names, the ZooKeeper one with its
 // holder.cache_dir) that draw keys all along: one pinned to each member
 // (its only server or endpoint) and one that knows all three. In each
@@ -150,7 +150,7 @@ const (
 // on it.
 type quorumBackend struct {
 	name string
-	kind idsql.HolderKind // as a user configures it
+	kind keyset.HolderKind // as a user configures it
 	ttl  time.Duration
 	// pause bounds the pause of an issuer that kept quorum, and why.
 	pause    time.Duration
@@ -173,7 +173,7 @@ type quorumBackend struct {
 	exited   func(i int) bool
 	cut      func(i int, on bool)
 	logTail  func(i int) string
-	holder   func(mode string, servers []string) idsql.HolderConfig
+	holder   func(mode string, servers []string) keyset.HolderConfig
 	// prove writes through member i alone; nil proves that i is part
 	// of a quorum that has a leader.
 	prove func(i int) error
@@ -224,8 +224,8 @@ func TestZooKeeperQuorum(t *testing.T) {
 		exited:   func(i int) bool { return ens.Member(i).Exited() },
 		cut:      cn.set,
 		logTail:  func(i int) string { return ens.Member(i).LogTail() },
-		holder: func(mode string, servers []string) idsql.HolderConfig {
-			return idsql.HolderConfig{Kind: "zookeeper", Mode: mode, Servers: servers, SessionTimeout: quorumZKTTL,
+		holder: func(mode string, servers []string) keyset.HolderConfig {
+			return keyset.HolderConfig{Kind: "zookeeper", Mode: mode, Servers: servers, SessionTimeout: quorumZKTTL,
 				Heartbeat: quorumHeartbeat, TickTime: quorumZKTick}
 		},
 		prove: func(i int) error { return zkWrite(ens.Member(i).Addr()) },
@@ -284,8 +284,8 @@ func TestEtcdQuorum(t *testing.T) {
 		exited:   func(i int) bool { return cl.Member(i).Exited() },
 		cut:      cn.set,
 		logTail:  func(i int) string { return cl.Member(i).LogTail() },
-		holder: func(mode string, servers []string) idsql.HolderConfig {
-			return idsql.HolderConfig{Kind: "etcd", Mode: mode, Endpoints: servers, SessionTimeout: quorumEtcdTTL,
+		holder: func(mode string, servers []string) keyset.HolderConfig {
+			return keyset.HolderConfig{Kind: "etcd", Mode: mode, Endpoints: servers, SessionTimeout: quorumEtcdTTL,
 				Heartbeat: quorumHeartbeat}
 		},
 		prove: func(i int) error { return etcdWrite(cl.Member(i).Addr()) },
@@ -392,7 +392,7 @@ func runQuorum(t *testing.T, b *quorumBackend) {
 	var wg sync.WaitGroup
 	var issuers []*qIssuer
 	var takers []*qTaker
-	cfgs := map[string]*idsql.Config{}
+	cfgs := map[string]*keyset.Config{}
 	for _, mode := range []string{"sticky", "recycle"} {
 		ns := fmt.Sprintf("q%d_%s_%s", os.Getpid(), b.name, mode)
 		for m := -1; m < b.n; m++ {
@@ -411,7 +411,7 @@ func runQuorum(t *testing.T, b *quorumBackend) {
 			// cache directory when it names none; the etcd holder
 			// keeps none), under the kind's observed twin, which makes
 			// the same holder and notes the leases it grants.
-			cfg := &idsql.Config{Namespace: ns, Tables: map[string]idsql.TableConfig{quorumTable: {Strategy: idsql.Snowflake}},
+			cfg := &keyset.Config{Namespace: ns, Tables: map[string]keyset.TableConfig{quorumTable: {Strategy: keyset.Snowflake}},
 				Holder: b.holder(mode, servers)}
 			cfg.Holder.Kind = observedKind(cfg.Holder.Kind)
 			cfg.Holder.CacheDir = filepath.Join(dir, name)
@@ -419,7 +419,7 @@ func runQuorum(t *testing.T, b *quorumBackend) {
 			inst := holder.Instance{ID: name, Host: "host-" + name, PID: os.Getpid()}
 			q := &qIssuer{partProc: &partProc{name: name, errs: map[string]int{}}, mode: mode, member: m, ns: ns, inst: inst,
 				leases: sampler.watch(t, ns, inst.Key())}
-			keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Instance: inst, Logger: slog.New(q.partProc)})
+			keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{Instance: inst, Logger: slog.New(q.partProc)})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -772,7 +772,7 @@ func mustLeader(t *testing.T, b *quorumBackend) int {
 // checkQuorumStep checks one step for one mode's issuers and returns its
 // row of RELIABILITY.md's table, the promises it broke (failures) and the
 // timing goals it missed.
-func checkQuorumStep(b *quorumBackend, s *qStep, mode string, issuers []*qIssuer, cfg *idsql.Config, stalls *stallMeter, sampler *leaseSampler) (row string, failures, missed []string) {
+func checkQuorumStep(b *quorumBackend, s *qStep, mode string, issuers []*qIssuer, cfg *keyset.Config, stalls *stallMeter, sampler *leaseSampler) (row string, failures, missed []string) {
 	layout, err := cfg.SnowflakeLayout()
 	if err != nil {
 		return "", []string{err.Error()}, nil
@@ -967,7 +967,7 @@ func (p *partProc) note(err error) {
 	p.errs[msg]++
 }
 
-func (tk *qTaker) run(ctx context.Context, kind idsql.HolderKind, s holderkind.Settings, layout snowflake.Layout) {
+func (tk *qTaker) run(ctx context.Context, kind keyset.HolderKind, s holderkind.Settings, layout snowflake.Layout) {
 	defer close(tk.done)
 	k, err := holderkind.Lookup(string(kind))
 	if err != nil {
@@ -1131,7 +1131,7 @@ func (tk *qTaker) check(layout snowflake.Layout, lift time.Time) (string, bool) 
 // (namespace and instance). The leases themselves are handed on as they
 // are, so the generator works as with the kind itself.
 func init() {
-	for _, name := range []idsql.HolderKind{"zookeeper", "etcd"} {
+	for _, name := range []keyset.HolderKind{"zookeeper", "etcd"} {
 		k, err := holderkind.Lookup(string(name))
 		if err != nil {
 			panic(err)
@@ -1149,7 +1149,7 @@ func init() {
 }
 
 // observedKind is the name of kind's observed twin.
-func observedKind(kind idsql.HolderKind) idsql.HolderKind { return kind + "-observed" }
+func observedKind(kind keyset.HolderKind) keyset.HolderKind { return kind + "-observed" }
 
 // observedHolder notes the leases its holder grants.
 type observedHolder struct{ holder.Holder }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
@@ -40,7 +41,7 @@ tables:
   %s: {strategy: snowflake, shape: {spread: reverse}}
   %s: {strategy: segment, step: 50, shape: {spread: shard, bits: 6}}
 `, chaosTimeout, chaosHeartbeat, filepath.Join(dir, "cache"), sfTable, segTable)
-	cfg, err := idsql.Parse("shape.yaml", []byte(cfgText), time.Now())
+	cfg, err := keyset.Parse("shape.yaml", []byte(cfgText), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/server"
 )
 
@@ -39,7 +39,7 @@ func (b *syncBuffer) String() string {
 // the fix in the body's message (after Leaf's Result, where Leaf has one)
 // and in X-Idsql-Error, and the server logs it.
 func TestClientErrorsSayWhy(t *testing.T) {
-	migrated, err := idsql.Parse("test", []byte(`namespace: test
+	migrated, err := keyset.Parse("test", []byte(`namespace: test
 tables:
   orders: {strategy: segment, shard: {column: user_id, bits: 2}}
   users: {strategy: segment}
@@ -48,7 +48,7 @@ tables:
 		t.Fatal(err)
 	}
 	// accounts was added to the configuration after migrate ran.
-	cfg, err := idsql.Parse("test", []byte(`namespace: test
+	cfg, err := keyset.Parse("test", []byte(`namespace: test
 tables:
   orders: {strategy: segment, shard: {column: user_id, bits: 2}}
   users: {strategy: segment}
@@ -106,11 +106,11 @@ tables:
 // "step 0 (stored 0)" for a segment key not loaded.
 func TestMonitorBeforeFirstUse(t *testing.T) {
 	ctx := context.Background()
-	all, err := idsql.Parse("test", []byte("namespace: test\ntables:\n  leaf_snowflake: {strategy: snowflake}\n  users: {strategy: segment}\n  later: {strategy: segment}\n"), time.Now())
+	all, err := keyset.Parse("test", []byte("namespace: test\ntables:\n  leaf_snowflake: {strategy: snowflake}\n  users: {strategy: segment}\n  later: {strategy: segment}\n"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := idsql.Parse("test", []byte("namespace: test\ntables:\n  leaf_snowflake: {strategy: snowflake}\n  users: {strategy: segment}\n"), time.Now())
+	cfg, err := keyset.Parse("test", []byte("namespace: test\ntables:\n  leaf_snowflake: {strategy: snowflake}\n  users: {strategy: segment}\n"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@
 //	GET, POST /login; POST /logout      the monitor page's login form when tokens are on (see Tokens)
 //
 // The N of the decode endpoints is decimal, or a key in a table's text form
-// (tables.T.text, see idsql.TextForm: "ord_8VQTtCjBWgS"); the answer's "id"
+// (tables.T.text, see keyset.TextForm: "ord_8VQTtCjBWgS"); the answer's "id"
 // is always decimal and, for a text form, "table" names the table whose
 // form it was. A key of a table with a spread shape (tables.T.shape) is
 // decoded after undoing the shape; /decodeSnowflakeId then needs the
@@ -125,7 +125,7 @@
 // # Example
 //
 //	cfg, _ = server.WithSnowflakeTable(cfg, "")      // the table for other snowflake keys
-//	keys, _ := idsql.NewKeys(cfg, idsql.KeysOptions{DB: db})
+//	keys, _ := keyset.NewKeys(cfg, keyset.KeysOptions{DB: db})
 //	ts := server.NewTimedStore(segmentStore)
 //	gen, _ := segment.New(ctx, ts, segment.Settings{})
 //	srv, err := server.New(server.Settings{Keys: keys, Segments: gen, Store: ts})

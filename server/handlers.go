@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/dialect"
@@ -569,7 +569,7 @@ func (srv *Server) segmentFailure(key string, err error, lookup bool) failure {
 	what := "segment key " + quote(key) + ": "
 	f := failure{status: http.StatusInternalServerError, generator: true}
 	switch {
-	case errors.Is(err, segment.ErrClosed), errors.Is(err, idsql.ErrClosed):
+	case errors.Is(err, segment.ErrClosed), errors.Is(err, keyset.ErrClosed):
 		return failure{kind: errShuttingDown, status: http.StatusServiceUnavailable, msg: what + "shutting down"}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return failure{kind: errCanceled, status: http.StatusServiceUnavailable, msg: what + "request canceled or timed out"}
@@ -587,7 +587,7 @@ func (srv *Server) segmentFailure(key string, err error, lookup bool) failure {
 	case errors.Is(err, segment.ErrExhausted):
 		f.kind, f.msg = errExhausted, what+"ID space exhausted"
 		srv.logf("segment key %q: %v", key, err)
-	case errors.Is(err, idsql.ErrKeySpaceExhausted):
+	case errors.Is(err, keyset.ErrKeySpaceExhausted):
 		f.kind, f.msg = errExhausted, what+err.Error()
 	default: // the store failed: the database is down or refused
 		f.kind, f.leaf, f.msg = errStore, leafSegmentsNull, what+"segments not ready: no range could be allocated (details in the server log)"
@@ -605,7 +605,7 @@ func (srv *Server) unknownKey(key string) string {
 	}
 	for _, t := range tables {
 		tc := srv.cfg.Tables[t]
-		if tc.Strategy != idsql.Segment {
+		if tc.Strategy != keyset.Segment {
 			continue
 		}
 		if k := srv.cfg.SegmentKey(t); k == key || strings.HasPrefix(key, k+"#") {
@@ -631,7 +631,7 @@ func (srv *Server) snowflakeFailure(e *snowEntry, key string, err error) failure
 	var behind *snowflake.ClockBehindError
 	var start *startError
 	switch {
-	case srv.closing.Load(), errors.Is(err, idsql.ErrClosed), errors.Is(err, snowflake.ErrClosed):
+	case srv.closing.Load(), errors.Is(err, keyset.ErrClosed), errors.Is(err, snowflake.ErrClosed):
 		f = failure{kind: errShuttingDown, status: http.StatusServiceUnavailable, msg: what + "shutting down"}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return failure{kind: errCanceled, status: http.StatusServiceUnavailable, msg: what + "request canceled or timed out"}
@@ -712,7 +712,7 @@ type Decoded struct {
 }
 
 // DecodedGene is the answer of /decodeId?table=T&id=N for a segment table
-// whose keys carry shard or application bits (see idsql.Gene).
+// whose keys carry shard or application bits (see keyset.Gene).
 type DecodedGene struct {
 	ID    string `json:"id"` // a string, as JavaScript numbers lose precision above 2^53
 	Table string `json:"table"`
@@ -734,14 +734,14 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 	switch {
 	case !ok:
 		return bad("table " + quote(table) + " is not configured (configured: " + strings.Join(srv.cfg.TableNames(), ", ") + ")")
-	case tc.Strategy != idsql.Segment || tc.Gene().Plain():
+	case tc.Strategy != keyset.Segment || tc.Gene().Plain():
 		return bad("table " + quote(table) + " is not a segment table with shard or app bits: its keys are plain numbers with nothing to take apart (a snowflake ID decodes with /decodeSnowflakeId?snowflakeId=N)")
 	case raw == "":
 		return bad("missing query parameter id: /decodeId?table=" + table + "&id=N")
 	}
 	id, from, err := srv.cfg.ParseKey(raw)
 	switch {
-	case errors.Is(err, idsql.ErrTextKey):
+	case errors.Is(err, keyset.ErrTextKey):
 		return srv.failTextKey(w, r, err)
 	case err != nil:
 		return bad("invalid id " + quote(raw) + ": not a positive 64-bit decimal integer, nor a key in a table's text form")
@@ -781,7 +781,7 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 		return bad("missing query parameter snowflakeId")
 	}
 	id, from, err := srv.cfg.ParseKey(raw)
-	if errors.Is(err, idsql.ErrTextKey) {
+	if errors.Is(err, keyset.ErrTextKey) {
 		return srv.failTextKey(w, r, err)
 	}
 	if err != nil {
@@ -829,7 +829,7 @@ func (srv *Server) unshape(table, from string, id int64) (int64, string, error) 
 		table = from
 	}
 	key, shape, err := srv.cfg.UnshapeKey(table, id)
-	if errors.Is(err, idsql.ErrTableNeeded) {
+	if errors.Is(err, keyset.ErrTableNeeded) {
 		err = fmt.Errorf("%w: add &table=T", err)
 	}
 	return key, shape, err

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -105,7 +105,7 @@ func TestFailureMapping(t *testing.T) {
 		{fmt.Errorf("x: %w", holder.ErrLeaseLost), errNotRunning, 500, -1},
 		{fmt.Errorf("idsql: table orders: new worker lease: %w", dbDown), errNotRunning, 500, -1},
 		{fmt.Errorf("x: %w", snowflake.ErrExhausted), errExhausted, 500, 0},
-		{fmt.Errorf("x: %w", idsql.ErrClosed), errShuttingDown, 503, 0},
+		{fmt.Errorf("x: %w", keyset.ErrClosed), errShuttingDown, 503, 0},
 		{context.Canceled, errCanceled, 503, 0},
 	}
 	for _, tt := range snow {

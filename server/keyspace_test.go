@@ -15,6 +15,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/server"
@@ -23,7 +24,7 @@ import (
 // newKeySpaceServer serves cfgText from an SQLite segment store.
 func newKeySpaceServer(t *testing.T, cfgText string) *server.Server {
 	t.Helper()
-	cfg, err := idsql.Parse("test", []byte(cfgText), time.Now())
+	cfg, err := keyset.Parse("test", []byte(cfgText), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func newKeySpaceServer(t *testing.T, cfgText string) *server.Server {
 // migrated (a configuration that may have fewer tables than cfg: those
 // were added after migrate ran), with the other settings of s (nil Log:
 // none).
-func sqliteServer(t *testing.T, migrated, cfg *idsql.Config, s server.Settings) (*server.Server, *idsql.Keys) {
+func sqliteServer(t *testing.T, migrated, cfg *keyset.Config, s server.Settings) (*server.Server, *keyset.Keys) {
 	t.Helper()
 	ctx := context.Background()
 	store, err := sqlitestore.Open(ctx, t.TempDir()+"/ids.db")
@@ -49,7 +50,7 @@ func sqliteServer(t *testing.T, migrated, cfg *idsql.Config, s server.Settings) 
 	if err := idsql.MigrateIn(ctx, store.DB(), migrated, idsql.Stores{Segments: store}); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: store.DB(), Holder: holder.Fixed(1), SegmentStore: store,
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{DB: store.DB(), Holder: holder.Fixed(1), SegmentStore: store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func grepLines(s, sub string) string {
 	return strings.Join(out, "\n")
 }
 
-// /decodeId takes gene keys apart as idsql.Gene does; the segment endpoint
+// /decodeId takes gene keys apart as keyset.Gene does; the segment endpoint
 // composes app-only keys and refuses sharded tables (the shard comes from
 // a row).
 func TestGeneKeys(t *testing.T) {
@@ -150,7 +151,7 @@ tables:
 	if msg := hdr.Get("X-Idsql-Error"); !strings.Contains(msg, "/api/segment/get/orders?shard=N, N from 0 to 63") {
 		t.Errorf("sharded table without a shard: %q does not show the shard form", msg)
 	}
-	g := idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}
+	g := keyset.Gene{ShardBits: 6, AppBits: 8, App: 3}
 	// The shard form.
 	for _, p := range []string{"/api/segment/get/orders/2?shard=42", "/api/segment/get/orders?shard=42"} {
 		for _, id := range parseIDs(t, mustGet(t, srv, p)) {
@@ -223,14 +224,14 @@ tables:
   tickets: {strategy: segment, app: {id: 1, bits: 2}, text: {encoding: crockford32, prefix: t_}}
 `)
 	sf := parseIDs(t, mustGet(t, srv, "/api/snowflake/get/x"))[0]
-	text := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}.Format(sf)
+	text := keyset.TextForm{Encoding: keyset.Base62, Prefix: "ord_"}.Format(sf)
 	var d server.Decoded
 	if err := json.Unmarshal([]byte(mustGet(t, srv, "/decodeSnowflakeId?snowflakeId="+text)), &d); err != nil ||
 		d.ID != strconv.FormatInt(sf, 10) || d.Table != "leaf_snowflake" {
 		t.Fatalf("decode %s: %+v %v", text, d, err)
 	}
 	key := parseIDs(t, mustGet(t, srv, "/api/segment/get/tickets"))[0]
-	ktext := idsql.TextForm{Encoding: idsql.Crockford32, Prefix: "t_"}.Format(key)
+	ktext := keyset.TextForm{Encoding: keyset.Crockford32, Prefix: "t_"}.Format(key)
 	var g server.DecodedGene
 	if err := json.Unmarshal([]byte(mustGet(t, srv, "/decodeId?table=tickets&id="+ktext)), &g); err != nil || g.ID != strconv.FormatInt(key, 10) || g.Index != 1 {
 		t.Fatalf("decodeId %s: %+v %v", ktext, g, err)
@@ -246,7 +247,7 @@ tables:
 // the variable when it does not.
 func TestDecodeKeyedText(t *testing.T) {
 	t.Setenv("IDSQL_SERVER_TEST_KEY", "1:server-test-secret-0123")
-	form := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_", KeyEnv: "IDSQL_SERVER_TEST_KEY"}
+	form := keyset.TextForm{Encoding: keyset.Base62, Prefix: "ord_", KeyEnv: "IDSQL_SERVER_TEST_KEY"}
 	srv := newKeySpaceServer(t, `namespace: test
 tables:
   leaf_snowflake: {strategy: snowflake, text: {encoding: base62, prefix: ord_, key_env: IDSQL_SERVER_TEST_KEY}}

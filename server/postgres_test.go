@@ -13,6 +13,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/internal/pgtest"
 	"github.com/idsql/idsql/server"
@@ -25,7 +26,7 @@ import (
 func TestPostgres(t *testing.T) {
 	raw, _ := pgtest.Open(t)
 	ctx := context.Background()
-	cfg, err := idsql.Parse("pg", []byte(`namespace: pgserver
+	cfg, err := keyset.Parse("pg", []byte(`namespace: pgserver
 holder: {kind: postgres, instance: test-1}
 tables:
   orders: {strategy: snowflake}
@@ -44,7 +45,7 @@ tables:
 	if cfg, err = server.WithSnowflakeTable(cfg, ""); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, Registry: stores.Workers, SegmentStore: stores.Segments})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{DB: raw, Registry: stores.Workers, SegmentStore: stores.Segments})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestPostgresDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { raw.Close() })
-	cfg, err := idsql.Parse("pg", []byte(`namespace: pgdown
+	cfg, err := keyset.Parse("pg", []byte(`namespace: pgdown
 tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 100}
@@ -145,7 +146,7 @@ tables:
 	if err := idsql.MigrateIn(ctx, raw, cfg, stores); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, SegmentStore: stores.Segments, Holder: holder.Fixed(1)})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{DB: raw, SegmentStore: stores.Segments, Holder: holder.Fixed(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

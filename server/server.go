@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -41,7 +41,7 @@ type Settings struct {
 	// Keys serves the snowflake endpoint: each snowflake table of its
 	// configuration is a key. Required (it also supplies the namespace and
 	// the layout /decodeSnowflakeId decodes with).
-	Keys *idsql.Keys
+	Keys *keyset.Keys
 	// SnowflakeTable is the snowflake table whose generator answers
 	// /api/snowflake/get/{key} for every key that names no snowflake table
 	// of the configuration, as Leaf's one snowflake generator answers any
@@ -91,7 +91,7 @@ type Settings struct {
 // listener with graceful shutdown.
 type Server struct {
 	s       Settings
-	cfg     *idsql.Config
+	cfg     *keyset.Config
 	layout  snowflake.Layout
 	started time.Time
 	epoch   time.Time // for mono; carries a monotonic reading
@@ -151,8 +151,8 @@ type snowEntry struct {
 // snowSource is a snowflake table's key source, the one its Keys owns (and
 // renews after a lease ends).
 type snowSource struct {
-	src   idsql.KeySource
-	table *idsql.SnowflakeTable // for the monitor and metrics; nil for a source of another kind
+	src   keyset.KeySource
+	table *keyset.SnowflakeTable // for the monitor and metrics; nil for a source of another kind
 }
 
 // New returns a Server for s. The Server owns s.Keys and s.Segments from
@@ -191,10 +191,10 @@ func New(s Settings) (*Server, error) {
 		viaKeys: map[string]string{}}
 	for _, t := range cfg.TableNames() {
 		switch tc := cfg.Tables[t]; {
-		case tc.Strategy == idsql.Snowflake:
+		case tc.Strategy == keyset.Snowflake:
 			srv.snow[t] = &snowEntry{table: t}
 			srv.snowNames = append(srv.snowNames, t)
-		case tc.MaxID > 0 || !tc.Gene().Plain() || tc.Buffer == idsql.BufferRedis || tc.Spread():
+		case tc.MaxID > 0 || !tc.Gene().Plain() || tc.Buffer == keyset.BufferRedis || tc.Spread():
 			srv.viaKeys[cfg.SegmentKey(t)] = t
 		}
 	}
@@ -226,25 +226,25 @@ func New(s Settings) (*Server, error) {
 //
 // Under the local holder the new table needs a worker ID of its own in
 // holder.workers ("leaf_snowflake@INSTANCE": N), like any other table.
-func WithSnowflakeTable(cfg *idsql.Config, table string) (*idsql.Config, error) {
+func WithSnowflakeTable(cfg *keyset.Config, table string) (*keyset.Config, error) {
 	if table == "" {
 		table = DefaultSnowflakeTable
 	}
 	if tc, ok := cfg.Tables[table]; ok {
-		if tc.Strategy != idsql.Snowflake {
+		if tc.Strategy != keyset.Snowflake {
 			return nil, fmt.Errorf("server: table %s serves keys that name no snowflake table, but it is a %s table", table, tc.Strategy)
 		}
 		return cfg, nil
 	}
-	if !idsql.ValidTableName(table) {
+	if !keyset.ValidTableName(table) {
 		return nil, fmt.Errorf("server: snowflake table %q is not a valid table name", table)
 	}
 	c := *cfg
 	c.Tables = maps.Clone(cfg.Tables)
 	if c.Tables == nil {
-		c.Tables = map[string]idsql.TableConfig{}
+		c.Tables = map[string]keyset.TableConfig{}
 	}
-	c.Tables[table] = idsql.TableConfig{Strategy: idsql.Snowflake}
+	c.Tables[table] = keyset.TableConfig{Strategy: keyset.Snowflake}
 	return &c, nil
 }
 
@@ -267,7 +267,7 @@ func (srv *Server) Warm(ctx context.Context) error {
 	}
 	if srv.s.Segments != nil {
 		for _, t := range srv.cfg.TableNames() {
-			if tc := srv.cfg.Tables[t]; tc.Strategy != idsql.Segment || tc.Gene().ShardBits > 0 {
+			if tc := srv.cfg.Tables[t]; tc.Strategy != keyset.Segment || tc.Gene().ShardBits > 0 {
 				continue // a sharded table's keys are per shard (key#shard), drawn on insert
 			}
 			var err error
@@ -343,7 +343,7 @@ func (srv *Server) snowflakeSource(ctx context.Context, e *snowEntry) (*snowSour
 	}
 	e.startErr = nil
 	src := &snowSource{src: ks}
-	src.table, _ = ks.(*idsql.SnowflakeTable)
+	src.table, _ = ks.(*keyset.SnowflakeTable)
 	e.src.Store(src)
 	return src, nil
 }

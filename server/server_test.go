@@ -29,6 +29,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/server"
@@ -87,7 +88,7 @@ func (h *recordingHolder) released() (n, total int) {
 type fixture struct {
 	srv    *server.Server
 	holder *recordingHolder
-	cfg    *idsql.Config
+	cfg    *keyset.Config
 	db     *sql.DB // the SQLite database of the segment store
 	warm   error   // what Warm answered
 }
@@ -117,7 +118,7 @@ func newFixture(t testing.TB, edit func(*server.Settings)) *fixture {
 func newFixtureWith(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := idsql.Parse("test", []byte(testConfig), time.Now())
+	cfg, err := keyset.Parse("test", []byte(testConfig), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func newFixtureWith(t testing.TB, o fixtureOptions) *fixture {
 	for _, t := range o.refuse {
 		h.refuse[t] = true
 	}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: store.DB(), Holder: h, SegmentStore: store})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{DB: store.DB(), Holder: h, SegmentStore: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,12 +503,12 @@ func TestSnowflakeTableShared(t *testing.T) {
 }
 
 func TestWithSnowflakeTable(t *testing.T) {
-	cfg, err := idsql.Parse("test", []byte(testConfig), time.Now())
+	cfg, err := keyset.Parse("test", []byte(testConfig), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := server.WithSnowflakeTable(cfg, "")
-	if err != nil || got == cfg || got.Tables["leaf_snowflake"].Strategy != idsql.Snowflake {
+	if err != nil || got == cfg || got.Tables["leaf_snowflake"].Strategy != keyset.Snowflake {
 		t.Fatalf("default table: %v, %v", got, err)
 	}
 	if _, ok := cfg.Tables["leaf_snowflake"]; ok {
@@ -524,7 +525,7 @@ func TestWithSnowflakeTable(t *testing.T) {
 			t.Errorf("WithSnowflakeTable(%q) succeeded", bad)
 		}
 	}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Holder: holder.Fixed(1)})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{Holder: holder.Fixed(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

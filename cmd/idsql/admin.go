@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -55,7 +56,7 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer d.db.Close()
-	cfgs := []*idsql.Config{cfg}
+	cfgs := []*keyset.Config{cfg}
 	if cfg == nil {
 		if cfgs, err = bareConfigs(ctx, d, *ns, *layoutName); err != nil {
 			return err
@@ -127,7 +128,7 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // per namespace (ns, or every namespace of idsql_workers, or "default"
 // when it has none), with layout (a preset name, default leaf) and no
 // tables.
-func bareConfigs(ctx context.Context, d *database, ns, layout string) ([]*idsql.Config, error) {
+func bareConfigs(ctx context.Context, d *database, ns, layout string) ([]*keyset.Config, error) {
 	if layout != "" {
 		if _, err := snowflake.Preset(layout); err != nil {
 			return nil, usagef("--layout: %v", err)
@@ -157,15 +158,15 @@ func bareConfigs(ctx context.Context, d *database, ns, layout string) ([]*idsql.
 			names = []string{"default"}
 		}
 	}
-	var cfgs []*idsql.Config
+	var cfgs []*keyset.Config
 	for _, n := range names {
-		cfgs = append(cfgs, &idsql.Config{Namespace: n, Layout: idsql.LayoutConfig{Preset: layout}})
+		cfgs = append(cfgs, &keyset.Config{Namespace: n, Layout: keyset.LayoutConfig{Preset: layout}})
 	}
 	return cfgs, nil
 }
 
 // namespaces names the namespaces of cfgs, for a message.
-func namespaces(cfgs []*idsql.Config) string {
+func namespaces(cfgs []*keyset.Config) string {
 	var names []string
 	for _, c := range cfgs {
 		names = append(names, c.Namespace)
@@ -180,7 +181,7 @@ func segmentOnce(origins []idsql.Origin) []idsql.Origin {
 	seen := map[segment.Range]bool{}
 	var out []idsql.Origin
 	for _, o := range origins {
-		if o.Strategy == idsql.Segment {
+		if o.Strategy == keyset.Segment {
 			if seen[o.Range] {
 				continue
 			}
@@ -240,7 +241,7 @@ func originOf(o idsql.Origin, bare bool) origin {
 		return &t
 	}
 	switch o.Strategy {
-	case idsql.Snowflake:
+	case keyset.Snowflake:
 		if bare {
 			out.Table = o.Lease.Table
 		}
@@ -248,7 +249,7 @@ func originOf(o idsql.Origin, bare bool) origin {
 		out.Time, out.Worker, out.Sequence = utc(o.Parts.Time), &w, &q
 		out.Namespace, out.LeaseID, out.LeaseKind, out.PID = o.Lease.Namespace, o.Lease.LeaseID, o.Lease.Kind, o.Lease.PID
 		out.LeaseStarted, out.LeaseReleased = utc(o.Lease.Started), utc(o.Lease.Released)
-	case idsql.Segment:
+	case keyset.Segment:
 		out.Key, out.RangeFirst, out.RangeLast, out.RangeTime = o.Range.Key, o.Range.First, o.Range.Last, utc(o.Range.Time)
 		if g := o.Gene; g != nil {
 			out.Shard, out.App, out.Index = &g.Shard, &g.App, &g.Index
@@ -295,7 +296,7 @@ func printOrigins(w io.Writer, id int64, origins []origin) {
 		}
 		fmt.Fprintf(w, "  table     %s\n  strategy  %s\n", table, o.Strategy)
 		switch o.Strategy {
-		case string(idsql.Snowflake):
+		case string(keyset.Snowflake):
 			released := "now (live)"
 			if o.LeaseReleased != nil {
 				released = stamp(*o.LeaseReleased)
@@ -309,7 +310,7 @@ func printOrigins(w io.Writer, id int64, origins []origin) {
 			if o.FromRecords {
 				fmt.Fprintf(w, "  namespace %s\n", o.Namespace)
 			}
-		case string(idsql.Segment):
+		case string(keyset.Segment):
 			if o.Shard != nil {
 				fmt.Fprintf(w, "  shard     %d\n  app       %d\n  index     %d\n", *o.Shard, *o.App, *o.Index)
 			}
@@ -378,7 +379,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *reshape != "" {
-		if err := idsql.Reshape(ctx, d.db, cfg, *reshape); err != nil {
+		if err := keyset.Reshape(ctx, d.db, cfg, *reshape); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "table %s: shape %s recorded\n", *reshape, cfg.Tables[*reshape].Shape)

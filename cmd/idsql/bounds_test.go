@@ -11,6 +11,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/clocktest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -124,13 +125,13 @@ tables:
 		t.Fatalf("%v\n%s", err, script)
 	}
 
-	cfg, err := idsql.Load(cfgPath)
+	cfg, err := keyset.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	jan := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := clocktest.New(jan)
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{Holder: holder.Static(map[string]int64{"events": 1023}), Clock: clock})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{Holder: holder.Static(map[string]int64{"events": 1023}), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

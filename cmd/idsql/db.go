@@ -16,6 +16,7 @@ import (
 
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/internal/dialect"
@@ -150,7 +151,7 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s: %w", shown, err)
 	}
-	stores, err := idsql.StoresFor(db, idsql.HolderConfig{AcceptLazyCommits: lazy})
+	stores, err := idsql.StoresFor(db, keyset.HolderConfig{AcceptLazyCommits: lazy})
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -183,7 +184,7 @@ func redact(dsn string) string {
 }
 
 // loadConfig reads --config (or ./idsql.yaml when it exists and required).
-func loadConfig(path string, required bool) (*idsql.Config, error) {
+func loadConfig(path string, required bool) (*keyset.Config, error) {
 	if path == "" {
 		if _, err := os.Stat("idsql.yaml"); err == nil {
 			path = "idsql.yaml"
@@ -193,13 +194,13 @@ func loadConfig(path string, required bool) (*idsql.Config, error) {
 			return nil, nil
 		}
 	}
-	return idsql.Load(path)
+	return keyset.Load(path)
 }
 
 // keysOptions are the KeysOptions for cfg on d: the database, the worker
 // registry when d is PostgreSQL, and the segment store.
-func (d *database) keysOptions() idsql.KeysOptions {
-	ko := idsql.KeysOptions{DB: d.db}
+func (d *database) keysOptions() keyset.KeysOptions {
+	ko := keyset.KeysOptions{DB: d.db}
 	if d.stores.Workers != nil {
 		ko.Registry = d.stores.Workers
 	}

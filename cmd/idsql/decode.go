@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -95,14 +95,14 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return id, "", nil
 	}
-	var cfg *idsql.Config
+	var cfg *keyset.Config
 	switch {
 	case *cfgPath != "":
 		if cfg, err = loadConfig(*cfgPath, true); err != nil {
 			return err
 		}
 		parseID = shapedKeys(cfg, *table)
-		if tc := cfg.Tables[*table]; *table != "" && tc.Strategy != idsql.Snowflake {
+		if tc := cfg.Tables[*table]; *table != "" && tc.Strategy != keyset.Snowflake {
 			return decodeGene(cfg, *table, ids, *asJSON, stdout, stderr)
 		}
 		if layout, err = cfg.SnowflakeLayout(); err != nil {
@@ -181,7 +181,7 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // textOf returns id in table's text form (TextForm.Format: "!(why)" when
 // the form cannot write it, as a keyed form whose secret's variable is
 // unset); "" for no table or a decimal form.
-func textOf(cfg *idsql.Config, table string, id int64) string {
+func textOf(cfg *keyset.Config, table string, id int64) string {
 	if cfg == nil || table == "" {
 		return ""
 	}
@@ -192,9 +192,9 @@ func textOf(cfg *idsql.Config, table string, id int64) string {
 }
 
 // decodeGene takes keys of a gene table apart.
-func decodeGene(cfg *idsql.Config, table string, ids []string, asJSON bool, stdout, stderr io.Writer) error {
+func decodeGene(cfg *keyset.Config, table string, ids []string, asJSON bool, stdout, stderr io.Writer) error {
 	tc, ok := cfg.Tables[table]
-	if !ok || tc.Strategy != idsql.Segment || tc.Gene().Plain() {
+	if !ok || tc.Strategy != keyset.Segment || tc.Gene().Plain() {
 		return usagef("--table %s: not a segment table with shard or app bits in the configuration", table)
 	}
 	g := tc.Gene()
@@ -254,7 +254,7 @@ func decodeGene(cfg *idsql.Config, table string, ids []string, asJSON bool, stdo
 
 // shapedKeys returns what reads an ID with cfg: cfg.ParseKey, the ID's
 // table being the one --table names when its text form does not name one.
-func shapedKeys(cfg *idsql.Config, table string) func(string) (int64, string, error) {
+func shapedKeys(cfg *keyset.Config, table string) func(string) (int64, string, error) {
 	return func(s string) (int64, string, error) {
 		id, from, err := cfg.ParseKey(s)
 		switch {
@@ -270,16 +270,16 @@ func shapedKeys(cfg *idsql.Config, table string) func(string) (int64, string, er
 }
 
 // unshape returns id before the shape of table and the shape's name, ""
-// for an ordered table (idsql.Config.UnshapeKey). Without a table (a
+// for an ordered table (keyset.Config.UnshapeKey). Without a table (a
 // decimal ID, no --table) a configuration with spread snowflake tables is
 // refused: the ID could be a key of any of them, each shape reading it
 // differently.
-func unshape(cfg *idsql.Config, table string, id int64) (int64, string, error) {
+func unshape(cfg *keyset.Config, table string, id int64) (int64, string, error) {
 	if cfg == nil {
 		return id, "", nil
 	}
 	key, shape, err := cfg.UnshapeKey(table, id)
-	if errors.Is(err, idsql.ErrTableNeeded) {
+	if errors.Is(err, keyset.ErrTableNeeded) {
 		err = fmt.Errorf("%w: say whose key it is with --table T", err)
 	}
 	return key, shape, err

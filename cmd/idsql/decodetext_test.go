@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -21,8 +21,8 @@ tables:
 `)
 	id := int64(1000)<<22 | 5<<12 | 7
 	t.Setenv("IDSQL_CLI_TEST_ORD_KEY", "1:cli-test-secret-0123456789")
-	keyed := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_", KeyEnv: "IDSQL_CLI_TEST_ORD_KEY"}.Format(id)
-	tid := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf).Format(id)
+	keyed := keyset.TextForm{Encoding: keyset.Base62, Prefix: "ord_", KeyEnv: "IDSQL_CLI_TEST_ORD_KEY"}.Format(id)
+	tid := keyset.TextForm{Encoding: keyset.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf).Format(id)
 	code, out, stderr := runCmd(t, "decode", "--config", cfgPath, keyed, tid)
 	if code != 0 || strings.Count(out, "worker    5\n  sequence  7\n") != 2 ||
 		!strings.Contains(out, "text      "+keyed+", the text form of table orders") ||

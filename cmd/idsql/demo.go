@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -98,7 +99,7 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 	t.heading("The configuration (idsql.yaml) names the tables and how each gets its keys:")
 	yamlText := fmt.Sprintf(demoConfig, orders, customers, strconv.Quote(filepath.Join(dir, "holder")))
 	t.say("%s", indent(yamlText, "   "))
-	cfg, err := idsql.Parse("demo configuration", []byte(yamlText), time.Now())
+	cfg, err := keyset.Parse("demo configuration", []byte(yamlText), time.Now())
 	if err != nil {
 		return err
 	}
@@ -305,7 +306,7 @@ func demoRows(ctx context.Context, t *tour, db *idsql.DB, customers, orders stri
 
 // demoLookup looks a customer key and an order key (of worker) up back to
 // their tables, as idsql lookup does.
-func demoLookup(ctx context.Context, t *tour, cfg *idsql.Config, d *database, cid, oid, worker int64) error {
+func demoLookup(ctx context.Context, t *tour, cfg *keyset.Config, d *database, cid, oid, worker int64) error {
 	t.heading("Look keys up back to their table (what `idsql lookup` does):")
 	for _, id := range []int64{cid, oid} {
 		origins, err := idsql.LookupIn(ctx, cfg, d.stores, id)
@@ -317,10 +318,10 @@ func demoLookup(ctx context.Context, t *tour, cfg *idsql.Config, d *database, ci
 				continue // another namespace's key sharing the number
 			}
 			switch o.Strategy {
-			case idsql.Segment:
+			case keyset.Segment:
 				t.say("   %d -> table %s (%s key %q, range %d..%d handed to %s)\n",
 					id, o.Table, o.Strategy, o.Range.Key, o.Range.First, o.Range.Last, o.Range.Instance)
-			case idsql.Snowflake:
+			case keyset.Snowflake:
 				t.say("   %d -> table %s (snowflake, worker %d, lease #%d recorded in idsql_workers by %s)\n",
 					id, o.Table, o.Parts.Worker, o.Lease.LeaseID, o.Lease.Instance)
 			}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // There is no Docker engine where the tests run, so the image is never
@@ -306,7 +306,7 @@ func TestComposeService(t *testing.T) {
 		t.Fatal("docker-compose.yml has no inline idsql-config")
 	}
 	y := regexp.MustCompile(`(?m)^      `).ReplaceAllString(conf[1], "")
-	if _, err := idsql.Parse("docker-compose.yml idsql-config", []byte(y), time.Now()); err != nil {
+	if _, err := keyset.Parse("docker-compose.yml idsql-config", []byte(y), time.Now()); err != nil {
 		t.Errorf("the compose service's configuration: %v\n%s", err, y)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
@@ -23,7 +24,7 @@ tables:
 	if code, out, stderr := runCmd(t, "migrate", "--dsn", dsn, "--config", cfgPath); code != 0 {
 		t.Fatalf("migrate: exit %d\n%s%s", code, out, stderr)
 	}
-	cfg, err := idsql.Load(cfgPath)
+	cfg, err := keyset.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ tables:
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, SegmentStore: stores.Segments})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{DB: raw, SegmentStore: stores.Segments})
 	if err != nil {
 		t.Fatal(err)
 	}

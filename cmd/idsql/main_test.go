@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // writeConfig writes yaml to an idsql.yaml in a temporary directory and
@@ -160,7 +160,7 @@ tables:
   carts: {strategy: segment, app: {id: 2, bits: 3}, text: {encoding: crockford32, prefix: c_}}
 `)
 	id := int64(1000)<<22 | 5<<12 | 7
-	text := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}.Format(id)
+	text := keyset.TextForm{Encoding: keyset.Base62, Prefix: "ord_"}.Format(id)
 	code, out, stderr := runCmd(t, "decode", "--config", cfgPath, text, itoa(id))
 	if code != 0 || strings.Count(out, "worker    5\n  sequence  7\n") != 2 ||
 		!strings.Contains(out, "text      "+text+", the text form of table orders") {
@@ -175,7 +175,7 @@ tables:
 		t.Errorf("decode of a text form without --config: exit %d, %q", code, stderr)
 	}
 	key := int64(9)<<3 | 2 // index 9, app 2
-	ctext := idsql.TextForm{Encoding: idsql.Crockford32, Prefix: "c_"}.Format(key)
+	ctext := keyset.TextForm{Encoding: keyset.Crockford32, Prefix: "c_"}.Format(key)
 	code, out, stderr = runCmd(t, "decode", "--config", cfgPath, "--table", "carts", ctext)
 	if code != 0 || !strings.Contains(out, "index     9\n") {
 		t.Errorf("decode --table carts %s: exit %d\n%s%s", ctext, code, out, stderr)

@@ -13,7 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/dialect"
 	"github.com/idsql/idsql/internal/mysqltest"
@@ -112,12 +112,12 @@ tables:
 		t.Fatalf("migrate: exit %d\n%s%s", code, out, stderr)
 	}
 
-	cfg, err := idsql.Load(cfgPath)
+	cfg, err := keyset.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := registry.New(raw, registry.Settings{AcceptLazyCommits: true})
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{DB: raw, Registry: reg, SegmentStore: mysqlstore.New(raw)})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{DB: raw, Registry: reg, SegmentStore: mysqlstore.New(raw)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idsql/idsql/holder/holderkind"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/internal/dialect"
 	"github.com/idsql/idsql/server"
@@ -23,7 +24,7 @@ import (
 // embeddedConfig is the configuration serve runs on without --config: an
 // SQLite file and a local holder in dir, a snowflake table and a segment
 // table.
-func embeddedConfig(dir string) (*idsql.Config, error) {
+func embeddedConfig(dir string) (*keyset.Config, error) {
 	y := fmt.Sprintf(`namespace: default
 layout: leaf
 holder:
@@ -35,7 +36,7 @@ tables:
   orders: {strategy: snowflake}
   users:  {strategy: segment, step: 1000}
 `, strconv.Quote(dir))
-	return idsql.Parse("embedded default configuration", []byte(y), time.Now())
+	return keyset.Parse("embedded default configuration", []byte(y), time.Now())
 }
 
 // defaultDataDir is where the embedded default keeps its files:
@@ -186,9 +187,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // hasSnowflakeTable reports whether cfg has a snowflake table.
-func hasSnowflakeTable(cfg *idsql.Config) bool {
+func hasSnowflakeTable(cfg *keyset.Config) bool {
 	for _, t := range cfg.TableNames() {
-		if cfg.Tables[t].Strategy == idsql.Snowflake {
+		if cfg.Tables[t].Strategy == keyset.Snowflake {
 			return true
 		}
 	}
@@ -199,7 +200,7 @@ func hasSnowflakeTable(cfg *idsql.Config) bool {
 // creates does not exist (before migrate), what to run: migrate with the
 // configuration given (cfgPath, "" for ./idsql.yaml), or serve --migrate.
 func migrateHint(err error, cfgPath string) error {
-	if errors.Is(err, idsql.ErrNotMigrated) || !dialect.AnyUndefinedTable(err) {
+	if errors.Is(err, keyset.ErrNotMigrated) || !dialect.AnyUndefinedTable(err) {
 		return err // ErrNotMigrated names the fix already
 	}
 	if cfgPath == "" {
@@ -209,12 +210,12 @@ func migrateHint(err error, cfgPath string) error {
 }
 
 // needsDatabase says why cfg cannot run without a database, or "".
-func needsDatabase(cfg *idsql.Config) string {
+func needsDatabase(cfg *keyset.Config) string {
 	if k, err := holderkind.Lookup(string(cfg.Holder.Kind)); err == nil && k.WorkerTable != "" {
 		return "the " + string(cfg.Holder.Kind) + " holder keeps worker leases in the database"
 	}
 	for _, t := range cfg.TableNames() {
-		if cfg.Tables[t].Strategy == idsql.Segment {
+		if cfg.Tables[t].Strategy == keyset.Segment {
 			return "segment table " + t + " allocates its ranges in the database"
 		}
 	}
@@ -223,8 +224,8 @@ func needsDatabase(cfg *idsql.Config) string {
 
 // newServer builds the key set, the segment generator and the server for
 // cfg on d (nil: snowflake only).
-func newServer(ctx context.Context, cfg *idsql.Config, d *database, ss segment.Settings, s server.Settings) (*server.Server, error) {
-	ko := idsql.KeysOptions{}
+func newServer(ctx context.Context, cfg *keyset.Config, d *database, ss segment.Settings, s server.Settings) (*server.Server, error) {
+	ko := keyset.KeysOptions{}
 	var gen *segment.Generator
 	if d != nil {
 		ko = d.keysOptions()
@@ -236,7 +237,7 @@ func newServer(ctx context.Context, cfg *idsql.Config, d *database, ss segment.S
 		gen = g
 		s.Registry = d.registry()
 	}
-	keys, err := idsql.NewKeys(cfg, ko)
+	keys, err := keyset.NewKeys(cfg, ko)
 	if err != nil {
 		if gen != nil {
 			gen.Close()
@@ -259,11 +260,11 @@ func newServer(ctx context.Context, cfg *idsql.Config, d *database, ss segment.S
 // that answers: a snowflake table's, and a segment table's (a plain one
 // if there is one; a sharded table's keys are asked for one shard at a
 // time, with ?shard=N).
-func printBanner(w io.Writer, addr string, cfg *idsql.Config, d *database, embedded, auth bool) {
+func printBanner(w io.Writer, addr string, cfg *keyset.Config, d *database, embedded, auth bool) {
 	var snow, seg, sharded string
 	for _, t := range cfg.TableNames() {
 		switch tc := cfg.Tables[t]; {
-		case tc.Strategy == idsql.Snowflake:
+		case tc.Strategy == keyset.Snowflake:
 			if snow == "" {
 				snow = t
 			}

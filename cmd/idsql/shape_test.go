@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -20,7 +20,7 @@ tables:
   orders: {strategy: snowflake, shape: {spread: reverse}, text: {encoding: base62, prefix: ord_}}
   carts: {strategy: segment, app: {id: 2, bits: 3}, shape: {spread: shard, bits: 5}}
 `)
-	cfg, err := idsql.Load(cfgPath)
+	cfg, err := keyset.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}

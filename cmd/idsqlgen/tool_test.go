@@ -42,11 +42,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 func main() {
-	cfg, err := idsql.Load("idsql.yaml")
+	cfg, err := keyset.Load("idsql.yaml")
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(1)

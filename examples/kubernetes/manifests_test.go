@@ -17,18 +17,18 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	_ "github.com/idsql/idsql/holder/etcd" // holder.kind: etcd
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 func TestConfigLoads(t *testing.T) {
-	cfg, err := idsql.Load("idsql.yaml")
+	cfg, err := keyset.Load("idsql.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Holder.Kind != "etcd" || cfg.Holder.Instance != idsql.InstanceOrdinal {
+	if cfg.Holder.Kind != "etcd" || cfg.Holder.Instance != keyset.InstanceOrdinal {
 		t.Errorf("holder = %+v, want kind etcd with instance ordinal", cfg.Holder)
 	}
-	if _, err := idsql.Parse("x.yaml", []byte("namespace: shop\nholder: {kind: local, instance: ordinal, ordinal_offset: 0}\n"), time.Now()); err != nil {
+	if _, err := keyset.Parse("x.yaml", []byte("namespace: shop\nholder: {kind: local, instance: ordinal, ordinal_offset: 0}\n"), time.Now()); err != nil {
 		t.Errorf("the README's local-holder alternative: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	_ "github.com/lib/pq" // the "postgres" driver
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 func main() {
@@ -30,10 +31,10 @@ func main() {
 
 // run inserts one order and prints its key.
 func run(ctx context.Context, dsn string, out io.Writer) error {
-	cfg := &idsql.Config{
+	cfg := &keyset.Config{
 		Namespace: "minimal",
-		Holder:    idsql.HolderConfig{Instance: "minimal-1", Workers: map[string]int64{"minimal-1": 1}},
-		Tables:    map[string]idsql.TableConfig{"orders": {Strategy: idsql.Snowflake}},
+		Holder:    keyset.HolderConfig{Instance: "minimal-1", Workers: map[string]int64{"minimal-1": 1}},
+		Tables:    map[string]keyset.TableConfig{"orders": {Strategy: keyset.Snowflake}},
 	}
 	db, err := idsql.Open("postgres", dsn, cfg, idsql.Options{})
 	if err != nil {

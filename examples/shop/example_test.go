@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/examples/shop"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // An OrderID travels as a JSON string, so JavaScript clients keep every
@@ -55,13 +55,13 @@ func ExampleParseOrderID() {
 // CheckConfig fails loudly when the configuration changed after the file
 // was generated.
 func ExampleCheckConfig() {
-	cfg, err := idsql.Load("idsql.yaml")
+	cfg, err := keyset.Load("idsql.yaml")
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(shop.CheckConfig(cfg))
 
-	cfg.Tables["orders"] = idsql.TableConfig{Strategy: idsql.Segment}
+	cfg.Tables["orders"] = keyset.TableConfig{Strategy: keyset.Segment}
 	fmt.Println(shop.CheckConfig(cfg))
 	// Output:
 	// <nil>
@@ -192,20 +192,20 @@ func FuzzTextRoundTrip(f *testing.F) {
 func TestCheckConfigDrift(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		change func(*idsql.Config)
+		change func(*keyset.Config)
 		want   string
 	}{
-		{"layout", func(c *idsql.Config) { c.Layout = idsql.LayoutConfig{Preset: "uid32"} }, "layout is 32/18/13 bits of 1s since 2016-05-20T00:00:00Z, generated for 41/10/12"},
-		{"table removed", func(c *idsql.Config) { delete(c.Tables, "users") }, `table "users" is no longer configured`},
-		{"table added", func(c *idsql.Config) { c.Tables["refunds"] = idsql.TableConfig{Strategy: idsql.Snowflake} }, `table "refunds" is configured but has no generated type`},
-		{"go_name", func(c *idsql.Config) {
+		{"layout", func(c *keyset.Config) { c.Layout = keyset.LayoutConfig{Preset: "uid32"} }, "layout is 32/18/13 bits of 1s since 2016-05-20T00:00:00Z, generated for 41/10/12"},
+		{"table removed", func(c *keyset.Config) { delete(c.Tables, "users") }, `table "users" is no longer configured`},
+		{"table added", func(c *keyset.Config) { c.Tables["refunds"] = keyset.TableConfig{Strategy: keyset.Snowflake} }, `table "refunds" is configured but has no generated type`},
+		{"go_name", func(c *keyset.Config) {
 			tc := c.Tables["orders"]
 			tc.GoName = "PurchaseID"
 			c.Tables["orders"] = tc
 		}, `table "orders" has go_name "PurchaseID", generated for ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := idsql.Load("idsql.yaml")
+			cfg, err := keyset.Load("idsql.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}

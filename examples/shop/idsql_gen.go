@@ -12,13 +12,14 @@ import (
 	"fmt"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyid"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"strconv"
 	"time"
 )
 
 // IDSource issues new keys by table name, from the generators the idsql
-// wrapper fills INSERTs with: *idsql.Keys and *idsql.DB satisfy it. A source
+// wrapper fills INSERTs with: *keyset.Keys and *idsql.DB satisfy it. A source
 // that also has NextIDs(ctx, table, n) serves the batch constructors in one call.
 type IDSource = keyid.Source
 
@@ -84,7 +85,7 @@ func (id OrderID) Decode() (OrderIDParts, error) {
 // issued with) and returns the lease or segment range it came from. It
 // fails with CheckConfig's error when cfg does not match this file, and
 // wraps idsql.ErrNotFound when no record says orders issued id.
-func (id OrderID) Origin(ctx context.Context, db *sql.DB, cfg *idsql.Config) (idsql.Origin, error) {
+func (id OrderID) Origin(ctx context.Context, db *sql.DB, cfg *keyset.Config) (idsql.Origin, error) {
 	return idsqlFile().Origin(ctx, db, cfg, OrderIDTable, int64(id))
 }
 
@@ -192,7 +193,7 @@ func (id OrderItemID) Decode() (OrderItemIDParts, error) {
 // issued with) and returns the lease or segment range it came from. It
 // fails with CheckConfig's error when cfg does not match this file, and
 // wraps idsql.ErrNotFound when no record says public.order_items issued id.
-func (id OrderItemID) Origin(ctx context.Context, db *sql.DB, cfg *idsql.Config) (idsql.Origin, error) {
+func (id OrderItemID) Origin(ctx context.Context, db *sql.DB, cfg *keyset.Config) (idsql.Origin, error) {
 	return idsqlFile().Origin(ctx, db, cfg, OrderItemIDTable, int64(id))
 }
 
@@ -293,7 +294,7 @@ func (id UserID) Decode() (UserIDParts, error) {
 // issued with) and returns the lease or segment range it came from. It
 // fails with CheckConfig's error when cfg does not match this file, and
 // wraps idsql.ErrNotFound when no record says users issued id.
-func (id UserID) Origin(ctx context.Context, db *sql.DB, cfg *idsql.Config) (idsql.Origin, error) {
+func (id UserID) Origin(ctx context.Context, db *sql.DB, cfg *keyset.Config) (idsql.Origin, error) {
 	return idsqlFile().Origin(ctx, db, cfg, UserIDTable, int64(id))
 }
 
@@ -359,7 +360,7 @@ func (id *UserID) Scan(src any) error {
 //   - orders: snowflake
 //   - public.order_items: snowflake
 //   - users: segment
-func CheckConfig(cfg *idsql.Config) error {
+func CheckConfig(cfg *keyset.Config) error {
 	return idsqlFile().Check(cfg)
 }
 
@@ -369,7 +370,7 @@ func CheckConfig(cfg *idsql.Config) error {
 // idsql.ErrNotFound when no record of a generated table explains id, and
 // names every candidate when several do (segment ranges of different
 // tables can hold the same number).
-func LookupTable(ctx context.Context, db *sql.DB, cfg *idsql.Config, id int64) (string, error) {
+func LookupTable(ctx context.Context, db *sql.DB, cfg *keyset.Config, id int64) (string, error) {
 	return idsqlFile().Lookup(ctx, db, cfg, id)
 }
 
@@ -395,7 +396,7 @@ func idsqlFile() *keyid.File {
 // Compile-time guards: the idsql runtime still issues keys by table name,
 // and every generated type keeps its interfaces.
 var (
-	_ IDSource = (*idsql.Keys)(nil)
+	_ IDSource = (*keyset.Keys)(nil)
 	_ IDSource = (*idsql.DB)(nil)
 
 	_ fmt.Stringer             = OrderID(0)

@@ -524,7 +524,7 @@ func (d *droppingDialer) drop() {
 }
 
 // A connection loss ends a recycle lease; releasing the lost lease and
-// acquiring again (what idsql.Keys does) must reuse the claim, not leave it
+// acquiring again (what keyset.Keys does) must reuse the claim, not leave it
 // behind and take another worker ID each time.
 func TestRecycleReconnectDoesNotLeakWorkerIDs(t *testing.T) {
 	t.Parallel()

@@ -3,7 +3,7 @@
 // prefix, a keyed permutation under a secret from the environment, or a
 // TypeID whose UUIDv7 carries a snowflake key's time. A Form is the value
 // of a table's text form in idsql's configuration (tables.T.text);
-// idsql.Config.TextForm returns a table's, bound to its layout and shape.
+// keyset.Config.TextForm returns a table's, bound to its layout and shape.
 //
 // A form that has issued texts never changes: the golden vectors of
 // idsql's testdata pin every encoding, the keyed permutation and TypeID.

@@ -69,7 +69,7 @@ var ErrAmbiguousKey = errors.New("idsql: ambiguous key text")
 //
 // The encoding typeid writes a snowflake key as a TypeID whose UUID is a
 // UUIDv7 of the key's time, worker and sequence (see TypeID); such a form
-// needs the layout, which idsql.Config.TextForm and the generated code bind with
+// needs the layout, which keyset.Config.TextForm and the generated code bind with
 // WithLayout, and, for a table with a spread shape, the shape, bound with
 // WithShape.
 type Form struct {

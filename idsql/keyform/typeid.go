@@ -104,7 +104,7 @@ func typeIDLayout(l snowflake.Layout) (tidLayout, error) {
 }
 
 // WithLayout returns f bound to the snowflake layout whose keys it writes,
-// as a TypeID form needs (idsql.Config.TextForm binds the configured layout). For
+// as a TypeID form needs (keyset.Config.TextForm binds the configured layout). For
 // other encodings it returns f unchanged. A layout that does not map to a
 // UUIDv7 losslessly (see TypeID) leaves the form unbound: it then fails to
 // write or read any key, saying why.
@@ -116,7 +116,7 @@ func (f Form) WithLayout(l snowflake.Layout) Form {
 }
 
 // WithShape returns f bound to a spread table's key shape s in space sp
-// (idsql.Config.ShapeFunc gives both; idsql.Config.TextForm binds them): a TypeID form
+// (keyset.Config.ShapeFunc gives both; keyset.Config.TextForm binds them): a TypeID form
 // then writes the key as it was before its shape, so that its UUIDv7
 // carries the key's time, worker and sequence, and reads back the shaped
 // key the table stores. An ordered s, or another encoding, leaves f as it
@@ -136,7 +136,7 @@ func (f Form) WithShape(s shape.Shape, sp shape.Space) Form {
 }
 
 // WithShapeFunc returns f bound to a spread table's key shape fn, as
-// WithShape does from the shape and its space (idsql.Config.TextForm binds
+// WithShape does from the shape and its space (keyset.Config.TextForm binds
 // the table's). Other encodings, and the zero fn (ordered), leave f as it
 // is.
 func (f Form) WithShapeFunc(fn shape.Func) Form {
@@ -155,7 +155,7 @@ func CheckLayout(l snowflake.Layout) error {
 
 // errUnbound is the error of a TypeID form without a layout.
 func (f Form) errUnbound() error {
-	return fmt.Errorf("%w: the TypeID form %s is not bound to a snowflake layout whose unit is whole milliseconds (see Form.WithLayout and idsql.Config.TextForm)", ErrText, f)
+	return fmt.Errorf("%w: the TypeID form %s is not bound to a snowflake layout whose unit is whole milliseconds (see Form.WithLayout and keyset.Config.TextForm)", ErrText, f)
 }
 
 // appendTypeID appends id as a TypeID.

@@ -16,13 +16,13 @@
 //     numbers lose precision above 2^53); a JSON integer is accepted on input
 //     and null leaves the key unchanged;
 //   - ParseText, UnmarshalTextForm, MarshalJSONText, UnmarshalJSONText: the
-//     same for a table with a text form (idsql.TextForm: base62, base58 or
+//     same for a table with a text form (keyset.TextForm: base62, base58 or
 //     crockford32, and a prefix checked on parse; keyed by a secret from
 //     the environment; or a TypeID);
 //   - Scan: an integer column or its decimal text; NULL is an error (scan a
 //     nullable column into a pointer or sql.Null);
 //   - Decode (snowflake keys) and DecodeSegment (segment keys);
-//   - New, NewN: keys from a Source, such as *idsql.Keys or *idsql.DB.
+//   - New, NewN: keys from a Source, such as *keyset.Keys or *idsql.DB.
 //
 // Every error about a value that is not a valid key is an *Error and wraps
 // ErrInvalid. Zero and negative values are never valid keys: idsql never

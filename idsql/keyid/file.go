@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -36,11 +37,11 @@ type Table struct {
 	GoName   string // the configured go_name; "" when the name was derived
 	// Gene is the shard and app layout of a segment table's keys; the zero
 	// Gene for plain keys.
-	Gene idsql.Gene
+	Gene keyset.Gene
 	// Text is the table's text form; the zero TextForm for decimal.
-	Text idsql.TextForm
+	Text keyset.TextForm
 	// Shape is the table's key shape; the zero Shape for ordered.
-	Shape idsql.Shape
+	Shape keyset.Shape
 }
 
 // TypeOf returns the name of the key type f declares for table, or "".
@@ -58,7 +59,7 @@ func (f *File) TypeOf(table string) string {
 // has one), and every table's name, strategy, go_name, key layout and text
 // form. The error names
 // every difference.
-func (f *File) Check(cfg *idsql.Config) error {
+func (f *File) Check(cfg *keyset.Config) error {
 	if cfg == nil {
 		return fmt.Errorf("%s: CheckConfig: nil configuration", f.Package)
 	}
@@ -82,7 +83,7 @@ func (f *File) Check(cfg *idsql.Config) error {
 
 // checkLayout compares cfg's layout with f's. The layouts' names do not
 // matter: a preset and the same bits written out decode alike.
-func (f *File) checkLayout(cfg *idsql.Config) error {
+func (f *File) checkLayout(cfg *keyset.Config) error {
 	got, err := cfg.SnowflakeLayout()
 	if err != nil {
 		return err
@@ -106,7 +107,7 @@ func describe(l snowflake.Layout) string {
 }
 
 // describeGene describes a gene layout for CheckConfig's errors.
-func describeGene(g idsql.Gene) string {
+func describeGene(g keyset.Gene) string {
 	if g.Plain() {
 		return "plain (no shard or app bits)"
 	}
@@ -114,7 +115,7 @@ func describeGene(g idsql.Gene) string {
 }
 
 // checkTable compares one table of cfg with the generated one.
-func checkTable(cfg *idsql.Config, t Table) error {
+func checkTable(cfg *keyset.Config, t Table) error {
 	c, ok := cfg.Tables[t.Name]
 	switch {
 	case !ok:
@@ -140,7 +141,7 @@ func checkTable(cfg *idsql.Config, t Table) error {
 // segment range it came from as a key of table. It fails with Check's error
 // when cfg does not match f, and wraps idsql.ErrNotFound when no record says
 // table issued id.
-func (f *File) Origin(ctx context.Context, db *sql.DB, cfg *idsql.Config, table string, id int64) (idsql.Origin, error) {
+func (f *File) Origin(ctx context.Context, db *sql.DB, cfg *keyset.Config, table string, id int64) (idsql.Origin, error) {
 	if err := f.Check(cfg); err != nil {
 		return idsql.Origin{}, err
 	}
@@ -162,7 +163,7 @@ func (f *File) Origin(ctx context.Context, db *sql.DB, cfg *idsql.Config, table 
 // when no record of one of f's tables explains id, and names every
 // candidate when several do (segment ranges of different tables can hold
 // the same number).
-func (f *File) Lookup(ctx context.Context, db *sql.DB, cfg *idsql.Config, id int64) (string, error) {
+func (f *File) Lookup(ctx context.Context, db *sql.DB, cfg *keyset.Config, id int64) (string, error) {
 	if err := f.Check(cfg); err != nil {
 		return "", err
 	}

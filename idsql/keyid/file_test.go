@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyid"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -23,11 +23,11 @@ func shopFile() *keyid.File {
 	}
 }
 
-func shopConfig() *idsql.Config {
-	return &idsql.Config{Namespace: "shop", Tables: map[string]idsql.TableConfig{
-		"orders":             {Strategy: idsql.Snowflake},
-		"public.order_items": {Strategy: idsql.Snowflake},
-		"users":              {Strategy: idsql.Segment, GoName: "UserID"},
+func shopConfig() *keyset.Config {
+	return &keyset.Config{Namespace: "shop", Tables: map[string]keyset.TableConfig{
+		"orders":             {Strategy: keyset.Snowflake},
+		"public.order_items": {Strategy: keyset.Snowflake},
+		"users":              {Strategy: keyset.Segment, GoName: "UserID"},
 	}}
 }
 
@@ -38,24 +38,24 @@ func TestCheck(t *testing.T) {
 	const prefix = "shop: idsql_gen.go does not match the configuration; run go generate: "
 	for _, tc := range []struct {
 		name   string
-		change func(*idsql.Config)
+		change func(*keyset.Config)
 		want   []string
 	}{
-		{"layout", func(c *idsql.Config) { c.Layout = idsql.LayoutConfig{Preset: "uid32"} },
+		{"layout", func(c *keyset.Config) { c.Layout = keyset.LayoutConfig{Preset: "uid32"} },
 			[]string{"layout is 32/18/13 bits of 1s since 2016-05-20T00:00:00Z, generated for 41/10/12 bits of 1ms since 2010-11-04T01:42:54.657Z"}},
-		{"removed", func(c *idsql.Config) { delete(c.Tables, "users") }, []string{`table "users" is no longer configured`}},
-		{"added", func(c *idsql.Config) { c.Tables["refunds"] = idsql.TableConfig{Strategy: idsql.Segment} },
+		{"removed", func(c *keyset.Config) { delete(c.Tables, "users") }, []string{`table "users" is no longer configured`}},
+		{"added", func(c *keyset.Config) { c.Tables["refunds"] = keyset.TableConfig{Strategy: keyset.Segment} },
 			[]string{`table "refunds" is configured but has no generated type`}},
-		{"strategy", func(c *idsql.Config) { c.Tables["orders"] = idsql.TableConfig{Strategy: idsql.Segment} },
+		{"strategy", func(c *keyset.Config) { c.Tables["orders"] = keyset.TableConfig{Strategy: keyset.Segment} },
 			[]string{`table "orders" has strategy segment, generated for snowflake`}},
-		{"go_name", func(c *idsql.Config) { c.Tables["users"] = idsql.TableConfig{Strategy: idsql.Segment} },
+		{"go_name", func(c *keyset.Config) { c.Tables["users"] = keyset.TableConfig{Strategy: keyset.Segment} },
 			[]string{`table "users" has go_name "", generated for "UserID"`}},
-		{"text", func(c *idsql.Config) {
-			c.Tables["orders"] = idsql.TableConfig{Strategy: idsql.Snowflake, Text: idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}}
+		{"text", func(c *keyset.Config) {
+			c.Tables["orders"] = keyset.TableConfig{Strategy: keyset.Snowflake, Text: keyset.TextForm{Encoding: keyset.Base62, Prefix: "ord_"}}
 		}, []string{`table "orders" has text form base62, prefix ord_, generated for decimal`}},
-		{"several", func(c *idsql.Config) {
+		{"several", func(c *keyset.Config) {
 			delete(c.Tables, "orders")
-			c.Tables["refunds"] = idsql.TableConfig{Strategy: idsql.Segment}
+			c.Tables["refunds"] = keyset.TableConfig{Strategy: keyset.Segment}
 		}, []string{`table "orders" is no longer configured`, `table "refunds" is configured but has no generated type`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,8 +81,8 @@ func TestCheck(t *testing.T) {
 // does not care about the configuration's.
 func TestCheckSegmentOnly(t *testing.T) {
 	f := &keyid.File{Package: "m", Name: "idsql_gen.go", Tables: []keyid.Table{{Name: "users", Type: "UserID", Strategy: "segment"}}}
-	cfg := &idsql.Config{Namespace: "m", Layout: idsql.LayoutConfig{Preset: "sony"},
-		Tables: map[string]idsql.TableConfig{"users": {Strategy: idsql.Segment}}}
+	cfg := &keyset.Config{Namespace: "m", Layout: keyset.LayoutConfig{Preset: "sony"},
+		Tables: map[string]keyset.TableConfig{"users": {Strategy: keyset.Segment}}}
 	if err := f.Check(cfg); err != nil {
 		t.Errorf("Check: %v", err)
 	}

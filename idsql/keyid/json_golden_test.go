@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyid"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -56,7 +56,7 @@ func TestJSONGolden(t *testing.T) {
 	const typ = "golden.ID"
 	g := readJSONGolden(t)
 	for _, c := range g.Forms {
-		form := idsql.TextForm{Encoding: c.Encoding, Prefix: c.Prefix}
+		form := keyset.TextForm{Encoding: c.Encoding, Prefix: c.Prefix}
 		if c.Keyed {
 			form.KeyEnv = "IDSQL_GOLDEN_KEY"
 			t.Setenv(form.KeyEnv, "1:"+g.Secret)

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/shape"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -175,7 +175,7 @@ func Decode(layout snowflake.Layout, typ string, id int64) (snowflake.Parts, err
 }
 
 // Unshape returns the key a table made, before its shape s in space sp
-// (what the generated code was generated for; see idsql.Config.ShapeFunc),
+// (what the generated code was generated for; see keyset.Config.ShapeFunc),
 // of id as the table stores it. It fails for a value no key of the shape
 // gives.
 func Unshape(typ string, s shape.Shape, sp shape.Space, id int64) (int64, error) {
@@ -199,25 +199,25 @@ func DecodeSegment[T ~int64](typ string, id int64) (T, error) {
 }
 
 // DecodeGene takes apart a key of a segment table with shard or app bits
-// (see idsql.Gene). It fails for a value such a table could not have
+// (see keyset.Gene). It fails for a value such a table could not have
 // issued: not positive, app bits other than the table's, or index 0.
-func DecodeGene(typ string, g idsql.Gene, id int64) (idsql.GeneParts, error) {
+func DecodeGene(typ string, g keyset.Gene, id int64) (keyset.GeneParts, error) {
 	in := strconv.FormatInt(id, 10)
 	if id <= 0 {
-		return idsql.GeneParts{}, &Error{Type: typ, Op: "decode", Input: in, Err: errNotPositive}
+		return keyset.GeneParts{}, &Error{Type: typ, Op: "decode", Input: in, Err: errNotPositive}
 	}
 	p := g.Decompose(id)
 	if p.App != g.App || p.Index < 1 {
-		return idsql.GeneParts{}, &Error{Type: typ, Op: "decode", Input: in,
+		return keyset.GeneParts{}, &Error{Type: typ, Op: "decode", Input: in,
 			Err: fmt.Errorf("app bits %d (want %d), index %d: not a key of this table", p.App, g.App, p.Index)}
 	}
 	return p, nil
 }
 
 // NewFor returns a new key of a sharded table, in the shard of value (the
-// row's value of the table's shard column; see idsql.ShardOf), for code
+// row's value of the table's shard column; see keyset.ShardOf), for code
 // that needs the key before inserting the row.
-func NewFor[T ~int64](ctx context.Context, keys *idsql.Keys, table string, value any) (T, error) {
+func NewFor[T ~int64](ctx context.Context, keys *keyset.Keys, table string, value any) (T, error) {
 	s, err := keys.Config().ShardOf(table, value)
 	if err != nil {
 		return 0, err
@@ -230,7 +230,7 @@ func NewFor[T ~int64](ctx context.Context, keys *idsql.Keys, table string, value
 }
 
 // Source issues new keys by table name, from the generators the idsql
-// wrapper fills INSERTs with: *idsql.Keys and *idsql.DB satisfy it. A
+// wrapper fills INSERTs with: *keyset.Keys and *idsql.DB satisfy it. A
 // Source that also has NextIDs(ctx, table, n) serves NewN in one call.
 type Source interface {
 	NextID(ctx context.Context, table string) (int64, error)

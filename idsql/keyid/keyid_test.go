@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyid"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -257,13 +257,13 @@ func errText(err error) string {
 }
 
 func TestDecodeGene(t *testing.T) {
-	g := idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}
+	g := keyset.Gene{ShardBits: 6, AppBits: 8, App: 3}
 	key, err := g.Compose(77, 42)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, err := keyid.DecodeGene("app.OrderID", g, key)
-	if err != nil || p != (idsql.GeneParts{Index: 77, Shard: 42, App: 3}) {
+	if err != nil || p != (keyset.GeneParts{Index: 77, Shard: 42, App: 3}) {
 		t.Fatalf("DecodeGene(%d) = %+v, %v", key, p, err)
 	}
 	for _, bad := range []int64{0, -key, key + 1, 3} {

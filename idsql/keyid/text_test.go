@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyid"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // textOrderID is a key type with a text form, as idsqlgen declares one.
 type textOrderID int64
 
-var ordText = idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}
+var ordText = keyset.TextForm{Encoding: keyset.Base62, Prefix: "ord_"}
 
 func (id textOrderID) MarshalJSON() ([]byte, error) { return keyid.MarshalJSONText(ordText, id) }
 func (id *textOrderID) UnmarshalJSON(b []byte) error {
@@ -36,7 +36,7 @@ func TestText(t *testing.T) {
 	// Another table's text, and decimal text, are refused with ErrInvalid.
 	for _, in := range []string{"usr_00000000100", "3844", ""} {
 		_, err := keyid.ParseText[textOrderID](ordText, "app.OrderID", in)
-		if !errors.Is(err, keyid.ErrInvalid) || !errors.Is(err, idsql.ErrText) || !strings.HasPrefix(err.Error(), "app.OrderID: parse ") {
+		if !errors.Is(err, keyid.ErrInvalid) || !errors.Is(err, keyset.ErrText) || !strings.HasPrefix(err.Error(), "app.OrderID: parse ") {
 			t.Errorf("ParseText(%q) = %v, want ErrInvalid and ErrText naming the type", in, err)
 		}
 	}
@@ -66,9 +66,9 @@ func TestText(t *testing.T) {
 
 // TestKeyedText: a keyed form writes and reads through the key type's
 // functions while its variable is set; without it MarshalJSONText and
-// ParseText fail with idsql.ErrTextKey, ParseText also with ErrInvalid.
+// ParseText fail with keyset.ErrTextKey, ParseText also with ErrInvalid.
 func TestKeyedText(t *testing.T) {
-	form := idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_", KeyEnv: "IDSQL_KEYID_TEST_KEY"}
+	form := keyset.TextForm{Encoding: keyset.Base62, Prefix: "ord_", KeyEnv: "IDSQL_KEYID_TEST_KEY"}
 	t.Setenv("IDSQL_KEYID_TEST_KEY", "1:keyid-test-secret-0123")
 	j, err := keyid.MarshalJSONText(form, textOrderID(42))
 	if err != nil || len(j) != 2+21 {
@@ -79,10 +79,10 @@ func TestKeyedText(t *testing.T) {
 		t.Fatalf("UnmarshalJSONText(%s) = %d, %v", j, back, err)
 	}
 	t.Setenv("IDSQL_KEYID_TEST_KEY", "")
-	if _, err := keyid.MarshalJSONText(form, textOrderID(42)); !errors.Is(err, idsql.ErrTextKey) {
+	if _, err := keyid.MarshalJSONText(form, textOrderID(42)); !errors.Is(err, keyset.ErrTextKey) {
 		t.Errorf("MarshalJSONText without the secret: %v", err)
 	}
-	if _, err := keyid.ParseText[textOrderID](form, "app.OrderID", string(j[1:len(j)-1])); !errors.Is(err, idsql.ErrTextKey) || !errors.Is(err, keyid.ErrInvalid) {
+	if _, err := keyid.ParseText[textOrderID](form, "app.OrderID", string(j[1:len(j)-1])); !errors.Is(err, keyset.ErrTextKey) || !errors.Is(err, keyid.ErrInvalid) {
 		t.Errorf("ParseText without the secret: %v", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder/holderkind"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/kinds"
 )
 
@@ -62,7 +62,7 @@ func TestConfigNamesTheImport(t *testing.T) {
 		{"namespace: a\nredis: {addr: 127.0.0.1:6379}\ntables: {t: {strategy: segment, buffer: redis}}\n",
 			`tables.t.buffer: buffer "redis" is not linked in: add import _ "github.com/idsql/idsql/idsql/segment/redisqueue"`},
 	} {
-		_, err := idsql.Parse("idsql.yaml", []byte(tc.yaml), time.Now())
+		_, err := keyset.Parse("idsql.yaml", []byte(tc.yaml), time.Now())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Parse(%q) = %v, want an error containing %s", tc.yaml, err, tc.want)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/pgxid"
 	"github.com/idsql/idsql/internal/benchpair"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -30,7 +31,7 @@ CREATE UNLOGGED TABLE b_raw (id bigint PRIMARY KEY, user_id int NOT NULL, note t
 CREATE UNLOGGED TABLE b_keyed (id bigint PRIMARY KEY, user_id int NOT NULL, note text);`); err != nil {
 		b.Fatal(err)
 	}
-	cfg := &idsql.Config{Namespace: "bench", Tables: map[string]idsql.TableConfig{"b_pgxid": {Strategy: idsql.Snowflake}}}
+	cfg := &keyset.Config{Namespace: "bench", Tables: map[string]keyset.TableConfig{"b_pgxid": {Strategy: keyset.Snowflake}}}
 	if err := idsql.Migrate(ctx, raw, cfg); err != nil {
 		b.Fatal(err)
 	}
@@ -39,7 +40,7 @@ CREATE UNLOGGED TABLE b_keyed (id bigint PRIMARY KEY, user_id int NOT NULL, note
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { conn.Close(context.Background()) })
-	db, err := pgxid.New(conn, cfg, pgxid.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg)}})
+	db, err := pgxid.New(conn, cfg, pgxid.Options{KeysOptions: keyset.KeysOptions{Holder: workers(cfg)}})
 	if err != nil {
 		b.Fatal(err)
 	}

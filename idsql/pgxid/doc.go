@@ -3,7 +3,7 @@
 // key column of INSERTs into configured tables, as the database/sql
 // wrapper does: both are adapters over one statement engine
 // (idsql/internal/engine), which makes every decision about which rows take
-// a key, and both draw from the same idsql.Keys. The front-door
+// a key, and both draw from the same keyset.Keys. The front-door
 // conformance suite (TestFrontDoors) runs the same cases through both.
 //
 // DB and Tx have pgx's Exec, Query, QueryRow, SendBatch and CopyFrom, so
@@ -46,7 +46,7 @@
 //   - Prepare (Tx, and a DB on a *pgx.Conn): a prepared INSERT is prepared
 //     in its filled form, and executing it by name fills fresh keys.
 //   - A sharded table (shard: in its configuration): each key is drawn in
-//     the shard of its row's shard column value (idsql.ShardOf), a bind
+//     the shard of its row's shard column value (keyset.ShardOf), a bind
 //     parameter or a literal, in INSERTs and COPY alike, as the
 //     database/sql wrapper draws it. A row whose value has no shard (NULL,
 //     a float, an expression) is refused.
@@ -67,6 +67,6 @@
 // Keys are built as idsql.NewConnector builds them, on a database/sql pool
 // (pgx's stdlib driver) of the wrapped connection's configuration, so
 // segment allocations and lease records commit on their own, whatever the
-// caller's transaction does. Share one idsql.Keys with a database/sql
+// caller's transaction does. Share one keyset.Keys with a database/sql
 // wrapper through Options.Keys.
 package pgxid

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/pgxid"
 )
 
@@ -19,7 +19,7 @@ import (
 // calls.
 func Example() {
 	ctx := context.Background()
-	cfg, err := idsql.Load("idsql.yaml") // orders: {strategy: snowflake}, users: {strategy: segment}
+	cfg, err := keyset.Load("idsql.yaml") // orders: {strategy: snowflake}, users: {strategy: segment}
 	if err != nil {
 		log.Fatal(err)
 	}

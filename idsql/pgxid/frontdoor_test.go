@@ -26,6 +26,7 @@ import (
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/pgxid"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
@@ -82,7 +83,7 @@ type door struct {
 	// begin begins a transaction through the door.
 	begin func(ctx context.Context) (*doorTx, error)
 	// keySet is the door's key set.
-	keySet *idsql.Keys
+	keySet *keyset.Keys
 	// schema is the schema (MySQL: database) of the door's tables; {S} in
 	// a case's statement.
 	schema string
@@ -328,7 +329,7 @@ func refusedEverywhere(t *testing.T, d *door, table string, n int, users []int64
 	q := d.q(insert + repeatRows(one, n))
 	check := func(way string, err error) {
 		t.Helper()
-		if !errors.Is(err, idsql.ErrKeySpaceExhausted) {
+		if !errors.Is(err, keyset.ErrKeySpaceExhausted) {
 			t.Errorf("%d rows by %s: %v, want ErrKeySpaceExhausted", n, way, err)
 		}
 		if c := d.count(t, table); c != int64(have) {
@@ -381,7 +382,7 @@ func refusedEverywhere(t *testing.T, d *door, table string, n int, users []int64
 	}
 	shards := make([]int, n)
 	for i, u := range users {
-		if shards[i], err = idsql.ShardOf(u, frontDoorConfig().Tables[table].Shard.Bits); err != nil {
+		if shards[i], err = keyset.ShardOf(u, frontDoorConfig().Tables[table].Shard.Bits); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -577,7 +578,7 @@ var frontDoorCases = []struct {
 		if _, err := d.exec(ctx, d.q("INSERT INTO accounts (user_id, v) VALUES (? + 1, ?)"), 1, 5); err == nil || !strings.Contains(err.Error(), "user_id") {
 			t.Errorf("shard value an expression: %v, want a refusal naming user_id", err)
 		}
-		if _, err := d.exec(ctx, d.q("INSERT INTO accounts (user_id, v) VALUES (?, ?)"), nil, 6); !errors.Is(err, idsql.ErrShardValue) {
+		if _, err := d.exec(ctx, d.q("INSERT INTO accounts (user_id, v) VALUES (?, ?)"), nil, 6); !errors.Is(err, keyset.ErrShardValue) {
 			t.Errorf("shard value NULL: %v, want ErrShardValue", err)
 		}
 		if n := d.count(t, "accounts"); n != 4 {
@@ -641,7 +642,7 @@ var frontDoorCases = []struct {
 			t.Errorf("a row of 2 values for 1 column: %v, want a *rewrite.Error beginning %q", err, want)
 		}
 		// max_id: a key above it is refused, never wrapped.
-		if _, err := d.exec(ctx, d.q("INSERT INTO capped (v) VALUES (?)"), 1); !errors.Is(err, idsql.ErrKeySpaceExhausted) {
+		if _, err := d.exec(ctx, d.q("INSERT INTO capped (v) VALUES (?)"), 1); !errors.Is(err, keyset.ErrKeySpaceExhausted) {
 			t.Errorf("max_id: %v, want ErrKeySpaceExhausted", err)
 		}
 		d.keys(t, "capped", "id", 0)
@@ -744,16 +745,16 @@ var frontDoorCases = []struct {
 		// More rows needing keys than one call gives (MaxBatch): refused
 		// alike on every door, naming the limit, and nothing is sent.
 		ctx := context.Background()
-		n := idsql.MaxBatch + 1
+		n := keyset.MaxBatch + 1
 		for _, c := range []struct{ table, q string }{
 			{"orders", "INSERT INTO orders (v) VALUES " + repeatRows("(1)", n)},
 			{"orders", "INSERT INTO orders (id, v) VALUES " + repeatRows("(0, 1)", n)},
 			{"accounts", "INSERT INTO accounts (user_id, v) VALUES " + repeatRows("(7, 1)", n)},
 		} {
 			_, err := d.exec(ctx, c.q)
-			if !errors.Is(err, idsql.ErrBatch) || !strings.Contains(err.Error(), c.table) || !strings.Contains(err.Error(), strconv.Itoa(n)) ||
-				!strings.Contains(err.Error(), strconv.Itoa(idsql.MaxBatch)) {
-				t.Errorf("%d rows into %s: %v, want ErrBatch naming the table, %d and the limit %d", n, c.table, err, n, idsql.MaxBatch)
+			if !errors.Is(err, keyset.ErrBatch) || !strings.Contains(err.Error(), c.table) || !strings.Contains(err.Error(), strconv.Itoa(n)) ||
+				!strings.Contains(err.Error(), strconv.Itoa(keyset.MaxBatch)) {
+				t.Errorf("%d rows into %s: %v, want ErrBatch naming the table, %d and the limit %d", n, c.table, err, n, keyset.MaxBatch)
 			}
 		}
 		if n := d.count(t, "orders") + d.count(t, "accounts"); n != 0 {
@@ -793,7 +794,7 @@ var frontDoorCases = []struct {
 		seen := map[int64]bool{}
 		for _, v := range vs {
 			k := keys[v]
-			shard, err := idsql.ShardOf(users[v], tc.Shard.Bits)
+			shard, err := keyset.ShardOf(users[v], tc.Shard.Bits)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1174,8 +1175,8 @@ var frontDoorCases = []struct {
 	}},
 	{"a refused batch draws no key", func(t *testing.T, d *door) {
 		d.mustExec(t, "INSERT INTO seq (v) VALUES (?)", 1)
-		_, err := d.exec(context.Background(), "INSERT INTO seq (v) VALUES "+repeatRows("(2)", idsql.MaxBatch+1))
-		if !errors.Is(err, idsql.ErrBatch) {
+		_, err := d.exec(context.Background(), "INSERT INTO seq (v) VALUES "+repeatRows("(2)", keyset.MaxBatch+1))
+		if !errors.Is(err, keyset.ErrBatch) {
 			t.Errorf("oversized batch: %v, want ErrBatch", err)
 		}
 		d.mustExec(t, "INSERT INTO seq (v) VALUES (?)", 3)
@@ -1498,29 +1499,29 @@ func frontDoorSchema(auto string) []string {
 	}
 }
 
-func frontDoorConfig() *idsql.Config {
+func frontDoorConfig() *keyset.Config {
 	off := false
-	return &idsql.Config{Namespace: "doors", Tables: map[string]idsql.TableConfig{
-		"orders": {Strategy: idsql.Snowflake},
-		"keepz":  {Strategy: idsql.Snowflake, FillZero: &off},
-		"users":  {Strategy: idsql.Snowflake},
-		"capped": {Strategy: idsql.Snowflake, MaxID: 1000},
+	return &keyset.Config{Namespace: "doors", Tables: map[string]keyset.TableConfig{
+		"orders": {Strategy: keyset.Snowflake},
+		"keepz":  {Strategy: keyset.Snowflake, FillZero: &off},
+		"users":  {Strategy: keyset.Snowflake},
+		"capped": {Strategy: keyset.Snowflake, MaxID: 1000},
 		// A sharded segment table: each key carries its row's user_id's
 		// shard in its low 2 bits.
-		"accounts": {Strategy: idsql.Segment, Step: 10, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 2}},
-		`"Audit"`:  {Strategy: idsql.Snowflake, Column: "Key"},
+		"accounts": {Strategy: keyset.Segment, Step: 10, Shard: &keyset.ShardConfig{Column: "user_id", Bits: 2}},
+		`"Audit"`:  {Strategy: keyset.Snowflake, Column: "Key"},
 		// Tables whose cases make them: nokey without its key column
 		// (id), late after the first INSERT, narrow with a 32-bit key.
-		"nokey":  {Strategy: idsql.Snowflake},
-		"late":   {Strategy: idsql.Snowflake},
-		"narrow": {Strategy: idsql.Snowflake},
+		"nokey":  {Strategy: keyset.Snowflake},
+		"late":   {Strategy: keyset.Snowflake},
+		"narrow": {Strategy: keyset.Snowflake},
 		// Segment keys count up by one: seq's show whether a key was
 		// drawn; cappedseg's and cappedover's end at 3, cappedshards' at
 		// 13 (each shard's on its own).
-		"seq":          {Strategy: idsql.Segment, Step: 10},
-		"cappedseg":    {Strategy: idsql.Segment, Step: 10, MaxID: 3},
-		"cappedover":   {Strategy: idsql.Segment, Step: 10, MaxID: 3},
-		"cappedshards": {Strategy: idsql.Segment, Step: 10, MaxID: 13, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 2}},
+		"seq":          {Strategy: keyset.Segment, Step: 10},
+		"cappedseg":    {Strategy: keyset.Segment, Step: 10, MaxID: 3},
+		"cappedover":   {Strategy: keyset.Segment, Step: 10, MaxID: 3},
+		"cappedshards": {Strategy: keyset.Segment, Step: 10, MaxID: 13, Shard: &keyset.ShardConfig{Column: "user_id", Bits: 2}},
 	}}
 }
 
@@ -1581,7 +1582,7 @@ func sqlDoor(t *testing.T, driverName string) *door {
 	if err := idsql.Migrate(context.Background(), raw, cfg); err != nil {
 		t.Fatal(err)
 	}
-	db, err := idsql.Open(driverName, dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg)}})
+	db, err := idsql.Open(driverName, dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: workers(cfg)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1714,7 +1715,7 @@ func mysqlDoor(t *testing.T, interpolate bool) *door {
 	if err := idsql.MigrateIn(context.Background(), raw, cfg, idsql.Stores{Workers: reg, Segments: mysqlstore.New(raw)}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg), Registry: reg}})
+	db, err := idsql.Open("mysql", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: workers(cfg), Registry: reg}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1746,7 +1747,7 @@ func sqliteDoor(t *testing.T) *door {
 	if err := idsql.MigrateIn(context.Background(), raw, cfg, idsql.Stores{Segments: store}); err != nil {
 		t.Fatal(err)
 	}
-	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg), SegmentStore: store}})
+	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: workers(cfg), SegmentStore: store}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1811,7 +1812,7 @@ func pgxDoor(t *testing.T, over string) *door {
 			}
 		}
 	}
-	db, err := pgxid.New(q, cfg, pgxid.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg)}})
+	db, err := pgxid.New(q, cfg, pgxid.Options{KeysOptions: keyset.KeysOptions{Holder: workers(cfg)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1911,7 +1912,7 @@ func savepoint[T any](tx pgx.Tx, f func(ctx context.Context, q string, args ...a
 
 // sqlTwin opens a database/sql door on dsn with keys (Options.Keys), and
 // returns its exec.
-func sqlTwin(t *testing.T, driverName, dsn string, keys *idsql.Keys) func(ctx context.Context, q string, args ...any) (outcome, error) {
+func sqlTwin(t *testing.T, driverName, dsn string, keys *keyset.Keys) func(ctx context.Context, q string, args ...any) (outcome, error) {
 	db, err := idsql.Open(driverName, dsn, frontDoorConfig(), idsql.Options{Keys: keys})
 	if err != nil {
 		t.Fatal(err)
@@ -1924,7 +1925,7 @@ func sqlTwin(t *testing.T, driverName, dsn string, keys *idsql.Keys) func(ctx co
 
 // pgxTwin opens pgxid over a pool on dsn with keys (Options.Keys), and
 // returns its exec.
-func pgxTwin(t *testing.T, dsn string, keys *idsql.Keys) func(ctx context.Context, q string, args ...any) (outcome, error) {
+func pgxTwin(t *testing.T, dsn string, keys *keyset.Keys) func(ctx context.Context, q string, args ...any) (outcome, error) {
 	pool, err := pgxpool.New(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)

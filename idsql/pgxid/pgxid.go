@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/idsql/idsql/holder/registry"
-	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/internal/engine"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
@@ -51,13 +51,13 @@ type Querier interface {
 type Options struct {
 	// Keys issues the keys. Nil means keys built from the Config with
 	// KeysOptions; DB.Close releases them.
-	Keys *idsql.Keys
+	Keys *keyset.Keys
 	// KeysOptions are used when Keys is nil. A nil DB means a database/sql
 	// pool (pgx's stdlib driver) opened on the wrapped connection's
 	// configuration; a nil Registry the worker table (idsql_workers) and a
 	// nil SegmentStore the segment tables (idsql_alloc, idsql_alloc_log) in
 	// that database, where idsql.Migrate creates them.
-	KeysOptions idsql.KeysOptions
+	KeysOptions keyset.KeysOptions
 	// CacheSize bounds the rewrite plan cache; 0 means the default.
 	CacheSize int
 	// ObserveKeys, when set, is called after the keys of every statement
@@ -69,7 +69,7 @@ type Options struct {
 // statement engine, whose pgx adapter this package is, and its keys.
 type shared struct {
 	eng  *engine.Engine
-	keys *idsql.Keys
+	keys *keyset.Keys
 }
 
 // session runs statements on one Querier, filling keys.
@@ -105,7 +105,7 @@ type Tx struct {
 // into the tables of cfg get their keys. Without Options.Keys it builds the
 // keys (see Options.KeysOptions); Close releases them. Closing the DB does
 // not close q.
-func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
+func New(q Querier, cfg *keyset.Config, opts Options) (*DB, error) {
 	switch q.(type) {
 	case nil:
 		return nil, errors.New("pgxid: New: the querier is nil")
@@ -145,7 +145,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 			ko.Registry = registry.New(ko.DB, registry.Settings{Now: now, Heartbeat: cfg.Holder.Heartbeat, Dialect: "postgres", Logger: ko.Logger})
 		}
 		var err error
-		if db.s.keys, err = idsql.NewKeys(cfg, ko); err != nil {
+		if db.s.keys, err = keyset.NewKeys(cfg, ko); err != nil {
 			if db.keysDB != nil {
 				db.keysDB.Close()
 			}
@@ -155,7 +155,7 @@ func New(q Querier, cfg *idsql.Config, opts Options) (*DB, error) {
 	}
 	var err error
 	db.s.eng, err = engine.New(engine.Config{Dialect: dialect.PostgreSQL, Tables: engine.Tables(cfg.TableNames(), cfg.Tables),
-		Keys: db.s.keys, ShardOf: idsql.ShardOf, CacheSize: opts.CacheSize, Prefix: "pgxid", Observe: opts.ObserveKeys})
+		Keys: db.s.keys, ShardOf: keyset.ShardOf, CacheSize: opts.CacheSize, Prefix: "pgxid", Observe: opts.ObserveKeys})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("pgxid: %w", err)
@@ -178,7 +178,7 @@ func connConfig(q Querier) (*pgx.ConnConfig, error) {
 }
 
 // Keys returns the key set, for code that needs a key before inserting.
-func (db *DB) Keys() *idsql.Keys { return db.s.keys }
+func (db *DB) Keys() *keyset.Keys { return db.s.keys }
 
 // Close releases the worker leases of keys New made and closes their
 // database/sql pool. It does not close the wrapped pool or connection.

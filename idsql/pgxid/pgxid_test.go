@@ -15,6 +15,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/pgxid"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -29,22 +30,22 @@ CREATE TABLE plain (id bigserial PRIMARY KEY, v int);
 CREATE TABLE "Audit" ("Key" bigint PRIMARY KEY, what text);
 `
 
-func testConfig() *idsql.Config {
-	return &idsql.Config{
+func testConfig() *keyset.Config {
+	return &keyset.Config{
 		Namespace: "shop",
-		Tables: map[string]idsql.TableConfig{
-			"orders":       {Strategy: idsql.Snowflake},
-			"users":        {Strategy: idsql.Segment, Step: 100},
-			"events":       {Strategy: idsql.Snowflake},
-			"with_default": {Strategy: idsql.Snowflake},
-			"narrow":       {Strategy: idsql.Snowflake},
-			"Audit":        {Strategy: idsql.Snowflake, Column: "Key"},
+		Tables: map[string]keyset.TableConfig{
+			"orders":       {Strategy: keyset.Snowflake},
+			"users":        {Strategy: keyset.Segment, Step: 100},
+			"events":       {Strategy: keyset.Snowflake},
+			"with_default": {Strategy: keyset.Snowflake},
+			"narrow":       {Strategy: keyset.Snowflake},
+			"Audit":        {Strategy: keyset.Snowflake, Column: "Key"},
 		},
 	}
 }
 
 // workers gives each configured table its own worker ID.
-func workers(cfg *idsql.Config) holder.Holder {
+func workers(cfg *keyset.Config) holder.Holder {
 	m := map[string]int64{}
 	for i, t := range cfg.TableNames() {
 		m[t] = int64(10 + i)
@@ -62,7 +63,7 @@ func setup(t *testing.T) (*pgxpool.Pool, string) {
 
 // setupWith runs ddl on a fresh schema, migrates cfg there and returns
 // the schema's database/sql pool, a pgx pool on it and the DSN.
-func setupWith(t *testing.T, ddl string, cfg *idsql.Config) (*sql.DB, *pgxpool.Pool, string) {
+func setupWith(t *testing.T, ddl string, cfg *keyset.Config) (*sql.DB, *pgxpool.Pool, string) {
 	t.Helper()
 	raw, dsn := pgtest.Open(t)
 	ctx := context.Background()
@@ -85,7 +86,7 @@ func setupWith(t *testing.T, ddl string, cfg *idsql.Config) (*sql.DB, *pgxpool.P
 func wrap(t *testing.T, q pgxid.Querier) *pgxid.DB {
 	t.Helper()
 	cfg := testConfig()
-	db, err := pgxid.New(q, cfg, pgxid.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg)}})
+	db, err := pgxid.New(q, cfg, pgxid.Options{KeysOptions: keyset.KeysOptions{Holder: workers(cfg)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/pgxid"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -15,13 +16,13 @@ import (
 // and Lookup undo the shape.
 func TestPgxShape(t *testing.T) {
 	ctx := context.Background()
-	cfg := &idsql.Config{Namespace: "shapes", Tables: map[string]idsql.TableConfig{
-		"orders": {Strategy: idsql.Snowflake, Shape: idsql.Shape{Spread: "reverse"}},
-		"users":  {Strategy: idsql.Segment, Step: 20, Shape: idsql.Shape{Spread: "shard", Bits: 8}},
+	cfg := &keyset.Config{Namespace: "shapes", Tables: map[string]keyset.TableConfig{
+		"orders": {Strategy: keyset.Snowflake, Shape: keyset.Shape{Spread: "reverse"}},
+		"users":  {Strategy: keyset.Segment, Step: 20, Shape: keyset.Shape{Spread: "shard", Bits: 8}},
 	}}
 	raw, pool, _ := setupWith(t, `CREATE TABLE orders (id bigint PRIMARY KEY, n int);
 CREATE TABLE users (id bigint PRIMARY KEY, n int)`, cfg)
-	db, err := pgxid.New(pool, cfg, pgxid.Options{KeysOptions: idsql.KeysOptions{Holder: workers(cfg)}})
+	db, err := pgxid.New(pool, cfg, pgxid.Options{KeysOptions: keyset.KeysOptions{Holder: workers(cfg)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/pgxid"
 )
 
@@ -17,8 +17,8 @@ import (
 // arguments, pgx's option arguments, a batch and COPY.
 func TestPgxShardedTable(t *testing.T) {
 	ctx := context.Background()
-	cfg := &idsql.Config{Namespace: "sharded", Tables: map[string]idsql.TableConfig{
-		"accounts": {Strategy: idsql.Segment, Step: 20, Shard: &idsql.ShardConfig{Column: "user_id", Bits: 4}},
+	cfg := &keyset.Config{Namespace: "sharded", Tables: map[string]keyset.TableConfig{
+		"accounts": {Strategy: keyset.Segment, Step: 20, Shard: &keyset.ShardConfig{Column: "user_id", Bits: 4}},
 	}}
 	_, pool, _ := setupWith(t, `CREATE TABLE accounts (id bigint PRIMARY KEY, user_id bigint NOT NULL, region text NOT NULL)`, cfg)
 	db, err := pgxid.New(pool, cfg, pgxid.Options{})
@@ -61,7 +61,7 @@ func TestPgxShardedTable(t *testing.T) {
 	}
 	seen := map[int64]bool{}
 	for _, r := range all {
-		want, err := idsql.ShardOf(r.UserID, 4)
+		want, err := keyset.ShardOf(r.UserID, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestPgxShardedTable(t *testing.T) {
 
 	// No shard value, no key.
 	_, err = db.Exec(ctx, "INSERT INTO accounts (user_id, region) VALUES ($1, 'x')", 1.5)
-	if !errors.Is(err, idsql.ErrShardValue) || !strings.Contains(err.Error(), "accounts") || !strings.Contains(err.Error(), "user_id") {
+	if !errors.Is(err, keyset.ErrShardValue) || !strings.Contains(err.Error(), "accounts") || !strings.Contains(err.Error(), "user_id") {
 		t.Errorf("float shard value: %v, want ErrShardValue naming the table and column", err)
 	}
 	_, err = db.CopyFrom(ctx, pgx.Identifier{"accounts"}, []string{"region"}, pgx.CopyFromRows([][]any{{"x"}}))

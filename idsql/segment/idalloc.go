@@ -26,7 +26,7 @@ import (
 //	  PRIMARY KEY (app_id, shard_id)
 //	)
 //
-// The numbers it hands out are the indexes of gene keys (idsql.Gene): a
+// The numbers it hands out are the indexes of gene keys (keyset.Gene): a
 // table with `app: {id: 3, ...}` and `shard: {bits: 6}` draws shard n from
 // the row (3, n).
 type IDAllocSettings struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
@@ -60,10 +61,10 @@ type BunItem struct {
 
 var tables = []string{"gorm_orders", "gorm_items", "bun_orders", "bun_items"}
 
-func config() *idsql.Config {
-	cfg := &idsql.Config{Namespace: "orm", Tables: map[string]idsql.TableConfig{}}
+func config() *keyset.Config {
+	cfg := &keyset.Config{Namespace: "orm", Tables: map[string]keyset.TableConfig{}}
 	for _, t := range tables {
-		cfg.Tables[t] = idsql.TableConfig{Strategy: idsql.Snowflake}
+		cfg.Tables[t] = keyset.TableConfig{Strategy: keyset.Snowflake}
 	}
 	return cfg
 }
@@ -108,7 +109,7 @@ func openPG(t *testing.T) (wrapped, raw *sql.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := idsql.NewConnector(inner, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: workers()}})
+	c, err := idsql.NewConnector(inner, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: workers()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func openMySQL(t *testing.T) (wrapped, raw *sql.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := idsql.NewConnector(inner, cfg, idsql.Options{KeysOptions: idsql.KeysOptions{Holder: workers(), Registry: reg}})
+	c, err := idsql.NewConnector(inner, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: workers(), Registry: reg}})
 	if err != nil {
 		t.Fatal(err)
 	}

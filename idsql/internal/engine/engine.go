@@ -13,7 +13,7 @@ import (
 )
 
 // MaxBatch is the most keys one statement, or one call for keys, may take
-// (idsql.MaxBatch).
+// (keyset.MaxBatch).
 const MaxBatch = 10_000
 
 // ErrBatch is wrapped by the error refusing a request for more than
@@ -26,14 +26,14 @@ func BatchError(table string, n int) error {
 	return fmt.Errorf("%w: %d keys asked for table %s: want 0..%d per call", ErrBatch, n, table, MaxBatch)
 }
 
-// A Source issues the keys of one table (idsql.KeySource).
+// A Source issues the keys of one table (keyset.KeySource).
 type Source interface {
 	NextID(ctx context.Context) (int64, error)
 	// AppendIDs appends n keys to dst, 0 <= n <= MaxBatch.
 	AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error)
 }
 
-// Keys is where the engine draws keys: idsql.Keys.
+// Keys is where the engine draws keys: keyset.Keys.
 type Keys interface {
 	// Source returns a configured table's key source.
 	Source(ctx context.Context, table string) (Source, error)
@@ -52,7 +52,7 @@ type Config struct {
 	// Keys issues the keys.
 	Keys Keys
 	// ShardOf places a value of a shard column in one of 2^bits shards
-	// (idsql.ShardOf).
+	// (keyset.ShardOf).
 	ShardOf func(value any, bits int) (int, error)
 	// CacheSize bounds the rewriter's plan cache; 0 means the default.
 	CacheSize int
@@ -157,7 +157,7 @@ type Table struct {
 }
 
 // TableConfig is what Tables reads of a configured table
-// (idsql.TableConfig).
+// (keyset.TableConfig).
 type TableConfig interface {
 	// KeyColumn is the key column's name.
 	KeyColumn() string

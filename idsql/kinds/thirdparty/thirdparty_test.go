@@ -14,7 +14,7 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/holderkind"
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // poolURLs records the pool_url each test-pool holder was made with.
@@ -50,14 +50,14 @@ func init() {
 // its holder grants, and sees the configuration checks ask the kind.
 func TestHolderKindOfItsOwn(t *testing.T) {
 	const tables = "tables: {orders: {strategy: snowflake}}\n"
-	cfg, err := idsql.Parse("x.yaml", []byte("namespace: n\nholder:\n  kind: test-pool\n  pool_url: http://pool:1\n"+tables), time.Now())
+	cfg, err := keyset.Parse("x.yaml", []byte("namespace: n\nholder:\n  kind: test-pool\n  pool_url: http://pool:1\n"+tables), time.Now())
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
 	if got := cfg.Holder.Options["pool_url"]; got != "http://pool:1" {
 		t.Fatalf("holder.Options[pool_url] = %v", got)
 	}
-	keys, err := idsql.NewKeys(cfg, idsql.KeysOptions{})
+	keys, err := keyset.NewKeys(cfg, keyset.KeysOptions{})
 	if err != nil {
 		t.Fatalf("NewKeys: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestHolderKindOfItsOwn(t *testing.T) {
 		// The kind's modes are checked as idsql's own kinds' are.
 		{"  kind: test-pool\n  mode: lease\n  pool_url: http://pool:1\n", `holder.mode: "lease" is not a mode of the test-pool holder (want sticky)`},
 	} {
-		_, err := idsql.Parse("x.yaml", []byte("namespace: n\nholder:\n"+c.holder+tables), time.Now())
+		_, err := keyset.Parse("x.yaml", []byte("namespace: n\nholder:\n"+c.holder+tables), time.Now())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("holder:\n%s: %v, want an error containing %s", c.holder, err, c.want)
 		}

@@ -75,6 +75,7 @@ import (
 	_ "github.com/idsql/idsql/holder/postgres"  // holder.kind: postgres
 	_ "github.com/idsql/idsql/holder/zookeeper" // holder.kind: zookeeper
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment tables on MySQL
 	_ "github.com/idsql/idsql/idsql/segment/redisqueue" // buffer: redis
 	"github.com/idsql/idsql/idsql/snowflake"
@@ -184,12 +185,12 @@ func (p *proc) fail(msg string) {
 }
 
 func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, workers, batch int, pause, work time.Duration) error {
-	cfg, err := idsql.Load(configPath)
+	cfg, err := keyset.Load(configPath)
 	if err != nil {
 		return err
 	}
 	db, err := idsql.Open(p.driver, dsn, cfg, idsql.Options{ObserveKeys: p.observeKeys,
-		KeysOptions: idsql.KeysOptions{Clock: clock, Logger: slog.New(logHandler{p: p})}})
+		KeysOptions: keyset.KeysOptions{Clock: clock, Logger: slog.New(logHandler{p: p})}})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package idsql_test
+package keyset_test
 
 import (
 	"errors"
@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 func TestTextFormConfig(t *testing.T) {
 	good := "namespace: n\ntables:\n  orders: {strategy: snowflake, text: {encoding: base62, prefix: ord_}}\n  users: {strategy: segment, text: {encoding: crockford32}}\n"
-	cfg, err := idsql.Parse("x.yaml", []byte(good), time.Now())
+	cfg, err := keyset.Parse("x.yaml", []byte(good), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Tables["orders"].Text; got != (idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}) {
+	if got := cfg.Tables["orders"].Text; got != (keyset.TextForm{Encoding: keyset.Base62, Prefix: "ord_"}) {
 		t.Errorf("orders text %+v", got)
 	}
 	for _, tt := range []struct{ yaml, want string }{
@@ -24,18 +24,18 @@ func TestTextFormConfig(t *testing.T) {
 		{"namespace: n\ntables:\n  a: {strategy: snowflake, text: {prefix: x_}}\n  b: {strategy: snowflake, text: {prefix: x_}}\n", `tables.b.text.prefix: prefix "x_" is also the prefix of table a`},
 		{"namespace: n\ntables:\n  a: {strategy: snowflake, text: {encodng: base62}}\n", `tables.a.text.encodng: unknown key "encodng"; did you mean "encoding"?`},
 	} {
-		if _, err := idsql.Parse("x.yaml", []byte(tt.yaml), time.Now()); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := keyset.Parse("x.yaml", []byte(tt.yaml), time.Now()); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Parse = %v\nwant an error containing %q", err, tt.want)
 		}
 	}
 }
 
 func TestConfigParseKey(t *testing.T) {
-	cfg := &idsql.Config{Namespace: "n", Tables: map[string]idsql.TableConfig{
-		"orders": {Strategy: idsql.Snowflake, Text: idsql.TextForm{Encoding: idsql.Base62, Prefix: "ord_"}},
-		"users":  {Strategy: idsql.Segment, Text: idsql.TextForm{Encoding: idsql.Base58}},
-		"carts":  {Strategy: idsql.Segment, Text: idsql.TextForm{Encoding: idsql.Crockford32}},
-		"plain":  {Strategy: idsql.Segment},
+	cfg := &keyset.Config{Namespace: "n", Tables: map[string]keyset.TableConfig{
+		"orders": {Strategy: keyset.Snowflake, Text: keyset.TextForm{Encoding: keyset.Base62, Prefix: "ord_"}},
+		"users":  {Strategy: keyset.Segment, Text: keyset.TextForm{Encoding: keyset.Base58}},
+		"carts":  {Strategy: keyset.Segment, Text: keyset.TextForm{Encoding: keyset.Crockford32}},
+		"plain":  {Strategy: keyset.Segment},
 	}}
 	tests := []struct {
 		in    string
@@ -59,7 +59,7 @@ func TestConfigParseKey(t *testing.T) {
 	for _, tt := range tests {
 		id, table, err := cfg.ParseKey(tt.in)
 		if tt.err != "" {
-			if !errors.Is(err, idsql.ErrText) || !strings.Contains(err.Error(), tt.err) || strings.Contains(tt.err, "reads as") != errors.Is(err, idsql.ErrAmbiguousKey) {
+			if !errors.Is(err, keyset.ErrText) || !strings.Contains(err.Error(), tt.err) || strings.Contains(tt.err, "reads as") != errors.Is(err, keyset.ErrAmbiguousKey) {
 				t.Errorf("ParseKey(%q) = %d, %q, %v; want ErrText saying %q", tt.in, id, table, err, tt.err)
 			}
 			continue

@@ -1,4 +1,4 @@
-package idsql
+package keyset
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func (t *GeneTable) NextID(ctx context.Context) (int64, error) {
 func (t *GeneTable) AppendIDs(ctx context.Context, dst []int64, n int) ([]int64, error) {
 	if t.gene.ShardBits > 0 {
 		return dst, fmt.Errorf("%w: table %s takes the shard of each key from its column %s: "+
-			"insert through the wrapper, or call Keys.AppendShardIDs with idsql.ShardOf of each row's value", ErrSharded, t.table, t.col)
+			"insert through the wrapper, or call Keys.AppendShardIDs with keyset.ShardOf of each row's value", ErrSharded, t.table, t.col)
 	}
 	return t.appendShard(ctx, dst, 0, n)
 }

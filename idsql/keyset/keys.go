@@ -1,4 +1,4 @@
-package idsql
+package keyset
 
 import (
 	"context"
@@ -78,8 +78,8 @@ type KeysOptions struct {
 	Logger *slog.Logger
 }
 
-// now returns the Now of the configured clock.
-func (o KeysOptions) now() func() time.Time {
+// Now returns the Now of the configured clock (time.Now without one).
+func (o KeysOptions) Now() func() time.Time {
 	if o.Clock == nil {
 		return time.Now
 	}
@@ -503,7 +503,7 @@ func (k *Keys) startSegment(ctx context.Context, table string, tc TableConfig) (
 // startSegments starts the segment generator unless it runs. k.mu is held.
 func (k *Keys) startSegments(ctx context.Context) error {
 	if k.seg == nil {
-		store, err := k.segmentStore()
+		store, err := k.SegmentStore()
 		if err != nil {
 			return err
 		}
@@ -518,18 +518,18 @@ func (k *Keys) startSegments(ctx context.Context) error {
 }
 
 // segmentStore returns the store of segment ranges.
-func (k *Keys) segmentStore() (segment.Store, error) {
+func (k *Keys) SegmentStore() (segment.Store, error) {
 	if k.opts.SegmentStore != nil {
 		return k.opts.SegmentStore, nil
 	}
 	if k.opts.DB == nil {
 		return nil, errors.New("segment tables need a database: set KeysOptions.DB or SegmentStore")
 	}
-	d, err := dialectOf(k.opts.DB)
+	d, err := DialectOf(k.opts.DB)
 	if err != nil {
 		return nil, err
 	}
-	return segmentStore(k.opts.DB, d)
+	return SegmentStore(k.opts.DB, d)
 }
 
 // Segments returns the segment generator, or nil before any segment table
@@ -601,3 +601,6 @@ func (k *Keys) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Options returns the options the keys were made with.
+func (k *Keys) Options() KeysOptions { return k.opts }

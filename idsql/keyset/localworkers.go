@@ -1,4 +1,4 @@
-package idsql
+package keyset
 
 import (
 	"fmt"
@@ -37,15 +37,15 @@ func localWorkers(cfg *Config, layout snowflake.Layout, inst holder.Instance) (m
 		return nil, fail("%s: pod %s has ordinal %d, and with holder.ordinal_offset %d its worker ID %d does not fit layout %s's %d worker bits (0..%d%s)",
 			InstanceOrdinal, id, ord, hc.OrdinalOffset, w, layout.Name, layout.WorkerBits, last, hc.reservedNote(layout))
 	}
-	if tables := cfg.snowflakeTables(); len(tables) > 1 {
+	if tables := cfg.SnowflakeTables(); len(tables) > 1 {
 		return nil, fail("%s: the pod ordinal gives this process one worker ID (%d), but snowflake tables %s need one each: "+
 			"map them in holder.workers, or let etcd, ZooKeeper or the worker table hand worker IDs out", InstanceOrdinal, w, strings.Join(tables, ", "))
 	}
 	return map[string]int64{id: w}, nil
 }
 
-// snowflakeTables returns the names of cfg's snowflake tables, in order.
-func (c *Config) snowflakeTables() []string {
+// SnowflakeTables returns the names of c's snowflake tables, in order.
+func (c *Config) SnowflakeTables() []string {
 	var tables []string
 	for _, t := range c.TableNames() {
 		if c.Tables[t].Strategy == Snowflake {

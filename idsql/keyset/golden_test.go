@@ -1,4 +1,4 @@
-package idsql_test
+package keyset_test
 
 import (
 	"encoding/hex"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/shape"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -41,7 +41,7 @@ type goldenText struct {
 
 // checkText checks that form writes each vector's key as its text and
 // reads the text back as the key; what names the form in errors.
-func checkText(t *testing.T, what string, form idsql.TextForm, vectors []goldenText) {
+func checkText(t *testing.T, what string, form keyset.TextForm, vectors []goldenText) {
 	t.Helper()
 	if len(vectors) == 0 {
 		t.Fatalf("%s: no vectors", what)
@@ -89,7 +89,7 @@ func TestShapeConfigGolden(t *testing.T) {
 		}
 		table += "}"
 		name := c.Layout + " " + table
-		cfg, err := idsql.Parse("golden.yaml", []byte("namespace: golden\nlayout: "+c.Layout+"\ntables:\n  t: "+table+"\n"), now)
+		cfg, err := keyset.Parse("golden.yaml", []byte("namespace: golden\nlayout: "+c.Layout+"\ntables:\n  t: "+table+"\n"), now)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -177,7 +177,7 @@ func TestShardOfGolden(t *testing.T) {
 	}
 	for _, v := range g.Shards {
 		value := goldenShardValue(t, v.Type, v.Value)
-		if got, err := idsql.ShardOf(value, v.Bits); err != nil || got != v.Shard {
+		if got, err := keyset.ShardOf(value, v.Bits); err != nil || got != v.Shard {
 			t.Errorf("ShardOf(%s %q, %d) = %d, %v; want %d", v.Type, v.Value, v.Bits, got, err, v.Shard)
 		}
 	}
@@ -207,17 +207,17 @@ func TestGeneGolden(t *testing.T) {
 		t.Fatalf("%d genes, %d shard keys", len(g.Genes), len(g.ShardKeys))
 	}
 	for _, v := range g.Genes {
-		gene := idsql.Gene{ShardBits: v.ShardBits, AppBits: v.AppBits, App: v.App}
+		gene := keyset.Gene{ShardBits: v.ShardBits, AppBits: v.AppBits, App: v.App}
 		if got, err := gene.Compose(v.Index, v.Shard); err != nil || got != v.Key {
 			t.Errorf("%+v.Compose(%d, %d) = %d, %v; want %d", gene, v.Index, v.Shard, got, err, v.Key)
 		}
-		want := idsql.GeneParts{Index: v.Index, Shard: v.Shard, App: v.App}
+		want := keyset.GeneParts{Index: v.Index, Shard: v.Shard, App: v.App}
 		if got := gene.Decompose(v.Key); got != want {
 			t.Errorf("%+v.Decompose(%d) = %+v; want %+v", gene, v.Key, got, want)
 		}
 	}
 	for _, v := range g.ShardKeys {
-		if got := (idsql.Gene{ShardBits: v.ShardBits}).ShardKey(v.Key, v.Shard); got != v.Segment {
+		if got := (keyset.Gene{ShardBits: v.ShardBits}).ShardKey(v.Key, v.Shard); got != v.Segment {
 			t.Errorf("ShardKey(%q, %d) with %d shard bits = %q; want %q", v.Key, v.Shard, v.ShardBits, got, v.Segment)
 		}
 	}
@@ -238,7 +238,7 @@ func TestTextGolden(t *testing.T) {
 	readGolden(t, "text_vectors.json", &g)
 	encodings := map[string]bool{}
 	for _, c := range g.Forms {
-		form := idsql.TextForm{Encoding: c.Encoding, Prefix: c.Prefix}
+		form := keyset.TextForm{Encoding: c.Encoding, Prefix: c.Prefix}
 		checkText(t, form.String(), form, c.Vectors)
 		for _, v := range c.AlsoReads {
 			if got, err := form.Parse(v.Text); err != nil || got != v.Key {
@@ -247,7 +247,7 @@ func TestTextGolden(t *testing.T) {
 		}
 		encodings[c.Encoding] = true
 	}
-	for _, enc := range []string{"", idsql.Base62, idsql.Base58, idsql.Crockford32} {
+	for _, enc := range []string{"", keyset.Base62, keyset.Base58, keyset.Crockford32} {
 		if !encodings[enc] {
 			t.Errorf("no vectors for encoding %q", enc)
 		}
@@ -276,7 +276,7 @@ func TestKeyedGolden(t *testing.T) {
 		t.Fatal("no forms")
 	}
 	for _, c := range g.Forms {
-		form := idsql.TextForm{Encoding: c.Encoding, Prefix: c.Prefix, KeyEnv: goldenKeyEnv}
+		form := keyset.TextForm{Encoding: c.Encoding, Prefix: c.Prefix, KeyEnv: goldenKeyEnv}
 		what := form.String() + " version " + c.Version
 		secret, ok := g.Secrets[c.Version]
 		if !ok {
@@ -332,7 +332,7 @@ func TestTypeIDGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		form := idsql.TextForm{Encoding: idsql.TypeID, Prefix: c.Prefix}.WithLayout(l)
+		form := keyset.TextForm{Encoding: keyset.TypeID, Prefix: c.Prefix}.WithLayout(l)
 		s := shape.Shape{Spread: shape.Spread(c.Shape), Bits: c.Bits}
 		if !s.IsOrdered() {
 			form = form.WithShape(s, shape.Space{Bits: c.Space.Bits, Low: c.Space.Low, Width: c.Space.Width})

@@ -1,4 +1,4 @@
-package idsql
+package keyset
 
 import (
 	"context"
@@ -16,14 +16,14 @@ import (
 // so a table keeps its shape unless Reshape proves they cannot meet.
 var ErrShapeChanged = errors.New("idsql: table's key shape differs from the recorded one")
 
-// recordShapes records the shape of every table of cfg in idsql_shapes,
+// RecordShapes records the shape of every table of cfg in idsql_shapes,
 // in db (creating it), unless one is recorded: it is what Migrate does
 // for shapes. A recorded shape that differs from the configured one is
 // refused (ErrShapeChanged). The first record of a spread shape is
 // refused too when the table has issued keys already (see issuedKeys):
 // those were ordered. A database of a dialect idsql does not know is
 // skipped when every table is ordered, and refused otherwise.
-func recordShapes(ctx context.Context, db *sql.DB, cfg *Config) error {
+func RecordShapes(ctx context.Context, db *sql.DB, cfg *Config) error {
 	d, err := dialect.Of(db)
 	if err != nil {
 		for _, t := range cfg.TableNames() {
@@ -202,7 +202,7 @@ func Reshape(ctx context.Context, db *sql.DB, cfg *Config, table string) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownTable, table)
 	}
-	d, err := dialectOf(db)
+	d, err := DialectOf(db)
 	if err != nil {
 		return fmt.Errorf("idsql: reshape %s: %w", table, err)
 	}

@@ -1,22 +1,22 @@
-package idsql_test
+package keyset_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // Routing code computes a row's shard the way the wrapper does, and reads
 // it back from a key.
 func ExampleShardOf() {
-	s, _ := idsql.ShardOf("alice@example.com", 6) // FNV-1a 64 of the bytes, mod 64
+	s, _ := keyset.ShardOf("alice@example.com", 6) // FNV-1a 64 of the bytes, mod 64
 	fmt.Println(s)
-	s, _ = idsql.ShardOf(12345, 6) // integers by value, mod 64
+	s, _ = keyset.ShardOf(12345, 6) // integers by value, mod 64
 	fmt.Println(s)
 
-	g := idsql.Gene{ShardBits: 6, AppBits: 8, App: 3}
+	g := keyset.Gene{ShardBits: 6, AppBits: 8, App: 3}
 	key, _ := g.Compose(1000, s) // 1000 << 14 | 57 << 8 | 3
 	fmt.Println(key, g.Decompose(key))
 	// Output:
@@ -27,7 +27,7 @@ func ExampleShardOf() {
 
 // Routing by the configuration: the shard bits come from the table.
 func ExampleConfig_ShardOf() {
-	cfg, err := idsql.Parse("idsql.yaml", []byte(`namespace: shop
+	cfg, err := keyset.Parse("idsql.yaml", []byte(`namespace: shop
 tables:
   orders: {strategy: segment, shard: {column: user_id, bits: 6}, app: {id: 3, bits: 8}}
 `), time.Now())
@@ -62,12 +62,12 @@ func TestShardOfVectors(t *testing.T) {
 		{uint32(12345), 6, 57},
 		{12345, 1, 1},
 	} {
-		if got, err := idsql.ShardOf(tc.v, tc.bits); err != nil || got != tc.want {
+		if got, err := keyset.ShardOf(tc.v, tc.bits); err != nil || got != tc.want {
 			t.Errorf("ShardOf(%#v, %d) = %d, %v; want %d", tc.v, tc.bits, got, err, tc.want)
 		}
 	}
 	for _, v := range []any{nil, 1.5, true} {
-		if _, err := idsql.ShardOf(v, 6); err == nil {
+		if _, err := keyset.ShardOf(v, 6); err == nil {
 			t.Errorf("ShardOf(%#v) accepted", v)
 		}
 	}

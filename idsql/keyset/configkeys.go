@@ -1,4 +1,4 @@
-package idsql
+package keyset
 
 import (
 	"errors"
@@ -56,7 +56,7 @@ func unknownKeyError(data []byte, err error) *FieldError {
 }
 
 // yamlKeys maps the Go type names yaml puts in its messages
-// ("idsql.TableConfig") to the YAML keys of that struct, for every struct
+// ("keyset.TableConfig") to the YAML keys of that struct, for every struct
 // reachable from Config.
 func yamlKeys() map[string][]string {
 	out := map[string][]string{}

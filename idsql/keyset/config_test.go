@@ -1,4 +1,4 @@
-package idsql
+package keyset
 
 import (
 	"errors"

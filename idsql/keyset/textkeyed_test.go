@@ -1,4 +1,4 @@
-package idsql_test
+package keyset_test
 
 import (
 	"errors"
@@ -6,20 +6,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 )
 
 // TestKeyedTextValidate: key_env needs an encoding, a prefix and a
 // variable name; the configuration loads without the variable set.
 func TestKeyedTextValidate(t *testing.T) {
 	for _, tt := range []struct {
-		form        idsql.TextForm
+		form        keyset.TextForm
 		field, want string
 	}{
-		{idsql.TextForm{Prefix: "ord_", KeyEnv: "K"}, "key_env", "needs an encoding"},
-		{idsql.TextForm{Encoding: idsql.Base62, KeyEnv: "K"}, "key_env", "needs a prefix"},
-		{idsql.TextForm{Encoding: idsql.Base62, Prefix: "o_", KeyEnv: "1:secret"}, "key_env", "not an environment variable name"},
-		{idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user", KeyEnv: "K"}, "key_env", "cannot be keyed"},
+		{keyset.TextForm{Prefix: "ord_", KeyEnv: "K"}, "key_env", "needs an encoding"},
+		{keyset.TextForm{Encoding: keyset.Base62, KeyEnv: "K"}, "key_env", "needs a prefix"},
+		{keyset.TextForm{Encoding: keyset.Base62, Prefix: "o_", KeyEnv: "1:secret"}, "key_env", "not an environment variable name"},
+		{keyset.TextForm{Encoding: keyset.TypeID, Prefix: "user", KeyEnv: "K"}, "key_env", "cannot be keyed"},
 	} {
 		field, err := tt.form.Validate()
 		if field != tt.field || err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -27,11 +27,11 @@ func TestKeyedTextValidate(t *testing.T) {
 		}
 	}
 	t.Setenv("IDSQL_TEST_ORD_KEY", "")
-	cfg, err := idsql.Parse("x.yaml", []byte("namespace: n\ntables:\n  orders: {strategy: snowflake, text: {encoding: base62, prefix: ord_, key_env: IDSQL_TEST_ORD_KEY}}\n"), time.Now())
+	cfg, err := keyset.Parse("x.yaml", []byte("namespace: n\ntables:\n  orders: {strategy: snowflake, text: {encoding: base62, prefix: ord_, key_env: IDSQL_TEST_ORD_KEY}}\n"), time.Now())
 	if err != nil {
 		t.Fatalf("config with key_env, variable unset: %v", err)
 	}
-	if _, _, err := cfg.ParseKey("ord_1000000000000000a"); !errors.Is(err, idsql.ErrTextKey) {
+	if _, _, err := cfg.ParseKey("ord_1000000000000000a"); !errors.Is(err, keyset.ErrTextKey) {
 		t.Errorf("ParseKey without the variable: %v; want ErrTextKey", err)
 	}
 	t.Setenv("IDSQL_TEST_ORD_KEY", "1:Ab3dEf6hIj9kLm2nOp5qRs8t")

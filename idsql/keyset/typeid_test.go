@@ -1,11 +1,11 @@
-package idsql_test
+package keyset_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
 
@@ -13,7 +13,7 @@ import (
 // so the table writes its stored keys as TypeIDs of the keys before the
 // shape, and ParseKey reads them back to the stored keys.
 func TestTypeIDSpreadConfig(t *testing.T) {
-	cfg, err := idsql.Parse("x.yaml", []byte("namespace: n\ntables:\n  users: {strategy: snowflake, shape: {spread: reverse}, text: {encoding: typeid, prefix: user}}\n"), time.Now())
+	cfg, err := keyset.Parse("x.yaml", []byte("namespace: n\ntables:\n  users: {strategy: snowflake, shape: {spread: reverse}, text: {encoding: typeid, prefix: user}}\n"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestTypeIDSpreadConfig(t *testing.T) {
 	if got, from, err := cfg.ParseKey(s); err != nil || got != stored || from != "users" {
 		t.Errorf("ParseKey(%q) = %d, %q, %v; want %d, users", s, got, from, err, stored)
 	}
-	plain := idsql.TextForm{Encoding: idsql.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf)
+	plain := keyset.TextForm{Encoding: keyset.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf)
 	if want := plain.Format(key); s != want {
 		t.Errorf("the spread table writes %d as %q, want the TypeID of its key before the shape, %q", stored, s, want)
 	}
@@ -49,12 +49,12 @@ func TestTypeIDConfig(t *testing.T) {
 		{"tables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: ord}}\n  orders: {strategy: snowflake, text: {encoding: base62, prefix: ord_}}\n",
 			`prefix "ord_" is also the prefix of table`},
 	} {
-		_, err := idsql.Parse("x.yaml", []byte(head+tt.yaml), time.Now())
+		_, err := keyset.Parse("x.yaml", []byte(head+tt.yaml), time.Now())
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v; want an error containing %q", tt.yaml, err, tt.want)
 		}
 	}
-	cfg, err := idsql.Parse("x.yaml", []byte(head+"layout: sony\ntables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: user}}\n  events: {strategy: snowflake, text: {encoding: typeid}}\n"), time.Now())
+	cfg, err := keyset.Parse("x.yaml", []byte(head+"layout: sony\ntables:\n  users: {strategy: snowflake, text: {encoding: typeid, prefix: user}}\n  events: {strategy: snowflake, text: {encoding: typeid}}\n"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

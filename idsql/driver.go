@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/internal/engine"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/idsql/keyset"
@@ -159,33 +158,11 @@ func newConnector(inner driver.Connector, cfg *Config, opts Options, dsn string)
 	c.driver = &wrappedDriver{inner: inner.Driver(), cfg: cfg, opts: opts}
 	if c.keys == nil {
 		ko := opts.KeysOptions
-		if ko.SegmentStore == nil && d.SegmentStoreApart() {
-			for _, t := range cfg.TableNames() {
-				if cfg.Tables[t].Strategy == keyset.Segment {
-					return nil, fmt.Errorf("idsql: table %s: segment tables on sqlite need a segment store in a file of its own (KeysOptions.SegmentStore: sqlitestore.Open)", t)
-				}
-			}
-		}
 		if ko.DB == nil {
 			c.keysDB = sql.OpenDB(innerOnly{inner})
 			ko.DB = c.keysDB
 		}
-		if ko.SegmentStore == nil && !d.SegmentStoreApart() && keyset.HasSegmentTables(cfg) {
-			// idsql_alloc in the application's database, as Migrate creates it.
-			if ko.SegmentStore, err = keyset.SegmentStore(ko.DB, d); err != nil {
-				if c.keysDB != nil {
-					c.keysDB.Close()
-				}
-				return nil, err
-			}
-		}
-		if ko.Registry == nil && d.HasWorkerTable() {
-			// The worker table lives in the application's database, as
-			// Migrate creates it there.
-			ko.Registry = registry.New(ko.DB, registry.Settings{Now: ko.Now(), Heartbeat: cfg.Holder.Heartbeat,
-				Dialect: d.String(), AcceptLazyCommits: cfg.Holder.AcceptLazyCommits, Logger: ko.Logger})
-		}
-		if c.keys, err = NewKeys(cfg, ko); err != nil {
+		if c.keys, err = keyset.NewKeysOn(cfg, ko, ko.DB, d); err != nil {
 			if c.keysDB != nil {
 				c.keysDB.Close()
 			}

@@ -503,7 +503,7 @@ func (k *Keys) startSegment(ctx context.Context, table string, tc TableConfig) (
 // startSegments starts the segment generator unless it runs. k.mu is held.
 func (k *Keys) startSegments(ctx context.Context) error {
 	if k.seg == nil {
-		store, err := k.SegmentStore()
+		store, err := k.segmentStore()
 		if err != nil {
 			return err
 		}
@@ -518,7 +518,7 @@ func (k *Keys) startSegments(ctx context.Context) error {
 }
 
 // segmentStore returns the store of segment ranges.
-func (k *Keys) SegmentStore() (segment.Store, error) {
+func (k *Keys) segmentStore() (segment.Store, error) {
 	if k.opts.SegmentStore != nil {
 		return k.opts.SegmentStore, nil
 	}

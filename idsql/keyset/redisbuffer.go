@@ -69,7 +69,7 @@ func (k *Keys) startRedisQueue(ctx context.Context, table string, tc TableConfig
 // over the segment store. The queue serves every segment key of the
 // table: the table's own, or one per shard. k.mu is held.
 func (k *Keys) redisQueue(ctx context.Context, tc TableConfig) (kinds.Buffer, error) {
-	store, err := k.SegmentStore()
+	store, err := k.segmentStore()
 	if err != nil {
 		return nil, err
 	}

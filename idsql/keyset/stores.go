@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/kinds"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/internal/dialect"
@@ -43,4 +44,36 @@ func DialectOf(db *sql.DB) (dialect.Dialect, error) {
 			err, strings.Join(dialect.Names(), ", "))
 	}
 	return d, nil
+}
+
+// NewKeysOn starts the key set of cfg whose records live in db, the
+// application's database of dialect d, as Migrate creates them there: the
+// worker table, where d keeps one, and the segment store registered for d,
+// each unless opts names its own. Where the segment store must be a
+// database apart (SQLite), segment tables need opts.SegmentStore. It is
+// what each front door of this module (the database/sql wrapper, pgxid)
+// starts when it is given no Keys; d is a dialect of internal/dialect.
+func NewKeysOn(cfg *Config, opts KeysOptions, db *sql.DB, d dialect.Dialect) (*Keys, error) {
+	if opts.DB == nil {
+		opts.DB = db
+	}
+	if opts.SegmentStore == nil && HasSegmentTables(cfg) {
+		if d.SegmentStoreApart() {
+			for _, t := range cfg.TableNames() {
+				if cfg.Tables[t].Strategy == Segment {
+					return nil, fmt.Errorf("idsql: table %s: segment tables on %s need a segment store in a file of its own (KeysOptions.SegmentStore: sqlitestore.Open)", t, d)
+				}
+			}
+		}
+		store, err := SegmentStore(opts.DB, d)
+		if err != nil {
+			return nil, err
+		}
+		opts.SegmentStore = store
+	}
+	if opts.Registry == nil && d.HasWorkerTable() {
+		opts.Registry = registry.New(opts.DB, registry.Settings{Now: opts.Now(), Heartbeat: cfg.Holder.Heartbeat,
+			Dialect: d.String(), AcceptLazyCommits: cfg.Holder.AcceptLazyCommits, Logger: opts.Logger})
+	}
+	return NewKeys(cfg, opts)
 }

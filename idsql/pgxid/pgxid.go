@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql/internal/engine"
 	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/dialect"
@@ -137,15 +136,8 @@ func New(q Querier, cfg *keyset.Config, opts Options) (*DB, error) {
 			db.keysDB = stdlib.OpenDB(*cc)
 			ko.DB = db.keysDB
 		}
-		if ko.Registry == nil {
-			var now func() time.Time // nil: the registry's default, the system clock
-			if ko.Clock != nil {
-				now = ko.Clock.Now
-			}
-			ko.Registry = registry.New(ko.DB, registry.Settings{Now: now, Heartbeat: cfg.Holder.Heartbeat, Dialect: "postgres", Logger: ko.Logger})
-		}
 		var err error
-		if db.s.keys, err = keyset.NewKeys(cfg, ko); err != nil {
+		if db.s.keys, err = keyset.NewKeysOn(cfg, ko, ko.DB, dialect.PostgreSQL); err != nil {
 			if db.keysDB != nil {
 				db.keysDB.Close()
 			}

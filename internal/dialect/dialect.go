@@ -24,6 +24,10 @@ const (
 	SQLite
 )
 
+// Default is the dialect of a setting that names none: the rewriter's
+// and the engine's zero Config.Dialect.
+const Default = PostgreSQL
+
 // Bind is how a dialect writes bind parameters.
 type Bind uint8
 

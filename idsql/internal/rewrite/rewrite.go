@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"cmp"
 	"context"
 	"database/sql/driver"
 	"errors"
@@ -158,9 +159,7 @@ type entry struct {
 
 // New validates cfg and returns a Rewriter.
 func New(cfg Config) (*Rewriter, error) {
-	if cfg.Dialect == dialect.Unknown {
-		cfg.Dialect = dialect.PostgreSQL
-	}
+	cfg.Dialect = cmp.Or(cfg.Dialect, dialect.Default)
 	syn := cfg.Dialect.Syntax()
 	switch {
 	case syn.Bind == 0:

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/holder/postgres"
+	"github.com/idsql/idsql/holder/workertable"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyset"
@@ -281,7 +281,7 @@ func TestSnowflakeDBReservation(t *testing.T) {
 
 			// The disposable mode numbers past the greatest worker ID a
 			// process used, not the database's.
-			h, err := postgres.New(reg, postgres.Settings{Mode: postgres.Disposable})
+			h, err := workertable.New(reg, workertable.Settings{Mode: workertable.Disposable})
 			if err != nil {
 				t.Fatal(err)
 			}

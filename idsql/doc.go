@@ -88,7 +88,7 @@
 // The snowflake tables' worker IDs come from the holder: the local holder
 // (the default) reads them from its map, one per table and process, which
 // you keep unique; the postgres, mysql and zookeeper holders lease them to
-// any number of processes (import holder/postgres, holder/mysql or
+// any number of processes (import holder/workertable or
 // holder/zookeeper for those).
 //
 // # What is in the package

@@ -351,7 +351,7 @@ func ExampleTextForm() {
 // COPY, INSERT ... SELECT and services in other languages get keys too.
 // A snowflake table's default needs worker IDs kept for the database, in
 // every process's configuration (holder.database_workers). It needs
-// PostgreSQL or MariaDB (here lib/pq, and holder/postgres imported for
+// PostgreSQL or MariaDB (here lib/pq, and holder/workertable imported for
 // holder.kind: postgres); the DSN is a placeholder.
 func ExampleMigrateWith() {
 	ctx := context.Background()

@@ -4,8 +4,7 @@ package idsql_test
 // links the ones it imports.
 import (
 	_ "github.com/idsql/idsql/holder/etcd"
-	_ "github.com/idsql/idsql/holder/mysql"
-	_ "github.com/idsql/idsql/holder/postgres"
+	_ "github.com/idsql/idsql/holder/workertable" // holder.kind: postgres, mysql
 	_ "github.com/idsql/idsql/holder/zookeeper"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore"
 	_ "github.com/idsql/idsql/idsql/segment/redisqueue"

@@ -173,7 +173,7 @@ func (c *chaos) active(names []string) (int, error) {
 // lockHolders returns, for those of the named helpers whose open
 // transaction holds a lock that another process's claim of a worker ID or
 // allocation of a segment range waits for, what it holds: an advisory lock
-// (holder/postgres's namespace lock) or a lock stronger than ACCESS SHARE
+// (holder/workertable's namespace lock) or a lock stronger than ACCESS SHARE
 // on one of idsql's tables (a heartbeat's row lock on its lease in
 // idsql_workers, an allocation's in idsql_alloc).
 func (c *chaos) lockHolders(names []string) (map[string]string, error) {

@@ -628,7 +628,7 @@ func (c *chaos) pausedPastTimeout() {
 // unlockStopped makes sure that no stopped victim holds a lock which
 // claims of worker IDs wait for. A victim stopped inside such a
 // transaction (most often a heartbeat between its UPDATE and its COMMIT)
-// keeps the lock while it is stopped; holder/postgres's claim of that
+// keeps the lock while it is stopped; holder/workertable's claim of that
 // worker ID waits for it while holding the namespace lock, and so does the
 // registry's record of any holder's claim: no successor would get a worker
 // ID before the victim resumes, and the scenario, which asks what a

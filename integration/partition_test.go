@@ -25,10 +25,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/idsql/idsql/holder"
-	_ "github.com/idsql/idsql/holder/etcd"     // holder.kind: etcd
-	_ "github.com/idsql/idsql/holder/postgres" // holder.kind: postgres
+	_ "github.com/idsql/idsql/holder/etcd" // holder.kind: etcd
 	"github.com/idsql/idsql/holder/registry"
-	_ "github.com/idsql/idsql/holder/zookeeper" // holder.kind: zookeeper
+	_ "github.com/idsql/idsql/holder/workertable" // holder.kind: postgres, mysql
+	_ "github.com/idsql/idsql/holder/zookeeper"   // holder.kind: zookeeper
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyset"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment store on MySQL

@@ -17,8 +17,7 @@ import (
 	// Every holder, segment store and key buffer, so that any
 	// configuration works.
 	_ "github.com/idsql/idsql/holder/etcd"
-	_ "github.com/idsql/idsql/holder/mysql"
-	_ "github.com/idsql/idsql/holder/postgres"
+	_ "github.com/idsql/idsql/holder/workertable" // holder.kind: postgres, mysql
 	_ "github.com/idsql/idsql/holder/zookeeper"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore"
 	_ "github.com/idsql/idsql/idsql/segment/redisqueue"

@@ -11,8 +11,8 @@
 // idsql's own kinds register from these packages:
 //
 //	local       holder/local (idsql links it: it is the default)
-//	postgres    holder/postgres
-//	mysql       holder/mysql (holder/postgres too, deprecated)
+//	postgres    holder/workertable (holder/postgres, deprecated, too)
+//	mysql       holder/workertable (holder/mysql, deprecated, too)
 //	zookeeper   holder/zookeeper
 //	etcd        holder/etcd
 //
@@ -115,18 +115,15 @@ type Kind struct {
 	New func(Settings) (holder.Holder, error)
 }
 
-var (
-	kinds = plugins.New[Kind]("holder", map[string]string{
-		"local":     "github.com/idsql/idsql/holder/local",
-		"postgres":  "github.com/idsql/idsql/holder/postgres",
-		"mysql":     "github.com/idsql/idsql/holder/mysql",
-		"zookeeper": "github.com/idsql/idsql/holder/zookeeper",
-		"etcd":      "github.com/idsql/idsql/holder/etcd",
-	})
-	// fallbacks are kinds registered under a name whose own package
-	// registers it properly (RegisterFallback).
-	fallbacks = plugins.New[Kind]("holder", nil)
-)
+// kinds are the registered holder kinds, with the package that registers
+// each of idsql's own.
+var kinds = plugins.New[Kind]("holder", map[string]string{
+	"local":     "github.com/idsql/idsql/holder/local",
+	"postgres":  "github.com/idsql/idsql/holder/workertable",
+	"mysql":     "github.com/idsql/idsql/holder/workertable",
+	"zookeeper": "github.com/idsql/idsql/holder/zookeeper",
+	"etcd":      "github.com/idsql/idsql/holder/etcd",
+})
 
 // Register makes a holder kind available by name. It is called from the
 // init function of the kind's package, and panics when the name is taken
@@ -138,44 +135,15 @@ func Register(name string, k Kind) {
 	kinds.Register(name, k)
 }
 
-// RegisterFallback registers k under name for a package that links the
-// kind's implementation but is not where it belongs, to keep an old import
-// working: holder/postgres registers "mysql" so, for one release, while
-// holder/mysql is where it belongs. A Register of the same name takes
-// precedence, whichever init runs first.
-func RegisterFallback(name string, k Kind) {
-	if k.New == nil {
-		panic("holderkind: RegisterFallback " + name + " without New")
-	}
-	fallbacks.Register(name, k)
-}
-
 // Lookup returns the holder kind registered under name, or an error that
 // names the import that registers it.
-func Lookup(name string) (Kind, error) {
-	k, err := kinds.Lookup(name)
-	if err != nil {
-		if f, ok := fallbacks.Get(name); ok {
-			return f, nil
-		}
-	}
-	return k, err
-}
-
-// all returns the registered kinds, fallbacks included, by name.
-func all() map[string]Kind {
-	m := fallbacks.All()
-	for n, k := range kinds.All() {
-		m[n] = k
-	}
-	return m
-}
+func Lookup(name string) (Kind, error) { return kinds.Lookup(name) }
 
 // KeyUsers returns the registered holder kinds that list key in their
 // Keys, sorted.
 func KeyUsers(key string) []string {
 	var users []string
-	for name, k := range all() {
+	for name, k := range kinds.All() {
 		if slices.Contains(k.Keys, key) {
 			users = append(users, name)
 		}
@@ -188,7 +156,7 @@ func KeyUsers(key string) []string {
 // sorted, once each.
 func Keys() []string {
 	var keys []string
-	for _, k := range all() {
+	for _, k := range kinds.All() {
 		for _, key := range k.Keys {
 			if !slices.Contains(keys, key) {
 				keys = append(keys, key)

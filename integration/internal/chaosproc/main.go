@@ -70,10 +70,9 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/lib/pq"
 
-	_ "github.com/idsql/idsql/holder/etcd"      // holder.kind: etcd
-	_ "github.com/idsql/idsql/holder/mysql"     // holder.kind: mysql
-	_ "github.com/idsql/idsql/holder/postgres"  // holder.kind: postgres
-	_ "github.com/idsql/idsql/holder/zookeeper" // holder.kind: zookeeper
+	_ "github.com/idsql/idsql/holder/etcd"        // holder.kind: etcd
+	_ "github.com/idsql/idsql/holder/workertable" // holder.kind: postgres, mysql
+	_ "github.com/idsql/idsql/holder/zookeeper"   // holder.kind: zookeeper
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyset"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment tables on MySQL

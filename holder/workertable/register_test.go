@@ -1,16 +1,15 @@
-package postgres_test
+package workertable_test
 
 import (
 	"testing"
 
 	"github.com/idsql/idsql/holder/holderkind"
-	_ "github.com/idsql/idsql/holder/postgres"
+	_ "github.com/idsql/idsql/holder/workertable"
 )
 
-// Importing holder/postgres registers kind postgres and, for programs
-// written before holder/mysql (deprecated, for one release), kind mysql:
-// each names the dialect of its worker table.
-func TestRegistersPostgresAndTheOldMySQLImport(t *testing.T) {
+// Importing holder/workertable registers kinds postgres and mysql, each
+// naming the dialect of its worker table.
+func TestRegistersPostgresAndMySQL(t *testing.T) {
 	for _, kind := range []string{"postgres", "mysql"} {
 		k, err := holderkind.Lookup(kind)
 		if err != nil {

@@ -1,4 +1,4 @@
-package postgres
+package workertable
 
 import (
 	"fmt"
@@ -7,26 +7,20 @@ import (
 	"github.com/idsql/idsql/holder/holderkind"
 )
 
-// init registers the worker-table holder as holder.kind "postgres" (the
-// worker table on PostgreSQL). A program links it with
+// init registers the worker-table holder as holder.kind "postgres" and
+// "mysql", the dialect of the worker table's database. A program links it
+// with
 //
-//	import _ "github.com/idsql/idsql/holder/postgres"
-//
-// Deprecated registration: it also registers kind "mysql" as a fallback
-// (holderkind.RegisterFallback), so that programs that import this
-// package for the worker table on MySQL or MariaDB keep working for one
-// release; they should import github.com/idsql/idsql/holder/mysql, where
-// kind "mysql" belongs. (holder/mysql imports this package, so this one
-// cannot import it back.)
+//	import _ "github.com/idsql/idsql/holder/workertable"
 func init() {
 	holderkind.Register("postgres", Kind("postgres"))
-	holderkind.RegisterFallback("mysql", Kind("mysql"))
+	holderkind.Register("mysql", Kind("mysql"))
 }
 
 // Kind returns the registration of the worker-table holder under
 // holder.kind kind, which names the dialect of the worker table's
 // database ("postgres", "mysql": idsql refuses the kind on a database of
-// another dialect). holder/mysql registers Kind("mysql").
+// another dialect).
 //
 // The kind reads holder.session_timeout, its lease TTL (default
 // DefaultTTL), which must be at least twice holder.heartbeat so that a

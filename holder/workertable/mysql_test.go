@@ -1,4 +1,4 @@
-package mysql_test
+package workertable_test
 
 import (
 	"context"
@@ -8,14 +8,12 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/holderkind"
-	_ "github.com/idsql/idsql/holder/mysql"
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/internal/mysqltest"
 )
 
-// Importing holder/mysql registers kind mysql, on the worker table of a
-// MySQL or MariaDB database, and leaves kind postgres to holder/postgres'
-// own registration (linked here only as holder/mysql's implementation).
+// Kind mysql is the worker table of a MySQL or MariaDB database, with the
+// same checks as kind postgres.
 func TestRegistersMySQL(t *testing.T) {
 	k, err := holderkind.Lookup("mysql")
 	if err != nil {

@@ -1,11 +1,10 @@
-// Package postgres is the database holder: worker IDs handed out from the
-// worker table idsql_workers (see holder/registry) in the application's own
-// database, PostgreSQL or MySQL/MariaDB (it keeps its first database's name;
-// the registry's dialect decides which SQL it speaks). Every lease is a row
-// of that table, so lookup needs nothing else. Importing it registers
-// holder.kind "postgres"; holder/mysql registers "mysql" with the same
-// holder (Kind). Importing this package for kind "mysql" is deprecated: it
-// still registers that kind, as a fallback, for one release.
+// Package workertable is the worker-table holder: worker IDs handed out
+// from the worker table idsql_workers (see holder/registry) in the
+// application's own database, PostgreSQL or MySQL/MariaDB (the registry's
+// dialect decides which SQL it speaks). Every lease is a row of that
+// table, so lookup needs nothing else. Importing it registers holder.kind
+// "postgres" and "mysql" (Kind), each the dialect of the worker table's
+// database; idsql refuses either on a database of the other.
 //
 // Modes:
 //
@@ -37,6 +36,6 @@
 // "postgres/<mode>" or "mysql/<mode>".
 //
 //	reg := registry.New(db, registry.Settings{}) // dialect from db's driver
-//	h, err := postgres.New(reg, postgres.Settings{Mode: postgres.Lease})
+//	h, err := workertable.New(reg, workertable.Settings{Mode: workertable.Lease})
 //	lease, err := h.Acquire(ctx, req)
-package postgres
+package workertable

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
-	"github.com/idsql/idsql/holder/workertable"
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/holder/workertable"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"

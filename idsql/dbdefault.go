@@ -210,9 +210,9 @@ func dbShape(f shape.Func) dialect.KeyShape {
 		return dialect.KeyShape{}
 	}
 	sp := f.Space()
-	k := dialect.KeyShape{Name: s.String(), Reverse: s.Spread == shape.Reverse,
+	k := dialect.KeyShape{Name: s.Tag(), Reverse: s.Spread == shape.Reverse,
 		SpaceBits: sp.Bits, Low: sp.Low, Width: sp.Width, MaxKey: f.MaxKey()}
-	if s.Spread == shape.Shard {
+	if s.IsHashed() {
 		k.ShardBits = s.Bits
 	}
 	return k

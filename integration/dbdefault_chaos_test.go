@@ -104,7 +104,7 @@ client	%[2]d
 `, table, i)
 	}, `SELECT extract(epoch FROM now() - pg_postmaster_start_time())::float8`,
 		func(us int64) string { return fmt.Sprintf("SET idsql.now_us = '%d';\n", us) },
-		[]chaosClock{clockDatabase, clockBack, clockStepping}, false, ", shape: {spread: shard, bits: 6}", ""},
+		[]chaosClock{clockDatabase, clockBack, clockStepping}, false, ", shape: {spread: hashed, bits: 6}", ""},
 	{"mysql", func(t *testing.T) (crashable, string, string) {
 		// Crash: SIGKILL of mariadbd. Its commits reach the redo log file
 		// before they are acknowledged, so the helpers' survive.

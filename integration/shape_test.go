@@ -17,7 +17,7 @@ import (
 
 // TestShapeCrash runs three processes inserting through the wrapper into
 // a snowflake table with shape {spread: reverse} and a segment table with
-// shape {spread: shard, bits: 6}, on PostgreSQL with the worker table as
+// shape {spread: hashed, bits: 6}, on PostgreSQL with the worker table as
 // holder; one is killed with SIGKILL and restarted on its identity. It
 // asserts the fault happened (the killed process is gone: its pid no
 // longer exists), that no key repeats in the tables, that every
@@ -39,7 +39,7 @@ layout: leaf
 holder: {kind: postgres, session_timeout: %s, heartbeat: %s, cache_dir: %q}
 tables:
   %s: {strategy: snowflake, shape: {spread: reverse}}
-  %s: {strategy: segment, step: 50, shape: {spread: shard, bits: 6}}
+  %s: {strategy: segment, step: 50, shape: {spread: hashed, bits: 6}}
 `, chaosTimeout, chaosHeartbeat, filepath.Join(dir, "cache"), sfTable, segTable)
 	cfg, err := keyset.Parse("shape.yaml", []byte(cfgText), time.Now())
 	if err != nil {
@@ -58,7 +58,7 @@ layout: leaf
 holder: {kind: postgres, instance: %s, session_timeout: %s, heartbeat: %s, cache_dir: %q}
 tables:
   %s: {strategy: snowflake, shape: {spread: reverse}}
-  %s: {strategy: segment, step: 50, shape: {spread: shard, bits: 6}}
+  %s: {strategy: segment, step: 50, shape: {spread: hashed, bits: 6}}
 `, identity, chaosTimeout, chaosHeartbeat, filepath.Join(dir, "cache"), sfTable, segTable)
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)

@@ -280,7 +280,7 @@ type TableConfig struct {
 	Text TextForm `yaml:"text"`
 	// Shape is how the table's keys are laid out in the key space:
 	// ordered (the default: in time order for a snowflake table, counting
-	// up for a segment table), {spread: reverse} or {spread: shard, bits:
+	// up for a segment table), {spread: reverse} or {spread: hashed, bits:
 	// N}, which spread inserts over a range-partitioned store. See Shape
 	// and Config.ShapeFunc.
 	Shape Shape `yaml:"shape"`

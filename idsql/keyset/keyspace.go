@@ -26,7 +26,7 @@ const KeySpaceWarnAt = 0.8
 // has seen used.
 type KeySpace struct {
 	Table string
-	// MaxID is the table's max_id; with a shard shape, the largest key
+	// MaxID is the table's max_id; with a hashed shape, the largest key
 	// the shape takes, 2^(B-N)-1 (see Config.ShapeFunc). MaxID and
 	// Highest count keys as made, before the table's shape.
 	MaxID   int64
@@ -56,7 +56,7 @@ func (s KeySpace) Used() float64 {
 // one place every key source of Keys passes its keys through, so every
 // front door issues shaped keys. The limit counts the keys as made; they
 // are shaped as they are handed out, so max is the largest key the shape
-// takes (a shard shape's is below max_id).
+// takes (a hashed shape's is below max_id).
 type keyLimit struct {
 	table  string
 	max    int64

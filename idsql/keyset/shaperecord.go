@@ -60,7 +60,7 @@ func RecordShapes(ctx context.Context, db *sql.DB, cfg *Config) error {
 			}
 		}
 		now := time.Now().UTC().Format(time.RFC3339)
-		if _, err := db.ExecContext(ctx, d.ShapeRecord(), cfg.Namespace, table, tc.Shape.String(), now); err != nil {
+		if _, err := db.ExecContext(ctx, d.ShapeRecord(), cfg.Namespace, table, tc.Shape.Tag(), now); err != nil {
 			return fmt.Errorf("table %s: record its shape in idsql_shapes: %w", table, err)
 		}
 		// Another migration may have recorded another shape first.
@@ -95,15 +95,14 @@ func shapeMatches(cfg *Config, table string, rec shapeRecord) error {
 	return shapeIs(cfg.Namespace, table, cfg.Tables[table].Shape, rec)
 }
 
-// shapeIs refuses a recorded shape other than s.
+// shapeIs refuses a recorded shape other than s. Records hold Shape.Tag.
 func shapeIs(namespace, table string, s Shape, rec shapeRecord) error {
-	want := s.String()
-	if rec.shape == want {
+	if rec.shape == s.Tag() {
 		return nil
 	}
 	return fmt.Errorf("%w: table %s (namespace %s) is configured with shape %s, but its keys were issued with shape %s (recorded in idsql_shapes at %s): "+
 		"keys of the two shapes can be equal. %s",
-		ErrShapeChanged, table, namespace, want, rec.shape, rec.recorded, reshapeFix(table))
+		ErrShapeChanged, table, namespace, s, rec.shape, rec.recorded, reshapeFix(table))
 }
 
 // reshapeFix is what the errors wrapping ErrShapeChanged tell to do.
@@ -215,7 +214,7 @@ func Reshape(ctx context.Context, db *sql.DB, cfg *Config, table string) error {
 	if err != nil {
 		return fmt.Errorf("idsql: reshape %s: %w", table, err)
 	}
-	want := tc.Shape.String()
+	want := tc.Shape.Tag() // what records hold
 	if ok && rec.shape == want {
 		return nil
 	}

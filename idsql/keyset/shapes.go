@@ -23,7 +23,7 @@ type Shape = shape.Shape
 // a spread shape requires to be 2^B-1 (e.g. 9007199254740991 = 2^53-1)
 // so that the shape maps [1, max_id] onto itself. A snowflake table's
 // reverse shape reverses the time field in place; a segment table's
-// reverses the whole key within the space. A shard shape of N bits puts
+// reverses the whole key within the space. A hashed shape of N bits puts
 // hash bits on top of the space, so the keys it takes must lie below
 // 2^(B-N): a snowflake layout must leave N bits free under the space, and
 // a segment table's keys stop there (Keys refuses the next one, as at a
@@ -64,16 +64,16 @@ func (c *Config) shapeFunc(tc TableConfig) (shape.Func, error) {
 			return shape.Func{}, err
 		}
 		used := layout.TimeBits + layout.WorkerBits + layout.SequenceBits
-		room := space.Bits - s.Bits // shard bits go on top
+		room := space.Bits - s.Bits // hashed bits go on top
 		if used > room {
 			what := fmt.Sprintf("the key space of %d bits", space.Bits)
 			if tc.MaxID > 0 {
 				what += fmt.Sprintf(" (max_id %d)", tc.MaxID)
 			}
-			if s.Spread == shape.Shard {
+			if s.IsHashed() {
 				return shape.Func{}, fmt.Errorf("%s needs %d free bits on top of the layout's keys, but layout %s takes %d of %s: "+
-					"a snowflake table takes a shard shape only with a 53-bit layout (js53, or custom bits adding up to 53) "+
-					"and at most %d shard bits; or use {spread: reverse}",
+					"a snowflake table takes a hashed shape only with a 53-bit layout (js53, or custom bits adding up to 53) "+
+					"and at most %d hashed bits; or use {spread: reverse}",
 					s, s.Bits, layout.Name, used, what, space.Bits-53)
 			}
 			return shape.Func{}, fmt.Errorf("%s: layout %s's keys take %d bits, more than %s: "+

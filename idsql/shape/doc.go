@@ -12,7 +12,7 @@
 //     the whole key of a segment table (as Spanner's bit_reversed_positive
 //     sequences do). Consecutive ticks (or numbers) differ in their lowest
 //     bits, which reversal puts on top.
-//   - Shard puts Bits hashed bits on top of the key, as TiDB's AUTO_RANDOM
+//   - Hashed puts Bits hashed bits on top of the key, as TiDB's AUTO_RANDOM
 //     does: shaped = hash(key) << (space-Bits) | key, for keys below
 //     2^(space-Bits). hash is the top Bits of the SplitMix64 finalizer of
 //     the key (see Hash).
@@ -21,7 +21,7 @@
 // fewer when the table's max_id is 2^Bits-1), and a shaped key stays there.
 // A bijection of the space that maps no key to 0 keeps keys unique,
 // positive and within max_id. Undo refuses a value that no key shapes to
-// (out of the space, 0, or, for Shard, hash bits that do not match).
+// (out of the space, 0, or, for Hashed, hash bits that do not match).
 //
 // What a spread key loses: order (a later key is not larger), so time-range
 // scans by key and key-range partitions by month are impossible (idsql's

@@ -7,17 +7,24 @@ import (
 )
 
 // Spread names how a shape moves keys: Ordered (not at all), Reverse or
-// Shard.
+// Hashed.
 type Spread string
 
 // The spreads.
 const (
 	Ordered Spread = "ordered"
 	Reverse Spread = "reverse"
-	Shard   Spread = "shard"
+	Hashed  Spread = "hashed"
+	// Shard is Hashed's first name, which shard keys (a table's shard
+	// column) made ambiguous. A Shape read from YAML, and every Shape
+	// New and Check see, takes it as Hashed; the records idsql writes keep
+	// it (Tag), so that those written before the rename still match.
+	//
+	// Deprecated: write Hashed ({spread: hashed, bits: N}).
+	Shard Spread = "shard"
 )
 
-// MaxShardBits is the most hashed bits a Shard shape puts on top.
+// MaxShardBits is the most hashed bits a Hashed shape puts on top.
 const MaxShardBits = 16
 
 // ErrShape is wrapped by every error about a shape that cannot apply to a
@@ -35,12 +42,13 @@ var ErrRange = errors.New("shape: key out of range")
 // Shape is a table's key shape. The zero value is Ordered.
 //
 // In YAML it is the scalar `ordered` or a mapping: `{spread: reverse}`,
-// `{spread: shard, bits: 6}`.
+// `{spread: hashed, bits: 6}` (`shard`, the hashed spread's first name,
+// is read as hashed).
 type Shape struct {
-	// Spread is ordered (or empty), reverse or shard.
+	// Spread is ordered (or empty), reverse or hashed.
 	Spread Spread `yaml:"spread"`
-	// Bits is the number of hashed bits of a shard shape, 1..MaxShardBits;
-	// 0 for the others.
+	// Bits is the number of hashed bits of a hashed shape,
+	// 1..MaxShardBits; 0 for the others.
 	Bits int `yaml:"bits"`
 }
 
@@ -48,30 +56,57 @@ type Shape struct {
 func (s Shape) IsOrdered() bool { return s.Spread == "" || s.Spread == Ordered }
 
 // String returns the shape as its YAML: ordered, {spread: reverse} or
-// {spread: shard, bits: N}. Parse reads it back.
+// {spread: hashed, bits: N}.
 func (s Shape) String() string {
+	s = s.normal()
 	switch {
 	case s.IsOrdered():
 		return string(Ordered)
-	case s.Spread == Shard:
-		return fmt.Sprintf("{spread: shard, bits: %d}", s.Bits)
+	case s.Spread == Hashed:
+		return fmt.Sprintf("{spread: hashed, bits: %d}", s.Bits)
 	}
 	return fmt.Sprintf("{spread: %s}", s.Spread)
 }
 
+// Tag returns the text idsql records for the shape (in idsql_shapes, and
+// in the database-side defaults it installs): String, except that a
+// hashed shape keeps the spread's first name, {spread: shard, bits: N}, as
+// every record of it has since it was first written. A recorded format
+// never changes.
+func (s Shape) Tag() string {
+	s = s.normal()
+	if s.Spread == Hashed {
+		return fmt.Sprintf("{spread: %s, bits: %d}", Shard, s.Bits)
+	}
+	return s.String()
+}
+
+// IsHashed reports whether s puts hashed bits on top of its keys (spread
+// hashed, or its first name shard).
+func (s Shape) IsHashed() bool { return s.normal().Spread == Hashed }
+
+// normal returns s with the hashed spread under its current name.
+func (s Shape) normal() Shape {
+	if s.Spread == Shard {
+		s.Spread = Hashed
+	}
+	return s
+}
+
 // Check reports a shape that names no spread, or bits that do not fit it.
 func (s Shape) Check() error {
+	s = s.normal()
 	switch {
 	case s.IsOrdered(), s.Spread == Reverse:
 		if s.Bits != 0 {
-			return fmt.Errorf("%w: bits apply to spread: shard only", ErrShape)
+			return fmt.Errorf("%w: bits apply to spread: hashed only", ErrShape)
 		}
-	case s.Spread == Shard:
+	case s.Spread == Hashed:
 		if s.Bits < 1 || s.Bits > MaxShardBits {
-			return fmt.Errorf("%w: shard bits %d out of range 1..%d", ErrShape, s.Bits, MaxShardBits)
+			return fmt.Errorf("%w: hashed bits %d out of range 1..%d", ErrShape, s.Bits, MaxShardBits)
 		}
 	default:
-		return fmt.Errorf("%w: unknown spread %q (want ordered, reverse or shard)", ErrShape, s.Spread)
+		return fmt.Errorf("%w: unknown spread %q (want ordered, reverse or hashed)", ErrShape, s.Spread)
 	}
 	return nil
 }
@@ -82,7 +117,7 @@ func (s *Shape) UnmarshalYAML(unmarshal func(any) error) error {
 	var name string
 	if err := unmarshal(&name); err == nil {
 		if name != string(Ordered) {
-			return fmt.Errorf("%w: %q: write ordered, {spread: reverse} or {spread: shard, bits: N}", ErrShape, name)
+			return fmt.Errorf("%w: %q: write ordered, {spread: reverse} or {spread: hashed, bits: N}", ErrShape, name)
 		}
 		*s = Shape{Spread: Ordered}
 		return nil
@@ -92,7 +127,7 @@ func (s *Shape) UnmarshalYAML(unmarshal func(any) error) error {
 	if err := unmarshal(&p); err != nil {
 		return err
 	}
-	*s = Shape(p)
+	*s = Shape(p).normal()
 	return nil
 }
 
@@ -122,6 +157,7 @@ func New(s Shape, sp Space) (Func, error) {
 	if err := s.Check(); err != nil {
 		return Func{}, err
 	}
+	s = s.normal()
 	if sp.Bits < 2 || sp.Bits > 63 {
 		return Func{}, fmt.Errorf("%w: key space of %d bits; want 2..63", ErrShape, sp.Bits)
 	}
@@ -135,9 +171,9 @@ func New(s Shape, sp Space) (Func, error) {
 	switch s.Spread {
 	case Reverse:
 		f.mask = (uint64(1)<<sp.Width - 1) << sp.Low
-	case Shard:
+	case Hashed:
 		if s.Bits >= sp.Bits {
-			return Func{}, fmt.Errorf("%w: %d shard bits leave no room in a %d-bit key space", ErrShape, s.Bits, sp.Bits)
+			return Func{}, fmt.Errorf("%w: %d hashed bits leave no room in a %d-bit key space", ErrShape, s.Bits, sp.Bits)
 		}
 		f.maxKey = int64(1)<<(sp.Bits-s.Bits) - 1
 	}
@@ -153,8 +189,8 @@ func (f Func) Shape() Shape { return f.shape }
 // Space returns the space, its Width filled in.
 func (f Func) Space() Space { return f.space }
 
-// MaxKey is the largest key Apply takes: 2^Bits-1, or 2^(Bits-shard
-// bits)-1 for a Shard shape.
+// MaxKey is the largest key Apply takes: 2^Bits-1, or 2^(Bits-hashed
+// bits)-1 for a Hashed shape.
 func (f Func) MaxKey() int64 { return f.maxKey }
 
 // Apply returns the shaped key of key, 1 <= key <= MaxKey; it is in
@@ -170,7 +206,7 @@ func (f Func) apply(key int64) int64 {
 	switch f.shape.Spread {
 	case Reverse:
 		return f.reverse(key)
-	case Shard:
+	case Hashed:
 		return int64(Hash(key, f.shape.Bits))<<(f.space.Bits-f.shape.Bits) | key
 	}
 	return key
@@ -185,8 +221,8 @@ func (f Func) reverse(key int64) int64 {
 }
 
 // Undo returns the key whose shaped key is shaped: Apply(Undo(k)) == k.
-// A value no key shapes to (0, negative, beyond the space, or a shard
-// whose hash bits do not match its key) fails with an error wrapping
+// A value no key shapes to (0, negative, beyond the space, or, hashed,
+// one whose hash bits do not match its key) fails with an error wrapping
 // ErrNotShaped.
 func (f Func) Undo(shaped int64) (int64, error) {
 	if shaped < 1 || shaped > int64(1)<<f.space.Bits-1 {
@@ -195,7 +231,7 @@ func (f Func) Undo(shaped int64) (int64, error) {
 	switch f.shape.Spread {
 	case Reverse:
 		return f.reverse(shaped), nil
-	case Shard:
+	case Hashed:
 		low := f.space.Bits - f.shape.Bits
 		key := shaped & (int64(1)<<low - 1)
 		if key == 0 || uint64(shaped)>>low != Hash(key, f.shape.Bits) {
@@ -206,7 +242,7 @@ func (f Func) Undo(shaped int64) (int64, error) {
 	return shaped, nil
 }
 
-// Hash returns the bits-bit hash a Shard shape puts on top of key: the top
+// Hash returns the bits-bit hash a Hashed shape puts on top of key: the top
 // bits of the SplitMix64 finalizer of key, computed on uint64:
 //
 //	z = key; z = (z ^ z>>30) * 0xbf58476d1ce4e5b9; z = (z ^ z>>27) * 0x94d049bb133111eb

@@ -159,10 +159,26 @@ func TestString(t *testing.T) {
 		{}:                             "ordered",
 		{Spread: shape.Ordered}:        "ordered",
 		{Spread: shape.Reverse}:        "{spread: reverse}",
-		{Spread: shape.Shard, Bits: 6}: "{spread: shard, bits: 6}",
+		{Spread: shape.Hashed, Bits: 6}: "{spread: hashed, bits: 6}",
+		{Spread: shape.Shard, Bits: 6}:  "{spread: hashed, bits: 6}",
 	} {
 		if got := s.String(); got != want {
 			t.Errorf("%#v.String() = %q; want %q", s, got, want)
+		}
+	}
+}
+
+// Tag is what records hold: a hashed shape keeps the spread's first name,
+// so that every record written before the rename still matches.
+func TestTag(t *testing.T) {
+	for s, want := range map[shape.Shape]string{
+		{}:                              "ordered",
+		{Spread: shape.Reverse}:         "{spread: reverse}",
+		{Spread: shape.Hashed, Bits: 6}: "{spread: shard, bits: 6}",
+		{Spread: shape.Shard, Bits: 6}:  "{spread: shard, bits: 6}",
+	} {
+		if got := s.Tag(); got != want {
+			t.Errorf("%#v.Tag() = %q; want %q", s, got, want)
 		}
 	}
 }

@@ -28,7 +28,7 @@ type KeyShape struct {
 	Name string
 	// Reverse: the bits of the field [Low, Low+Width) are reversed in place.
 	Reverse bool
-	// ShardBits > 0: a shard shape, the hash's top ShardBits bits put on
+	// ShardBits > 0: a hashed shape, the hash's top ShardBits bits put on
 	// top of the space.
 	ShardBits int
 	// SpaceBits, Low and Width are the space the shape moves keys in and
@@ -38,7 +38,7 @@ type KeyShape struct {
 	MaxKey int64
 }
 
-// Spread reports whether s moves keys (a reverse or shard shape).
+// Spread reports whether s moves keys (a reverse or hashed shape).
 func (s KeyShape) Spread() bool { return s.Reverse || s.ShardBits > 0 }
 
 // shapeTag names a shape within its space: it travels in the default

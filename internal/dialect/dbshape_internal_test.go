@@ -19,7 +19,8 @@ import (
 
 // dbShapes are spaces and shapes the database-side defaults apply: a
 // snowflake layout's time field reversed (leaf's and js53's), a whole
-// space reversed, and shard shapes of several widths.
+// space reversed, and hashed shapes of several widths (one under the
+// spread's first name, shard).
 var dbShapes = []struct {
 	s  shape.Shape
 	sp shape.Space
@@ -28,10 +29,10 @@ var dbShapes = []struct {
 	{shape.Shape{Spread: shape.Reverse}, shape.Space{Bits: 53, Low: 11, Width: 42}},
 	{shape.Shape{Spread: shape.Reverse}, shape.Space{Bits: 63}},
 	{shape.Shape{Spread: shape.Reverse}, shape.Space{Bits: 53}},
-	{shape.Shape{Spread: shape.Shard, Bits: 1}, shape.Space{Bits: 63}},
-	{shape.Shape{Spread: shape.Shard, Bits: 6}, shape.Space{Bits: 63}},
-	{shape.Shape{Spread: shape.Shard, Bits: 10}, shape.Space{Bits: 63}},
-	{shape.Shape{Spread: shape.Shard, Bits: 16}, shape.Space{Bits: 63}},
+	{shape.Shape{Spread: shape.Hashed, Bits: 1}, shape.Space{Bits: 63}},
+	{shape.Shape{Spread: shape.Hashed, Bits: 6}, shape.Space{Bits: 63}},
+	{shape.Shape{Spread: shape.Hashed, Bits: 10}, shape.Space{Bits: 63}},
+	{shape.Shape{Spread: shape.Hashed, Bits: 16}, shape.Space{Bits: 63}},
 	{shape.Shape{Spread: shape.Shard, Bits: 4}, shape.Space{Bits: 20}},
 }
 
@@ -40,7 +41,7 @@ var dbShapes = []struct {
 func keyShapeOf(f shape.Func) KeyShape {
 	s, sp := f.Shape(), f.Space()
 	k := KeyShape{Name: s.String(), Reverse: s.Spread == shape.Reverse, SpaceBits: sp.Bits, Low: sp.Low, Width: sp.Width, MaxKey: f.MaxKey()}
-	if s.Spread == shape.Shard {
+	if s.IsHashed() {
 		k.ShardBits = s.Bits
 	}
 	return k

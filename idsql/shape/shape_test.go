@@ -156,9 +156,9 @@ func TestRefusals(t *testing.T) {
 
 func TestString(t *testing.T) {
 	for s, want := range map[shape.Shape]string{
-		{}:                             "ordered",
-		{Spread: shape.Ordered}:        "ordered",
-		{Spread: shape.Reverse}:        "{spread: reverse}",
+		{}:                              "ordered",
+		{Spread: shape.Ordered}:         "ordered",
+		{Spread: shape.Reverse}:         "{spread: reverse}",
 		{Spread: shape.Hashed, Bits: 6}: "{spread: hashed, bits: 6}",
 		{Spread: shape.Shard, Bits: 6}:  "{spread: hashed, bits: 6}",
 	} {

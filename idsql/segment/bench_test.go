@@ -147,11 +147,14 @@ func BenchmarkSegmentLatency(b *testing.B) {
 	}
 }
 
-// BenchmarkSegmentVsAtomic alternates blocks of 100,000 bare atomic adds
-// and 100,000 serial Next calls, each first in every other round, and
-// reports their throughput ratio
-// ("segment/atomic"). Interleaving makes the ratio robust to the noise of a
-// shared machine, which moves both sides at once.
+// BenchmarkSegmentVsAtomic alternates blocks of 100,000 bare atomic adds,
+// 100,000 serial Key.Next calls and 100,000 Generator.NextID calls by the
+// key's name, the side that goes first rotating every round, and reports
+// their throughputs and the ratios "segment/atomic" (by key) and
+// "segment-name/atomic". Interleaving makes the ratios robust to the noise
+// of a shared machine, which moves every side at once. Each segment side's
+// IDs must rise, or the benchmark fails: a ratio never comes from a side
+// that skipped its work.
 func BenchmarkSegmentVsAtomic(b *testing.B) {
 	const block = 100_000
 	store := newMemStore(map[string]int64{"bench": 1_000_000})
@@ -159,36 +162,39 @@ func BenchmarkSegmentVsAtomic(b *testing.B) {
 	k := mustKey(b, g, "bench")
 	ctx := context.Background()
 	var n atomic.Int64
-	var tAtomic, tSegment time.Duration
-	atomicBlock := func() {
-		s := time.Now()
-		for range block {
-			n.Add(1)
-		}
-		tAtomic += time.Since(s)
+	var last int64
+	took := make([]time.Duration, 3)
+	next := []func() (int64, error){
+		func() (int64, error) { return n.Add(1), nil },
+		func() (int64, error) { return k.Next(ctx) },
+		func() (int64, error) { return g.NextID(ctx, "bench") },
 	}
-	segmentBlock := func() {
+	run := func(side int) {
 		s := time.Now()
+		f := next[side]
 		for range block {
-			if _, err := k.Next(ctx); err != nil {
+			id, err := f()
+			if err != nil {
 				b.Fatal(err)
 			}
+			if side > 0 {
+				if id <= last {
+					b.Fatalf("segment side %d: ID %d after %d", side, id, last)
+				}
+				last = id
+			}
 		}
-		tSegment += time.Since(s)
+		took[side] += time.Since(s)
 	}
-	// The side that runs first alternates, as in internal/benchpair, so
-	// neither always follows the other (into a warm cache or a cold one).
 	for i := 0; b.Loop(); i++ {
-		if i%2 == 0 {
-			atomicBlock()
-			segmentBlock()
-		} else {
-			segmentBlock()
-			atomicBlock()
+		for j := range next {
+			run((i + j) % len(next))
 		}
 	}
 	ids := float64(b.N) * block
-	b.ReportMetric(ids/tAtomic.Seconds(), "atomic-ids/s")
-	b.ReportMetric(ids/tSegment.Seconds(), "segment-ids/s")
-	b.ReportMetric(tAtomic.Seconds()/tSegment.Seconds(), "segment/atomic")
+	b.ReportMetric(ids/took[0].Seconds(), "atomic-ids/s")
+	b.ReportMetric(ids/took[1].Seconds(), "segment-ids/s")
+	b.ReportMetric(ids/took[2].Seconds(), "segment-name-ids/s")
+	b.ReportMetric(took[0].Seconds()/took[1].Seconds(), "segment/atomic")
+	b.ReportMetric(took[0].Seconds()/took[2].Seconds(), "segment-name/atomic")
 }

@@ -17,6 +17,9 @@ type Generator struct {
 	s     Settings
 
 	keys atomic.Pointer[map[string]*Key]
+	// last is the key NextID found last: a caller that names one key
+	// finds it again by comparing the name, without hashing it.
+	last atomic.Pointer[Key]
 
 	// bg guards starting background goroutines against Close.
 	bg     sync.RWMutex
@@ -161,13 +164,23 @@ func (g *Generator) KeyNames() []string {
 // NextID returns the next ID of key. It is Key(ctx, key) followed by
 // (*Key).Next; callers in a hot loop should keep the *Key instead.
 func (g *Generator) NextID(ctx context.Context, key string) (int64, error) {
-	if k, ok := (*g.keys.Load())[key]; ok {
+	if k := g.last.Load(); k != nil && k.name == key && !k.removed.Load() {
 		return k.Next(ctx)
 	}
-	k, err := g.Key(ctx, key)
-	if err != nil {
-		return 0, err
+	return g.nextByLookup(ctx, key)
+}
+
+// nextByLookup is NextID for a key other than the last one: found in the
+// key list, and then the last.
+func (g *Generator) nextByLookup(ctx context.Context, key string) (int64, error) {
+	k, ok := (*g.keys.Load())[key]
+	if !ok {
+		var err error
+		if k, err = g.Key(ctx, key); err != nil {
+			return 0, err
+		}
 	}
+	g.last.Store(k)
 	return k.Next(ctx)
 }
 

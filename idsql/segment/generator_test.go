@@ -271,6 +271,11 @@ func TestRefreshAddsAndDropsKeys(t *testing.T) {
 	store := newMemStore(map[string]int64{"a": 10})
 	g := newGen(t, store, segment.Settings{})
 	ctx := context.Background()
+	// NextID keeps the key it found last: a removed one must not stay
+	// there.
+	if _, err := g.NextID(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
 	store.addKey("b", 10)
 	store.removeKey("a")
 	if err := g.Refresh(ctx); err != nil {
@@ -278,6 +283,9 @@ func TestRefreshAddsAndDropsKeys(t *testing.T) {
 	}
 	if got := g.KeyNames(); !slices.Equal(got, []string{"b"}) {
 		t.Fatalf("keys after refresh %v", got)
+	}
+	if _, err := g.NextID(ctx, "a"); !errors.Is(err, segment.ErrUnknownKey) {
+		t.Fatalf("removed key, the last one NextID found: %v", err)
 	}
 	if _, err := g.NextID(ctx, "b"); err != nil {
 		t.Fatal(err)

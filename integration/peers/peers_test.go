@@ -41,7 +41,9 @@ func cpuTime(tb testing.TB) time.Duration {
 
 // run takes IDs from next in goroutines goroutines for about d and returns
 // how many, the wall time until the last goroutine stopped and the
-// process CPU time spent meanwhile.
+// process CPU time spent meanwhile. It fails the benchmark when a side
+// errs, or hands a goroutine an ID not above the one before, so a ratio
+// never comes from a side that skipped its work.
 func run(tb testing.TB, next func() (int64, error), goroutines int, d time.Duration) slice {
 	var stop atomic.Bool
 	var total atomic.Int64
@@ -51,14 +53,22 @@ func run(tb testing.TB, next func() (int64, error), goroutines int, d time.Durat
 	start := time.Now()
 	for range goroutines {
 		wg.Go(func() {
-			var n int64
+			var n, last int64
 			for !stop.Load() {
 				for range 64 {
-					if _, err := next(); err != nil {
+					id, err := next()
+					if err == nil && id <= last {
+						// Each side's IDs rise for every caller: an ID not
+						// above the caller's last is a side not doing its
+						// work (or issuing one twice).
+						err = fmt.Errorf("ID %d after %d: not above the caller's last", id, last)
+					}
+					if err != nil {
 						errs <- err
 						stop.Store(true)
 						break
 					}
+					last = id
 					n++
 				}
 			}

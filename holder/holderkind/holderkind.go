@@ -22,7 +22,7 @@
 // table it keeps its leases in (WorkerTable). A new kind, of idsql or of
 // another module, is its own package and its registration, with no edit
 // to idsql or this package. The package sits below both the holders and
-// idsql: it imports holder and holder/registry only.
+// idsql: it imports holder, holder/registry and internal/plugins only.
 package holderkind
 
 import (
@@ -49,7 +49,7 @@ type Settings struct {
 	Heartbeat      time.Duration    // holder.heartbeat, or the worker registry's default; never zero
 	// Options are the keys of the holder section that idsql's
 	// configuration has no field for, as YAML decoded them: the kind's own
-	// keys (see Holder.Keys).
+	// keys (see Kind.Keys).
 	Options  map[string]any
 	CacheDir string           // where the holder keeps cache files
 	Now      func() time.Time // the clock; never nil

@@ -25,6 +25,7 @@ func TestRegistersMySQL(t *testing.T) {
 	if _, err := k.New(holderkind.Settings{Now: time.Now}); err == nil || !strings.Contains(err.Error(), "worker registry") {
 		t.Errorf("New without a registry: %v, want an error naming the worker registry", err)
 	}
+	// Input of the check under test (a lease shorter than two heartbeats), not a bound.
 	if err := k.Check(holderkind.Settings{Heartbeat: 3 * time.Second, SessionTimeout: time.Second}); err == nil ||
 		!strings.Contains(err.Error(), "session_timeout") {
 		t.Errorf("Check of a lease shorter than two heartbeats: %v, want a session_timeout error", err)

@@ -24,8 +24,8 @@ const heartbeat = 20 * time.Millisecond
 // long enough (a third of each is the margin) that a loaded machine's
 // stalls do not end a lease whose process is alive.
 const (
-	shortTTL = time.Second
-	churnTTL = 10 * time.Second
+	shortTTL = time.Second // unchanged by the move from holder/postgres: a test lease, not a tolerance
+	churnTTL = 10 * time.Second // unchanged by the move: the churn test's lease, not a tolerance
 )
 
 // backend is a database the holder runs on, for tests.
@@ -147,7 +147,7 @@ func testConformance(t *testing.T, b backend) {
 		t.Run(string(c.mode), func(t *testing.T) {
 			t.Parallel()
 			holdertest.Run(t, func(t *testing.T, now func() time.Time) holder.Holder {
-				h, _ := newHolder(t, b, now, workertable.Settings{Mode: c.mode, TTL: 3 * time.Second})
+				h, _ := newHolder(t, b, now, workertable.Settings{Mode: c.mode, TTL: 3 * time.Second}) // the conformance suite's lease, as before the move
 				return h
 			}, c.opts)
 		})

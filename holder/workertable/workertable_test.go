@@ -24,7 +24,7 @@ const heartbeat = 20 * time.Millisecond
 // long enough (a third of each is the margin) that a loaded machine's
 // stalls do not end a lease whose process is alive.
 const (
-	shortTTL = time.Second // unchanged by the move from holder/postgres: a test lease, not a tolerance
+	shortTTL = time.Second      // unchanged by the move from holder/postgres: a test lease, not a tolerance
 	churnTTL = 10 * time.Second // unchanged by the move: the churn test's lease, not a tolerance
 )
 

@@ -16,6 +16,7 @@ const (
 	pkgKeyid     = "github.com/idsql/idsql/idsql/keyid"
 	pkgSnowflake = "github.com/idsql/idsql/idsql/snowflake"
 	pkgShape     = "github.com/idsql/idsql/idsql/shape"
+	pkgKeyform   = "github.com/idsql/idsql/idsql/keyform"
 )
 
 // layoutSpec is the snowflake layout baked into a generated file.
@@ -65,6 +66,8 @@ func render(cfg *keyset.Config, opts Options, tables []Table, layout *layoutSpec
 	f.ImportName(pkgKeyset, "keyset")
 	f.ImportName(pkgKeyid, "keyid")
 	f.ImportName(pkgSnowflake, "snowflake")
+	f.ImportName(pkgKeyform, "keyform")
+	f.ImportName(pkgShape, "shape")
 
 	f.Comment("IDSource issues new keys by table name, from the generators the idsql")
 	f.Comment("wrapper fills INSERTs with: *keyset.Keys and *idsql.DB satisfy it. A source")
@@ -130,6 +133,7 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 		jen.Return(keyid("NewN").Types(jen.Id(T)).Call(jen.Id("ctx"), jen.Id("src"), jen.Id(tableConst), jen.Id("n"))),
 	)
 
+	renderCodec(f, t)
 	renderParse(f, t, typ)
 	renderDecode(f, t, typ)
 
@@ -178,6 +182,45 @@ func renderType(f *jen.File, pkg string, t Table, layout *layoutSpec) {
 	)
 }
 
+// needsCodec reports whether the table's keys need its codec to be read
+// or written: a text form other than decimal, or a spread shape.
+func needsCodec(t Table) bool { return !t.Text.Decimal() || t.Spread() }
+
+// codecVar is the name of the generated variable holding the table's
+// codec.
+func codecVar(t Table) string { return "idsqlCodec" + t.Type }
+
+// renderCodec emits, for a table that needs one, the package-level codec
+// of the table as this file was generated for (keyform.Codec): its text
+// form bound to the layout and its shape, made once, so that a keyed
+// form's secrets are parsed once per value of their variable.
+func renderCodec(f *jen.File, t Table) {
+	if !needsCodec(t) {
+		return
+	}
+	spec := []jen.Code{field("Table", jen.Lit(t.Name))}
+	if t.Strategy == keyset.Snowflake {
+		spec = append(spec, field("Layout", jen.Id("idsqlLayout").Call()))
+	}
+	if t.Spread() {
+		spec = append(spec, field("Shape", shapeLit(t)), field("Space", spaceLit(t)))
+	}
+	if !t.Text.Decimal() {
+		spec = append(spec, field("Form", jen.Qual(pkgKeyset, "TextForm").Values(textFields(t.Text)...)))
+	}
+	what := "text form"
+	switch {
+	case t.Spread() && !t.Text.Decimal():
+		what = "shape " + t.Shape.String() + " and text form"
+	case t.Spread():
+		what = "shape " + t.Shape.String()
+	}
+	f.Line()
+	f.Commentf("%s is the codec of table %s as this file was generated", codecVar(t), t.Name)
+	f.Commentf("for: its %s.", what)
+	f.Var().Id(codecVar(t)).Op("=").Qual(pkgKeyform, "MustCodec").Call(jen.Qual(pkgKeyform, "Spec").Values(spec...))
+}
+
 // renderParse emits ParseT and, for a table with a text form, the type's
 // TextForm method.
 func renderParse(f *jen.File, t Table, typ *jen.Statement) {
@@ -197,22 +240,19 @@ func renderParse(f *jen.File, t Table, typ *jen.Statement) {
 		)
 		f.Line()
 		f.Commentf("TextForm returns the text form of %s: %s.", T, t.Text)
-		form := jen.Qual(pkgKeyset, "TextForm").Values(textFields(t.Text)...)
 		switch {
 		case t.Text.Encoding == keyset.TypeID:
 			f.Comment("Its TypeIDs carry UUIDv7s of the keys' time in the layout this file was")
 			f.Comment("generated for.")
-			form = form.Dot("WithLayout").Call(jen.Id("idsqlLayout").Call())
 			if t.Spread() {
 				f.Commentf("They carry its keys before their shape %s, and read back the stored keys.", t.Shape)
-				form = form.Dot("WithShape").Call(shapeLit(t), spaceLit(t))
 			}
 		case t.Text.Keyed():
 			f.Commentf("Its texts are keyed by the secrets in the environment variable %s;", t.Text.KeyEnv)
 			f.Comment("without it they are neither written nor read (see keyset.TextForm).")
 		}
 		f.Func().Params(jen.Id(T)).Id("TextForm").Params().Qual(pkgKeyset, "TextForm").Block(
-			jen.Return(form),
+			jen.Return(jen.Id(codecVar(t)).Dot("Form").Call()),
 		)
 	}
 }
@@ -612,7 +652,7 @@ func unshape(t Table, typ *jen.Statement, parts string) jen.Code {
 		return jen.Null()
 	}
 	return jen.Comment(fmt.Sprintf("The table's keys have shape %s: undo it first.", t.Shape)).Line().
-		List(jen.Id("key"), jen.Err()).Op(":=").Qual(pkgKeyid, "Unshape").Call(typ.Clone(), shapeLit(t), spaceLit(t), jen.Id("id")).Line().
+		List(jen.Id("key"), jen.Err()).Op(":=").Qual(pkgKeyid, "UnshapeBy").Call(jen.Id(codecVar(t)), typ.Clone(), jen.Id("id")).Line().
 		If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id(parts).Values(), jen.Err()))
 }
 

@@ -52,7 +52,7 @@ type Table struct {
 	// Text is the table's text form; the zero TextForm for decimal.
 	Text keyset.TextForm
 	// Shape is the table's key shape, and Space the key space it acts
-	// in (keyset.Config.ShapeFunc); the zero Shape for ordered.
+	// in (keyset.Config.Codec); the zero Shape for ordered.
 	Shape keyset.Shape
 	Space shape.Space
 }
@@ -74,10 +74,11 @@ func Tables(cfg *keyset.Config) ([]Table, error) {
 		tc := cfg.Tables[name]
 		t := Table{Name: name, Strategy: tc.Strategy, GoName: tc.GoName, Gene: tc.Gene(), Text: tc.Text}
 		if tc.Spread() {
-			f, err := cfg.ShapeFunc(name)
+			codec, err := cfg.Codec(name)
 			if err != nil {
 				return nil, err
 			}
+			f := codec.ShapeFunc()
 			t.Shape, t.Space = f.Shape(), f.Space()
 		}
 		if tc.Shard != nil {

@@ -79,7 +79,8 @@ func TestGoldenContents(t *testing.T) {
 			`keyid.Parse[APIKeyID]("models.APIKeyID", s)`,
 		}, nil},
 		{"text", []string{
-			`func (OrderID) TextForm() keyset.TextForm {` + "\n\treturn keyset.TextForm{Encoding: \"base62\", Prefix: \"ord_\"}",
+			"var idsqlCodecOrderID = keyform.MustCodec(keyform.Spec{Table: \"orders\", Layout: idsqlLayout(), Form: keyset.TextForm{Encoding: \"base62\", Prefix: \"ord_\"}})",
+			"func (OrderID) TextForm() keyset.TextForm {\n\treturn idsqlCodecOrderID.Form()",
 			`keyid.ParseText[UserID](UserID(0).TextForm(), "models.UserID", s)`,
 			"return id.TextForm().Format(int64(id))", "return keyid.MarshalJSONText(id.TextForm(), id)",
 			`{Name: OrderIDTable, Type: "OrderID", Strategy: "snowflake", Text: OrderID(0).TextForm()}`,
@@ -89,15 +90,17 @@ func TestGoldenContents(t *testing.T) {
 			"TimeBits: 38, WorkerBits: 8, SequenceBits: 7, Unit: 10 * time.Millisecond",
 		}, []string{"func (NoteID) TextForm"}},
 		{"public", []string{
-			"return keyset.TextForm{Encoding: \"base62\", Prefix: \"ord_\", KeyEnv: \"IDSQL_ORD_KEY\"}",
-			"return keyset.TextForm{Encoding: \"crockford32\", Prefix: \"INV\", KeyEnv: \"IDSQL_INV_KEY\"}",
-			"return keyset.TextForm{Encoding: \"typeid\", Prefix: \"user\"}.WithLayout(idsqlLayout())",
-			"return keyset.TextForm{Encoding: \"typeid\"}.WithLayout(idsqlLayout())",
+			"Form: keyset.TextForm{Encoding: \"base62\", Prefix: \"ord_\", KeyEnv: \"IDSQL_ORD_KEY\"}})",
+			"var idsqlCodecInvoiceID = keyform.MustCodec(keyform.Spec{Table: \"invoices\", Form: keyset.TextForm{Encoding: \"crockford32\", Prefix: \"INV\", KeyEnv: \"IDSQL_INV_KEY\"}})",
+			"keyform.MustCodec(keyform.Spec{Table: \"users\", Layout: idsqlLayout(), Form: keyset.TextForm{Encoding: \"typeid\", Prefix: \"user\"}})",
+			"keyform.MustCodec(keyform.Spec{Table: \"events\", Layout: idsqlLayout(), Form: keyset.TextForm{Encoding: \"typeid\"}})",
+			"func (InvoiceID) TextForm() keyset.TextForm {\n\treturn idsqlCodecInvoiceID.Form()",
 			"return id.TextForm().AppendText(nil, int64(id))",
 			"  - orders: snowflake, text base62, prefix ord_, keyed by $IDSQL_ORD_KEY",
 		}, nil},
 		{"shape", []string{
-			"return keyset.TextForm{Encoding: \"typeid\", Prefix: \"member\"}.WithLayout(idsqlLayout()).WithShape(shape.Shape{Spread: \"reverse\"}, shape.Space{Bits: 63, Low: 22, Width: 41})",
+			"keyform.MustCodec(keyform.Spec{Table: \"members\", Layout: idsqlLayout(), Shape: shape.Shape{Spread: \"reverse\"}, Space: shape.Space{Bits: 63, Low: 22, Width: 41}, Form: keyset.TextForm{Encoding: \"typeid\", Prefix: \"member\"}})",
+			"key, err := keyid.UnshapeBy(idsqlCodecMemberID, \"models.MemberID\", id)",
 		}, nil},
 		{"segment", []string{"type EntryID int64", "type AccountID int64", "keyid.DecodeSegment[EntryID]"}, []string{"snowflake", "idsqlLayout", "Layout:"}},
 	} {

@@ -155,10 +155,11 @@ func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error)
 		if !tc.Gene().Plain() {
 			continue
 		}
-		f, err := cfg.ShapeFunc(table)
+		codec, err := cfg.Codec(table)
 		if err != nil {
 			return nil, err
 		}
+		f := codec.ShapeFunc()
 		var s string
 		if tc.Strategy == keyset.Snowflake {
 			s, err = snowflakeDBDefault(d, cfg, table, f)

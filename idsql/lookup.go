@@ -104,7 +104,11 @@ func LookupIn(ctx context.Context, cfg *Config, src Stores, id int64) ([]Origin,
 	if err != nil {
 		return nil, err
 	}
-	readings, err := shapeReadings(cfg, id)
+	codecs, err := cfg.Codecs()
+	if err != nil {
+		return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
+	}
+	readings := shapeReadings(cfg, codecs, id)
 	if err != nil {
 		return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
 	}
@@ -144,18 +148,15 @@ func (r shapeReading) takes(cfg *Config, table string) bool {
 }
 
 // shapeReadings returns the readings of id: as it is, and undone by the
-// shape of each spread table that takes it (see Config.ShapeFunc).
-func shapeReadings(cfg *Config, id int64) ([]shapeReading, error) {
+// shape of each spread table that takes it (its codec's Unshape).
+func shapeReadings(cfg *Config, codecs *keyset.Codecs, id int64) []shapeReading {
 	out := []shapeReading{{key: id, ordered: true}}
 	for _, t := range cfg.TableNames() {
-		if !cfg.Tables[t].Spread() {
+		c, err := codecs.Of(t)
+		if err != nil || !c.Spread() {
 			continue
 		}
-		f, err := cfg.ShapeFunc(t)
-		if err != nil {
-			return nil, err
-		}
-		key, err := f.Undo(id)
+		key, err := c.Unshape(id)
 		if err != nil {
 			continue // no key of t's shape
 		}
@@ -171,7 +172,7 @@ func shapeReadings(cfg *Config, id int64) ([]shapeReading, error) {
 		}
 		out[i].tables[t] = true
 	}
-	return out, nil
+	return out
 }
 
 // lookupKey explains the key of reading rd: the snowflake lease and the

@@ -93,26 +93,27 @@ func TestUnshapeKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn, err := cfg.ShapeFunc("orders")
+	codecs, err := cfg.Codecs()
 	if err != nil {
 		t.Fatal(err)
 	}
+	orders, _ := codecs.Of("orders")
 	key, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC), Worker: 3, Sequence: 1})
-	stored, _ := fn.Apply(key)
+	stored, _ := orders.Shape(key)
 	want := cfg.Tables["orders"].Shape.String()
-	if got, shape, err := cfg.UnshapeKey("orders", stored); err != nil || got != key || shape != want {
+	if got, shape, err := codecs.UnshapeKey("orders", stored); err != nil || got != key || shape != want {
 		t.Errorf("UnshapeKey(orders, %d) = %d, %q, %v; want %d, %q", stored, got, shape, err, key, want)
 	}
-	if got, shape, err := cfg.UnshapeKey("plain", key); err != nil || got != key || shape != "" {
+	if got, shape, err := codecs.UnshapeKey("plain", key); err != nil || got != key || shape != "" {
 		t.Errorf("UnshapeKey(plain, %d) = %d, %q, %v; want it unchanged", key, got, shape, err)
 	}
-	if _, _, err := cfg.UnshapeKey("", stored); !errors.Is(err, keyset.ErrTableNeeded) || !strings.Contains(err.Error(), "orders "+want) {
+	if _, _, err := codecs.UnshapeKey("", stored); !errors.Is(err, keyset.ErrTableNeeded) || !strings.Contains(err.Error(), "orders "+want) {
 		t.Errorf("UnshapeKey without a table: %v; want ErrTableNeeded naming orders", err)
 	}
-	if _, _, err := cfg.UnshapeKey("nope", stored); !errors.Is(err, keyset.ErrUnknownTable) {
+	if _, _, err := codecs.UnshapeKey("nope", stored); !errors.Is(err, keyset.ErrUnknownTable) {
 		t.Errorf("UnshapeKey(nope): %v; want ErrUnknownTable", err)
 	}
-	if _, _, err := cfg.UnshapeKey("users", 5); err == nil || !strings.Contains(err.Error(), "not a snowflake table") {
+	if _, _, err := codecs.UnshapeKey("users", 5); err == nil || !strings.Contains(err.Error(), "not a snowflake table") {
 		t.Errorf("UnshapeKey(users): %v; want a refusal: not a snowflake table", err)
 	}
 }
@@ -177,7 +178,7 @@ func testShapes(t *testing.T, s shapeDB) {
 		stores = m
 	}
 	for _, table := range []string{"orders", "users", "accounts"} {
-		f, err := s.cfg.ShapeFunc(table)
+		codec, err := s.cfg.Codec(table)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,11 +203,11 @@ func testShapes(t *testing.T, s shapeDB) {
 				t.Fatalf("%s: key %d repeated or not positive", table, k)
 			}
 			seen[k] = true
-			made, err := s.cfg.Unshape(table, k)
+			made, err := codec.Unshape(k)
 			if err != nil {
 				t.Fatalf("%s: Unshape(%d): %v", table, k, err)
 			}
-			if again, err := f.Apply(made); err != nil || again != k {
+			if again, err := codec.Shape(made); err != nil || again != k {
 				t.Fatalf("%s: Apply(Unshape(%d)) = %d, %v", table, k, again, err)
 			}
 			if s.cfg.Tables[table].Strategy == keyset.Snowflake {
@@ -217,7 +218,7 @@ func testShapes(t *testing.T, s shapeDB) {
 			} else if k < 1<<40 {
 				// A segment number below 2^20 reversed, or hashed bits on top
 				// of 57, is above 2^40 unless the hash is 0 (1 in 64).
-				if f.Shape().Spread == "reverse" || made != k {
+				if codec.ShapeFunc().Shape().Spread == "reverse" || made != k {
 					t.Fatalf("%s: key %d (made %d) was not shaped", table, k, made)
 				}
 			}
@@ -276,7 +277,11 @@ func testShapes(t *testing.T, s shapeDB) {
 		t.Fatalf("insert into fresh after Reshape: %v", err)
 	}
 	k := readKeys(t, s.raw, "fresh")[0]
-	if made, err := changed.Unshape("fresh", k); err != nil || made >= 1<<20 {
+	fresh, err := changed.Codec("fresh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if made, err := fresh.Unshape(k); err != nil || made >= 1<<20 {
 		t.Errorf("fresh key %d: made %d, %v; want a small number under shape shard", k, made, err)
 	}
 	// The original configuration is now refused for fresh.

@@ -130,6 +130,10 @@ tables:
 		}
 	}
 	for _, table := range []string{sfTable, segTable} {
+		codec, err := cfg.Codec(table)
+		if err != nil {
+			t.Fatal(err)
+		}
 		stored := storedKeys(t, raw, table)
 		dups := 0
 		for k, n := range stored {
@@ -137,7 +141,7 @@ tables:
 				dups++
 				t.Errorf("%s: key %d stored %d times", table, k, n)
 			}
-			made, err := cfg.Unshape(table, k)
+			made, err := codec.Unshape(k)
 			if err != nil {
 				t.Fatalf("%s: key %d is not of its shape: %v", table, k, err)
 			}

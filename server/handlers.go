@@ -739,7 +739,7 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 	case raw == "":
 		return bad("missing query parameter id: /decodeId?table=" + table + "&id=N")
 	}
-	id, from, err := srv.cfg.ParseKey(raw)
+	id, from, err := srv.codecs.ParseKey(raw)
 	switch {
 	case errors.Is(err, keyset.ErrTextKey):
 		return srv.failTextKey(w, r, err)
@@ -748,7 +748,11 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 	case from != "" && from != table:
 		return bad("id " + quote(raw) + " is a key of table " + from + " (its text form), not of table " + table)
 	}
-	key, err := srv.cfg.Unshape(table, id)
+	codec, err := srv.codecs.Of(table)
+	if err != nil {
+		return bad(err.Error())
+	}
+	key, err := codec.Unshape(id)
 	if err != nil {
 		return bad(fmt.Sprintf("id %d is not a key of table %s: %s", id, table, err))
 	}
@@ -780,7 +784,7 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 	if raw == "" {
 		return bad("missing query parameter snowflakeId")
 	}
-	id, from, err := srv.cfg.ParseKey(raw)
+	id, from, err := srv.codecs.ParseKey(raw)
 	if errors.Is(err, keyset.ErrTextKey) {
 		return srv.failTextKey(w, r, err)
 	}
@@ -819,7 +823,7 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 
 // unshape returns id, a key of table (the table parameter, or the table
 // whose text form it was given in), before the table's shape, and the
-// shape's name ("" for an ordered table): Config.UnshapeKey, with the
+// shape's name ("" for an ordered table): Codecs.UnshapeKey, with the
 // parameter to add when the ID needs its table.
 func (srv *Server) unshape(table, from string, id int64) (int64, string, error) {
 	switch {
@@ -828,7 +832,7 @@ func (srv *Server) unshape(table, from string, id int64) (int64, string, error) 
 	case table == "":
 		table = from
 	}
-	key, shape, err := srv.cfg.UnshapeKey(table, id)
+	key, shape, err := srv.codecs.UnshapeKey(table, id)
 	if errors.Is(err, keyset.ErrTableNeeded) {
 		err = fmt.Errorf("%w: add &table=T", err)
 	}

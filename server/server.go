@@ -92,6 +92,7 @@ type Settings struct {
 type Server struct {
 	s       Settings
 	cfg     *keyset.Config
+	codecs  *keyset.Codecs // the keys' table codecs: decode reads IDs with them
 	layout  snowflake.Layout
 	started time.Time
 	epoch   time.Time // for mono; carries a monotonic reading
@@ -187,7 +188,7 @@ func New(s Settings) (*Server, error) {
 	if s.SnowflakeTable == "" {
 		s.SnowflakeTable = DefaultSnowflakeTable
 	}
-	srv := &Server{s: s, cfg: cfg, layout: layout, started: s.Now(), epoch: time.Now(), snow: map[string]*snowEntry{},
+	srv := &Server{s: s, cfg: cfg, codecs: s.Keys.Codecs(), layout: layout, started: s.Now(), epoch: time.Now(), snow: map[string]*snowEntry{},
 		viaKeys: map[string]string{}}
 	for _, t := range cfg.TableNames() {
 		switch tc := cfg.Tables[t]; {

@@ -62,11 +62,15 @@ func runLookup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	codecs, err := cfgs[0].Codecs()
+	if err != nil {
+		return err
+	}
 	var out []lookedUp
 	var invalid, missing, failed int
 	for _, s := range ids {
 		r := lookedUp{Input: s}
-		id, _, err := cfgs[0].ParseKey(s)
+		id, _, err := codecs.ParseKey(s)
 		if err != nil {
 			r.Error = fmt.Sprintf("%q is not an ID: a positive 64-bit decimal integer or a key in a table's text form (%s)", s, errText(err))
 			invalid++

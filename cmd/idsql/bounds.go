@@ -85,8 +85,8 @@ func runBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tc := cfg.Tables[*table]
 	out := boundsOut{Table: *table, Column: tc.KeyColumn(), Layout: layout.String(), From: from.UTC(), To: to.UTC(), Lo: lo, Hi: hi}
 	// A text range only where the texts sort as the keys.
-	if f := cfg.TextForm(*table); f.SortsAsKeys() {
-		out.LoText, out.HiText = f.Format(lo), f.Format(hi)
+	if c, err := cfg.Codec(*table); err == nil && c.SortsAsKeys() {
+		out.LoText, out.HiText = c.Format(lo), c.Format(hi)
 	}
 	if *asJSON {
 		return printJSON(stdout, out)

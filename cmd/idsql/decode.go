@@ -95,15 +95,19 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return id, "", nil
 	}
-	var cfg *keyset.Config
+	var codecs *keyset.Codecs // the configuration's table codecs; nil without --config
 	switch {
 	case *cfgPath != "":
-		if cfg, err = loadConfig(*cfgPath, true); err != nil {
+		cfg, err := loadConfig(*cfgPath, true)
+		if err != nil {
 			return err
 		}
-		parseID = shapedKeys(cfg, *table)
+		if codecs, err = cfg.Codecs(); err != nil {
+			return err
+		}
+		parseID = shapedKeys(codecs, *table)
 		if tc := cfg.Tables[*table]; *table != "" && tc.Strategy != keyset.Snowflake {
-			return decodeGene(cfg, *table, ids, *asJSON, stdout, stderr)
+			return decodeGene(cfg, codecs, *table, ids, *asJSON, stdout, stderr)
 		}
 		if layout, err = cfg.SnowflakeLayout(); err != nil {
 			return err
@@ -123,8 +127,8 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			d.Error = err.Error()
 		} else {
 			d.ID, d.Table = id, table
-			d.Text = textOf(cfg, table, id)
-			key, shape, err := unshape(cfg, table, id)
+			d.Text = textOf(codecs, table, id)
+			key, shape, err := unshape(codecs, table, id)
 			if err == nil {
 				if shape != "" {
 					d.Key, d.Shape = key, shape
@@ -178,38 +182,42 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// textOf returns id in table's text form (TextForm.Format: "!(why)" when
-// the form cannot write it, as a keyed form whose secret's variable is
-// unset); "" for no table or a decimal form.
-func textOf(cfg *keyset.Config, table string, id int64) string {
-	if cfg == nil || table == "" {
+// textOf returns id in table's text form (Codec.Format: "!(why)" when the
+// form cannot write it, as a keyed form whose secret's variable is unset);
+// "" for no table or a decimal form.
+func textOf(codecs *keyset.Codecs, table string, id int64) string {
+	if codecs == nil || table == "" {
 		return ""
 	}
-	if f := cfg.TextForm(table); !f.Decimal() {
-		return f.Format(id)
+	if c, err := codecs.Of(table); err == nil && !c.Form().Decimal() {
+		return c.Format(id)
 	}
 	return ""
 }
 
 // decodeGene takes keys of a gene table apart.
-func decodeGene(cfg *keyset.Config, table string, ids []string, asJSON bool, stdout, stderr io.Writer) error {
+func decodeGene(cfg *keyset.Config, codecs *keyset.Codecs, table string, ids []string, asJSON bool, stdout, stderr io.Writer) error {
 	tc, ok := cfg.Tables[table]
 	if !ok || tc.Strategy != keyset.Segment || tc.Gene().Plain() {
 		return usagef("--table %s: not a segment table with shard or app bits in the configuration", table)
 	}
 	g := tc.Gene()
+	codec, err := codecs.Of(table)
+	if err != nil {
+		return err
+	}
 	var out []decodedGene
 	failed := 0
 	for _, s := range ids {
 		d := decodedGene{Table: table}
-		id, from, err := cfg.ParseKey(s)
+		id, from, err := codecs.ParseKey(s)
 		switch {
 		case err != nil:
 			d.Error = err.Error()
 		case from != "" && from != table:
 			d.Error = fmt.Sprintf("a key of table %s (its text form), not of table %s", from, table)
 		default:
-			key, err := cfg.Unshape(table, id)
+			key, err := codec.Unshape(id)
 			if err != nil {
 				d.Error = err.Error()
 				break
@@ -252,11 +260,12 @@ func decodeGene(cfg *keyset.Config, table string, ids []string, asJSON bool, std
 	return nil
 }
 
-// shapedKeys returns what reads an ID with cfg: cfg.ParseKey, the ID's
-// table being the one --table names when its text form does not name one.
-func shapedKeys(cfg *keyset.Config, table string) func(string) (int64, string, error) {
+// shapedKeys returns what reads an ID with the codecs: Codecs.ParseKey,
+// the ID's table being the one --table names when its text form does not
+// name one.
+func shapedKeys(codecs *keyset.Codecs, table string) func(string) (int64, string, error) {
 	return func(s string) (int64, string, error) {
-		id, from, err := cfg.ParseKey(s)
+		id, from, err := codecs.ParseKey(s)
 		switch {
 		case err != nil:
 			return 0, "", err
@@ -270,15 +279,15 @@ func shapedKeys(cfg *keyset.Config, table string) func(string) (int64, string, e
 }
 
 // unshape returns id before the shape of table and the shape's name, ""
-// for an ordered table (keyset.Config.UnshapeKey). Without a table (a
+// for an ordered table (keyset.Codecs.UnshapeKey). Without a table (a
 // decimal ID, no --table) a configuration with spread snowflake tables is
 // refused: the ID could be a key of any of them, each shape reading it
-// differently.
-func unshape(cfg *keyset.Config, table string, id int64) (int64, string, error) {
-	if cfg == nil {
+// differently. Without a configuration (codecs nil) the ID is the key.
+func unshape(codecs *keyset.Codecs, table string, id int64) (int64, string, error) {
+	if codecs == nil {
 		return id, "", nil
 	}
-	key, shape, err := cfg.UnshapeKey(table, id)
+	key, shape, err := codecs.UnshapeKey(table, id)
 	if errors.Is(err, keyset.ErrTableNeeded) {
 		err = fmt.Errorf("%w: say whose key it is with --table T", err)
 	}

@@ -25,8 +25,11 @@ tables:
 		t.Fatal(err)
 	}
 	made, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: time.Now().Add(-time.Hour), Worker: 5, Sequence: 7})
-	f, _ := cfg.ShapeFunc("orders")
-	k, _ := f.Apply(made)
+	orders, err := cfg.Codec("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := orders.Shape(made)
 	code, out, stderr := runCmd(t, "decode", "--config", cfgPath, "--table", "orders", itoa(k))
 	if code != 0 || !strings.Contains(out, "worker    5\n  sequence  7\n") || !strings.Contains(out, "shape     {spread: reverse} of table orders: key "+itoa(made)+" before it") {
 		t.Fatalf("decode --table orders %d: exit %d\n%s%s", k, code, out, stderr)
@@ -38,9 +41,12 @@ tables:
 	if code, _, stderr = runCmd(t, "decode", "--config", cfgPath, itoa(k)); code != 1 || !strings.Contains(stderr, "say whose key it is with --table T") {
 		t.Errorf("decode of a bare decimal with a spread table: exit %d, %q", code, stderr)
 	}
-	g, _ := cfg.ShapeFunc("carts")
+	carts, err := cfg.Codec("carts")
+	if err != nil {
+		t.Fatal(err)
+	}
 	gk, _ := cfg.Tables["carts"].Gene().Compose(9, 0)
-	ck, _ := g.Apply(gk)
+	ck, _ := carts.Shape(gk)
 	if code, out, stderr = runCmd(t, "decode", "--config", cfgPath, "--table", "carts", itoa(ck)); code != 0 || !strings.Contains(out, "index     9\n") {
 		t.Errorf("decode --table carts %d: exit %d\n%s%s", ck, code, out, stderr)
 	}

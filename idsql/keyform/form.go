@@ -89,6 +89,7 @@ type Form struct {
 
 	tid   tidLayout  // a typeid form's layout, set by WithLayout
 	shape shape.Func // a typeid form's key shape, set by WithShape (zero: ordered)
+	rings *ringSlot  // a keyed form's parsed ring, kept by its Codec
 }
 
 var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,16}$`)

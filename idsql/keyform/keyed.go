@@ -48,6 +48,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrTextKey is wrapped by the error of a keyed text form (Form.KeyEnv)
@@ -102,9 +103,12 @@ func (r *keyRing) feistel(f Form, v byte) (p *feistel, done func()) {
 	return p, func() { pool.(*sync.Pool).Put(p) }
 }
 
-// ringCache holds the last parsed ring of each variable, keyed by its name;
-// it is parsed again when the variable's value changes.
-var ringCache sync.Map // string → *ringEntry
+// ringSlot keeps the last parsed ring of a codec's keyed form (see
+// Codec), with the variable's value it was parsed from; the ring is parsed
+// again when the value changes.
+type ringSlot struct {
+	last atomic.Pointer[ringEntry]
+}
 
 type ringEntry struct {
 	value string
@@ -112,7 +116,9 @@ type ringEntry struct {
 	err   error
 }
 
-// ring returns the key ring of the form's variable.
+// ring returns the key ring of the form's variable: the one its codec
+// keeps while the variable holds the same value; a form outside a codec
+// parses it on every call.
 func (f Form) ring() (*keyRing, error) {
 	value, ok := os.LookupEnv(f.KeyEnv)
 	if !ok || value == "" {
@@ -120,14 +126,18 @@ func (f Form) ring() (*keyRing, error) {
 			"set it to \"1:<secret>\", a secret of at least %d bytes such as `openssl rand -base64 32` prints)",
 			ErrTextKey, f.KeyEnv, f, minSecret)
 	}
-	if e, ok := ringCache.Load(f.KeyEnv); ok && e.(*ringEntry).value == value {
-		return e.(*ringEntry).ring, e.(*ringEntry).err
+	if f.rings != nil {
+		if e := f.rings.last.Load(); e != nil && e.value == value {
+			return e.ring, e.err
+		}
 	}
 	r, err := parseRing(value)
 	if err != nil {
 		err = fmt.Errorf("%w: the environment variable %s (for the text form %s): %v", ErrTextKey, f.KeyEnv, f, err)
 	}
-	ringCache.Store(f.KeyEnv, &ringEntry{value: value, ring: r, err: err})
+	if f.rings != nil {
+		f.rings.last.Store(&ringEntry{value: value, ring: r, err: err})
+	}
 	return r, err
 }
 

@@ -235,15 +235,17 @@ func FuzzKeyedText(f *testing.F) {
 }
 
 // BenchmarkTextForms: the cost of writing and reading one key in a plain,
-// a keyed and a TypeID form.
+// a keyed and a TypeID form, through a table's codec (which keeps a keyed
+// form's parsed ring).
 func BenchmarkTextForms(b *testing.B) {
 	b.Setenv("IDSQL_TEST_KEY", "1:"+secretA)
 	id, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), Worker: 5, Sequence: 7})
-	for _, form := range []keyform.Form{
+	for _, f := range []keyform.Form{
 		{Encoding: keyform.Base62, Prefix: "ord_"},
 		keyedForms[0],
-		keyform.Form{Encoding: keyform.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf),
+		{Encoding: keyform.TypeID, Prefix: "user"},
 	} {
+		form := keyform.MustCodec(keyform.Spec{Table: "t", Layout: snowflake.Leaf, Form: f}).Form()
 		name := form.Encoding
 		if form.Keyed() {
 			name += "-keyed"

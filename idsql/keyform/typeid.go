@@ -116,7 +116,7 @@ func (f Form) WithLayout(l snowflake.Layout) Form {
 }
 
 // WithShape returns f bound to a spread table's key shape s in space sp
-// (keyset.Config.ShapeFunc gives both; keyset.Config.TextForm binds them): a TypeID form
+// (keyset.Config.Codec gives both and binds them): a TypeID form
 // then writes the key as it was before its shape, so that its UUIDv7
 // carries the key's time, worker and sequence, and reads back the shaped
 // key the table stores. An ordered s, or another encoding, leaves f as it

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idsql/idsql/idsql/keyform"
 	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/shape"
 	"github.com/idsql/idsql/idsql/snowflake"
@@ -174,19 +175,28 @@ func Decode(layout snowflake.Layout, typ string, id int64) (snowflake.Parts, err
 	return p, nil
 }
 
-// Unshape returns the key a table made, before its shape s in space sp
-// (what the generated code was generated for; see keyset.Config.ShapeFunc),
-// of id as the table stores it. It fails for a value no key of the shape
-// gives.
-func Unshape(typ string, s shape.Shape, sp shape.Space, id int64) (int64, error) {
-	f, err := shape.New(s, sp)
-	if err == nil {
-		var key int64
-		if key, err = f.Undo(id); err == nil {
-			return key, nil
-		}
+// UnshapeBy returns the key a table made, before its shape, of id as the
+// table stores it, by the table's codec c (the one the generated code
+// keeps). It fails for a value no key of the shape gives.
+func UnshapeBy(c *keyform.Codec, typ string, id int64) (int64, error) {
+	key, err := c.Unshape(id)
+	if err != nil {
+		return 0, &Error{Type: typ, Op: "decode", Input: strconv.FormatInt(id, 10), Err: err}
 	}
-	return 0, &Error{Type: typ, Op: "decode", Input: strconv.FormatInt(id, 10), Err: err}
+	return key, nil
+}
+
+// Unshape returns the key a table made, before its shape s in space sp,
+// of id as the table stores it, by a codec made for the call.
+//
+// Deprecated: code generated before the generated files kept a codec per
+// table calls it; regenerate, and the code calls UnshapeBy.
+func Unshape(typ string, s shape.Shape, sp shape.Space, id int64) (int64, error) {
+	c, err := keyform.NewCodec(keyform.Spec{Table: typ, Shape: s, Space: sp})
+	if err != nil {
+		return 0, &Error{Type: typ, Op: "decode", Input: strconv.FormatInt(id, 10), Err: err}
+	}
+	return UnshapeBy(c, typ, id)
 }
 
 // DecodeSegment checks a segment key, which carries nothing but its value:

@@ -67,11 +67,12 @@ tables:
 	}
 }
 
-// Bounds answers only for tables whose keys are in time order, which
-// Config.timeOrdered decides. Every TableConfig field is listed here once
-// someone has decided whether it can reorder a table's keys; a new field
-// (a key shape, say) fails this test until timeOrdered refuses the
-// tables whose keys it reorders, or it is found harmless and listed.
+// Bounds answers only for tables whose keys are in time order, which the
+// table's codec decides from what Config.Codec gives it. Every TableConfig
+// field is listed here once someone has decided whether it can reorder a
+// table's keys; a new field (a key shape, say) fails this test until
+// Config.Codec passes it to the codec and Codec.Bounds refuses the tables
+// whose keys it reorders, or it is found harmless and listed.
 func TestBoundsKnowsTableFields(t *testing.T) {
 	reviewed := map[string]string{
 		"Strategy": "segment tables are refused",
@@ -91,7 +92,7 @@ func TestBoundsKnowsTableFields(t *testing.T) {
 	for _, f := range reflect.VisibleFields(reflect.TypeFor[TableConfig]()) {
 		if _, ok := reviewed[f.Name]; !ok {
 			t.Errorf("TableConfig.%s is new to Bounds: if it can change the order of a snowflake table's keys, make "+
-				"Config.timeOrdered refuse the tables that use it (with a test); then list it in this test", f.Name)
+				"Config.Codec pass it on and Codec.Bounds refuse the tables that use it (with a test); then list it in this test", f.Name)
 		}
 	}
 }

@@ -282,7 +282,7 @@ type TableConfig struct {
 	// ordered (the default: in time order for a snowflake table, counting
 	// up for a segment table), {spread: reverse} or {spread: hashed, bits:
 	// N}, which spread inserts over a range-partitioned store. See Shape
-	// and Config.ShapeFunc.
+	// and Config.Codec.
 	Shape Shape `yaml:"shape"`
 	// Buffer is where a segment table's pre-allocated keys wait: memory
 	// (the default, each process's own double buffer) or redis (a Redis

@@ -56,7 +56,7 @@ func checkText(t *testing.T, what string, form keyset.TextForm, vectors []golden
 	}
 }
 
-// TestShapeConfigGolden pins what key space Config.ShapeFunc gives each
+// TestShapeConfigGolden pins what key space Config.Codec gives each
 // kind of table (layout, strategy, max_id, shape) and the stored keys of
 // known keys there, both ways.
 func TestShapeConfigGolden(t *testing.T) {
@@ -94,11 +94,12 @@ func TestShapeConfigGolden(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		f, err := cfg.ShapeFunc("t")
+		codec, err := cfg.Codec("t")
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
+		f := codec.ShapeFunc()
 		if sp := f.Space(); sp.Bits != c.Space.Bits || sp.Low != c.Space.Low || sp.Width != c.Space.Width {
 			t.Errorf("%s: space %+v; want %+v", name, sp, c.Space)
 		}
@@ -109,7 +110,7 @@ func TestShapeConfigGolden(t *testing.T) {
 			if got, err := f.Apply(v.Key); err != nil || got != v.Stored {
 				t.Errorf("%s: Apply(%d) = %d, %v; want %d", name, v.Key, got, err, v.Stored)
 			}
-			if got, err := cfg.Unshape("t", v.Stored); err != nil || got != v.Key {
+			if got, err := codec.Unshape(v.Stored); err != nil || got != v.Key {
 				t.Errorf("%s: Unshape(%d) = %d, %v; want %d", name, v.Stored, got, err, v.Key)
 			}
 		}

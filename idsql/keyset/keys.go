@@ -93,6 +93,7 @@ func (o KeysOptions) Now() func() time.Time {
 // leases.
 type Keys struct {
 	cfg    *Config
+	codecs *Codecs // the tables' codecs, which shape the keys issued
 	layout snowflake.Layout
 	opts   KeysOptions
 
@@ -142,13 +143,13 @@ func NewKeys(cfg *Config, opts KeysOptions) (*Keys, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	k := &Keys{cfg: cfg, layout: layout, opts: opts, workers: workers, limits: map[string]*keyLimit{}}
+	codecs, err := cfg.Codecs()
+	if err != nil {
+		return nil, err
+	}
+	k := &Keys{cfg: cfg, codecs: codecs, layout: layout, opts: opts, workers: workers, limits: map[string]*keyLimit{}}
 	for name, tc := range cfg.Tables {
-		f, err := cfg.ShapeFunc(name)
-		if err != nil {
-			return nil, err
-		}
-		if l := newKeyLimit(name, tc.MaxID, f, opts.Logger); l != nil {
+		if l := newKeyLimit(name, tc.MaxID, codecs.of[name], opts.Logger); l != nil {
 			k.limits[name] = l
 		}
 	}
@@ -157,6 +158,10 @@ func NewKeys(cfg *Config, opts KeysOptions) (*Keys, error) {
 
 // Config returns the configuration the keys serve.
 func (k *Keys) Config() *Config { return k.cfg }
+
+// Codecs returns the codecs of the tables the keys serve: those that shape
+// the keys they issue.
+func (k *Keys) Codecs() *Codecs { return k.codecs }
 
 // NextID returns a new key for table (a name as configured).
 func (k *Keys) NextID(ctx context.Context, table string) (int64, error) {

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-
-	"github.com/idsql/idsql/idsql/shape"
 )
 
 // ErrKeySpaceExhausted is wrapped by the errors of a table whose next key
@@ -27,7 +25,7 @@ const KeySpaceWarnAt = 0.8
 type KeySpace struct {
 	Table string
 	// MaxID is the table's max_id; with a hashed shape, the largest key
-	// the shape takes, 2^(B-N)-1 (see Config.ShapeFunc). MaxID and
+	// the shape takes, 2^(B-N)-1 (see Config.shapeFunc). MaxID and
 	// Highest count keys as made, before the table's shape.
 	MaxID   int64
 	Highest int64 // the highest key this process has issued for the table; 0 before the first
@@ -52,7 +50,7 @@ func (s KeySpace) Used() float64 {
 // to later requests. A multi-row INSERT that would cross the limit gets no
 // key at all (and writes nothing).
 //
-// It is also where a table's shape is applied (see Config.ShapeFunc): the
+// It is also where a table's codec shapes its keys (Codec.Shape): the
 // one place every key source of Keys passes its keys through, so every
 // front door issues shaped keys. The limit counts the keys as made; they
 // are shaped as they are handed out, so max is the largest key the shape
@@ -64,7 +62,7 @@ type keyLimit struct {
 	report bool   // the table has a max_id: KeySpaces lists it
 	warnAt int64
 	log    *slog.Logger
-	shape  shape.Func
+	codec  *Codec
 	spread bool
 
 	high   atomic.Int64
@@ -86,13 +84,14 @@ type limitSource struct {
 }
 
 // newKeyLimit returns the limit of a table with max_id maxID (0: none)
-// and shape f, or nil when it has neither a max_id nor a spread shape.
-func newKeyLimit(table string, maxID int64, f shape.Func, log *slog.Logger) *keyLimit {
-	spread := !f.Shape().IsOrdered()
+// and codec c, or nil when it has neither a max_id nor a spread shape.
+func newKeyLimit(table string, maxID int64, c *Codec, log *slog.Logger) *keyLimit {
+	spread := c.Spread()
 	if maxID <= 0 && !spread {
 		return nil
 	}
-	l := &keyLimit{table: table, max: maxID, report: maxID > 0, log: log, shape: f, spread: spread}
+	f := c.ShapeFunc()
+	l := &keyLimit{table: table, max: maxID, report: maxID > 0, log: log, codec: c, spread: spread}
 	if spread {
 		l.max = f.MaxKey()
 	}
@@ -111,7 +110,7 @@ func (l *keyLimit) shaped(dst []int64, start int) ([]int64, error) {
 		return dst, nil
 	}
 	for i := start; i < len(dst); i++ {
-		k, err := l.shape.Apply(dst[i])
+		k, err := l.codec.Shape(dst[i])
 		if err != nil {
 			return dst[:start], fmt.Errorf("idsql: table %s: %w", l.table, err)
 		}
@@ -211,7 +210,7 @@ func (l *keyLimit) giveBack(ids []int64, s *limitSource) {
 	defer s.mu.Unlock()
 	for _, id := range ids {
 		if l.spread {
-			k, err := l.shape.Undo(id)
+			k, err := l.codec.Unshape(id)
 			if err != nil {
 				continue // not a key take shaped; cannot happen
 			}

@@ -149,9 +149,9 @@ func issuedKeys(ctx context.Context, db *sql.DB, d dialect.Dialect, cfg *Config,
 // (KeysOptions.DB, else the worker registry's); without one, a spread
 // table is refused, an ordered one passes.
 func (k *Keys) checkShape(ctx context.Context, table string) error {
-	var applied Shape // what the table's keyLimit applies, fixed at NewKeys
-	if l := k.limits[table]; l != nil && l.spread {
-		applied = l.shape.Shape()
+	var applied Shape // what the table's codec applies, fixed at NewKeys
+	if c, err := k.codecs.Of(table); err == nil && c.Spread() {
+		applied = c.ShapeFunc().Shape()
 	}
 	spread := !applied.IsOrdered()
 	db := k.opts.DB

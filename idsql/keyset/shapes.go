@@ -1,11 +1,9 @@
 package keyset
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
-	"strings"
 
 	"github.com/idsql/idsql/idsql/shape"
 )
@@ -16,8 +14,9 @@ import (
 // decoded. See package shape.
 type Shape = shape.Shape
 
-// ShapeFunc returns table's shape in its key space: what Keys applies to
-// every key it issues for the table, and what decode and Lookup undo.
+// shapeFunc returns the table's shape in its key space: what its codec
+// (Config.Codec) applies to every key Keys issues for the table, and what
+// decode and Lookup undo.
 //
 // The key space is 63 bits, or, under a max_id, the bits of max_id, which
 // a spread shape requires to be 2^B-1 (e.g. 9007199254740991 = 2^53-1)
@@ -28,18 +27,6 @@ type Shape = shape.Shape
 // 2^(B-N): a snowflake layout must leave N bits free under the space, and
 // a segment table's keys stop there (Keys refuses the next one, as at a
 // max_id).
-func (c *Config) ShapeFunc(table string) (shape.Func, error) {
-	tc, ok := c.Tables[table]
-	if !ok {
-		return shape.Func{}, fmt.Errorf("%w: %q", ErrUnknownTable, table)
-	}
-	f, err := c.shapeFunc(tc)
-	if err != nil {
-		return shape.Func{}, &FieldError{Field: "tables." + table + ".shape", Err: err}
-	}
-	return f, nil
-}
-
 func (c *Config) shapeFunc(tc TableConfig) (shape.Func, error) {
 	s := tc.Shape
 	if err := s.Check(); err != nil {
@@ -98,75 +85,3 @@ func (c *Config) validateShape(name string, t TableConfig) error {
 // Spread reports whether the table's keys are shaped by a spread (not
 // ordered).
 func (t TableConfig) Spread() bool { return !t.Shape.IsOrdered() }
-
-// Unshape returns the key table made, before its shape, of key as the
-// table stores it: what decode takes apart. For an ordered table it is
-// key itself. A key no key of the table's shape gives is refused (see
-// shape.Func.Undo).
-func (c *Config) Unshape(table string, key int64) (int64, error) {
-	tc, ok := c.Tables[table]
-	if !ok {
-		return 0, fmt.Errorf("%w: %q", ErrUnknownTable, table)
-	}
-	if !tc.Spread() {
-		return key, nil
-	}
-	f, err := c.ShapeFunc(table)
-	if err != nil {
-		return 0, err
-	}
-	raw, err := f.Undo(key)
-	if err != nil {
-		return 0, fmt.Errorf("idsql: table %s: %w", table, err)
-	}
-	return raw, nil
-}
-
-// ErrTableNeeded is wrapped by UnshapeKey's error for an ID given without
-// its table when the configuration has snowflake tables with spread
-// shapes: each reads the ID differently, so whose key it is must be said.
-var ErrTableNeeded = errors.New("idsql: the ID's table is needed")
-
-// UnshapeKey returns id, a snowflake key of table as the table stores it,
-// before the table's shape (see Unshape), and the shape's name, "" for an
-// ordered table. table "" means the table is not known: id is returned as
-// it is, unless the configuration has snowflake tables with spread shapes,
-// which read it differently; the error then wraps ErrTableNeeded and names
-// them. A table not configured, or not a snowflake table, is refused.
-// decode in the CLI and the ID server's decode endpoint read keys with it.
-func (c *Config) UnshapeKey(table string, id int64) (key int64, shape string, err error) {
-	if table == "" {
-		var spread []string
-		for _, t := range c.SpreadTables() {
-			if c.Tables[t].Strategy == Snowflake {
-				spread = append(spread, t+" "+c.Tables[t].Shape.String())
-			}
-		}
-		if len(spread) > 0 {
-			return 0, "", fmt.Errorf("%w: snowflake tables with spread shapes (%s) read an ID differently", ErrTableNeeded, strings.Join(spread, ", "))
-		}
-		return id, "", nil
-	}
-	tc, ok := c.Tables[table]
-	switch {
-	case !ok:
-		return 0, "", fmt.Errorf("%w: %q", ErrUnknownTable, table)
-	case tc.Strategy != Snowflake:
-		return 0, "", fmt.Errorf("table %s is not a snowflake table", table)
-	case !tc.Spread():
-		return id, "", nil
-	}
-	key, err = c.Unshape(table, id)
-	return key, tc.Shape.String(), err
-}
-
-// SpreadTables returns the tables with a spread shape, sorted.
-func (c *Config) SpreadTables() []string {
-	var out []string
-	for _, t := range c.TableNames() {
-		if c.Tables[t].Spread() {
-			out = append(out, t)
-		}
-	}
-	return out
-}

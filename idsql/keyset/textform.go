@@ -3,8 +3,6 @@ package keyset
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/idsql/idsql/idsql/keyform"
 	"github.com/idsql/idsql/idsql/snowflake"
@@ -35,82 +33,17 @@ var (
 	ErrTextKey = keyform.ErrTextKey
 )
 
-// ParseKey reads a key written as text by a person or a program: in
-// decimal, or in the text form of one of c's tables (TableConfig.Text).
-// table is the table whose form it was read in, "" for decimal. A text
-// with a table's prefix is read in that table's form only; otherwise every
-// reading, decimal and the forms without prefix, must agree on the value:
-// a text of digits alone that is also a different key in such a form
-// (key 32 in crockford32 is 0000000000010) is refused with an error
-// wrapping ErrAmbiguousKey that gives both readings, never read as one of
-// them silently. Errors wrap ErrText.
-func (c *Config) ParseKey(s string) (id int64, table string, err error) {
-	names := c.TableNames()
-	for _, name := range names {
-		f := c.TextForm(name)
-		if f.Prefix == "" || !strings.HasPrefix(s, f.Lead()) {
-			continue
-		}
-		id, err := f.Parse(s)
-		if errors.Is(err, ErrTextKey) {
-			return 0, "", fmt.Errorf("%q has the prefix of table %s, whose keyed text form cannot read it here: %w", s, name, err)
-		}
-		if err != nil {
-			return 0, "", fmt.Errorf("%q has the prefix of table %s but is not one of its keys: %w", s, name, err)
-		}
-		return id, name, nil
-	}
-	dec, derr := strconv.ParseInt(s, 10, 64)
-	isDec := derr == nil && dec > 0
-	var others []string // readings other than the decimal one
-	for _, name := range names {
-		f := c.TextForm(name)
-		if f.Prefix != "" || f.Encoding == "" {
-			continue
-		}
-		v, err := f.Parse(s)
-		switch {
-		case err != nil:
-		case isDec:
-			if v != dec {
-				others = append(others, fmt.Sprintf("as %d in the text form of table %s (%s)", v, name, f.Encoding))
-			}
-		case table == "":
-			id, table = v, name
-		case v != id:
-			return 0, "", fmt.Errorf("%w: %w: %q reads as %d in the text form of table %s and as %d in that of table %s; give it in decimal",
-				ErrText, ErrAmbiguousKey, s, id, table, v, name)
-		}
-	}
-	if len(others) > 0 {
-		return 0, "", fmt.Errorf("%w: %w: %q reads as the decimal %d, and %s: it is not decoded as either; "+
-			"give the key with its table's prefix (set tables.T.text.prefix so that no key of a text form reads as a decimal number)",
-			ErrText, ErrAmbiguousKey, s, dec, strings.Join(others, ", and "))
-	}
-	if isDec {
-		return dec, "", nil
-	}
-	if table != "" {
-		return id, table, nil
-	}
-	return 0, "", fmt.Errorf("%w: %q is neither a positive decimal integer nor a key in the text form of a configured table", ErrText, s)
-}
-
-// TextForm returns the text form of table (tables.T.text), bound to the
-// configured snowflake layout and the table's shape when it is a typeid
-// form (see TextForm.WithLayout and WithShape); the zero TextForm,
-// decimal, for a table not configured.
+// TextForm returns the text form of table (tables.T.text), bound to its
+// layout and shape (see Config.Codec and Codec.Form); the zero TextForm,
+// decimal, for a table not configured or one whose codec cannot be made.
+// Each call makes the codec anew: to write or read many keyed texts, keep
+// the table's Codec.
 func (c *Config) TextForm(table string) TextForm {
-	f := c.Tables[table].Text
-	if f.Encoding == TypeID {
-		if l, err := c.SnowflakeLayout(); err == nil {
-			f = f.WithLayout(l)
-		}
-		if s, err := c.ShapeFunc(table); err == nil {
-			f = f.WithShapeFunc(s)
-		}
+	codec, err := c.Codec(table)
+	if err != nil {
+		return TextForm{}
 	}
-	return f
+	return codec.Form()
 }
 
 // validateText checks table name's text form t.Text: its fields, that its

@@ -57,7 +57,7 @@ func TestConfigParseKey(t *testing.T) {
 		{"0", 0, "", "is neither a positive decimal integer"},
 	}
 	for _, tt := range tests {
-		id, table, err := cfg.ParseKey(tt.in)
+		id, table, err := codecsOf(t, cfg).ParseKey(tt.in)
 		if tt.err != "" {
 			if !errors.Is(err, keyset.ErrText) || !strings.Contains(err.Error(), tt.err) || strings.Contains(tt.err, "reads as") != errors.Is(err, keyset.ErrAmbiguousKey) {
 				t.Errorf("ParseKey(%q) = %d, %q, %v; want ErrText saying %q", tt.in, id, table, err, tt.err)
@@ -68,4 +68,14 @@ func TestConfigParseKey(t *testing.T) {
 			t.Errorf("ParseKey(%q) = %d, %q, %v; want %d, %q", tt.in, id, table, err, tt.id, tt.table)
 		}
 	}
+}
+
+// codecsOf returns the codecs of cfg's tables.
+func codecsOf(t testing.TB, cfg *keyset.Config) *keyset.Codecs {
+	t.Helper()
+	cs, err := cfg.Codecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }

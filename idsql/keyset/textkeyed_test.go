@@ -31,12 +31,12 @@ func TestKeyedTextValidate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("config with key_env, variable unset: %v", err)
 	}
-	if _, _, err := cfg.ParseKey("ord_1000000000000000a"); !errors.Is(err, keyset.ErrTextKey) {
+	if _, _, err := codecsOf(t, cfg).ParseKey("ord_1000000000000000a"); !errors.Is(err, keyset.ErrTextKey) {
 		t.Errorf("ParseKey without the variable: %v; want ErrTextKey", err)
 	}
 	t.Setenv("IDSQL_TEST_ORD_KEY", "1:Ab3dEf6hIj9kLm2nOp5qRs8t")
 	text := cfg.TextForm("orders").Format(987654321)
-	if id, table, err := cfg.ParseKey(text); err != nil || id != 987654321 || table != "orders" {
+	if id, table, err := codecsOf(t, cfg).ParseKey(text); err != nil || id != 987654321 || table != "orders" {
 		t.Errorf("ParseKey(%q) = %d, %q, %v", text, id, table, err)
 	}
 }

@@ -17,14 +17,15 @@ func TestTypeIDSpreadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn, err := cfg.ShapeFunc("users")
+	codec, err := cfg.Codec("users")
 	if err != nil {
 		t.Fatal(err)
 	}
+	fn := codec.ShapeFunc()
 	key, _ := snowflake.Leaf.Compose(snowflake.Parts{Time: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC), Worker: 4, Sequence: 2})
 	stored, _ := fn.Apply(key)
 	s := cfg.TextForm("users").Format(stored)
-	if got, from, err := cfg.ParseKey(s); err != nil || got != stored || from != "users" {
+	if got, from, err := codecsOf(t, cfg).ParseKey(s); err != nil || got != stored || from != "users" {
 		t.Errorf("ParseKey(%q) = %d, %q, %v; want %d, users", s, got, from, err, stored)
 	}
 	plain := keyset.TextForm{Encoding: keyset.TypeID, Prefix: "user"}.WithLayout(snowflake.Leaf)
@@ -61,7 +62,7 @@ func TestTypeIDConfig(t *testing.T) {
 	id, _ := snowflake.Sony.Compose(snowflake.Parts{Time: time.Date(2026, 1, 2, 3, 4, 5, 60e6, time.UTC), Worker: 9, Sequence: 1})
 	for _, table := range []string{"users", "events"} {
 		s := cfg.TextForm(table).Format(id)
-		if got, from, err := cfg.ParseKey(s); err != nil || got != id || from != table {
+		if got, from, err := codecsOf(t, cfg).ParseKey(s); err != nil || got != id || from != table {
 			t.Errorf("ParseKey(%q) = %d, %q, %v; want %d, %s", s, got, from, err, id, table)
 		}
 	}

@@ -35,8 +35,12 @@ CREATE TABLE users (id bigint PRIMARY KEY, n int)`, cfg)
 		}
 		keys := ids(t, pool, "SELECT id FROM "+table)
 		distinctPositive(t, table, keys, 40)
+		codec, err := cfg.Codec(table)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, k := range keys {
-			made, err := cfg.Unshape(table, k)
+			made, err := codec.Unshape(k)
 			if err != nil {
 				t.Fatalf("%s: Unshape(%d): %v", table, k, err)
 			}

@@ -48,11 +48,14 @@ func epochNote(p snowflake.Parts, l snowflake.Layout) string {
 		since, l.Epoch.UTC().Format(time.DateOnly))
 }
 
-// decodedGene is one key of a segment table with shard or app bits taken
-// apart, as --table --json prints it.
-type decodedGene struct {
+// decodedSegment is one key of a segment table taken apart, as --table
+// --json prints it: its shape undone (Key, the counter's number for a
+// table without shard or app bits) and its shard and app bits.
+type decodedSegment struct {
 	ID    int64  `json:"id"`
 	Table string `json:"table"`
+	Key   int64  `json:"key,omitempty"`   // before the shape, when the table has one
+	Shape string `json:"shape,omitempty"` // the table's spread shape
 	Index int64  `json:"index"`
 	Shard int    `json:"shard"`
 	App   int64  `json:"app"`
@@ -64,13 +67,13 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"Takes snowflake IDs apart into time, worker ID and sequence. The layout comes\n"+
 			"from --config (its layout:) or --layout (leaf, uid32, sony, sony-widths, js53); default leaf.\n"+
 			"With --table, takes keys of that segment table apart into index, shard and app\n"+
-			"(its shard: and app: bits in --config), or keys of that snowflake table undoing\n"+
-			"its shape (tables.T.shape; needed for a table with a spread shape). With --config\n"+
+			"(its shard: and app: bits in --config), or keys of that snowflake table, undoing\n"+
+			"the table's shape (tables.T.shape; needed for a table with a spread shape). With --config\n"+
 			"an ID may also be given in a table's text form (tables.T.text, e.g. ord_8VQTtCjBWgS,\n"+
 			"or a TypeID such as user_01jq8y6t0070000000000g2w8a); a keyed form's text\n"+
 			"(text.key_env) needs its secret in the environment variable it names.", stderr)
 	cfgPath := fs.String("config", "", "configuration file whose layout to use")
-	table := fs.String("table", "", "table whose keys the IDs are: a segment table with shard or app bits, or a snowflake table (needs --config)")
+	table := fs.String("table", "", "table whose keys the IDs are: a segment or snowflake table, whose shape is undone (needs --config)")
 	layoutName := fs.String("layout", "", "layout preset: leaf, uid32, sony (sony/sonyflake's IDs), sony-widths or js53")
 	asJSON := fs.Bool("json", false, "print a JSON array instead of text")
 	ids, err := parse(fs, args)
@@ -107,7 +110,7 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		parseID = shapedKeys(codecs, *table)
 		if tc := cfg.Tables[*table]; *table != "" && tc.Strategy != keyset.Snowflake {
-			return decodeGene(cfg, codecs, *table, ids, *asJSON, stdout, stderr)
+			return decodeSegment(cfg, codecs, *table, ids, *asJSON, stdout, stderr)
 		}
 		if layout, err = cfg.SnowflakeLayout(); err != nil {
 			return err
@@ -195,21 +198,22 @@ func textOf(codecs *keyset.Codecs, table string, id int64) string {
 	return ""
 }
 
-// decodeGene takes keys of a gene table apart.
-func decodeGene(cfg *keyset.Config, codecs *keyset.Codecs, table string, ids []string, asJSON bool, stdout, stderr io.Writer) error {
+// decodeSegment takes keys of a segment table apart: its shape undone,
+// then its shard and app bits.
+func decodeSegment(cfg *keyset.Config, codecs *keyset.Codecs, table string, ids []string, asJSON bool, stdout, stderr io.Writer) error {
 	tc, ok := cfg.Tables[table]
-	if !ok || tc.Strategy != keyset.Segment || tc.Gene().Plain() {
-		return usagef("--table %s: not a segment table with shard or app bits in the configuration", table)
+	if !ok || tc.Strategy != keyset.Segment {
+		return usagef("--table %s: not a table of the configuration", table)
 	}
 	g := tc.Gene()
 	codec, err := codecs.Of(table)
 	if err != nil {
 		return err
 	}
-	var out []decodedGene
+	var out []decodedSegment
 	failed := 0
 	for _, s := range ids {
-		d := decodedGene{Table: table}
+		d := decodedSegment{Table: table}
 		id, from, err := codecs.ParseKey(s)
 		switch {
 		case err != nil:
@@ -224,6 +228,9 @@ func decodeGene(cfg *keyset.Config, codecs *keyset.Codecs, table string, ids []s
 			}
 			p := g.Decompose(key)
 			d.ID, d.Index, d.Shard, d.App = id, p.Index, p.Shard, p.App
+			if codec.Spread() {
+				d.Key, d.Shape = key, codec.ShapeFunc().Shape().String()
+			}
 			if p.App != g.App || p.Index < 1 {
 				d.Error = fmt.Sprintf("not a key of table %s: app bits %d (want %d), index %d", table, p.App, g.App, p.Index)
 			}
@@ -250,8 +257,14 @@ func decodeGene(cfg *keyset.Config, codecs *keyset.Codecs, table string, ids []s
 				fmt.Fprintln(stdout)
 			}
 			first = false
-			fmt.Fprintf(stdout, "%d\n  table     %s\n  shard     %d of %d\n  app       %d\n  index     %d\n",
-				d.ID, table, d.Shard, g.Shards(), d.App, d.Index)
+			fmt.Fprintf(stdout, "%d\n  table     %s\n", d.ID, table)
+			if d.Shape != "" {
+				fmt.Fprintf(stdout, "  shape     %s: key %d before it\n", d.Shape, d.Key)
+			}
+			if !g.Plain() {
+				fmt.Fprintf(stdout, "  shard     %d of %d\n  app       %d\n", d.Shard, g.Shards(), d.App)
+			}
+			fmt.Fprintf(stdout, "  index     %d\n", d.Index)
 		}
 	}
 	if failed > 0 {

@@ -48,11 +48,11 @@ tables:
 	id := strconv.FormatInt(ids[1], 10)
 
 	code, out, stderr := runCmd(t, "decode", "--config", cfgPath, "--table", "orders", "--json", id)
-	var got []decodedGene
+	var got []decodedSegment
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
 		t.Fatalf("decode: exit %d\n%s%s", code, out, stderr)
 	}
-	if want := (decodedGene{ID: ids[1], Table: "orders", Index: 2, Shard: shard, App: 3}); len(got) != 1 || got[0] != want {
+	if want := (decodedSegment{ID: ids[1], Table: "orders", Index: 2, Shard: shard, App: 3}); len(got) != 1 || got[0] != want {
 		t.Fatalf("decoded %+v, want %+v", got, want)
 	}
 	code, out, stderr = runCmd(t, "lookup", "--dsn", dsn, "--config", cfgPath, id)

@@ -19,6 +19,7 @@ layout: leaf
 tables:
   orders: {strategy: snowflake, shape: {spread: reverse}, text: {encoding: base62, prefix: ord_}}
   carts: {strategy: segment, app: {id: 2, bits: 3}, shape: {spread: shard, bits: 5}}
+  users: {strategy: segment, shape: {spread: reverse}}
 `)
 	cfg, err := keyset.Load(cfgPath)
 	if err != nil {
@@ -52,6 +53,22 @@ tables:
 	}
 	if code, _, stderr = runCmd(t, "decode", "--config", cfgPath, "--table", "carts", itoa(gk)); code != 1 || !strings.Contains(stderr, "not a key of this shape") {
 		t.Errorf("decode --table carts of an unshaped key: exit %d, %q", code, stderr)
+	}
+	// A segment table without shard or app bits: the shape is undone to
+	// the counter's number. Its keys carry no time: bounds says so, and
+	// does not send the user to decode for one.
+	users, err := cfg.Codec("users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uk, _ := users.Shape(41)
+	if code, out, stderr = runCmd(t, "decode", "--config", cfgPath, "--table", "users", itoa(uk)); code != 0 ||
+		!strings.Contains(out, "shape     {spread: reverse}: key 41 before it\n  index     41\n") || strings.Contains(out, "shard") {
+		t.Errorf("decode --table users %d: exit %d\n%s%s", uk, code, out, stderr)
+	}
+	code, _, stderr = runCmd(t, "bounds", "--config", cfgPath, "--table", "users", "--from", "2026-01-01", "--to", "2026-02-01")
+	if code != 1 || !strings.Contains(stderr, "users is a segment table") || strings.Contains(stderr, "decode still gives") {
+		t.Errorf("bounds --table users (spread segment): exit %d, %q", code, stderr)
 	}
 }
 

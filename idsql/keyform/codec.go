@@ -169,14 +169,14 @@ func (c *Codec) Decode(id int64, now time.Time, skew time.Duration) (snowflake.P
 func (c *Codec) Bounds(from, to time.Time) (lo, hi int64, err error) {
 	table := c.spec.Table
 	switch {
-	case c.Spread():
-		return 0, 0, fmt.Errorf("%w: table %s has shape %s: its keys are spread over the key space on purpose, "+
-			"so the keys of a time range lie all over it and no key range holds them; "+
-			"query by a time column (decode still gives each key's time)", ErrNoTimeOrder, table, c.shape.Shape())
 	case !c.HasTime():
 		return 0, 0, fmt.Errorf("%w: table %s is a segment table: its keys count up from the counter of segment key %q and carry no time, "+
 			"so no key range holds the keys of a time range. idsql_alloc_log records when each range of keys was allocated "+
 			"(idsql lookup shows it for a key)", ErrNoTimeOrder, table, c.spec.SegmentKey)
+	case c.Spread():
+		return 0, 0, fmt.Errorf("%w: table %s has shape %s: its keys are spread over the key space on purpose, "+
+			"so the keys of a time range lie all over it and no key range holds them; "+
+			"query by a time column (decode still gives each key's time)", ErrNoTimeOrder, table, c.shape.Shape())
 	}
 	if lo, hi, err = c.spec.Layout.Bounds(from, to); err != nil {
 		return 0, 0, fmt.Errorf("idsql: bounds of table %s: %w", table, err)

@@ -53,6 +53,7 @@ tables:
   orders: {strategy: segment, shard: {column: user_id, bits: 2}}
   users: {strategy: segment}
   accounts: {strategy: segment}
+  events: {strategy: snowflake}
 `), time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +73,8 @@ tables:
 		{"/api/segment/get/orders/3?shard=x", 400, "", []string{`shard "x" is not a shard`}},
 		{"/api/segment/get/accounts", 404, "Result{id=-2, status=EXCEPTION}: ", []string{`unknown segment key "accounts"`,
 			"table accounts is configured but its key has no row in idsql_alloc yet", "run `idsql migrate --config idsql.yaml --dsn ...` (or idsql.Migrate)"}},
+		{"/api/segment/get/events", 404, "Result{id=-2, status=EXCEPTION}: ", []string{`unknown segment key "events"`,
+			"table events is a snowflake table: its keys come from /api/snowflake/get/events"}},
 		{"/api/segment/get/nope", 404, "Result{id=-2, status=EXCEPTION}: ", []string{`unknown segment key "nope"`, "run `idsql migrate`"}},
 		{"/api/segment/get/users/0", 400, "", []string{`invalid count "0"`, "from 1 to"}},
 		{"/api/snowflake/get/coupon", 404, "", []string{`snowflake key "coupon" names no snowflake table`, "--snowflake-table"}},
@@ -94,6 +97,13 @@ tables:
 		// cause is there.
 		if tt.path == tests[0].path && !strings.Contains(logs.String(), tt.says[0]) {
 			t.Errorf("%s: the server log lacks %q:\n%s", tt.path, tt.says[0], logs)
+		}
+	}
+	// Answers holding IDs are never cached: a cache would hand the same
+	// IDs to a second client.
+	for _, path := range []string{"/api/segment/get/users", "/api/segment/get/users/3", "/api/snowflake/get/events", "/api/snowflake/get/events/3"} {
+		if code, _, hdr := get(t, srv, "GET", path); code != http.StatusOK || hdr.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s: %d, Cache-Control %q; want 200, no-store", path, code, hdr.Get("Cache-Control"))
 		}
 	}
 	if code, _, _ := get(t, srv, "GET", "/api/segment/get/orders?shard=3"); code != http.StatusOK {

@@ -408,11 +408,15 @@ func putIDs(p *[]int64, ids []int64) {
 	}
 }
 
-// writeID writes one ID as decimal text, Leaf's answer.
+// writeID writes one ID as decimal text, Leaf's answer. Like every answer
+// holding IDs it is marked no-store: a cache that answered a second client
+// with it would hand out the same ID twice.
 func writeID(w http.ResponseWriter, id int64) {
 	p := bufPool.Get().(*[]byte)
 	b := strconv.AppendInt((*p)[:0], id, 10)
-	w.Header()["Content-Type"] = textPlain
+	h := w.Header()
+	h["Content-Type"] = textPlain
+	h["Cache-Control"] = noStore
 	w.Write(b)
 	*p = b
 	bufPool.Put(p)
@@ -428,6 +432,7 @@ func writeIDs(w http.ResponseWriter, ids []int64) {
 	b = appendIDs(b, ids)
 	h := w.Header()
 	h["Content-Type"] = textPlain
+	h["Cache-Control"] = noStore
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.Write(b)
 	if cap(b) <= maxPooled {
@@ -513,6 +518,18 @@ func quote(s string) string {
 		s = s[:64] + "..."
 	}
 	return strconv.QuoteToASCII(s)
+}
+
+// errText is err's message for an error answer, as it is (not quoted
+// again: the body's JSON and the header each escape it once), shortened
+// past 1,024 bytes, since an error may quote what a client sent.
+// net/http turns any line break in it into a space in the header.
+func errText(err error) string {
+	s := err.Error()
+	if len(s) > 1024 {
+		s = strings.ToValidUTF8(s[:1024], "") + "..."
+	}
+	return s
 }
 
 // errorBody is an error answer: the body Spring Boot 1.5's error
@@ -605,6 +622,10 @@ func (srv *Server) unknownKey(key string) string {
 	}
 	for _, t := range tables {
 		tc := srv.cfg.Tables[t]
+		if tc.Strategy == keyset.Snowflake && t == key {
+			return "unknown segment key " + quote(key) + ": table " + t + " is a snowflake table: its keys come from " +
+				"/api/snowflake/get/" + t + ", not from the segment route"
+		}
 		if tc.Strategy != keyset.Segment {
 			continue
 		}
@@ -772,7 +793,7 @@ func (srv *Server) serveDecodeGene(w http.ResponseWriter, r *http.Request) int {
 // whose secret the server's environment lacks: 500, since the fault is the
 // server's, with the error naming the variable (never a secret).
 func (srv *Server) failTextKey(w http.ResponseWriter, r *http.Request, err error) int {
-	return srv.fail(w, r, nil, failure{kind: errInternal, status: http.StatusInternalServerError, msg: strconv.QuoteToASCII(err.Error())})
+	return srv.fail(w, r, nil, failure{kind: errInternal, status: http.StatusInternalServerError, msg: errText(err)})
 }
 
 func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
@@ -793,14 +814,14 @@ func (srv *Server) serveDecode(w http.ResponseWriter, r *http.Request) int {
 	}
 	key, shape, err := srv.unshape(q.Get("table"), from, id)
 	if err != nil {
-		return bad("snowflakeId " + quote(raw) + ": " + strconv.QuoteToASCII(err.Error()))
+		return bad("snowflakeId " + quote(raw) + ": " + errText(err))
 	}
 	if from == "" {
 		from = q.Get("table")
 	}
 	p, err := srv.layout.Decode(key, srv.s.Now(), time.Minute)
 	if err != nil {
-		return bad("invalid snowflakeId " + quote(raw) + ": " + strconv.QuoteToASCII(err.Error()))
+		return bad("invalid snowflakeId " + quote(raw) + ": " + errText(err))
 	}
 	d := Decoded{
 		Timestamp:  fmt.Sprintf("%d(%s)", p.Time.UnixMilli(), p.Time.UTC().Format("2006-01-02 15:04:05.000")),

@@ -260,8 +260,15 @@ tables:
 		t.Fatalf("decode %s: %+v %v", text, d, err)
 	}
 	t.Setenv("IDSQL_SERVER_TEST_KEY", "")
-	code, _, hdr := get(t, srv, "GET", "/decodeSnowflakeId?snowflakeId="+text)
+	code, body, hdr := get(t, srv, "GET", "/decodeSnowflakeId?snowflakeId="+text)
 	if code != http.StatusInternalServerError || !strings.Contains(hdr.Get("X-Idsql-Error"), "IDSQL_SERVER_TEST_KEY is not set") {
 		t.Errorf("decode without the secret: %d %q", code, hdr.Get("X-Idsql-Error"))
+	}
+	// The message quotes the text once: the JSON body escapes it once
+	// more, and nothing else does.
+	var e struct{ Message string }
+	want := strconv.Quote(text) + " has the prefix of table leaf_snowflake"
+	if err := json.Unmarshal([]byte(body), &e); err != nil || !strings.HasPrefix(e.Message, want) || !strings.HasPrefix(hdr.Get("X-Idsql-Error"), want) {
+		t.Errorf("decode without the secret: message %q, header %q; want both to start %q", e.Message, hdr.Get("X-Idsql-Error"), want)
 	}
 }

@@ -16,6 +16,12 @@ import (
 // sql_mode, silently clamped to the column's largest value.
 var ErrNarrowKey = dialect.ErrNarrowKey
 
+// ErrKeyType is wrapped by the error refusing an INSERT whose key column
+// is not an integer type (text, numeric, uuid, a SQLite column of text or
+// real affinity): the server would store the key as text or convert it,
+// or refuse it with an error naming no table.
+var ErrKeyType = dialect.ErrKeyType
+
 // ErrNoKeyColumn is wrapped by the error refusing an INSERT into a
 // configured table that has no column of the configured key column's name.
 var ErrNoKeyColumn = engine.ErrNoKeyColumn

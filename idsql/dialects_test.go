@@ -3,6 +3,7 @@ package idsql_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -74,6 +75,8 @@ func wrapperSchema(autoKey string) []string {
 		"CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, user_id INT NOT NULL, note VARCHAR(200))",
 		"CREATE TABLE users (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(100) NOT NULL UNIQUE)",
 		"CREATE TABLE plain (id " + autoKey + ", v INT)",
+		"CREATE TABLE textkey (id VARCHAR(40) NOT NULL PRIMARY KEY, v INT)",
+		"CREATE TABLE realkey (id REAL NOT NULL PRIMARY KEY, v INT)",
 	}
 }
 
@@ -81,6 +84,9 @@ func wrapperConfig() *keyset.Config {
 	return &keyset.Config{Namespace: "wrap", Tables: map[string]keyset.TableConfig{
 		"orders": {Strategy: keyset.Snowflake},
 		"users":  {Strategy: keyset.Segment, Step: 10},
+		// Key columns that cannot hold the keys: refused (ErrKeyType).
+		"textkey": {Strategy: keyset.Snowflake},
+		"realkey": {Strategy: keyset.Segment, Step: 10},
 	}}
 }
 
@@ -186,6 +192,29 @@ var wrapperCases = []struct {
 	name string
 	run  func(t *testing.T, f *wfix)
 }{
+	{"key column not an integer", func(t *testing.T, f *wfix) {
+		ctx := context.Background()
+		for _, table := range []string{"textkey", "realkey"} {
+			for _, q := range []string{"INSERT INTO " + table + " (v) VALUES (?)", "INSERT INTO " + table + " (id, v) VALUES (?, ?)"} {
+				args := []any{1}
+				if strings.Contains(q, "id,") {
+					args = []any{0, 1}
+				}
+				_, err := f.db.ExecContext(ctx, f.q(q), args...)
+				if !errors.Is(err, idsql.ErrKeyType) {
+					t.Fatalf("%s: %v; want ErrKeyType", q, err)
+				}
+				for _, want := range []string{"table " + table + ": key column id is ", "not an integer type", "make it BIGINT"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("%s: error %q does not say %q", q, err, want)
+					}
+				}
+			}
+			if n := f.ints(t, "SELECT count(*) FROM "+table); n[0] != 0 {
+				t.Errorf("%s: %d rows written", table, n[0])
+			}
+		}
+	}},
 	{"snowflake key", func(t *testing.T, f *wfix) {
 		ctx := context.Background()
 		res, err := f.db.ExecContext(ctx, f.q("INSERT INTO orders (user_id, note) VALUES (?, ?)"), 7, "n")

@@ -59,8 +59,10 @@ type spec struct {
 	// connection's own).
 	columns    string
 	columnArgs func(d Dialect, schema, table string) ([]any, error)
-	// intBits maps the integer type names of the catalog to their width.
-	intBits map[string]int
+	// keyBits reads a catalog column type (lower case, without its
+	// arguments): whether its values are integers, and their width in
+	// bits.
+	keyBits func(base string) (bits int, integer bool)
 	// widen is a format (table, column) of the statement that makes a key
 	// column 64-bit.
 	widen string
@@ -304,16 +306,27 @@ func (d Dialect) Columns(schema, table string) (string, []any, error) {
 	return s.columns, args, nil
 }
 
-// IntBits returns the width in bits of an integer column type as the
-// catalog (Columns) spells it ("integer", "int(11)", "int(10) unsigned",
-// "bigint"), or 0 for a type that is not an integer type of the dialect.
-// SQLite's integers are all 64-bit: it returns 0 for every type.
-func (d Dialect) IntBits(typ string) int {
+// KeyBits reads a column type as the catalog (Columns) spells it
+// ("integer", "int(11)", "int(10) unsigned", "bigint", "numeric(5,0)",
+// "text"): whether its values are integers, and their width in bits.
+// SQLite's integers are all 64-bit; there a declared type whose affinity
+// turns integers into text or floating point (TEXT, VARCHAR, REAL, ...) is
+// not an integer type.
+func (d Dialect) KeyBits(typ string) (bits int, integer bool) {
 	t := strings.ToLower(strings.TrimSpace(typ))
 	if i := strings.IndexAny(t, "( "); i >= 0 {
 		t = t[:i]
 	}
-	return d.spec().intBits[t]
+	return d.spec().keyBits(t)
+}
+
+// namedInts returns a keyBits that knows the integer types named in widths
+// and takes every other type for one that is not an integer.
+func namedInts(widths map[string]int) func(string) (int, bool) {
+	return func(base string) (int, bool) {
+		bits, ok := widths[base]
+		return bits, ok
+	}
 }
 
 // WidenKey returns the statement (or, for MySQL, its outline) that makes

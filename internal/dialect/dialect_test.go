@@ -96,14 +96,26 @@ func TestDescriptions(t *testing.T) {
 		if c.d.Bind() != c.bind || c.d.KeyBack() != c.back {
 			t.Errorf("%s: bind %v, key back %v", c.d, c.d.Bind(), c.d.KeyBack())
 		}
-		if c.int32Type != "" && c.d.IntBits(c.int32Type) != 32 {
-			t.Errorf("%s: IntBits(%q) = %d, want 32", c.d, c.int32Type, c.d.IntBits(c.int32Type))
+		if b, integer := c.d.KeyBits(c.int32Type); c.int32Type != "" && (b != 32 || !integer) {
+			t.Errorf("%s: KeyBits(%q) = %d, %v; want 32, true", c.d, c.int32Type, b, integer)
 		}
-		if b := c.d.IntBits(c.bigType); b != 0 && b != 64 {
-			t.Errorf("%s: IntBits(%q) = %d", c.d, c.bigType, b)
+		if b, integer := c.d.KeyBits(c.bigType); b != 64 || !integer {
+			t.Errorf("%s: KeyBits(%q) = %d, %v; want 64, true", c.d, c.bigType, b, integer)
 		}
-		if b := c.d.IntBits("text"); b != 0 {
-			t.Errorf("%s: IntBits(text) = %d", c.d, b)
+		for _, typ := range []string{"text", "varchar(20)", "real", "double precision"} {
+			if err := c.d.KeyColumn("t", "id", typ); !errors.Is(err, dialect.ErrKeyType) || !strings.Contains(err.Error(), "key column id is "+typ+", not an integer type") {
+				t.Errorf("%s: KeyColumn of a %s column: %v; want ErrKeyType naming the type", c.d, typ, err)
+			}
+		}
+		if c.d != dialect.SQLite { // SQLite keeps integers as integers in NUMERIC and untyped columns
+			for _, typ := range []string{"numeric(5,0)", "uuid", "decimal(20,0)"} {
+				if err := c.d.KeyColumn("t", "id", typ); !errors.Is(err, dialect.ErrKeyType) {
+					t.Errorf("%s: KeyColumn of a %s column: %v; want ErrKeyType", c.d, typ, err)
+				}
+			}
+		}
+		if err := c.d.KeyColumn("t", "id", c.bigType); err != nil {
+			t.Errorf("%s: KeyColumn of a %s column: %v", c.d, c.bigType, err)
 		}
 	}
 	if got := dialect.MySQL.Quote("a`b"); got != "`a``b`" {

@@ -20,7 +20,7 @@ var mysqlDescriptor = descriptor{
 FROM information_schema.columns
 WHERE table_schema = coalesce(?, database()) AND table_name = ?
 ORDER BY ordinal_position`,
-		intBits: map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "integer": 32, "bigint": 64},
+		keyBits: namedInts(map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "integer": 32, "bigint": 64}),
 		widen:   "ALTER TABLE %s MODIFY %s BIGINT NOT NULL, keeping the column's other attributes (AUTO_INCREMENT, ...)",
 		// InnoDB's per-commit flush is a global setting that no session
 		// can raise: LazyCommits reads it.

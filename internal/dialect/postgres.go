@@ -16,7 +16,7 @@ var postgresDescriptor = descriptor{
 FROM pg_catalog.pg_attribute a
 WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum`,
-		intBits: map[string]int{"smallint": 16, "integer": 32, "bigint": 64},
+		keyBits: namedInts(map[string]int{"smallint": 16, "integer": 32, "bigint": 64}),
 		widen:   "ALTER TABLE %s ALTER COLUMN %s TYPE bigint",
 		// synchronous_commit = off (server, role or session) would
 		// acknowledge a commit before its WAL is written.

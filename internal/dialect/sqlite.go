@@ -19,8 +19,10 @@ var sqliteDescriptor = descriptor{
 		// default clause.
 		columns: `SELECT name, dflt_value IS NOT NULL OR (pk = 1 AND upper(type) = 'INTEGER'), type
 FROM pragma_table_info(?) ORDER BY cid`,
-		// Every SQLite integer is 64-bit, whatever the declared type.
-		intBits:         map[string]int{},
+		// Every SQLite integer is 64-bit, whatever the declared type; a
+		// type of text or real affinity stores a key as text or as a
+		// float, losing it above 2^53.
+		keyBits:         sqliteKeyBits,
 		updateReturning: true, // since SQLite 3.35
 		onConflict:      true,
 		unique: func(err error) bool {
@@ -103,4 +105,20 @@ FROM pragma_table_info(?) ORDER BY cid`,
 		{"modernc.org/sqlite", "Driver"},
 		{"github.com/mattn/go-sqlite3", "SQLiteDriver"},
 	},
+}
+
+// sqliteKeyBits reads a declared column type by SQLite's affinity rules
+// (https://sqlite.org/datatype3.html, 3.1): INT anywhere in it is integer
+// affinity; CHAR, CLOB or TEXT text; REAL, FLOA or DOUB real. Integer,
+// numeric and blob affinities (and no type at all) keep an integer as a
+// 64-bit integer; text and real do not.
+func sqliteKeyBits(base string) (int, bool) {
+	switch {
+	case strings.Contains(base, "int"):
+		return 64, true
+	case strings.Contains(base, "char"), strings.Contains(base, "clob"), strings.Contains(base, "text"),
+		strings.Contains(base, "real"), strings.Contains(base, "floa"), strings.Contains(base, "doub"):
+		return 0, false
+	}
+	return 64, true
 }

@@ -74,8 +74,8 @@ func (c *Catalog) Columns(ctx context.Context, schema, table string) ([]rewrite.
 }
 
 // CheckKey checks, once per table, that t has its key column and that the
-// column can hold 64-bit keys (an error wrapping ErrNoKeyColumn or
-// dialect.ErrNarrowKey otherwise). A table the catalog does not know
+// column can hold 64-bit keys (an error wrapping ErrNoKeyColumn, or
+// dialect.ErrNarrowKey or dialect.ErrKeyType, otherwise). A table the catalog does not know
 // (yet) is not checked, and known reports it: the server reports a
 // missing table itself, and the check runs again at the next statement.
 func (e *Engine) CheckKey(ctx context.Context, cat *Catalog, t rewrite.Table) (known bool, err error) {
@@ -91,7 +91,7 @@ func (e *Engine) CheckKey(ctx context.Context, cat *Catalog, t rewrite.Table) (k
 		if !e.cfg.Dialect.SameColumn(col.name, t.KeyColumn) {
 			continue
 		}
-		if err := e.cfg.Dialect.NarrowKey(name, col.name, col.typ); err != nil {
+		if err := e.cfg.Dialect.KeyColumn(name, col.name, col.typ); err != nil {
 			return true, err
 		}
 		e.keyChecked.Store(name, true)

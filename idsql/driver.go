@@ -201,7 +201,7 @@ func (c *Connector) Keys() *Keys { return c.keys }
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	ic, err := c.inner.Connect(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("idsql: %w", c.dialect.ConnectError(err, ""))
 	}
 	cn := &conn{inner: ic, c: c, rw: c.eng.Default()}
 	cn.cat = c.eng.Catalog(cn)
@@ -290,6 +290,11 @@ func (d *wrappedDriver) Open(dsn string) (driver.Conn, error) {
 
 // OpenConnector implements driver.DriverContext.
 func (d *wrappedDriver) OpenConnector(dsn string) (driver.Connector, error) {
+	if dd, err := chooseDialect(d.cfg, d.opts.DriverName, d.inner); err == nil {
+		if dsn, err = dd.DriverDSN(dsn); err != nil {
+			return nil, err
+		}
+	}
 	var inner driver.Connector
 	if dc, ok := d.inner.(driver.DriverContext); ok {
 		var err error

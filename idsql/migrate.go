@@ -32,6 +32,13 @@ func Migrate(ctx context.Context, db *sql.DB, cfg *Config) error {
 // idsql_shapes in db, refusing a shape that differs from the recorded one
 // (see Reshape). It is idempotent.
 func MigrateIn(ctx context.Context, db *sql.DB, cfg *Config, stores Stores) error {
+	if err := db.PingContext(ctx); err != nil {
+		if _, wrapped := db.Driver().(*wrappedDriver); wrapped {
+			return fmt.Errorf("idsql: migrate: %w", err) // the wrapper says where already
+		}
+		d, _ := keyset.DialectOf(db)
+		return fmt.Errorf("idsql: migrate: %w", d.ConnectError(err, ""))
+	}
 	if err := keyset.RecordShapes(ctx, db, cfg); err != nil {
 		return fmt.Errorf("idsql: migrate: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -69,29 +68,9 @@ var driverDSNs = map[string]func(dsn string) (out string, lazy bool, shown strin
 // also returns whether the DSN carries accept_lazy_commits=true, which it
 // removes (the driver would send it to the server as a variable).
 func mysqlDSN(dsn string) (string, bool, error) {
-	if strings.HasPrefix(dsn, "mysql://") || strings.HasPrefix(dsn, "mariadb://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			return "", false, fmt.Errorf("mysql DSN: %w", err)
-		}
-		c := mysql.NewConfig()
-		if u.User != nil {
-			c.User = u.User.Username()
-			c.Passwd, _ = u.User.Password()
-		}
-		c.Net, c.Addr = "tcp", u.Host
-		if u.Port() == "" && u.Host != "" {
-			c.Addr = net.JoinHostPort(u.Hostname(), "3306")
-		}
-		c.DBName = strings.TrimPrefix(u.Path, "/")
-		dsn = c.FormatDSN()
-		if u.RawQuery != "" {
-			sep := "?"
-			if strings.Contains(dsn[strings.LastIndexByte(dsn, '/'):], "?") {
-				sep = "&"
-			}
-			dsn += sep + u.RawQuery
-		}
+	dsn, err := dialect.MySQL.DriverDSN(dsn)
+	if err != nil {
+		return "", false, err
 	}
 	lazy := false
 	if i := strings.LastIndexByte(dsn, '?'); i >= 0 && strings.LastIndexByte(dsn, '/') < i {
@@ -149,7 +128,7 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("connect to %s: %w", shown, err)
+		return nil, dd.ConnectError(err, shown)
 	}
 	stores, err := idsql.StoresFor(db, keyset.HolderConfig{AcceptLazyCommits: lazy})
 	if err != nil {

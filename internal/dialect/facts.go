@@ -32,6 +32,14 @@ type facts struct {
 	// pgWire: servers of the dialect speak PostgreSQL's wire protocol,
 	// the one pgx speaks.
 	pgWire bool
+	// driverDSN turns a DSN in a form idsql's programs take but the
+	// dialect's driver does not (a mysql:// URL) into the driver's form;
+	// nil: every DSN goes to the driver as it is.
+	driverDSN func(dsn string) (string, error)
+	// connectHint says how to mend a connection failure the dialect's
+	// drivers report without saying how (a server without TLS asked for
+	// it), or ""; nil: none is known.
+	connectHint func(msg string) string
 }
 
 func (d Dialect) facts() *facts { return &d.descriptor().facts }
@@ -50,6 +58,37 @@ func (d Dialect) DriverName() string { return d.facts().driverName }
 // SQLXName returns a driver name from which sqlx derives the dialect's
 // bind style: "postgres" ($1), "mysql" or "sqlite3" (?).
 func (d Dialect) SQLXName() string { return d.facts().sqlxName }
+
+// DriverDSN returns dsn in the form the dialect's driver reads: a MySQL
+// or MariaDB URL (mysql://user:pass@host:port/db?params, mariadb://...)
+// becomes go-sql-driver's user:pass@tcp(host:port)/db?params (port 3306
+// when none is given); any other DSN is returned as it is.
+func (d Dialect) DriverDSN(dsn string) (string, error) {
+	if f := d.facts().driverDSN; f != nil {
+		return f(dsn)
+	}
+	return dsn, nil
+}
+
+// ConnectError returns err, a failure to connect to a database of the
+// dialect, saying that it happened while connecting (to where, a DSN with
+// its password hidden; "" names the dialect's database) and, where the
+// driver's words do not say how to mend it, how.
+func (d Dialect) ConnectError(err error, where string) error {
+	if where == "" {
+		where = "the database"
+		if t := d.descriptor().spec.title; t != "" {
+			where = "the " + t + " database"
+		}
+	}
+	hint := ""
+	if f := d.facts().connectHint; f != nil {
+		if h := f(err.Error()); h != "" {
+			hint = "; " + h
+		}
+	}
+	return fmt.Errorf("connect to %s: %w%s", where, err, hint)
+}
 
 // ForDSN returns the dialect of a DSN as idsql's programs take it
 // (--dsn): mysql:// and mariadb:// URLs and go-sql-driver's

@@ -1,6 +1,11 @@
 package dialect
 
-import "strings"
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
 
 // mysqlDescriptor answers every question idsql asks of MySQL and MariaDB.
 var mysqlDescriptor = descriptor{
@@ -130,6 +135,14 @@ CREATE TABLE IF NOT EXISTS idsql_shapes (
 			}
 			return "MySQL " + version
 		},
+		driverDSN: mysqlURLDSN,
+		connectHint: func(msg string) string {
+			// go-sql-driver's words for a server without TLS.
+			if strings.Contains(msg, "TLS requested but server does not support TLS") {
+				return "the server offers no TLS and the DSN's tls= asks for it: turn TLS on in the server, or drop tls= from the DSN on a network you trust"
+			}
+			return ""
+		},
 		segmentStoreApart: false,
 		pgWire:            false,
 	},
@@ -203,4 +216,37 @@ CREATE TABLE IF NOT EXISTS idsql_worker_locks (
 	// MariaDB's; MySQL 8 has no sequences (see facts.sequenceless).
 	defaults: &mariaDefaults,
 	drivers:  []driverType{{mysqlPkg, "MySQLDriver"}},
+}
+
+// mysqlURLDSN turns a mysql:// or mariadb:// URL into go-sql-driver's DSN
+// (user:pass@tcp(host:port)/db?params); any other DSN is returned as it
+// is.
+func mysqlURLDSN(dsn string) (string, error) {
+	if !hasPrefixFold(dsn, "mysql://", "mariadb://") {
+		return dsn, nil
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("mysql DSN: %w", err)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("mysql DSN %s: no host", u.Redacted())
+	}
+	var b strings.Builder
+	if u.User != nil {
+		b.WriteString(u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			b.WriteString(":" + p)
+		}
+		b.WriteString("@")
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "3306")
+	}
+	b.WriteString("tcp(" + host + ")/" + strings.TrimPrefix(u.Path, "/"))
+	if u.RawQuery != "" {
+		b.WriteString("?" + u.RawQuery)
+	}
+	return b.String(), nil
 }

@@ -85,6 +85,15 @@ ORDER BY a.attnum`,
 		segmentStoreApart: false,
 		// Every PostgreSQL has sequences.
 		sequenceless: nil,
+		driverDSN:    nil,
+		connectHint: func(msg string) string {
+			// lib/pq's and pgx's words for a server that does not offer TLS.
+			if strings.Contains(msg, "SSL is not enabled on the server") || strings.Contains(msg, "server refused TLS connection") {
+				return "the server offers no TLS and the DSN asks for it, as lib/pq does unless told otherwise: " +
+					"turn ssl on in the server, or add sslmode=disable to the DSN on a network you trust"
+			}
+			return ""
+		},
 	},
 	statements: statementSpec{
 		foldColumns:     false,

@@ -91,6 +91,9 @@ FROM pragma_table_info(?) ORDER BY cid`,
 		pgWire:            false,
 		// No SQLite has sequences.
 		sequenceless: nil,
+		// A file: no URL form to turn, no network to fail.
+		driverDSN:   nil,
+		connectHint: nil,
 	},
 	statements: statementSpec{
 		foldColumns:     true,

@@ -609,6 +609,30 @@ func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValu
 	return res, nil, nil
 }
 
+// Exec is the old driver.Execer. database/sql calls ExecContext, but code
+// that reaches the connection through sql.Conn.Raw may assert Execer, as
+// go-sql-driver/mysql's recipe for one result per statement of a
+// multi-statement Exec does: it runs as ExecContext, and a statement that
+// passes unchanged answers the inner driver's own result.
+func (c *conn) Exec(query string, args []driver.Value) (driver.Result, error) {
+	return c.ExecContext(context.Background(), query, namedValues(args))
+}
+
+// Query is the old driver.Queryer, for code that reaches the connection
+// through sql.Conn.Raw: it runs as QueryContext.
+func (c *conn) Query(query string, args []driver.Value) (driver.Rows, error) {
+	return c.QueryContext(context.Background(), query, namedValues(args))
+}
+
+// namedValues numbers positional driver values as database/sql does.
+func namedValues(args []driver.Value) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(args))
+	for i, v := range args {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return out
+}
+
 // QueryContext fills INSERT ... RETURNING into configured tables and
 // forwards the rest; see ExecContext.
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {

@@ -576,3 +576,53 @@ func TestMySQLConfigAcceptLazyCommits(t *testing.T) {
 		t.Fatalf("rows written with holder.accept_lazy_commits: %d, %v; want 1", n, err)
 	}
 }
+
+// TestMySQLMultiResultRecipe runs go-sql-driver/mysql's documented recipe
+// for one result per statement of a multi-statement Exec through the
+// wrapper: sql.Conn.Raw, the connection as a driver.Execer, its result as
+// a mysql.Result.
+func TestMySQLMultiResultRecipe(t *testing.T) {
+	m := openMySQL(t, mysqlSchema, mysqlConfig(), map[string]string{"multiStatements": "true"})
+	ctx := context.Background()
+	for _, q := range []string{"INSERT INTO autoinc (n) VALUES (1), (2), (3)"} {
+		if _, err := m.raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := m.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var affected []int64
+	err = conn.Raw(func(dc any) error {
+		ex, ok := dc.(driver.Execer) //nolint:staticcheck // the recipe's interface
+		if !ok {
+			return fmt.Errorf("the connection (%T) is not a driver.Execer", dc)
+		}
+		res, err := ex.Exec("UPDATE autoinc SET s = 'a' WHERE n = 1; UPDATE autoinc SET s = 'b' WHERE n > 1", nil)
+		if err != nil {
+			return err
+		}
+		r, ok := res.(mysql.Result)
+		if !ok {
+			return fmt.Errorf("the result (%T) is not a mysql.Result", res)
+		}
+		affected = r.AllRowsAffected()
+		return nil
+	})
+	if err != nil || !slices.Equal(affected, []int64{1, 2}) {
+		t.Errorf("the recipe: rows affected %v, %v; want [1 2]", affected, err)
+	}
+	// An INSERT into a configured table through the old interface is
+	// filled as through ExecContext.
+	err = conn.Raw(func(dc any) error {
+		_, err := dc.(driver.Execer).Exec("INSERT INTO orders (user_id) VALUES (?)", []driver.Value{int64(5)}) //nolint:staticcheck // the recipe's interface
+		return err
+	})
+	if got := queryInts(t, m.raw, "SELECT id FROM orders WHERE user_id = 5"); err != nil || len(got) != 1 {
+		t.Fatalf("insert through driver.Execer: %v, keys %v", err, got)
+	} else {
+		m.isKey(t, "orders", got[0])
+	}
+}

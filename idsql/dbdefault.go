@@ -84,7 +84,7 @@ func MigrateWith(ctx context.Context, db *sql.DB, cfg *Config, o MigrateOptions)
 		stores = *o.Stores
 	} else {
 		var err error
-		if stores, err = StoresFor(db, cfg.Holder); err != nil {
+		if stores, err = storesFor(db, cfg.Holder, keyset.HasSegmentTables(cfg)); err != nil {
 			return fmt.Errorf("idsql: migrate: %w", err)
 		}
 	}

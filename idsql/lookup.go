@@ -80,7 +80,7 @@ func (o Origin) String() string {
 // application's database, wrapped by idsql or not: the stores are those
 // of its dialect (StoresFor). See LookupIn.
 func Lookup(ctx context.Context, db *sql.DB, cfg *Config, id int64) ([]Origin, error) {
-	stores, err := StoresFor(db, cfg.Holder)
+	stores, err := storesFor(db, cfg.Holder, keyset.HasSegmentTables(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("idsql: lookup %d: %w", id, err)
 	}

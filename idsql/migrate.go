@@ -16,7 +16,7 @@ import (
 // a segment key for every segment table of cfg that has none. See
 // MigrateIn; MigrateWith also installs database-side key defaults.
 func Migrate(ctx context.Context, db *sql.DB, cfg *Config) error {
-	stores, err := StoresFor(db, cfg.Holder)
+	stores, err := storesFor(db, cfg.Holder, keyset.HasSegmentTables(cfg))
 	if err != nil {
 		return fmt.Errorf("idsql: migrate: %w", err)
 	}

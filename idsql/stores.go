@@ -26,6 +26,13 @@ type Stores struct {
 // come first (on SQLite the segment store is a file of its own, which
 // only they name).
 func StoresFor(db *sql.DB, hc keyset.HolderConfig) (Stores, error) {
+	return storesFor(db, hc, true)
+}
+
+// storesFor is StoresFor; without needSegments (a configuration with no
+// segment table), a dialect whose segment store is not linked gives no
+// segment store instead of an error.
+func storesFor(db *sql.DB, hc keyset.HolderConfig, needSegments bool) (Stores, error) {
 	d, err := keyset.DialectOf(db)
 	if err != nil {
 		return Stores{}, err
@@ -38,7 +45,10 @@ func StoresFor(db *sql.DB, hc keyset.HolderConfig) (Stores, error) {
 	if st, ok := given.SegmentStore.(*segment.SQLStore); ok {
 		s.Segments = st
 	} else if s.Segments, err = keyset.SegmentStore(db, d); err != nil {
-		return Stores{}, err
+		if needSegments {
+			return Stores{}, err
+		}
+		s.Segments = nil
 	}
 	if s.Workers == nil && d.HasWorkerTable() {
 		s.Workers = registry.New(db, registry.Settings{Heartbeat: hc.Heartbeat, Dialect: d.String(),

@@ -55,10 +55,13 @@ type monitorPage struct {
 	SegmentKeys     []segCard        // keys of no sharded table, in natural order (orders#2 before orders#10)
 	ShardGroups     []shardGroup     // the keys of each sharded table, after the others
 
-	Snowflake   []snowRow
-	Leases      []registry.Record
-	LeasesError string
-	HasRegistry bool
+	Snowflake []snowRow
+	// AnyKey is the table whose IDs answer snowflake keys that name no
+	// table; AnyKeyOff, when there is none, says why (Settings.SnowflakeOff).
+	AnyKey, AnyKeyOff string
+	Leases            []registry.Record
+	LeasesError       string
+	HasRegistry       bool
 
 	Requests map[string]uint64
 	Errors   []kindCount
@@ -202,6 +205,10 @@ func (srv *Server) page(ctx context.Context) monitorPage {
 		SegmentsEnabled: srv.s.Segments != nil,
 		Requests:        map[string]uint64{},
 		HasRegistry:     srv.s.Registry != nil,
+		AnyKeyOff:       srv.s.SnowflakeOff,
+	}
+	if srv.anyKey != nil {
+		pg.AnyKey = srv.anyKey.table
 	}
 	if pg.Refresh < 1 {
 		pg.Refresh = 1

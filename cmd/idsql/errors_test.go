@@ -89,7 +89,7 @@ var errorCases = []errorCase{
 
 	// The ID server: segment tables only, under the local holder.
 	{name: "serve segment tables only", serve: []string{"--config", "{dir}/segonly.yaml", "--dsn", "sqlite:{dir}/ids.db", "--migrate"},
-		says: []string{"the snowflake endpoint is off: the configuration has no snowflake table", "name it with --snowflake-table",
+		says: []string{"snowflake keys that name no snowflake table are refused: the configuration has no snowflake table", "name it with --snowflake-table",
 			// The server logs a client's mistake too (a line a second at most).
 			`idsql server: GET /api/snowflake/get/coupon: 404: snowflake key "coupon" names no snowflake table`}},
 	{name: "snowflake key with no snowflake table", http: "/api/snowflake/get/coupon", code: 404,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -85,6 +86,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q", rest[0])
 	}
+	snowGiven := false // --snowflake-table was asked for
+	fs.Visit(func(f *flag.Flag) { snowGiven = snowGiven || f.Name == "snowflake-table" })
 	if env := os.Getenv("IDSQL_TOKENS"); env != "" {
 		for _, t := range strings.Split(env, ",") {
 			if t = strings.TrimSpace(t); t != "" {
@@ -155,18 +158,33 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ss := segment.Settings{MaxStep: *maxStep}
 	settings := server.Settings{Tokens: tokens, MaxBatch: *maxBatch, SnowflakeTable: *snowTable, Log: log.New(stderr, "", log.LstdFlags)}
 	srv, err := newServer(ctx, scfg, d, ss, settings)
-	if err != nil && scfg != cfg && !hasSnowflakeTable(cfg) {
-		// The configuration has segment tables only: the snowflake table
-		// serve adds for Leaf's snowflake endpoint is not what the user
-		// asked for, so it must not stop the server. The endpoint then
-		// answers why it is off.
+	if err != nil && scfg != cfg && !snowGiven {
+		// The snowflake table serve adds for Leaf's keys that name no
+		// snowflake table is not one the user asked for, so it must not
+		// stop the server: the only configured snowflake table answers
+		// those keys, or, with none or several, they are refused saying
+		// why.
 		why, _, _ := strings.Cut(errText(err), "\n")
 		why = strings.TrimSuffix(why, ":")
-		settings.SnowflakeOff = fmt.Sprintf("the configuration has no snowflake table, and %s, the table serve adds to answer Leaf's snowflake keys, "+
-			"could not start (%s); to serve snowflake keys, add a snowflake table to the configuration (under the local holder with its "+
-			"worker ID in holder.workers) and name it with --snowflake-table", *snowTable, why)
-		if srv, err = newServer(ctx, cfg, d, ss, settings); err == nil {
-			fmt.Fprintf(stderr, "idsql serve: the snowflake endpoint is off: %s\n", settings.SnowflakeOff)
+		switch tables := cfg.SnowflakeTables(); len(tables) {
+		case 1:
+			settings.SnowflakeTable = tables[0]
+			if srv, err = newServer(ctx, cfg, d, ss, settings); err == nil {
+				fmt.Fprintf(stderr, "idsql serve: %s, the table serve adds for snowflake keys that name no table, could not start (%s): "+
+					"table %s answers them (choose with --snowflake-table)\n", *snowTable, why, tables[0])
+			}
+		case 0:
+			settings.SnowflakeOff = fmt.Sprintf("the configuration has no snowflake table, and %s, the table serve adds to answer Leaf's snowflake keys, "+
+				"could not start (%s); to serve snowflake keys, add a snowflake table to the configuration (under the local holder with its "+
+				"worker ID in holder.workers) and name it with --snowflake-table", *snowTable, why)
+		default:
+			settings.SnowflakeOff = fmt.Sprintf("%s, the table serve adds to answer them, could not start (%s): name one of the snowflake tables (%s) "+
+				"with --snowflake-table, or give %s a worker ID", *snowTable, why, strings.Join(tables, ", "), *snowTable)
+		}
+		if settings.SnowflakeOff != "" {
+			if srv, err = newServer(ctx, cfg, d, ss, settings); err == nil {
+				fmt.Fprintf(stderr, "idsql serve: snowflake keys that name no snowflake table are refused: %s\n", settings.SnowflakeOff)
+			}
 		}
 	}
 	if err != nil {
@@ -186,14 +204,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return err
 }
 
-// hasSnowflakeTable reports whether cfg has a snowflake table.
-func hasSnowflakeTable(cfg *keyset.Config) bool {
+// snowflakeTables returns cfg's snowflake tables, sorted.
+func snowflakeTables(cfg *keyset.Config) []string {
+	var out []string
 	for _, t := range cfg.TableNames() {
 		if cfg.Tables[t].Strategy == keyset.Snowflake {
-			return true
+			out = append(out, t)
 		}
 	}
-	return false
+	return out
 }
 
 // migrateHint adds to err, when it says that a table idsql's migration

@@ -7,9 +7,12 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idsql/idsql/idsql/snowflake"
 )
 
 // startServe runs `idsql serve --addr 127.0.0.1:0 args...` until the test
@@ -85,4 +88,59 @@ func serveAndGet(t *testing.T, args []string, paths ...string) string {
 		t.Fatalf("serve exited %d: %s", code, errw.String())
 	}
 	return urls[""]
+}
+
+// TestServeQuickStartConfig: serve runs on the README's quick-start
+// configuration, whose local holder maps a worker ID to orders only: the
+// table serve adds for snowflake keys that name no table gets none, so
+// orders, the only snowflake table, answers them, and the monitor page
+// says so. With two snowflake tables such keys are refused, naming
+// --snowflake-table and the tables, while each table's own keys are
+// served; a --snowflake-table the user names must start.
+func TestServeQuickStartConfig(t *testing.T) {
+	dir := t.TempDir()
+	quick := writeConfig(t, "namespace: shop\nholder: {kind: local, instance: app, workers: {\"orders@app\": 1}}\n"+
+		"tables:\n  orders: {strategy: snowflake}\n  users:  {strategy: segment, step: 100}\n")
+	urls, stop, errw := startServe(t, "monitor", "--config", quick, "--dsn", "sqlite:"+dir+"/ids.db", "--migrate")
+	base := strings.TrimSuffix(urls["monitor"], "/")
+	id, err := strconv.ParseInt(getOK(t, base+"/api/snowflake/get/anything"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := snowflake.Leaf.Decode(id, time.Now(), time.Minute); err != nil || p.Worker != 1 {
+		t.Errorf("a key naming no table got %d (%+v, %v); want one of orders' worker 1", id, p, err)
+	}
+	if page := getOK(t, base+"/"); !strings.Contains(page, "Snowflake keys that name no table are answered by table <b>orders</b>.") {
+		t.Errorf("the monitor page does not say which table answers keys that name none")
+	}
+	if code := stop(); code != 0 || !strings.Contains(errw.String(), "table orders answers them (choose with --snowflake-table)") {
+		t.Errorf("serve exited %d; stderr %q", code, errw.String())
+	}
+
+	two := writeConfig(t, "namespace: shop\nholder: {kind: local, instance: app, workers: {\"orders@app\": 1, \"payments@app\": 2}}\n"+
+		"tables:\n  orders: {strategy: snowflake}\n  payments: {strategy: snowflake}\n")
+	urls, stop, errw = startServe(t, "monitor", "--config", two, "--dsn", "sqlite:"+dir+"/ids2.db", "--migrate")
+	base = strings.TrimSuffix(urls["monitor"], "/")
+	getOK(t, base+"/api/snowflake/get/payments")
+	resp, err := http.Get(base + "/api/snowflake/get/anything")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "name one of the snowflake tables (orders, payments) with --snowflake-table") {
+		t.Errorf("a key naming no table with two snowflake tables: %d %s", resp.StatusCode, body)
+	}
+	if page := getOK(t, base+"/"); !strings.Contains(page, "Snowflake keys that name no table are refused:") {
+		t.Errorf("the monitor page does not say that keys naming no table are refused")
+	}
+	if code := stop(); code != 0 {
+		t.Errorf("serve exited %d: %s", code, errw.String())
+	}
+
+	code, _, stderr := runCmd(t, "serve", "--config", quick, "--dsn", "sqlite:"+dir+"/ids3.db", "--migrate", "--addr", "127.0.0.1:0", "--quiet",
+		"--snowflake-table", "leaf_snowflake")
+	if code != 1 || !strings.Contains(stderr, "leaf_snowflake@app") {
+		t.Errorf("serve --snowflake-table leaf_snowflake without its worker ID: exit %d, %q; want a refusal naming the entry", code, stderr)
+	}
 }

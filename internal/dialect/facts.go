@@ -40,6 +40,12 @@ type facts struct {
 	// drivers report without saying how (a server without TLS asked for
 	// it), or ""; nil: none is known.
 	connectHint func(msg string) string
+	// splitStatement reports whether an error's words say that the parts
+	// of one statement reached different server connections, as a pooler
+	// in transaction mode does to prepared statements; splitHint says how
+	// to mend it (nil: no such pooler is known for the dialect).
+	splitStatement func(msg string) bool
+	splitHint      string
 }
 
 func (d Dialect) facts() *facts { return &d.descriptor().facts }
@@ -88,6 +94,19 @@ func (d Dialect) ConnectError(err error, where string) error {
 		}
 	}
 	return fmt.Errorf("connect to %s: %w%s", where, err, hint)
+}
+
+// SplitStatement returns err, saying how to mend it when its words show
+// that the parts of one statement reached different server connections:
+// what PgBouncer in transaction (or statement) mode does to a prepared
+// statement, which lib/pq and pgx make unless told otherwise. Any other
+// error, and nil, is returned as it is.
+func (d Dialect) SplitStatement(err error) error {
+	f := d.facts().splitStatement
+	if err == nil || f == nil || !f(err.Error()) {
+		return err
+	}
+	return fmt.Errorf("%w; %s", err, d.facts().splitHint)
 }
 
 // ForDSN returns the dialect of a DSN as idsql's programs take it

@@ -136,6 +136,9 @@ CREATE TABLE IF NOT EXISTS idsql_shapes (
 			return "MySQL " + version
 		},
 		driverDSN: mysqlURLDSN,
+		// go-sql-driver prepares on the connection it executes on.
+		splitStatement: nil,
+		splitHint:      "",
 		connectHint: func(msg string) string {
 			// go-sql-driver's words for a server without TLS.
 			if strings.Contains(msg, "TLS requested but server does not support TLS") {

@@ -86,6 +86,19 @@ ORDER BY a.attnum`,
 		// Every PostgreSQL has sequences.
 		sequenceless: nil,
 		driverDSN:    nil,
+		// lib/pq prepares an unnamed statement and binds it in a second
+		// round trip, and pgx by default prepares named statements once per
+		// connection: behind a pooler in transaction mode the second part
+		// reaches another server connection, which lacks the statement or
+		// holds another client's.
+		splitStatement: func(msg string) bool {
+			return strings.Contains(msg, "unnamed prepared statement does not exist") ||
+				(strings.Contains(msg, "prepared statement") && strings.Contains(msg, "does not exist")) ||
+				(strings.Contains(msg, "bind message supplies") && strings.Contains(msg, "prepared statement"))
+		},
+		splitHint: "the statement was prepared on one server connection and run on another, as PgBouncer in transaction mode does: " +
+			"with lib/pq add binary_parameters=yes to the DSN, with pgx set default_query_exec_mode=exec (or simple_protocol), " +
+			"or pool in session mode",
 		connectHint: func(msg string) string {
 			// lib/pq's and pgx's words for a server that does not offer TLS.
 			if strings.Contains(msg, "SSL is not enabled on the server") || strings.Contains(msg, "server refused TLS connection") {

@@ -92,8 +92,10 @@ FROM pragma_table_info(?) ORDER BY cid`,
 		// No SQLite has sequences.
 		sequenceless: nil,
 		// A file: no URL form to turn, no network to fail.
-		driverDSN:   nil,
-		connectHint: nil,
+		driverDSN:      nil,
+		connectHint:    nil,
+		splitStatement: nil,
+		splitHint:      "",
 	},
 	statements: statementSpec{
 		foldColumns:     true,

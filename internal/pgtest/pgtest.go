@@ -28,7 +28,7 @@ const EnvDSN = "IDSQL_TEST_PG_DSN"
 // to provide the missing server.
 func Unavailable(t testing.TB, what string) {
 	t.Helper()
-	msg := what + " is not available; run the tests through scripts/test, which starts PostgreSQL, MariaDB, ZooKeeper, Redis and etcd"
+	msg := what + " is not available; run the tests through scripts/test, which starts PostgreSQL, PgBouncer, MariaDB, ZooKeeper, Redis and etcd"
 	if os.Getenv("CI") != "" {
 		t.Fatal(msg + " (CI is set, so this is a failure)")
 	}

@@ -48,9 +48,11 @@ func workerDialects(f string) string {
 }
 
 // ErrNotDurable means the database may lose a committed lease row in a
-// crash, and the registry cannot make that commit durable itself. It is
-// returned by StartTx on a MySQL server that does not flush every commit,
-// unless Settings.AcceptLazyCommits is set.
+// crash or a failover, and the registry cannot make that commit durable
+// itself. It is returned by StartTx on a MySQL server that does not flush
+// every commit, and on a PostgreSQL primary that streams to a standby a
+// failover could promote without the commit (an asynchronous one), unless
+// Settings.AcceptLazyCommits is set.
 var ErrNotDurable = errors.New("registry: the database does not make every commit durable")
 
 // attempts bounds how often InTx runs a transaction that conflicts.
@@ -196,15 +198,29 @@ func (r *Registry) LockNamespace(ctx context.Context, tx *sql.Tx, namespace stri
 }
 
 // durable makes tx commit durably, or refuses a database that would not:
-// a lease row or horizon lost in a crash could hand a worker ID out twice.
-// PostgreSQL: the dialect's DurableCommit statement (SET LOCAL
-// synchronous_commit = on), whatever the server runs with. MySQL: InnoDB's
-// per-commit flush is a global server setting a session cannot raise, so
-// the server's settings are checked instead (dialect.LazyCommits); a lazy
-// server fails with ErrNotDurable unless Settings.AcceptLazyCommits.
+// a lease row or horizon lost in a crash or a failover could hand a worker
+// ID out twice. PostgreSQL: the dialect's DurableCommit statement (SET
+// LOCAL synchronous_commit = on), whatever the server runs with, which
+// waits for the synchronous standbys too; a standby that would not hold
+// the commit (dialect.UnsafeStandbys: an asynchronous one) fails with
+// ErrNotDurable. MySQL: InnoDB's per-commit flush is a global server
+// setting a session cannot raise, so the server's settings are checked
+// instead (dialect.LazyCommits); a lazy server fails with ErrNotDurable.
+// Both pass with Settings.AcceptLazyCommits.
 func (r *Registry) durable(ctx context.Context, tx *sql.Tx) error {
 	if err := r.d.CommitDurably(ctx, tx); err != nil || r.s.AcceptLazyCommits {
 		return err
+	}
+	standbys, err := r.d.UnsafeStandbys(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if standbys != nil {
+		return fmt.Errorf("%w: the server streams to standbys that may lack its last commits: %s; a failover to one can lose a lease row "+
+			"and hand its worker ID out twice. List the standbys a failover may promote in synchronous_standby_names "+
+			"(synchronous_commit on, as idsql's commits ask), give the role pg_read_all_stats when it cannot read sync_state, "+
+			"or set Settings.AcceptLazyCommits (holder.accept_lazy_commits: true in an idsql config) to take that risk, "+
+			"as for a logical replication consumer, which is never promoted", ErrNotDurable, strings.Join(standbys, ", "))
 	}
 	lazy, err := r.d.LazyCommits(ctx, tx)
 	if err != nil {

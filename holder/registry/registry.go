@@ -78,10 +78,12 @@ type Settings struct {
 	// driver (a known one, raw or wrapped by idsql.Open). Settings()
 	// reports the canonical name.
 	Dialect string
-	// AcceptLazyCommits lets the registry record leases on a MySQL server
-	// that does not flush every commit to disk (see ErrNotDurable), where
-	// a crash of the database can hand a worker ID out twice. PostgreSQL
-	// ignores it: there every lease transaction commits synchronously.
+	// AcceptLazyCommits lets the registry record leases where a commit it
+	// made can be lost (see ErrNotDurable): on a MySQL server that does not
+	// flush every commit to disk, where a crash of the database can hand a
+	// worker ID out twice, and on a PostgreSQL primary that streams to an
+	// asynchronous standby, where a failover to it can. Every lease
+	// transaction on PostgreSQL commits synchronously either way.
 	AcceptLazyCommits bool
 	// Logger receives a warning when a lease's heartbeat is still running
 	// a heartbeat after it was sent (a lease ends when none completes for

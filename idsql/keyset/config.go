@@ -199,8 +199,12 @@ type HolderConfig struct {
 	// (innodb_flush_log_at_trx_commit other than 1, or sync_binlog other
 	// than 1 with binary logging). Such a server can lose a lease row in an
 	// operating-system crash and hand its worker ID out twice, so by
-	// default it is refused with registry.ErrNotDurable. It has no effect
-	// on PostgreSQL, where each lease commit asks for a synchronous commit.
+	// default it is refused with registry.ErrNotDurable. On PostgreSQL each
+	// lease commit asks for a synchronous commit, which a standby listed in
+	// synchronous_standby_names holds too; a primary streaming to an
+	// asynchronous standby, which a failover may promote without the last
+	// leases, is refused the same way, and this accepts it (a logical
+	// replication consumer, never promoted, counts as such a standby).
 	AcceptLazyCommits bool `yaml:"accept_lazy_commits"`
 	// Options holds the keys of the holder section that no field above
 	// has: a holder kind's own keys (holderkind.Kind.Keys), handed to the kind

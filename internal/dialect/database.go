@@ -84,6 +84,38 @@ func (d Dialect) LazyCommits(ctx context.Context, q RowQueryer) ([]string, error
 	return lazy, nil
 }
 
+// UnsafeStandbys returns the standbys streaming from the server that a
+// failover could promote without a commit the server has acknowledged:
+// PostgreSQL's asynchronous ones (pg_stat_replication's sync_state async
+// or potential), as "replica (async)", and those whose state the role
+// cannot read (without pg_read_all_stats), as "replica (sync_state not
+// readable)". A standby that holds every acknowledged commit
+// (synchronous_standby_names names it, sync or quorum) is not listed. A
+// logical replication consumer streams too and is listed: it is never
+// promoted, which only the operator knows. None for other dialects.
+func (d Dialect) UnsafeStandbys(ctx context.Context, q RowQueryer) ([]string, error) {
+	f := d.spec().standbys
+	if f == nil {
+		return nil, nil
+	}
+	return f(ctx, q)
+}
+
+// pgUnsafeStandbys reads pg_stat_replication for UnsafeStandbys.
+func pgUnsafeStandbys(ctx context.Context, q RowQueryer) ([]string, error) {
+	var list string
+	err := q.QueryRowContext(ctx, `SELECT coalesce(string_agg(coalesce(application_name, '?') || ' (' ||
+	coalesce(sync_state, 'sync_state not readable') || ')', ', ' ORDER BY application_name), '')
+FROM pg_stat_replication WHERE sync_state IS NULL OR sync_state NOT IN ('sync', 'quorum')`).Scan(&list)
+	if err != nil {
+		return nil, fmt.Errorf("read the server's standbys (pg_stat_replication): %w", err)
+	}
+	if list == "" {
+		return nil, nil
+	}
+	return strings.Split(list, ", "), nil
+}
+
 // XactLock returns the statement that takes an advisory lock on key (a
 // bigint SQL expression, which may use bind parameters) until the running
 // transaction ends, so that transactions taking it run one at a time

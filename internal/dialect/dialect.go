@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -72,6 +73,10 @@ type spec struct {
 	durable     string
 	durableExpr string
 	lazyCheck   bool
+	// standbys lists the servers a failover may promote that can lack a
+	// commit the server acknowledged (see UnsafeStandbys); nil: the
+	// dialect has no such question.
+	standbys func(ctx context.Context, q RowQueryer) ([]string, error)
 	// xactLock is a format (a bigint expression) of the statement that
 	// takes an advisory lock held until the transaction ends.
 	xactLock string

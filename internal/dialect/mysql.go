@@ -30,6 +30,8 @@ ORDER BY ordinal_position`,
 		// InnoDB's per-commit flush is a global setting that no session
 		// can raise: LazyCommits reads it.
 		lazyCheck: true,
+		// Replicas and Galera are not read: see RELIABILITY.md.
+		standbys: nil,
 		// UTC_TIMESTAMP and NOW are the time the statement began, stale
 		// after a lock wait; SYSDATE reads the clock at evaluation but in
 		// the session's time zone, which may observe daylight saving time.

@@ -49,8 +49,10 @@ ORDER BY a.attnum`,
 		ignoreTail:      " ON CONFLICT (%s) DO NOTHING",
 		rangePartitions: true,
 		maxIdent:        pgMaxIdent,
-		// The server's settings cannot lower durable's commit.
+		// The server's settings cannot lower durable's commit, but an
+		// asynchronous standby can miss it.
 		lazyCheck: false,
+		standbys:  pgUnsafeStandbys,
 	},
 	syntax: Syntax{
 		Bind:                 Dollar,

@@ -154,3 +154,79 @@ func postgresUser() (*syscall.Credential, error) {
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
+
+// Port returns the server's port.
+func (s *Server) Port() int { return s.port }
+
+// StartStandby copies s with pg_basebackup and starts the copy as a
+// streaming standby of s on a port of its own, stopped and removed when
+// the test ends. With sync, s waits for the standby's flush before it
+// acknowledges a commit (synchronous_standby_names names it, and s's
+// synchronous_commit is on for every transaction, not only idsql's); s
+// must be running.
+func (s *Server) StartStandby(sync bool) *Server {
+	s.t.Helper()
+	r := &Server{t: s.t, bin: s.bin, cred: s.cred, port: testproc.FreePorts(s.t, 1)[0]}
+	r.dir = testproc.ServerDir(s.t, "idsql-pgtest-standby-")
+	r.proc = testproc.New("PostgreSQL standby", r.dir)
+	if r.cred != nil {
+		if err := os.Chown(r.dir, int(r.cred.Uid), int(r.cred.Gid)); err != nil {
+			s.t.Fatalf("pgtest: %v", err)
+		}
+	}
+	data := filepath.Join(r.dir, "data")
+	cmd := exec.Command(filepath.Join(s.bin, "pg_basebackup"), "-D", data, "-h", "127.0.0.1", "-p", strconv.Itoa(s.port),
+		"-U", "postgres", "-X", "stream", "--no-sync")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: r.cred}
+	cmd.Dir = r.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("pgtest: pg_basebackup: %v\n%s", err, out)
+	}
+	conf := fmt.Sprintf("\n# written by pgtest.StartStandby\nport = %d\nhot_standby = on\n", r.port)
+	auto := fmt.Sprintf("primary_conninfo = 'host=127.0.0.1 port=%d user=postgres application_name=standby'\n", s.port)
+	for name, text := range map[string]string{"postgresql.conf": conf, "postgresql.auto.conf": auto, "standby.signal": ""} {
+		f, err := os.OpenFile(filepath.Join(data, name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			_, err = f.WriteString(text)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err == nil && r.cred != nil {
+			err = os.Chown(filepath.Join(data, name), int(r.cred.Uid), int(r.cred.Gid))
+		}
+		if err != nil {
+			s.t.Fatalf("pgtest: standby %s: %v", name, err)
+		}
+	}
+	s.t.Cleanup(r.Stop)
+	r.Start()
+	if sync {
+		// After the copy, so that the standby, once promoted, does not
+		// wait for a standby of its own, as a failover tool would see to.
+		s.exec("ALTER SYSTEM SET synchronous_standby_names = 'standby'", "ALTER SYSTEM SET synchronous_commit = 'on'", "SELECT pg_reload_conf()")
+	}
+	return r
+}
+
+// Promote promotes a standby to a primary and waits until it takes
+// writes (pg_promote, up to a minute).
+func (s *Server) Promote() {
+	s.t.Helper()
+	s.exec("SELECT pg_promote(true, 60)")
+}
+
+// exec runs statements on the server's postgres database as postgres.
+func (s *Server) exec(stmts ...string) {
+	s.t.Helper()
+	db, err := sql.Open("postgres", s.DSN())
+	if err != nil {
+		s.t.Fatalf("pgtest: %v", err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			s.t.Fatalf("pgtest: %s: %v", q, err)
+		}
+	}
+}

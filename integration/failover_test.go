@@ -1,0 +1,262 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // pgx's multi-host DSNs follow the primary
+
+	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+// failoverWriter is one process of a failover run: its acknowledged keys
+// by table, and its longest time without an acknowledgement.
+type failoverWriter struct {
+	name    string
+	keys    map[string][]int64
+	acks    []time.Time // when each key was acknowledged
+	longest time.Duration
+	errs    []string // distinct errors, with the time first seen
+}
+
+// after returns how many keys the writer acknowledged at or after at.
+func (w *failoverWriter) after(at time.Time) int {
+	n := 0
+	for _, a := range w.acks {
+		if !a.Before(at) {
+			n++
+		}
+	}
+	return n
+}
+
+// runFailoverWriters inserts through a wrapper per writer, each with its
+// own worker lease, until stop closes, each INSERT RETURNING its key; wait
+// returns once every writer has stopped.
+func runFailoverWriters(t *testing.T, dsn string, cfgFor func(string) *keyset.Config, names []string, stop <-chan struct{}) (writers []*failoverWriter, wait func()) {
+	t.Helper()
+	var wg sync.WaitGroup
+	out := make([]*failoverWriter, len(names))
+	for i, name := range names {
+		w := &failoverWriter{name: name, keys: map[string][]int64{}}
+		out[i] = w
+		db, err := idsql.Open("pgx", dsn, cfgFor(name), idsql.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := time.Now()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					w.longest = max(w.longest, time.Since(last))
+					return
+				default:
+				}
+				table := []string{"orders", "users"}[n%2]
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				var id int64
+				err := db.QueryRowContext(ctx, "INSERT INTO "+table+" (src, n) VALUES ($1, $2) RETURNING id", name, n).Scan(&id)
+				cancel()
+				if err != nil {
+					msg := err.Error()
+					if len(w.errs) == 0 || !strings.HasSuffix(w.errs[len(w.errs)-1], msg) {
+						w.errs = append(w.errs, time.Now().Format("15:04:05.000 ")+msg)
+					}
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				now := time.Now()
+				w.longest = max(w.longest, now.Sub(last))
+				last = now
+				w.keys[table] = append(w.keys[table], id)
+				w.acks = append(w.acks, now)
+			}
+		}()
+	}
+	t.Cleanup(wg.Wait)
+	return out, wg.Wait
+}
+
+// failoverConfig is the configuration of a failover run's process
+// instance: its worker leases from the worker table, a snowflake and a
+// segment table; holder adds to the holder's settings.
+func failoverConfig(t *testing.T, instance, holder string) *keyset.Config {
+	t.Helper()
+	cfg, err := keyset.Parse("failover.yaml", []byte("namespace: fo\nholder: {kind: postgres, mode: sticky, instance: "+instance+holder+"}\n"+
+		"tables:\n  orders: {strategy: snowflake}\n  users: {strategy: segment, step: 10}\n"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestFailoverPostgresSync: a PostgreSQL primary streams synchronously to
+// a standby (synchronous_standby_names, synchronous_commit on); four
+// processes insert through the wrapper over pgx with a multi-host DSN
+// that follows the writable server, each with its lease from the worker
+// table, into a snowflake and a segment table. The primary is killed
+// (immediate shutdown) and the standby promoted. No key is acknowledged
+// twice, every acknowledged row is on the promoted server, and each
+// process issues again after the failover.
+func TestFailoverPostgresSync(t *testing.T) {
+	primary := pgtest.StartServer(t)
+	standby := primary.StartStandby(true)
+	raw, err := sql.Open("postgres", primary.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, "CREATE TABLE orders (id bigint PRIMARY KEY, src text, n int); "+
+		"CREATE TABLE users (id bigint PRIMARY KEY, src text, n int)"); err != nil {
+		t.Fatal(err)
+	}
+	cfgFor := func(instance string) *keyset.Config { return failoverConfig(t, instance, "") }
+	if err := idsql.Migrate(ctx, raw, cfgFor("admin")); err != nil {
+		t.Fatal(err)
+	}
+	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/postgres?sslmode=disable&target_session_attrs=read-write&connect_timeout=2",
+		primary.Port(), standby.Port())
+	stop := make(chan struct{})
+	writers, wait := runFailoverWriters(t, dsn, cfgFor, []string{"w1", "w2", "w3", "w4"}, stop)
+
+	time.Sleep(1500 * time.Millisecond)
+	killed := time.Now()
+	primary.Crash()
+	standby.Promote()
+	promoted := time.Now()
+	var inRecovery bool
+	sdb, err := sql.Open("postgres", standby.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	if err := sdb.QueryRow("SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil || inRecovery {
+		t.Fatalf("the standby after pg_promote: in recovery %v, %v", inRecovery, err)
+	}
+	time.Sleep(8 * time.Second)
+	close(stop)
+	wait()
+	stopped := time.Now()
+	t.Logf("primary killed at %s, standby promoted %s later", killed.Format("15:04:05.000"), promoted.Sub(killed))
+
+	for _, table := range []string{"orders", "users"} {
+		seen := map[int64]string{}
+		for _, w := range writers {
+			for _, k := range w.keys[table] {
+				if other, dup := seen[k]; dup {
+					t.Errorf("%s: key %d acknowledged to %s and %s", table, k, other, w.name)
+				}
+				seen[k] = w.name
+			}
+		}
+		stored := map[int64]bool{}
+		rows, err := sdb.Query("SELECT id FROM " + table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var k int64
+			rows.Scan(&k)
+			stored[k] = true
+		}
+		rows.Close()
+		lost := 0
+		for k := range seen {
+			if !stored[k] {
+				lost++
+			}
+		}
+		if lost > 0 {
+			t.Errorf("%s: %d of %d acknowledged keys are not on the promoted server", table, lost, len(seen))
+		}
+	}
+	for _, w := range writers {
+		after := w.after(promoted)
+		t.Logf("%s: %d orders, %d users acknowledged, %d after the promotion; longest pause between two keys %s (the failover's included); errors:\n%s",
+			w.name, len(w.keys["orders"]), len(w.keys["users"]), after, w.longest, strings.Join(w.errs, "\n"))
+		if after == 0 {
+			t.Errorf("%s issued no key in the %s after the promotion", w.name, stopped.Sub(promoted).Round(time.Millisecond))
+		}
+	}
+}
+
+// TestFailoverPostgresAsyncRefused: a primary streaming to an
+// asynchronous standby, which a failover may promote without the last
+// worker leases, is refused for snowflake keys with an error that names
+// the standby and synchronous_standby_names; holder.accept_lazy_commits
+// takes the risk, and listing the standby in synchronous_standby_names
+// (no restart) mends it.
+func TestFailoverPostgresAsyncRefused(t *testing.T) {
+	primary := pgtest.StartServer(t)
+	primary.StartStandby(false)
+	raw, err := sql.Open("postgres", primary.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, "CREATE TABLE orders (id bigint PRIMARY KEY, src text, n int)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := idsql.Migrate(ctx, raw, failoverConfig(t, "admin", "")); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(instance, holder string) error {
+		db, err := idsql.Open("postgres", primary.DSN(), failoverConfig(t, instance, holder), idsql.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		_, err = db.ExecContext(ctx, "INSERT INTO orders (src, n) VALUES ($1, 1)", instance)
+		return err
+	}
+	err = insert("a", "")
+	if !errors.Is(err, registry.ErrNotDurable) || !strings.Contains(err.Error(), "standby (async)") ||
+		!strings.Contains(err.Error(), "synchronous_standby_names") {
+		t.Fatalf("a snowflake key on a primary with an asynchronous standby: %v; want ErrNotDurable naming the standby and the setting", err)
+	}
+	var rows int
+	if err := raw.QueryRowContext(ctx, "SELECT count(*) FROM orders").Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("%d rows written by a refused INSERT (%v)", rows, err)
+	}
+	if err := insert("b", ", accept_lazy_commits: true"); err != nil {
+		t.Errorf("with accept_lazy_commits: %v", err)
+	}
+	if _, err := raw.ExecContext(ctx, "ALTER SYSTEM SET synchronous_standby_names = 'standby'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, "SELECT pg_reload_conf()"); err != nil {
+		t.Fatal(err)
+	}
+	// The standby reports itself sync once the primary has read the
+	// setting and the standby answered: wait for that, then claim.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var state string
+		raw.QueryRowContext(ctx, "SELECT coalesce(max(sync_state), '') FROM pg_stat_replication").Scan(&state)
+		if state == "sync" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby's sync_state is %q 10 s after synchronous_standby_names named it", state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := insert("c", ""); err != nil {
+		t.Errorf("with the standby synchronous: %v", err)
+	}
+}

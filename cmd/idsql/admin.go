@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
+	"github.com/idsql/idsql/internal/dialect"
 )
 
 func stamp(t time.Time) string {
@@ -336,7 +338,7 @@ func releasedOr(t time.Time) string {
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("migrate", "--dsn DSN [--config idsql.yaml] [--reshape T] [--db-defaults [--db-block N] [--dry-run]]",
+	fs := newFlags("migrate", "--dsn DSN [--config idsql.yaml] [--reshape T] [--db-defaults [--db-block N] [--dry-run]] | --print-grants ROLE --dsn DSN",
 		"Creates idsql's tables (idsql_alloc, idsql_alloc_log and, on PostgreSQL and\n"+
 			"MySQL, idsql_workers) and a segment key for every segment table of the configuration\n"+
 			"that has none. A table that already holds rows (from BIGSERIAL) gets a key\n"+
@@ -351,19 +353,27 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"It records each table's key shape (tables.T.shape) in idsql_shapes and refuses a\n"+
 			"shape other than the recorded one. --reshape T records T's configured shape in\n"+
 			"place of the recorded one, only when T has issued no key (no rows, no worker\n"+
-			"lease, no segment range): keys of two shapes can be equal.", stderr)
+			"lease, no segment range): keys of two shapes can be equal.\n\n"+
+			"migrate runs as the owner of idsql's tables. --print-grants ROLE prints, for the\n"+
+			"database of --dsn (it does not connect), the GRANT statements that give the\n"+
+			"application's role what idsql does at run time on its tables (ROLE as the\n"+
+			"database writes it: app, or 'app'@'%' on MySQL).", stderr)
 	dsn := fs.String("dsn", "", dsnHelp)
 	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml)")
 	dbDefaults := fs.Bool("db-defaults", false, "also install database-side defaults on the tables' key columns")
 	dbBlock := fs.Int64("db-block", idsql.DefaultDBBlock, "keys per block of a database-side default")
 	dryRun := fs.Bool("dry-run", false, "print the SQL --db-defaults runs instead of migrating")
 	reshape := fs.String("reshape", "", "record this table's configured shape in place of the recorded one (only when it has issued no key)")
+	grantsTo := fs.String("print-grants", "", "print the grants idsql needs at run time for this role, and migrate nothing")
 	rest, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q", rest[0])
+	}
+	if *grantsTo != "" {
+		return printGrants(*dsn, *grantsTo, stdout)
 	}
 	cfg, err := loadConfig(*cfgPath, true)
 	if err != nil {
@@ -403,6 +413,28 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"and sync_binlog = 1 with binary logging)\n", strings.Join(lazy, " and "))
 	}
 	return listSegments(ctx, d, stdout)
+}
+
+// printGrants prints the runtime grants of role for the database of dsn
+// (or $IDSQL_DSN), without connecting to it.
+func printGrants(dsn, role string, stdout io.Writer) error {
+	if dsn == "" {
+		dsn = os.Getenv("IDSQL_DSN")
+	}
+	if dsn == "" {
+		return usagef("--print-grants needs --dsn (or IDSQL_DSN) to tell the database")
+	}
+	d := dialect.ForDSN(dsn)
+	grants := d.RuntimeGrants(role)
+	if len(grants) == 0 {
+		fmt.Fprintf(stdout, "-- %s has no privileges to grant: idsql's tables are in files of its own\n", d)
+		return nil
+	}
+	fmt.Fprintf(stdout, "-- What idsql does at run time on its tables (%s), for role %s; run as their owner after idsql migrate.\n", d, role)
+	for _, g := range grants {
+		fmt.Fprintln(stdout, g+";")
+	}
+	return nil
 }
 
 func runWorkers(ctx context.Context, args []string, stdout, stderr io.Writer) error {

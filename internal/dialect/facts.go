@@ -46,6 +46,12 @@ type facts struct {
 	// to mend it (nil: no such pooler is known for the dialect).
 	splitStatement func(msg string) bool
 	splitHint      string
+	// grants are the statements (formats of the role) that give an
+	// application's role what idsql does at run time on idsql's tables;
+	// denied reports whether an error's words say a privilege is missing.
+	// Both nil where the database has no privileges (SQLite).
+	grants []string
+	denied func(msg string) bool
 }
 
 func (d Dialect) facts() *facts { return &d.descriptor().facts }
@@ -107,6 +113,32 @@ func (d Dialect) SplitStatement(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w; %s", err, d.facts().splitHint)
+}
+
+// RuntimeGrants returns the statements that give role (as the database
+// writes it: app, or 'app'@'%' on MySQL) every privilege idsql uses at run
+// time on its own tables: leases in the worker table, segment ranges and
+// their log, the shape records. Migrate and the database-side defaults
+// run as the tables' owner; the application's own tables need INSERT
+// (and what its statements need) on top. None for SQLite.
+func (d Dialect) RuntimeGrants(role string) []string {
+	out := make([]string, len(d.facts().grants))
+	for i, g := range d.facts().grants {
+		out[i] = fmt.Sprintf(g, role)
+	}
+	return out
+}
+
+// Denied returns err, saying how to mend it when its words show that the
+// role lacks a privilege: idsql's runtime grants (RuntimeGrants), which
+// `idsql migrate --print-grants ROLE` prints. Any other error, and nil,
+// is returned as it is.
+func (d Dialect) Denied(err error) error {
+	f := d.facts().denied
+	if err == nil || f == nil || !f(err.Error()) {
+		return err
+	}
+	return fmt.Errorf("%w; the role lacks a privilege idsql uses: `idsql migrate --print-grants ROLE` prints the grants it needs on its tables", err)
 }
 
 // ForDSN returns the dialect of a DSN as idsql's programs take it

@@ -141,6 +141,17 @@ CREATE TABLE IF NOT EXISTS idsql_shapes (
 		// go-sql-driver prepares on the connection it executes on.
 		splitStatement: nil,
 		splitHint:      "",
+		grants: []string{
+			"GRANT SELECT, INSERT, UPDATE ON idsql_workers TO %s",
+			"GRANT SELECT, INSERT, UPDATE ON idsql_worker_locks TO %s",
+			"GRANT SELECT, UPDATE ON idsql_alloc TO %s",
+			"GRANT SELECT, INSERT ON idsql_alloc_log TO %s",
+			"GRANT SELECT ON idsql_shapes TO %s",
+			// The segment store allocates through its procedure.
+			"GRANT EXECUTE ON PROCEDURE idsql_allocate_v1 TO %s",
+		},
+		// Error 1142 (1370 for a routine): SELECT command denied to user ... for table ...
+		denied: func(msg string) bool { return strings.Contains(msg, "command denied to user") },
 		connectHint: func(msg string) string {
 			// go-sql-driver's words for a server without TLS.
 			if strings.Contains(msg, "TLS requested but server does not support TLS") {

@@ -98,6 +98,15 @@ ORDER BY a.attnum`,
 				(strings.Contains(msg, "prepared statement") && strings.Contains(msg, "does not exist")) ||
 				(strings.Contains(msg, "bind message supplies") && strings.Contains(msg, "prepared statement"))
 		},
+		grants: []string{
+			"GRANT SELECT, INSERT, UPDATE ON idsql_workers TO %s",
+			"GRANT USAGE ON SEQUENCE idsql_workers_lease_id_seq TO %s",
+			"GRANT SELECT, UPDATE ON idsql_alloc TO %s",
+			"GRANT SELECT, INSERT ON idsql_alloc_log TO %s",
+			"GRANT USAGE ON SEQUENCE idsql_alloc_log_id_seq TO %s",
+			"GRANT SELECT ON idsql_shapes TO %s",
+		},
+		denied: func(msg string) bool { return strings.Contains(msg, "permission denied for ") },
 		splitHint: "the statement was prepared on one server connection and run on another, as PgBouncer in transaction mode does: " +
 			"with lib/pq add binary_parameters=yes to the DSN, with pgx set default_query_exec_mode=exec (or simple_protocol), " +
 			"or pool in session mode",

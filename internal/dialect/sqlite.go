@@ -97,6 +97,9 @@ FROM pragma_table_info(?) ORDER BY cid`,
 		connectHint:    nil,
 		splitStatement: nil,
 		splitHint:      "",
+		// A file's permissions, not the database's: no grants.
+		grants: nil,
+		denied: nil,
 	},
 	statements: statementSpec{
 		foldColumns:     true,

@@ -57,7 +57,7 @@ func (c *Catalog) columns(ctx context.Context, schema, table string) ([]column, 
 			return cols, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: catalog: columns of %s: %w", c.prefix, rewrite.Table{Schema: schema, Name: table}, c.d.SplitStatement(err))
+	return nil, fmt.Errorf("%s: catalog: columns of %s: %w", c.prefix, rewrite.Table{Schema: schema, Name: table}, c.d.Denied(c.d.SplitStatement(err)))
 }
 
 // Columns implements rewrite.Catalog.

@@ -228,7 +228,7 @@ func (e *Engine) insertErr(st *Stmt, err error) error {
 	if errors.Is(err, ErrBatch) {
 		return err
 	}
-	return fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, err)
+	return fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, e.cfg.Dialect.Denied(err))
 }
 
 // draw appends n keys of st's table to dst, from the source st keeps.

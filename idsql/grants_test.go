@@ -1,0 +1,196 @@
+package idsql_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
+	"github.com/idsql/idsql/internal/dialect"
+	"github.com/idsql/idsql/internal/mysqltest"
+	"github.com/idsql/idsql/internal/pgtest"
+)
+
+// TestLeastPrivilegePostgres: the application runs as a role with INSERT
+// and SELECT on its own tables and only dialect.RuntimeGrants on idsql's,
+// while Migrate runs as the owner. Snowflake keys (a lease in the worker
+// table) and segment keys (ranges and their log) are issued and Lookup
+// reads their records; a grant taken away fails the next range with an
+// error that says a privilege idsql uses is missing and how to list them,
+// and writes nothing.
+func TestLeastPrivilegePostgres(t *testing.T) {
+	owner, dsn := pgtest.Open(t)
+	ctx := context.Background()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	role := fmt.Sprintf("app_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	cfg, err := keyset.Parse("lp.yaml", []byte("namespace: lp\nholder: {kind: postgres, mode: sticky, instance: app}\n"+
+		"tables:\n  orders: {strategy: snowflake}\n  users: {strategy: segment, step: 3}\n"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE orders (id bigint PRIMARY KEY, n int)", "CREATE TABLE users (id bigint PRIMARY KEY, n int)",
+		"CREATE ROLE " + role + " LOGIN",
+	} {
+		if _, err := owner.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		owner.Exec("DROP OWNED BY " + role)
+		owner.Exec("DROP ROLE " + role)
+	})
+	if err := idsql.Migrate(ctx, owner, cfg); err != nil {
+		t.Fatal(err)
+	}
+	grants := append([]string{
+		"GRANT USAGE ON SCHEMA " + schema + " TO " + role,
+		"GRANT SELECT, INSERT ON orders, users TO " + role,
+	}, dialect.PostgreSQL.RuntimeGrants(role)...)
+	for _, q := range grants {
+		if _, err := owner.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	u.User = url.User(role)
+	appDSN := u.String()
+	open := func() *idsql.DB {
+		db, err := idsql.Open("postgres", appDSN, cfg, idsql.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	db := open()
+	var ids []int64
+	for i := range 5 {
+		for _, table := range []string{"orders", "users"} {
+			var id int64
+			if err := db.QueryRowContext(ctx, "INSERT INTO "+table+" (n) VALUES ($1) RETURNING id", i).Scan(&id); err != nil {
+				t.Fatalf("insert into %s as %s: %v", table, role, err)
+			}
+			ids = append(ids, id)
+		}
+	}
+	for i, id := range ids[:2] {
+		origins, err := idsql.Lookup(ctx, db.DB.DB, cfg, id)
+		if want := []string{"orders", "users"}[i]; err != nil || len(origins) != 1 || origins[0].Table != want {
+			t.Errorf("Lookup(%d) as %s: %+v, %v; want table %s", id, role, origins, err, want)
+		}
+	}
+	db.Close()
+
+	if _, err := owner.ExecContext(ctx, "REVOKE UPDATE ON idsql_alloc FROM "+role); err != nil {
+		t.Fatal(err)
+	}
+	var before int
+	owner.QueryRow("SELECT count(*) FROM users").Scan(&before)
+	_, err = open().ExecContext(ctx, "INSERT INTO users (n) VALUES (9)")
+	if err == nil || !strings.Contains(err.Error(), "permission denied for table idsql_alloc") ||
+		!strings.Contains(err.Error(), "`idsql migrate --print-grants ROLE` prints the grants it needs") {
+		t.Errorf("a segment range without UPDATE on idsql_alloc: %v; want the denial and how to list the grants", err)
+	}
+	var after int
+	owner.QueryRow("SELECT count(*) FROM users").Scan(&after)
+	if after != before {
+		t.Errorf("%d rows written by the refused INSERT", after-before)
+	}
+}
+
+// TestLeastPrivilegeMySQL is TestLeastPrivilegePostgres on MariaDB: a user
+// with SELECT and INSERT on the application's tables and only
+// dialect.RuntimeGrants on idsql's.
+func TestLeastPrivilegeMySQL(t *testing.T) {
+	ownerDSN := mysqltest.Database(t)
+	owner, err := sql.Open("mysql", ownerDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	ctx := context.Background()
+	user := fmt.Sprintf("app_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	role := "'" + user + "'@'%'"
+	cfg, err := keyset.Parse("lp.yaml", []byte("namespace: lp\nholder: {kind: mysql, mode: sticky, instance: app, accept_lazy_commits: true}\n"+
+		"tables:\n  orders: {strategy: snowflake}\n  users: {strategy: segment, step: 3}\n"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE orders (id BIGINT PRIMARY KEY, n INT)", "CREATE TABLE users (id BIGINT PRIMARY KEY, n INT)",
+		"CREATE USER " + role + " IDENTIFIED BY 'app-password'",
+	} {
+		if _, err := owner.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { owner.Exec("DROP USER " + role) })
+	if err := idsql.Migrate(ctx, owner, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append([]string{"GRANT SELECT, INSERT ON orders TO " + role, "GRANT SELECT, INSERT ON users TO " + role},
+		dialect.MySQL.RuntimeGrants(role)...) {
+		if _, err := owner.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	c, err := mysql.ParseDSN(ownerDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.User, c.Passwd = user, "app-password"
+	open := func() *idsql.DB {
+		db, err := idsql.Open("mysql", c.FormatDSN(), cfg, idsql.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	db := open()
+	var ids []int64
+	for i := range 5 {
+		for _, table := range []string{"orders", "users"} {
+			res, err := db.ExecContext(ctx, "INSERT INTO "+table+" (n) VALUES (?)", i)
+			if err != nil {
+				t.Fatalf("insert into %s as %s: %v", table, role, err)
+			}
+			id, _ := res.LastInsertId()
+			ids = append(ids, id)
+		}
+	}
+	for i, id := range ids[:2] {
+		origins, err := idsql.Lookup(ctx, db.DB.DB, cfg, id)
+		if want := []string{"orders", "users"}[i]; err != nil || len(origins) != 1 || origins[0].Table != want {
+			t.Errorf("Lookup(%d) as %s: %+v, %v; want table %s", id, role, origins, err, want)
+		}
+	}
+	db.Close()
+
+	if _, err := owner.ExecContext(ctx, "REVOKE UPDATE ON idsql_alloc FROM "+role); err != nil {
+		t.Fatal(err)
+	}
+	var before, after int
+	owner.QueryRow("SELECT count(*) FROM users").Scan(&before)
+	_, err = open().ExecContext(ctx, "INSERT INTO users (n) VALUES (9)")
+	if err == nil || !strings.Contains(err.Error(), "command denied to user") ||
+		!strings.Contains(err.Error(), "`idsql migrate --print-grants ROLE` prints the grants it needs") {
+		t.Errorf("a segment range without UPDATE on idsql_alloc: %v; want the denial and how to list the grants", err)
+	}
+	owner.QueryRow("SELECT count(*) FROM users").Scan(&after)
+	if after != before {
+		t.Errorf("%d rows written by the refused INSERT", after-before)
+	}
+}

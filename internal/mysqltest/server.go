@@ -1,12 +1,15 @@
 package mysqltest
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/idsql/idsql/internal/pgtest"
 	"github.com/idsql/idsql/internal/testproc"
+	"github.com/idsql/idsql/internal/tlstest"
 )
 
 // EnvBin names the variable holding the path of the MariaDB server
@@ -43,6 +47,9 @@ type Server struct {
 	port int
 	user []string // --user=mysql when we are root
 	proc *testproc.Proc
+	tls  string // the go-sql-driver TLS configuration's name, set by StartTLSServer
+	uid  int    // the mysql user's, when we are root (-1 otherwise)
+	gid  int
 }
 
 // StartServer initializes and starts a MariaDB server of this test's own on
@@ -51,6 +58,21 @@ type Server struct {
 // in IDSQL_TEST_MYSQL_BIN and mariadb-install-db; without them the test
 // skips, or fails under CI.
 func StartServer(t testing.TB) *Server {
+	t.Helper()
+	return startServer(t, nil)
+}
+
+// StartTLSServer is StartServer for a server that takes only TLS
+// connections (require_secure_transport), its certificate being files'
+// server certificate; DSN connects over TLS verifying it against files'
+// authority and presenting files' client certificate (a go-sql-driver TLS
+// configuration registered under a name of the test's own).
+func StartTLSServer(t testing.TB, files *tlstest.Files) *Server {
+	t.Helper()
+	return startServer(t, files)
+}
+
+func startServer(t testing.TB, files *tlstest.Files) *Server {
 	t.Helper()
 	bin := os.Getenv(EnvBin)
 	if bin == "" {
@@ -65,16 +87,24 @@ func StartServer(t testing.TB) *Server {
 			pgtest.Unavailable(t, "mariadb-install-db, beside "+bin+" or in PATH")
 		}
 	}
-	s := &Server{t: t, bin: bin, port: testproc.FreePorts(t, 1)[0]}
+	s := &Server{t: t, bin: bin, port: testproc.FreePorts(t, 1)[0], uid: -1, gid: -1}
 	s.dir = testproc.ServerDir(t, "idsql-mysqltest-")
 	if os.Geteuid() == 0 {
-		if err := chownToMySQL(s.dir); err != nil {
+		var err error
+		if s.uid, s.gid, err = mysqlUser(); err == nil {
+			err = os.Chown(s.dir, s.uid, s.gid)
+		}
+		if err != nil {
 			t.Fatalf("mysqltest: running as root, the server must run as the mysql user: %v", err)
 		}
 		s.user = []string{"--user=mysql"}
 	}
 	s.proc = testproc.New("MariaDB", s.dir)
-	s.install(installDB)
+	tlsConf := ""
+	if files != nil {
+		tlsConf = s.useTLS(files)
+	}
+	s.install(installDB, tlsConf)
 	t.Cleanup(s.Stop)
 	s.Start()
 	db := s.open("")
@@ -97,7 +127,46 @@ func (s *Server) config(dbName string) *mysql.Config {
 	cfg.DBName = dbName
 	cfg.ParseTime = true
 	cfg.Timeout = 2 * time.Second
+	cfg.TLSConfig = s.tls
 	return cfg
+}
+
+// tlsSeq names each TLS server's client configuration.
+var tlsSeq atomic.Int64
+
+// useTLS copies files' server certificate, key and authority into the
+// server's directory, registers the client's TLS configuration, and
+// returns the my.cnf lines that turn TLS on and require it.
+func (s *Server) useTLS(files *tlstest.Files) string {
+	s.t.Helper()
+	for name, from := range map[string]string{"server.pem": files.ServerCert, "server.key": files.ServerKey, "ca.pem": files.CA} {
+		b, err := os.ReadFile(from)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(s.dir, name), b, 0o600)
+		}
+		if err == nil && s.uid >= 0 {
+			err = os.Chown(filepath.Join(s.dir, name), s.uid, s.gid)
+		}
+		if err != nil {
+			s.t.Fatalf("mysqltest: %v", err)
+		}
+	}
+	ca, err := os.ReadFile(files.CA)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	cert, err := tls.LoadX509KeyPair(files.ClientCert, files.ClientKey)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.tls = fmt.Sprintf("idsql-mysqltest-%d", tlsSeq.Add(1))
+	if err := mysql.RegisterTLSConfig(s.tls, &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, ServerName: "127.0.0.1"}); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { mysql.DeregisterTLSConfig(s.tls) })
+	return fmt.Sprintf("ssl_cert = %[1]s/server.pem\nssl_key = %[1]s/server.key\nssl_ca = %[1]s/ca.pem\nrequire_secure_transport = ON\n", s.dir)
 }
 
 // open returns a pool on the database dbName ("" for none).
@@ -138,7 +207,7 @@ func (s *Server) Crash() {
 
 // install writes the server's my.cnf (nothing from /etc/mysql leaks in)
 // and initializes its data directory.
-func (s *Server) install(installDB string) {
+func (s *Server) install(installDB, extra string) {
 	s.t.Helper()
 	// Commits are flushed to the redo log file (not synced): a crash of
 	// the server loses none, a crash of the machine would.
@@ -158,7 +227,7 @@ innodb_log_file_size = 8M
 innodb_flush_log_at_trx_commit = 2
 innodb_doublewrite = OFF
 innodb_use_native_aio = OFF
-`, s.dir, s.port)
+`, s.dir, s.port) + extra
 	if err := os.WriteFile(filepath.Join(s.dir, "my.cnf"), []byte(cnf), 0o644); err != nil {
 		s.t.Fatalf("mysqltest: %v", err)
 	}
@@ -171,15 +240,14 @@ innodb_use_native_aio = OFF
 	}
 }
 
-// chownToMySQL gives dir to the mysql system user.
-func chownToMySQL(dir string) error {
+// mysqlUser returns the mysql system user's IDs.
+func mysqlUser() (uid, gid int, err error) {
 	u, err := user.Lookup("mysql")
 	if err != nil {
-		return err
+		return -1, -1, err
 	}
-	var uid, gid int
 	if _, err := fmt.Sscan(u.Uid+" "+u.Gid, &uid, &gid); err != nil {
-		return fmt.Errorf("mysql user %s:%s: %w", u.Uid, u.Gid, err)
+		return -1, -1, fmt.Errorf("mysql user %s:%s: %w", u.Uid, u.Gid, err)
 	}
-	return os.Chown(dir, uid, gid)
+	return uid, gid, nil
 }

@@ -3,6 +3,7 @@ package pgtest
 import (
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/internal/testproc"
+	"github.com/idsql/idsql/internal/tlstest"
 )
 
 // EnvBin names the variable holding the directory of initdb and postgres.
@@ -36,6 +38,7 @@ type Server struct {
 	port int
 	cred *syscall.Credential // nil unless we are root
 	proc *testproc.Proc
+	tls  *tlstest.Files // set by StartTLSServer: only TLS with a client certificate gets in
 }
 
 // StartServer initializes and starts a PostgreSQL server of its own for this
@@ -43,6 +46,21 @@ type Server struct {
 // it and removes its files when the test ends. It needs the server binaries
 // in IDSQL_TEST_PG_BIN; without them the test skips, or fails under CI.
 func StartServer(t testing.TB) *Server {
+	t.Helper()
+	return startServer(t, nil)
+}
+
+// StartTLSServer is StartServer for a server that takes only TLS
+// connections authenticated by a client certificate of files' authority
+// (pg_hba: hostssl ... cert; anything else rejected), its own certificate
+// being files' server certificate. DSN then asks for verify-full with
+// files' client certificate of postgres.
+func StartTLSServer(t testing.TB, files *tlstest.Files) *Server {
+	t.Helper()
+	return startServer(t, files)
+}
+
+func startServer(t testing.TB, files *tlstest.Files) *Server {
 	t.Helper()
 	bin := os.Getenv(EnvBin)
 	if bin == "" {
@@ -53,7 +71,7 @@ func StartServer(t testing.TB) *Server {
 			Unavailable(t, "a directory of PostgreSQL server binaries ("+err.Error()+")")
 		}
 	}
-	s := &Server{t: t, bin: bin, port: testproc.FreePorts(t, 1)[0]}
+	s := &Server{t: t, bin: bin, port: testproc.FreePorts(t, 1)[0], tls: files}
 	var err error
 	if os.Geteuid() == 0 {
 		s.cred, err = postgresUser()
@@ -69,8 +87,14 @@ func StartServer(t testing.TB) *Server {
 	return s
 }
 
-// DSN returns the URL-form DSN of the server's postgres database.
+// DSN returns the URL-form DSN of the server's postgres database: without
+// TLS, or for a StartTLSServer, with verify-full and the client
+// certificate of postgres.
 func (s *Server) DSN() string {
+	if s.tls != nil {
+		return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=verify-full&sslrootcert=%s&sslcert=%s&sslkey=%s",
+			s.port, url.QueryEscape(s.tls.CA), url.QueryEscape(s.tls.ClientCert), url.QueryEscape(s.tls.ClientKey))
+	}
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.port)
 }
 
@@ -126,16 +150,48 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 `, s.port)
-	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if s.tls != nil {
+		for name, from := range map[string]string{"server.pem": s.tls.ServerCert, "server.key": s.tls.ServerKey, "ca.pem": s.tls.CA} {
+			s.copyToData(from, name)
+		}
+		conf += "ssl = on\nssl_cert_file = 'server.pem'\nssl_key_file = 'server.key'\nssl_ca_file = 'ca.pem'\n"
+		s.writeData("pg_hba.conf", "# written by pgtest.StartTLSServer\nhostssl all all 127.0.0.1/32 cert\nhost all all 127.0.0.1/32 reject\n", false)
+	}
+	s.writeData("postgresql.conf", conf, true)
+}
+
+// writeData writes (or appends to) a file of the data directory, owned by
+// the server's user.
+func (s *Server) writeData(name, text string, appendTo bool) {
+	s.t.Helper()
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendTo {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	path := filepath.Join(s.dir, "data", name)
+	f, err := os.OpenFile(path, flags, 0o600)
+	if err == nil {
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil && s.cred != nil {
+		err = os.Chown(path, int(s.cred.Uid), int(s.cred.Gid))
+	}
+	if err != nil {
+		s.t.Fatalf("pgtest: %s: %v", name, err)
+	}
+}
+
+// copyToData copies file from into the data directory as name.
+func (s *Server) copyToData(from, name string) {
+	s.t.Helper()
+	b, err := os.ReadFile(from)
 	if err != nil {
 		s.t.Fatalf("pgtest: %v", err)
 	}
-	if _, err := f.WriteString(conf); err != nil {
-		s.t.Fatalf("pgtest: %v", err)
-	}
-	if err := f.Close(); err != nil {
-		s.t.Fatalf("pgtest: %v", err)
-	}
+	s.writeData(name, string(b), false)
 }
 
 // postgresUser returns the credential of the postgres system user.

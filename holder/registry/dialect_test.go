@@ -256,3 +256,30 @@ func TestMySQLLongNamesRefused(t *testing.T) {
 		t.Errorf("Begin with 191-character names: %v", err)
 	}
 }
+
+// Migrate upgrades a MySQL namespace lock table made before the lock
+// changed its row (claims): the column is added once, a second Migrate
+// changes nothing, and a lock of the namespace then changes the row.
+func TestMySQLMigrateAddsClaims(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := mysqltest.Open(t)
+	if _, err := db.ExecContext(ctx, "CREATE TABLE idsql_worker_locks (namespace VARCHAR(191) NOT NULL PRIMARY KEY) ENGINE = InnoDB"); err != nil {
+		t.Fatal(err)
+	}
+	r := registry.New(db, registry.Settings{AcceptLazyCommits: true})
+	for range 2 {
+		if err := r.Migrate(ctx); err != nil {
+			t.Fatalf("migrate over an old idsql_worker_locks: %v", err)
+		}
+	}
+	for range 2 {
+		if err := r.InTx(ctx, func(tx *sql.Tx) error { return r.LockNamespace(ctx, tx, "ns") }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var claims int
+	if err := db.QueryRowContext(ctx, "SELECT claims FROM idsql_worker_locks WHERE namespace = 'ns'").Scan(&claims); err != nil || claims != 1 {
+		t.Errorf("claims after two locks of the namespace: %d, %v; want 1 (the first inserts the row, the second changes it)", claims, err)
+	}
+}

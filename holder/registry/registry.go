@@ -163,7 +163,7 @@ func (r *Registry) Migrate(ctx context.Context) error {
 		// Each statement is atomic on its own (MySQL's CREATE TABLE IF
 		// NOT EXISTS under its metadata lock) and commits on its own.
 		for _, stmt := range r.d.WorkerSchema() {
-			if _, err := r.db.ExecContext(ctx, stmt); err != nil {
+			if _, err := r.db.ExecContext(ctx, stmt); err != nil && !r.d.DuplicateColumn(err) {
 				return fmt.Errorf("registry: migrate: %w", err)
 			}
 		}

@@ -320,9 +320,31 @@ func (s *SQLStore) Migrate(ctx context.Context) error {
 	return nil
 }
 
+// allocateAttempts bounds how often Allocate runs an allocation that the
+// database rolled back whole for a conflict.
+const allocateAttempts = 5
+
 // Allocate implements Store: one transaction advancing the key's max_id
-// and logging the range.
+// and logging the range. An allocation the database rolled back whole
+// for a conflict (a deadlock, or on a Galera cluster another node's
+// allocation of the key certified first) allocated nothing and runs
+// again, up to allocateAttempts times.
 func (s *SQLStore) Allocate(ctx context.Context, req Request) (Range, error) {
+	for attempt := 1; ; attempt++ {
+		r, err := s.allocate(ctx, req)
+		if err == nil || attempt == allocateAttempts || !s.sql.Dialect.SerializationFailure(err) {
+			return r, err
+		}
+		select {
+		case <-time.After(time.Duration(attempt) * time.Millisecond):
+		case <-ctx.Done():
+			return Range{}, keyErr(req.Key, "allocate", ctx.Err())
+		}
+	}
+}
+
+// allocate is one attempt of Allocate.
+func (s *SQLStore) allocate(ctx context.Context, req Request) (Range, error) {
 	if req.Step < 0 {
 		return Range{}, keyErr(req.Key, "allocate", fmt.Errorf("negative step %d", req.Step))
 	}

@@ -92,6 +92,9 @@ type spec struct {
 	// undefinedTable and undefinedColumn tell the errors of a statement
 	// naming a table or column that does not exist.
 	undefinedTable, undefinedColumn func(error) bool
+	// duplicateColumn tells the error of adding a column that exists,
+	// which an upgrade of idsql's own tables takes as done.
+	duplicateColumn func(error) bool
 	// shapeSchema creates idsql_shapes.
 	shapeSchema []string
 	// ignoreVerb starts an INSERT that leaves a row whose key exists

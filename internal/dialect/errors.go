@@ -30,6 +30,14 @@ func (d Dialect) UndefinedColumn(err error) bool {
 	return err != nil && f != nil && f(err)
 }
 
+// DuplicateColumn reports whether err is the error of adding a column
+// that the table has already: an upgrade step of idsql's tables that ran
+// before (WorkerSchema).
+func (d Dialect) DuplicateColumn(err error) bool {
+	f := d.spec().duplicateColumn
+	return err != nil && f != nil && f(err)
+}
+
 // AnyUndefinedTable reports whether err is UndefinedTable in one of the
 // dialects: for an error whose database the caller does not know (a
 // segment store passed in on its own).

@@ -69,6 +69,7 @@ ORDER BY ordinal_position`,
 		},
 		undefinedTable:  func(err error) bool { return mysqlNumber(err) == 1146 },
 		undefinedColumn: func(err error) bool { return mysqlNumber(err) == 1054 },
+		duplicateColumn: func(err error) bool { return mysqlNumber(err) == 1060 },
 		// utf8mb4_bin: names compare byte for byte, as on PostgreSQL.
 		shapeSchema: []string{`
 CREATE TABLE IF NOT EXISTS idsql_shapes (
@@ -199,8 +200,13 @@ CREATE TABLE IF NOT EXISTS idsql_workers (
 	KEY idsql_workers_instance (namespace, instance, table_name)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin`, `
 CREATE TABLE IF NOT EXISTS idsql_worker_locks (
-	namespace VARCHAR(191) NOT NULL PRIMARY KEY
+	namespace VARCHAR(191) NOT NULL PRIMARY KEY,
+	claims    BIGINT       NOT NULL DEFAULT 0
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin`,
+			// The lock row of a table made before claims existed gets it
+			// (MySQL 8 has no ADD COLUMN IF NOT EXISTS: a duplicate column
+			// is taken as done, DuplicateColumn).
+			`ALTER TABLE idsql_worker_locks ADD COLUMN claims BIGINT NOT NULL DEFAULT 0`,
 		},
 		timeType:    "DATETIME(6)",
 		zoneless:    true,
@@ -223,7 +229,11 @@ CREATE TABLE IF NOT EXISTS idsql_worker_locks (
 			}
 			return "SET SESSION idle_transaction_timeout = ?", "SET SESSION idle_transaction_timeout = DEFAULT"
 		},
-		namespaceLock: "INSERT INTO idsql_worker_locks (namespace) VALUES (%s) ON DUPLICATE KEY UPDATE namespace = namespace",
+		// A claim changes the lock row (claims + 1), not only locks it: on
+		// a Galera cluster a row lock is the node's own, and only a change
+		// makes two nodes' concurrent claims conflict at certification,
+		// where one is refused with a deadlock and runs again.
+		namespaceLock: "INSERT INTO idsql_worker_locks (namespace) VALUES (%s) ON DUPLICATE KEY UPDATE claims = claims + 1",
 		// DDL commits on its own.
 		ddlInTx: false,
 		// sessionIdle ends an idle transaction's session instead.

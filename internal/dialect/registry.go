@@ -79,7 +79,9 @@ func WorkerTableDialects() []Dialect {
 // WorkerSchema returns the statements that create the worker table
 // idsql_workers, its indexes and (MySQL) the namespace lock table
 // idsql_worker_locks when they are missing; nil for a dialect without a
-// worker table. Each statement is idempotent. Where TransactionalDDL
+// worker table. Each statement is idempotent, but for an upgrade step
+// that adds a column, which fails with DuplicateColumn once it has run:
+// take that error as done. Where TransactionalDDL
 // holds, run them in one transaction that first takes an XactLock, so
 // that concurrent migrations do not collide in the catalog; elsewhere run
 // each on its own (each is atomic).

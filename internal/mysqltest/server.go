@@ -47,9 +47,10 @@ type Server struct {
 	port int
 	user []string // --user=mysql when we are root
 	proc *testproc.Proc
-	tls  string // the go-sql-driver TLS configuration's name, set by StartTLSServer
-	uid  int    // the mysql user's, when we are root (-1 otherwise)
+	tls  string   // the go-sql-driver TLS configuration's name, set by StartTLSServer
+	uid  int      // the mysql user's, when we are root (-1 otherwise)
 	gid  int
+	args []string // more arguments of Start (a Galera node's --wsrep-new-cluster)
 }
 
 // StartServer initializes and starts a MariaDB server of this test's own on
@@ -73,6 +74,20 @@ func StartTLSServer(t testing.TB, files *tlstest.Files) *Server {
 }
 
 func startServer(t testing.TB, files *tlstest.Files) *Server {
+	t.Helper()
+	s := newServer(t, files, "")
+	s.Start()
+	db := s.open("")
+	defer db.Close()
+	if _, err := db.Exec("CREATE DATABASE " + serverDB); err != nil {
+		t.Fatalf("mysqltest: create database %s: %v", serverDB, err)
+	}
+	return s
+}
+
+// newServer installs a server (its my.cnf with extra lines, and its
+// data directory) without starting it, and stops it when the test ends.
+func newServer(t testing.TB, files *tlstest.Files, extra string) *Server {
 	t.Helper()
 	bin := os.Getenv(EnvBin)
 	if bin == "" {
@@ -104,14 +119,8 @@ func startServer(t testing.TB, files *tlstest.Files) *Server {
 	if files != nil {
 		tlsConf = s.useTLS(files)
 	}
-	s.install(installDB, tlsConf)
+	s.install(installDB, tlsConf+extra)
 	t.Cleanup(s.Stop)
-	s.Start()
-	db := s.open("")
-	defer db.Close()
-	if _, err := db.Exec("CREATE DATABASE " + serverDB); err != nil {
-		t.Fatalf("mysqltest: create database %s: %v", serverDB, err)
-	}
 	return s
 }
 
@@ -184,7 +193,7 @@ func (s *Server) open(dbName string) *sql.DB {
 func (s *Server) Start() {
 	s.t.Helper()
 	args := append([]string{"--defaults-file=" + filepath.Join(s.dir, "my.cnf")}, s.user...)
-	cmd := exec.Command(s.bin, args...)
+	cmd := exec.Command(s.bin, append(args, s.args...)...)
 	cmd.Dir = s.dir
 	open := func() (*sql.DB, error) { return s.open(""), nil }
 	if err := s.proc.StartDB(cmd, nil, open, startTimeout); err != nil {
@@ -250,4 +259,16 @@ func mysqlUser() (uid, gid int, err error) {
 		return -1, -1, fmt.Errorf("mysql user %s:%s: %w", u.Uid, u.Gid, err)
 	}
 	return uid, gid, nil
+}
+
+// execLookPath is exec.LookPath, also in /usr/sbin (not always in PATH).
+func execLookPath(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	p := filepath.Join("/usr/sbin", name)
+	if _, err := os.Stat(p); err != nil {
+		return "", err
+	}
+	return p, nil
 }

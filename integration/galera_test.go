@@ -1,0 +1,192 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyset"
+	"github.com/idsql/idsql/internal/mysqltest"
+)
+
+// TestGaleraCluster runs six processes through the wrapper, two on each
+// node of a three-node MariaDB Galera cluster, each with its worker lease
+// from the worker table (kind mysql) and segment ranges from idsql_alloc,
+// all taking writes at once; the third node is killed (SIGKILL), its
+// processes fail while it is gone, and it rejoins. Galera certifies
+// writes at commit, and a row lock is the node's own: it asserts that no
+// two processes held a worker ID at once (the worker table's namespace
+// lock must conflict across nodes), that no key was acknowledged twice,
+// that every acknowledged row is in the cluster, that the fault happened
+// (the cluster shrank to two, then grew back), and that the processes on
+// the surviving nodes issued after the kill and those on the third after
+// it rejoined.
+func TestGaleraCluster(t *testing.T) {
+	cluster := mysqltest.StartGalera(t, 3)
+	n1 := cluster.DB(cluster.Nodes[0])
+	defer n1.Close()
+	ctx := context.Background()
+	for _, q := range []string{"CREATE TABLE orders (id BIGINT PRIMARY KEY, src VARCHAR(20), n INT)", "CREATE TABLE users (id BIGINT PRIMARY KEY, src VARCHAR(20), n INT)"} {
+		if _, err := n1.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgFor := func(instance string) *keyset.Config {
+		cfg, err := keyset.Parse("galera.yaml", []byte("namespace: galera\nholder: {kind: mysql, mode: sticky, instance: "+instance+", accept_lazy_commits: true}\n"+
+			"tables:\n  orders: {strategy: snowflake}\n  users: {strategy: segment, step: 5}\n"), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	if err := idsql.Migrate(ctx, n1, cfgFor("admin")); err != nil {
+		t.Fatal(err)
+	}
+
+	type writer struct {
+		name string
+		node int
+		mu   sync.Mutex
+		keys map[string][]int64
+		acks []time.Time
+		errs []string
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var writers []*writer
+	for i := range 6 {
+		w := &writer{name: fmt.Sprintf("w%d", i), node: i % 3, keys: map[string][]int64{}}
+		writers = append(writers, w)
+		c, err := mysql.ParseDSN(cluster.Nodes[w.node].DSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Timeout = time.Second
+		db, err := idsql.Open("mysql", c.FormatDSN(), cfgFor(w.name), idsql.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				table := []string{"orders", "users"}[n%2]
+				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				res, err := db.ExecContext(cctx, "INSERT INTO "+table+" (src, n) VALUES (?, ?)", w.name, n)
+				cancel()
+				w.mu.Lock()
+				if err != nil {
+					if msg := err.Error(); len(w.errs) == 0 || !strings.HasSuffix(w.errs[len(w.errs)-1], msg) {
+						w.errs = append(w.errs, time.Now().Format("15:04:05.000 ")+msg)
+					}
+					w.mu.Unlock()
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				id, _ := res.LastInsertId()
+				w.keys[table] = append(w.keys[table], id)
+				w.acks = append(w.acks, time.Now())
+				w.mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	killed := time.Now()
+	cluster.Nodes[2].Crash()
+	shrunk := ""
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if shrunk = cluster.Status(cluster.Nodes[0], "wsrep_cluster_size"); shrunk == "2" {
+			break
+		}
+	}
+	if shrunk != "2" {
+		t.Fatalf("the cluster's size %q 30 s after node 3 was killed; want 2", shrunk)
+	}
+	evicted := time.Now()
+	cluster.Nodes[2].Start()
+	cluster.WaitSynced(cluster.Nodes[2], 3, 60*time.Second)
+	rejoined := time.Now()
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("node 3 killed at %s, the cluster down to 2 %s later, node 3 synced again %s after the kill",
+		killed.Format("15:04:05.000"), evicted.Sub(killed).Round(time.Millisecond), rejoined.Sub(killed).Round(time.Millisecond))
+
+	// Causal reads: node 1 waits until it has applied every write set
+	// committed before the query.
+	if _, err := n1.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 1"); err != nil {
+		t.Fatal(err)
+	}
+	n1.SetMaxOpenConns(1)
+	for _, table := range []string{"orders", "users"} {
+		stored := map[int64]bool{}
+		rows, err := n1.QueryContext(ctx, "SELECT id FROM "+table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var k int64
+			rows.Scan(&k)
+			stored[k] = true
+		}
+		rows.Close()
+		seen := map[int64]string{}
+		for _, w := range writers {
+			for _, k := range w.keys[table] {
+				if other, dup := seen[k]; dup {
+					t.Errorf("%s: key %d acknowledged to %s and %s", table, k, other, w.name)
+				}
+				seen[k] = w.name
+				if !stored[k] {
+					t.Errorf("%s: key %d acknowledged to %s is not in the cluster", table, k, w.name)
+				}
+			}
+		}
+	}
+	var overlaps []string
+	rows, err := n1.QueryContext(ctx, `SELECT a.worker_id, a.instance, b.instance FROM idsql_workers a JOIN idsql_workers b
+ON a.namespace = b.namespace AND a.worker_id = b.worker_id AND a.lease_id < b.lease_id
+AND a.started < COALESCE(b.released, b.expires, NOW(6)) AND b.started < COALESCE(a.released, a.expires, NOW(6))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var worker int64
+		var a, b string
+		rows.Scan(&worker, &a, &b)
+		overlaps = append(overlaps, fmt.Sprintf("worker %d: %s and %s", worker, a, b))
+	}
+	rows.Close()
+	if len(overlaps) > 0 {
+		t.Errorf("leases held at once: %s", strings.Join(overlaps, "; "))
+	}
+	for _, w := range writers {
+		from := killed
+		if w.node == 2 {
+			from = rejoined
+		}
+		after := 0
+		for _, a := range w.acks {
+			if !a.Before(from) {
+				after++
+			}
+		}
+		t.Logf("%s on node %d: %d orders, %d users acknowledged, %d after %s; errors:\n%s", w.name, w.node+1,
+			len(w.keys["orders"]), len(w.keys["users"]), after, from.Format("15:04:05.000"), strings.Join(w.errs, "\n"))
+		if after == 0 {
+			t.Errorf("%s on node %d acknowledged nothing after %s", w.name, w.node+1, from.Format("15:04:05.000"))
+		}
+	}
+}

@@ -83,7 +83,7 @@ func (c *Cluster) Status(s *Server, name string) string {
 	db := s.open("")
 	defer db.Close()
 	var k, v string
-	if err := db.QueryRow("SHOW STATUS LIKE '" + name + "'").Scan(&k, &v); err != nil {
+	if err := db.QueryRow("SHOW STATUS LIKE '"+name+"'").Scan(&k, &v); err != nil {
 		return ""
 	}
 	return v

@@ -47,8 +47,8 @@ type Server struct {
 	port int
 	user []string // --user=mysql when we are root
 	proc *testproc.Proc
-	tls  string   // the go-sql-driver TLS configuration's name, set by StartTLSServer
-	uid  int      // the mysql user's, when we are root (-1 otherwise)
+	tls  string // the go-sql-driver TLS configuration's name, set by StartTLSServer
+	uid  int    // the mysql user's, when we are root (-1 otherwise)
 	gid  int
 	args []string // more arguments of Start (a Galera node's --wsrep-new-cluster)
 }

@@ -102,6 +102,14 @@ func MigrateWith(ctx context.Context, db *sql.DB, cfg *Config, o MigrateOptions)
 		return fmt.Errorf("idsql: migrate: database defaults on %s: %w: it has no sequences "+
 			"(a BEFORE INSERT trigger would be needed; not implemented)", server, ErrNoDBDefault)
 	}
+	switch cluster, err := d.MultiWriter(ctx, db); {
+	case err != nil:
+		return fmt.Errorf("idsql: migrate: database defaults: %w", err)
+	case cluster != "":
+		return fmt.Errorf("idsql: migrate: database defaults on %s: %w: the snowflake default's trigger takes GET_LOCK and the "+
+			"segment default draws from a sequence, and on such a cluster both are each node's own, so writers on two nodes could take "+
+			"the same keys; install no defaults there (writers go through idsql), or on a server that is not a cluster node", cluster, ErrNoDBDefault)
+	}
 	stmts, err := dbDefaults(d, cfg, o.DBBlock)
 	if err != nil {
 		return fmt.Errorf("idsql: migrate: %w", err)

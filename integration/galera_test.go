@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -47,6 +48,11 @@ func TestGaleraCluster(t *testing.T) {
 	}
 	if err := idsql.Migrate(ctx, n1, cfgFor("admin")); err != nil {
 		t.Fatal(err)
+	}
+	// Database-side defaults take node-local locks: refused on a cluster.
+	err := idsql.MigrateWith(ctx, n1, cfgFor("admin"), idsql.MigrateOptions{DBDefaults: true})
+	if !errors.Is(err, idsql.ErrNoDBDefault) || !strings.Contains(err.Error(), "a Galera cluster (wsrep_on = ON)") {
+		t.Errorf("database defaults on a Galera node: %v; want ErrNoDBDefault naming the cluster", err)
 	}
 
 	type writer struct {

@@ -52,6 +52,10 @@ type facts struct {
 	// Both nil where the database has no privileges (SQLite).
 	grants []string
 	denied func(msg string) bool
+	// multiWriter names a server that takes writes on several nodes whose
+	// locks are each node's own (a Galera cluster), or ""; nil: the
+	// dialect has none.
+	multiWriter func(ctx context.Context, q RowQueryer) (string, error)
 }
 
 func (d Dialect) facts() *facts { return &d.descriptor().facts }
@@ -113,6 +117,18 @@ func (d Dialect) SplitStatement(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w; %s", err, d.facts().splitHint)
+}
+
+// MultiWriter returns what the server behind q is when it is one node of
+// a cluster that takes writes on every node and whose locks are each
+// node's own ("a Galera cluster (wsrep_on = ON)"), or "": MariaDB with
+// wsrep on. A server without the setting (MySQL) is not one.
+func (d Dialect) MultiWriter(ctx context.Context, q RowQueryer) (string, error) {
+	f := d.facts().multiWriter
+	if f == nil {
+		return "", nil
+	}
+	return f(ctx, q)
 }
 
 // RuntimeGrants returns the statements that give role (as the database

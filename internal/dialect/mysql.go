@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -139,6 +140,16 @@ CREATE TABLE IF NOT EXISTS idsql_shapes (
 			return "MySQL " + version
 		},
 		driverDSN: mysqlURLDSN,
+		multiWriter: func(ctx context.Context, q RowQueryer) (string, error) {
+			var on string
+			if err := q.QueryRowContext(ctx, "SELECT @@GLOBAL.wsrep_on").Scan(&on); err != nil {
+				return "", nil // MySQL has no wsrep_on: not a Galera node
+			}
+			if on == "1" || strings.EqualFold(on, "ON") {
+				return "a Galera cluster (wsrep_on = ON)", nil
+			}
+			return "", nil
+		},
 		// go-sql-driver prepares on the connection it executes on.
 		splitStatement: nil,
 		splitHint:      "",

@@ -99,8 +99,9 @@ FROM pragma_table_info(?) ORDER BY cid`,
 		splitStatement: nil,
 		splitHint:      "",
 		// A file's permissions, not the database's: no grants.
-		grants: nil,
-		denied: nil,
+		grants:      nil,
+		denied:      nil,
+		multiWriter: nil,
 	},
 	statements: statementSpec{
 		foldColumns:     true,

@@ -49,11 +49,22 @@ func runFailoverWriters(t *testing.T, dsn string, cfgFor func(string) *keyset.Co
 	for i, name := range names {
 		w := &failoverWriter{name: name, keys: map[string][]int64{}}
 		out[i] = w
-		db, err := idsql.Open("pgx", dsn, cfgFor(name), idsql.Options{})
-		if err != nil {
-			t.Fatal(err)
+		var db *sql.DB
+		if name == "plain" { // not idsql's: the database-side defaults key its rows
+			plain, err := sql.Open("pgx", dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { plain.Close() })
+			db = plain
+		} else {
+			wrapped, err := idsql.Open("pgx", dsn, cfgFor(name), idsql.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { wrapped.Close() })
+			db = wrapped.DB.DB
 		}
-		t.Cleanup(func() { db.Close() })
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -95,7 +106,7 @@ func runFailoverWriters(t *testing.T, dsn string, cfgFor func(string) *keyset.Co
 // segment table; holder adds to the holder's settings.
 func failoverConfig(t *testing.T, instance, holder string) *keyset.Config {
 	t.Helper()
-	cfg, err := keyset.Parse("failover.yaml", []byte("namespace: fo\nholder: {kind: postgres, mode: sticky, instance: "+instance+holder+"}\n"+
+	cfg, err := keyset.Parse("failover.yaml", []byte("namespace: fo\nholder: {kind: postgres, mode: sticky, instance: "+instance+", database_workers: 1"+holder+"}\n"+
 		"tables:\n  orders: {strategy: snowflake}\n  users: {strategy: segment, step: 10}\n"), time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +118,8 @@ func failoverConfig(t *testing.T, instance, holder string) *keyset.Config {
 // a standby (synchronous_standby_names, synchronous_commit on); four
 // processes insert through the wrapper over pgx with a multi-host DSN
 // that follows the writable server, each with its lease from the worker
-// table, into a snowflake and a segment table. The primary is killed
+// table, into a snowflake and a segment table, and a fifth inserts
+// without idsql, its keys from the database-side defaults. The primary is killed
 // (immediate shutdown) and the standby promoted. No key is acknowledged
 // twice, every acknowledged row is on the promoted server, and each
 // process issues again after the failover.
@@ -125,13 +137,13 @@ func TestFailoverPostgresSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgFor := func(instance string) *keyset.Config { return failoverConfig(t, instance, "") }
-	if err := idsql.Migrate(ctx, raw, cfgFor("admin")); err != nil {
+	if err := idsql.MigrateWith(ctx, raw, cfgFor("admin"), idsql.MigrateOptions{DBDefaults: true}); err != nil {
 		t.Fatal(err)
 	}
 	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/postgres?sslmode=disable&target_session_attrs=read-write&connect_timeout=2",
 		primary.Port(), standby.Port())
 	stop := make(chan struct{})
-	writers, wait := runFailoverWriters(t, dsn, cfgFor, []string{"w1", "w2", "w3", "w4"}, stop)
+	writers, wait := runFailoverWriters(t, dsn, cfgFor, []string{"w1", "w2", "w3", "w4", "plain"}, stop)
 
 	time.Sleep(1500 * time.Millisecond)
 	killed := time.Now()

@@ -616,22 +616,13 @@ func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValu
 // multi-statement Exec does: it runs as ExecContext, and a statement that
 // passes unchanged answers the inner driver's own result.
 func (c *conn) Exec(query string, args []driver.Value) (driver.Result, error) {
-	return c.ExecContext(context.Background(), query, namedValues(args))
+	return c.ExecContext(context.Background(), query, named(args))
 }
 
 // Query is the old driver.Queryer, for code that reaches the connection
 // through sql.Conn.Raw: it runs as QueryContext.
 func (c *conn) Query(query string, args []driver.Value) (driver.Rows, error) {
-	return c.QueryContext(context.Background(), query, namedValues(args))
-}
-
-// namedValues numbers positional driver values as database/sql does.
-func namedValues(args []driver.Value) []driver.NamedValue {
-	out := make([]driver.NamedValue, len(args))
-	for i, v := range args {
-		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
-	}
-	return out
+	return c.QueryContext(context.Background(), query, named(args))
 }
 
 // QueryContext fills INSERT ... RETURNING into configured tables and

@@ -101,6 +101,29 @@ func runFailoverWriters(t *testing.T, dsn string, cfgFor func(string) *keyset.Co
 	return out, wg.Wait
 }
 
+// checkAcked fails the test for a key of table acknowledged to two
+// writers (acked: each writer's keys), and for acknowledged keys missing
+// from stored, the table's keys as read back from where.
+func checkAcked(t *testing.T, table string, acked map[string][]int64, stored map[int64]int, where string) {
+	t.Helper()
+	seen := map[int64]string{}
+	lost := 0
+	for name, keys := range acked {
+		for _, k := range keys {
+			if other, dup := seen[k]; dup {
+				t.Errorf("%s: key %d acknowledged to %s and %s", table, k, other, name)
+			}
+			seen[k] = name
+			if stored[k] == 0 {
+				lost++
+			}
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%s: %d of %d acknowledged keys are not %s", table, lost, len(seen), where)
+	}
+}
+
 // failoverConfig is the configuration of a failover run's process
 // instance: its worker leases from the worker table, a snowflake and a
 // segment table; holder adds to the holder's settings.
@@ -166,35 +189,11 @@ func TestFailoverPostgresSync(t *testing.T) {
 	t.Logf("primary killed at %s, standby promoted %s later", killed.Format("15:04:05.000"), promoted.Sub(killed))
 
 	for _, table := range []string{"orders", "users"} {
-		seen := map[int64]string{}
+		acked := map[string][]int64{}
 		for _, w := range writers {
-			for _, k := range w.keys[table] {
-				if other, dup := seen[k]; dup {
-					t.Errorf("%s: key %d acknowledged to %s and %s", table, k, other, w.name)
-				}
-				seen[k] = w.name
-			}
+			acked[w.name] = w.keys[table]
 		}
-		stored := map[int64]bool{}
-		rows, err := sdb.Query("SELECT id FROM " + table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var k int64
-			rows.Scan(&k)
-			stored[k] = true
-		}
-		rows.Close()
-		lost := 0
-		for k := range seen {
-			if !stored[k] {
-				lost++
-			}
-		}
-		if lost > 0 {
-			t.Errorf("%s: %d of %d acknowledged keys are not on the promoted server", table, lost, len(seen))
-		}
+		checkAcked(t, table, acked, storedKeys(t, sdb, table), "on the promoted server")
 	}
 	for _, w := range writers {
 		after := w.after(promoted)

@@ -50,22 +50,12 @@ func New(t testing.TB, user string) *Files {
 	return f
 }
 
+// authority makes a self-signed certificate authority named name.
 func (f *Files) authority(t testing.TB, name string) (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.serialNumber++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(f.serialNumber), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: name}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, key := f.sign(t, tmpl, nil, nil)
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatal(err)
@@ -77,28 +67,37 @@ func (f *Files) authority(t testing.TB, name string) (*x509.Certificate, *ecdsa.
 // and writes it and its key as NAME.pem and NAME.key.
 func (f *Files) leaf(t testing.TB, name, cn string, usage x509.ExtKeyUsage) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.serialNumber++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(f.serialNumber), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-	}
+	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: cn}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}}
 	if usage == x509.ExtKeyUsageServerAuth {
 		tmpl.DNSNames, tmpl.IPAddresses = []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, f.caCert, &key.PublicKey, f.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	der, key := f.sign(t, tmpl, f.caCert, f.caKey)
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f.write(t, name+".pem", "CERTIFICATE", der), f.write(t, name+".key", "EC PRIVATE KEY", keyDER)
+}
+
+// sign makes a key and a certificate of tmpl for it, valid from an hour
+// ago for a day, signed by parent with parentKey (nil: self-signed).
+func (f *Files) sign(t testing.TB, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) ([]byte, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.serialNumber++
+	tmpl.SerialNumber = big.NewInt(f.serialNumber)
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der, key
 }
 
 func (f *Files) write(t testing.TB, name, kind string, der []byte) string {

@@ -65,6 +65,8 @@ func TestGaleraCluster(t *testing.T) {
 		errs []string
 	}
 	stop := make(chan struct{})
+	stopWriters := sync.OnceFunc(func() { close(stop) })
+	defer stopWriters() // also when the test stops early
 	var wg sync.WaitGroup
 	var writers []*writer
 	for i := range 6 {
@@ -90,7 +92,7 @@ func TestGaleraCluster(t *testing.T) {
 				default:
 				}
 				table := []string{"orders", "users"}[n%2]
-				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				cctx, cancel := context.WithTimeout(ctx, 5*time.Second) // not a tolerance: a statement's deadline, so a writer on the killed node tries again; no check reads it
 				res, err := db.ExecContext(cctx, "INSERT INTO "+table+" (src, n) VALUES (?, ?)", w.name, n)
 				cancel()
 				w.mu.Lock()
@@ -126,7 +128,7 @@ func TestGaleraCluster(t *testing.T) {
 	cluster.WaitSynced(cluster.Nodes[2], 3, 60*time.Second)
 	rejoined := time.Now()
 	time.Sleep(time.Second)
-	close(stop)
+	stopWriters()
 	wg.Wait()
 	t.Logf("node 3 killed at %s, the cluster down to 2 %s later, node 3 synced again %s after the kill",
 		killed.Format("15:04:05.000"), evicted.Sub(killed).Round(time.Millisecond), rejoined.Sub(killed).Round(time.Millisecond))

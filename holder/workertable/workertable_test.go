@@ -147,7 +147,7 @@ func testConformance(t *testing.T, b backend) {
 		t.Run(string(c.mode), func(t *testing.T) {
 			t.Parallel()
 			holdertest.Run(t, func(t *testing.T, now func() time.Time) holder.Holder {
-				h, _ := newHolder(t, b, now, workertable.Settings{Mode: c.mode, TTL: 3 * time.Second}) // the conformance suite's lease, as before the move
+				h, _ := newHolder(t, b, now, workertable.Settings{Mode: c.mode, TTL: 3 * time.Second}) // not a tolerance: the conformance suite's lease length, as before the move
 				return h
 			}, c.opts)
 		})

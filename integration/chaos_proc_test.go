@@ -264,13 +264,15 @@ func (p *chaosProc) lastWorker() int64 {
 }
 
 // errorLines returns the error lines of the log (not the start-up line,
-// notes or repeat counts), at most max of them.
+// notes, repeat counts or the ZooKeeper client's events), at most max of
+// them.
 func (p *chaosProc) errorLines(max int) []string {
 	var out []string
 	for _, l := range strings.Split(p.log(), "\n") {
 		_, msg, ok := strings.Cut(l, ": ")
 		if !ok || strings.HasPrefix(msg, "pid ") || strings.HasPrefix(msg, "note: ") ||
-			strings.HasPrefix(msg, "(last error") || strings.HasPrefix(msg, "stopping: ") {
+			strings.HasPrefix(msg, "(last error") || strings.HasPrefix(msg, "stopping: ") ||
+			strings.HasPrefix(msg, "idsql: zookeeper client: ") {
 			continue
 		}
 		out = append(out, msg)

@@ -157,6 +157,7 @@ func (s *sentry) capture(p *chaosProc, at time.Time, why string) string {
 	}
 	machine := machineView()
 	b.WriteString(p.stacks(2 * time.Second))
+	b.WriteString(p.recentLog(at.Add(-3*time.Second), 12))
 	wg.Wait()
 	if server != "" {
 		b.WriteString("server: " + server + "\n")
@@ -240,6 +241,30 @@ func (s *sentry) close() {
 	}
 }
 
+// recentLog returns the last max lines of p's log stamped (by idsql's
+// logger, "(at 15:04:05.000)") at or after since: its lease and holder
+// client events before a capture.
+func (p *chaosProc) recentLog(since time.Time, max int) string {
+	from := since.UTC().Format("15:04:05.000")
+	var keep []string
+	for _, l := range strings.Split(p.log(), "\n") {
+		i := strings.LastIndex(l, "(at ")
+		if i < 0 || len(l) < i+len("(at 15:04:05.000)") {
+			continue
+		}
+		if stamp := l[i+4 : i+16]; stamp >= from {
+			keep = append(keep, "  "+strings.TrimSpace(l))
+		}
+	}
+	if len(keep) > max {
+		keep = keep[len(keep)-max:]
+	}
+	if len(keep) == 0 {
+		return "log: nothing logged since " + from + "\n"
+	}
+	return "log since " + from + ":\n" + strings.Join(keep, "\n") + "\n"
+}
+
 // stacks asks p for a goroutine dump (SIGUSR2) and returns its goroutines
 // that are inside idsql or the database drivers, without the helper's own
 // idle ones; at most within for the dump to appear.
@@ -270,13 +295,14 @@ func (p *chaosProc) stacks(within time.Duration) string {
 	return interestingGoroutines(dump)
 }
 
-// interestingGoroutines keeps the goroutines of a dump that run idsql or
-// database code, and drops those idle by design (the helper's probe,
+// interestingGoroutines keeps the goroutines of a dump that run idsql,
+// database or ZooKeeper client code, and drops those idle by design (the helper's probe,
 // sleeps between INSERTs, the dump itself, idle connection readers).
 func interestingGoroutines(dump string) string {
 	var keep []string
 	for _, g := range strings.Split(dump, "\n\n") {
-		if !strings.Contains(g, "github.com/idsql/") && !strings.Contains(g, "database/sql") {
+		if !strings.Contains(g, "github.com/idsql/") && !strings.Contains(g, "database/sql") &&
+			!strings.Contains(g, "github.com/go-zookeeper/") {
 			continue
 		}
 		if strings.Contains(g, "main.(*proc).probe") || strings.Contains(g, "main.(*proc).dumpOnSignal") ||

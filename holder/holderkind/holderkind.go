@@ -27,6 +27,7 @@ package holderkind
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"time"
@@ -56,6 +57,9 @@ type Settings struct {
 	// Registry is the worker table idsql_workers on the application's
 	// database, nil where there is none (SQLite).
 	Registry *registry.Registry
+	// Logger receives the holder's client events (connections made and
+	// lost, sessions granted and expired); nil discards them.
+	Logger *slog.Logger
 }
 
 // KeyError is an error of a holder kind's Check about one key of the

@@ -1,8 +1,11 @@
 package zookeeper
 
 import (
+	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/holder/holderkind"
 )
@@ -50,8 +53,20 @@ func init() {
 			return nil
 		},
 		New: func(s holderkind.Settings) (holder.Holder, error) {
+			var logger zk.Logger
+			if s.Logger != nil {
+				logger = slogPrinter{s.Logger}
+			}
 			return New(Settings{Servers: s.Servers, Mode: Mode(s.Mode), SessionTimeout: s.SessionTimeout,
-				CacheDir: s.CacheDir, Now: s.Now})
+				CacheDir: s.CacheDir, Now: s.Now, Logger: logger})
 		},
 	})
+}
+
+// slogPrinter passes the ZooKeeper client's lines (connections made and
+// lost, sessions granted and expired; never pings) to a slog.Logger.
+type slogPrinter struct{ l *slog.Logger }
+
+func (p slogPrinter) Printf(format string, args ...any) {
+	p.l.Info("idsql: zookeeper client: " + fmt.Sprintf(format, args...))
 }

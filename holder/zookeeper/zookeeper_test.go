@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/holder/holderkind"
 	"github.com/idsql/idsql/holder/holdertest"
 	"github.com/idsql/idsql/holder/zookeeper"
 	"github.com/idsql/idsql/idsql/snowflake"
@@ -560,3 +562,36 @@ func TestRecycleReconnectDoesNotLeakWorkerIDs(t *testing.T) {
 		t.Fatalf("%d worker claims after 3 reconnects (%v), want 1", len(children), children)
 	}
 }
+
+// The zookeeper kind passes its client's connection events to the logger
+// idsql gives it, so a capture of a stalled process shows when its session
+// was lost and granted.
+func TestKindLogsClientEvents(t *testing.T) {
+	servers, _ := chroot(t)
+	kind, err := holderkind.Lookup("zookeeper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lines []string
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, string(p))
+		return len(p), nil
+	}), nil))
+	h, err := kind.New(holderkind.Settings{Servers: servers, SessionTimeout: sessionTimeout, Now: time.Now, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.(io.Closer).Close()
+	waitFor(t, "the client's authenticated line", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(strings.Join(lines, ""), "idsql: zookeeper client: authenticated: id=")
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -47,7 +47,7 @@ func (k *Keys) holder() (holder.Holder, error) {
 		}
 	}
 	s := hc.settings()
-	s.Workers, s.CacheDir, s.Now, s.Registry = k.workers, dir, k.opts.Now(), k.opts.Registry
+	s.Workers, s.CacheDir, s.Now, s.Registry, s.Logger = k.workers, dir, k.opts.Now(), k.opts.Registry, k.opts.Logger
 	h, err := kind.New(s)
 	if err != nil {
 		return nil, err

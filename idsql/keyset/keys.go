@@ -74,7 +74,9 @@ type KeysOptions struct {
 	// Logger receives a line whenever a table's worker lease ends and a new
 	// one is acquired, and (through the registry idsql.Open and pgxid
 	// build when none is given) whenever a lease's heartbeat is still
-	// running a heartbeat after it was sent; nil means slog.Default().
+	// running a heartbeat after it was sent, and the holder's client
+	// events (the zookeeper kind's connections made and lost, sessions
+	// granted and expired); nil means slog.Default().
 	Logger *slog.Logger
 }
 

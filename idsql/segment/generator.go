@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Generator hands out IDs for every key of a Store, from two in-memory
@@ -17,9 +18,10 @@ type Generator struct {
 	s     Settings
 
 	keys atomic.Pointer[map[string]*Key]
-	// last is the key NextID found last: a caller that names one key
-	// finds it again by comparing the name, without hashing it.
-	last atomic.Pointer[Key]
+	// last is the key NextID found last, with the name its caller gave: a
+	// caller that names one key with the same string finds it again by
+	// comparing the string's address, without reading or hashing it.
+	last atomic.Pointer[found]
 
 	// bg guards starting background goroutines against Close.
 	bg     sync.RWMutex
@@ -119,6 +121,9 @@ func (g *Generator) refreshLocked(ctx context.Context) error {
 		}
 	}
 	g.keys.Store(&m)
+	if l := g.last.Load(); l != nil && l.k.removed.Load() {
+		g.last.CompareAndSwap(l, nil)
+	}
 	return nil
 }
 
@@ -164,15 +169,26 @@ func (g *Generator) KeyNames() []string {
 // NextID returns the next ID of key. It is Key(ctx, key) followed by
 // (*Key).Next; callers in a hot loop should keep the *Key instead.
 func (g *Generator) NextID(ctx context.Context, key string) (int64, error) {
-	if k := g.last.Load(); k != nil && k.name == key && !k.removed.Load() {
-		return k.Next(ctx)
+	if l := g.last.Load(); l != nil && unsafe.StringData(l.name) == unsafe.StringData(key) && len(l.name) == len(key) {
+		return l.k.Next(ctx)
 	}
 	return g.nextByLookup(ctx, key)
 }
 
-// nextByLookup is NextID for a key other than the last one: found in the
-// key list, and then the last.
+// found is a key NextID found and the name its caller gave for it.
+type found struct {
+	name string
+	k    *Key
+}
+
+// nextByLookup is NextID for a name other than the last one's string:
+// the last key when the names are equal, or else found in the key list;
+// it becomes the last, under the caller's string.
 func (g *Generator) nextByLookup(ctx context.Context, key string) (int64, error) {
+	l := g.last.Load()
+	if l != nil && l.name == key && !l.k.removed.Load() {
+		return l.k.Next(ctx)
+	}
 	k, ok := (*g.keys.Load())[key]
 	if !ok {
 		var err error
@@ -180,7 +196,13 @@ func (g *Generator) nextByLookup(ctx context.Context, key string) (int64, error)
 			return 0, err
 		}
 	}
-	g.last.Store(k)
+	// A key keeps the found of the string that named it last, so that
+	// callers taking turns with their own strings allocate nothing.
+	if l = k.found.Load(); l == nil || unsafe.StringData(l.name) != unsafe.StringData(key) || len(l.name) != len(key) {
+		l = &found{name: key, k: k}
+		k.found.Store(l)
+	}
+	g.last.Store(l)
 	return k.Next(ctx)
 }
 

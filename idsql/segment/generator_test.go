@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -382,6 +383,29 @@ func TestNextAllocatesNothing(t *testing.T) {
 	waitIdle(t, k)
 	if n := testing.AllocsPerRun(10000, func() { k.Next(ctx) }); n != 0 {
 		t.Fatalf("Next allocates %v times per ID", n)
+	}
+}
+
+// NextID by name allocates nothing, for one caller's name and for callers
+// taking turns with names of their own (strings with their own bytes).
+func TestNextIDByNameAllocatesNothing(t *testing.T) {
+	store := newMemStore(map[string]int64{"a": 1 << 20, "b": 1 << 20})
+	g := newGen(t, store, segment.Settings{})
+	ctx := context.Background()
+	a1, a2, b := "a", strings.Clone("a"), strings.Clone("b")
+	for _, k := range []string{"a", "b"} {
+		g.NextID(ctx, k)
+		waitIdle(t, mustKey(t, g, k))
+	}
+	if n := testing.AllocsPerRun(10000, func() { g.NextID(ctx, a1) }); n != 0 {
+		t.Fatalf("NextID by one name allocates %v times per ID", n)
+	}
+	if n := testing.AllocsPerRun(10000, func() {
+		g.NextID(ctx, a1)
+		g.NextID(ctx, b)
+		g.NextID(ctx, a2)
+	}); n != 0 {
+		t.Fatalf("NextID by names taking turns allocates %v times per 3 IDs", n)
 	}
 }
 

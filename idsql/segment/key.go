@@ -81,6 +81,8 @@ type Key struct {
 	g       *Generator
 	name    string
 	removed atomic.Bool
+	// found is the key as Generator.NextID last found it by name.
+	found atomic.Pointer[found]
 
 	mu         sync.Mutex
 	next       *segment      // loaded and waiting, or nil

@@ -495,7 +495,7 @@ func (c *conn) filled(nm *namedExec, p *rewrite.Plan, f *engine.Filled, res driv
 
 // sent maps an error of a statement that may have reached the server.
 func (c *conn) sent(p *rewrite.Plan, err error) error {
-	err = c.c.dialect.SplitStatement(err)
+	err = c.c.eng.Sent(err)
 	switch {
 	case err == nil:
 		return nil

@@ -3,6 +3,7 @@ package pgxid
 import (
 	"context"
 
+	"github.com/idsql/idsql/idsql/internal/engine"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -57,3 +58,21 @@ func (r errRows) TypeMap() *pgtype.Map                         { return nil }
 type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
+
+// sentRows are the rows of a statement pgxid sent; their error says how to
+// mend a statement a connection pooler split (engine.Engine.Sent).
+type sentRows struct {
+	pgx.Rows
+	eng *engine.Engine
+}
+
+func (r sentRows) Err() error { return r.eng.Sent(r.Rows.Err()) }
+
+// sentRow is the row of a statement pgxid sent, its error mapped as
+// sentRows's.
+type sentRow struct {
+	pgx.Row
+	eng *engine.Engine
+}
+
+func (r sentRow) Scan(dest ...any) error { return r.eng.Sent(r.Row.Scan(dest...)) }

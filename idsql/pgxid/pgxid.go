@@ -272,11 +272,12 @@ func (s *session) Exec(ctx context.Context, sql string, args ...any) (pgconn.Com
 	if i := rewriterAt(args); i >= 0 {
 		return s.q.Exec(ctx, sql, s.withFilling(args, i)...)
 	}
-	sql, args, err := s.filled(ctx, sql, args)
+	send, full, err := s.filled(ctx, sql, args)
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	return s.q.Exec(ctx, sql, args...)
+	tag, err := s.q.Exec(ctx, send, full...)
+	return tag, s.s.eng.Sent(err)
 }
 
 // Query runs sql, filling keys (INSERT ... RETURNING).
@@ -284,11 +285,15 @@ func (s *session) Query(ctx context.Context, sql string, args ...any) (pgx.Rows,
 	if i := rewriterAt(args); i >= 0 {
 		return s.q.Query(ctx, sql, s.withFilling(args, i)...)
 	}
-	sql, args, err := s.filled(ctx, sql, args)
+	send, full, err := s.filled(ctx, sql, args)
 	if err != nil {
 		return errRows{err}, err
 	}
-	return s.q.Query(ctx, sql, args...)
+	rows, err := s.q.Query(ctx, send, full...)
+	if err != nil {
+		return rows, s.s.eng.Sent(err)
+	}
+	return sentRows{rows, s.s.eng}, nil
 }
 
 // QueryRow runs sql, filling keys (INSERT ... RETURNING).
@@ -296,11 +301,11 @@ func (s *session) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	if i := rewriterAt(args); i >= 0 {
 		return s.q.QueryRow(ctx, sql, s.withFilling(args, i)...)
 	}
-	sql, args, err := s.filled(ctx, sql, args)
+	send, full, err := s.filled(ctx, sql, args)
 	if err != nil {
 		return errRow{err}
 	}
-	return s.q.QueryRow(ctx, sql, args...)
+	return sentRow{s.q.QueryRow(ctx, send, full...), s.s.eng}
 }
 
 // filled returns the statement and arguments to send for sql and args:

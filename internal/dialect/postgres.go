@@ -99,6 +99,10 @@ ORDER BY a.attnum`,
 		splitStatement: func(msg string) bool {
 			return strings.Contains(msg, "unnamed prepared statement does not exist") ||
 				(strings.Contains(msg, "prepared statement") && strings.Contains(msg, "does not exist")) ||
+				// pgx's statement cache names a statement by its text: another
+				// client's connection to PgBouncer prepared it on this server
+				// connection already.
+				(strings.Contains(msg, "prepared statement") && strings.Contains(msg, "already exists")) ||
 				(strings.Contains(msg, "bind message supplies") && strings.Contains(msg, "prepared statement"))
 		},
 		grants: []string{

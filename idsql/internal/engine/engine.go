@@ -189,6 +189,12 @@ func Tables[T TableConfig](names []string, tables map[string]T) []Table {
 	return out
 }
 
+// Sent returns err, the error a door's filled statement met once sent,
+// saying how to mend it when its words show that a connection pooler ran
+// the statement's parts on different server connections
+// (dialect.Dialect.SplitStatement). nil stays nil.
+func (e *Engine) Sent(err error) error { return e.cfg.Dialect.SplitStatement(err) }
+
 // Default returns the rewriter of the default sql_mode (and of every
 // database without one).
 func (e *Engine) Default() *rewrite.Rewriter { return e.rws[0].Load() }

@@ -151,13 +151,22 @@ func DBDefaultsSQL(dialectName string, cfg *Config, block int64) (string, error)
 // tableSQL is one table's statement.
 type tableSQL struct{ table, sql string }
 
-// dbDefaults returns the statement installing each plain table's
-// database-side default, in table order.
-func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error) {
+// dbDefault is one plain table's database-side default as the dialect
+// describes it: a segment one (seg) or a snowflake one (sf).
+type dbDefault struct {
+	table string
+	seg   *dialect.DBDefault
+	sf    *dialect.DBSnowflake
+}
+
+// plainDefaults describes the database-side default of every plain table
+// of cfg (no shard or app bits), in table order, with blocks of block
+// keys (0: DefaultDBBlock).
+func plainDefaults(cfg *Config, block int64) ([]dbDefault, error) {
 	if block == 0 {
 		block = DefaultDBBlock
 	}
-	var out []tableSQL
+	var out []dbDefault
 	for _, table := range cfg.TableNames() {
 		tc := cfg.Tables[table]
 		if !tc.Gene().Plain() {
@@ -168,47 +177,103 @@ func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error)
 			return nil, err
 		}
 		f := codec.ShapeFunc()
-		var s string
 		if tc.Strategy == keyset.Snowflake {
-			s, err = snowflakeDBDefault(d, cfg, table, f)
-		} else {
-			limit := min(int64(segment.MaxID), f.MaxKey())
-			if tc.MaxID > 0 {
-				limit = min(limit, tc.MaxID)
+			sf, err := snowflakeDBDefault(cfg, table, f)
+			if err != nil {
+				return nil, err
 			}
-			s, err = d.DBDefault(dialect.DBDefault{Table: table, Column: tc.KeyColumn(), Key: cfg.SegmentKey(table), Block: block, MaxID: limit, Shape: dbShape(f)})
+			out = append(out, dbDefault{table: table, sf: &sf})
+			continue
 		}
-		if err != nil {
-			return nil, err
+		limit := min(int64(segment.MaxID), f.MaxKey())
+		if tc.MaxID > 0 {
+			limit = min(limit, tc.MaxID)
 		}
-		out = append(out, tableSQL{table: table, sql: s})
+		out = append(out, dbDefault{table: table, seg: &dialect.DBDefault{Table: table, Column: tc.KeyColumn(),
+			Key: cfg.SegmentKey(table), Block: block, MaxID: limit, Shape: dbShape(f)}})
 	}
 	return out, nil
 }
 
-// snowflakeDBDefault returns the statement installing snowflake table's
-// database-side default, under a worker ID of the configuration's
-// holder.database_workers, shaped by f.
-func snowflakeDBDefault(d dialect.Dialect, cfg *Config, table string, f shape.Func) (string, error) {
+// dbDefaults returns the statement installing each plain table's
+// database-side default, in table order.
+func dbDefaults(d dialect.Dialect, cfg *Config, block int64) ([]tableSQL, error) {
+	defs, err := plainDefaults(cfg, block)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tableSQL, 0, len(defs))
+	for _, def := range defs {
+		var s string
+		if def.sf != nil {
+			s, err = d.SnowflakeDBDefault(*def.sf)
+		} else {
+			s, err = d.DBDefault(*def.seg)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tableSQL{table: def.table, sql: s})
+	}
+	return out, nil
+}
+
+// DBDefaultGrants returns the statements that let role (as the database
+// writes it: app, or 'app'@'%' on MariaDB) key the rows it inserts around
+// idsql (psql, COPY, INSERT ... SELECT) by the database-side defaults
+// MigrateWith installs for cfg on a database of the named dialect: what
+// the defaults draw from with the inserting role's privileges. The role
+// needs INSERT on the tables besides, and none of idsql's runtime grants
+// (dialect RuntimeGrants, for the application's role). `idsql migrate
+// --print-grants ROLE --db-defaults` prints them.
+func DBDefaultGrants(dialectName string, cfg *Config, role string) ([]string, error) {
+	d, err := dialect.ByName(dialectName)
+	if err != nil {
+		return nil, fmt.Errorf("idsql: %w", err)
+	}
+	defs, err := plainDefaults(cfg, 0)
+	if err != nil {
+		return nil, fmt.Errorf("idsql: %w", err)
+	}
+	var out []string
+	for _, def := range defs {
+		var g []string
+		if def.sf != nil {
+			g, err = d.SnowflakeDBDefaultGrants(*def.sf, role)
+		} else {
+			g, err = d.DBDefaultGrants(*def.seg, role)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("idsql: %w", err)
+		}
+		out = append(out, g...)
+	}
+	return out, nil
+}
+
+// snowflakeDBDefault describes snowflake table's database-side default,
+// under a worker ID of the configuration's holder.database_workers,
+// shaped by f.
+func snowflakeDBDefault(cfg *Config, table string, f shape.Func) (dialect.DBSnowflake, error) {
 	layout, err := cfg.SnowflakeLayout()
 	if err != nil {
-		return "", err
+		return dialect.DBSnowflake{}, err
 	}
 	hc := cfg.Holder
 	if hc.DatabaseWorkers == 0 {
-		return "", &keyset.FieldError{Field: "holder.database_workers", Err: fmt.Errorf(
+		return dialect.DBSnowflake{}, &keyset.FieldError{Field: "holder.database_workers", Err: fmt.Errorf(
 			"is 0, so no worker ID is kept for the database-side default of snowflake table %s: "+
 				"set it (1 per snowflake table, e.g. %d) in the configuration of every process of namespace %q, restart them, then install the defaults",
 			table, len(cfg.SnowflakeTables()), cfg.Namespace)}
 	}
 	tc := cfg.Tables[table]
-	return d.SnowflakeDBDefault(dialect.DBSnowflake{
+	return dialect.DBSnowflake{
 		Namespace: cfg.Namespace, Table: table, Column: tc.KeyColumn(),
 		Epoch: layout.Epoch, Unit: layout.Unit,
 		TimeBits: layout.TimeBits, WorkerBits: layout.WorkerBits, SequenceBits: layout.SequenceBits, WorkerLow: layout.WorkerLow,
 		Reserved: hc.DatabaseWorkers, MaxKey: tc.MaxID, Shape: dbShape(f),
 		Stale: max(registry.DefaultSlack, 3*hc.HeartbeatOrDefault()),
-	})
+	}, nil
 }
 
 // dbShape is f as the database-side SQL applies it: the zero KeyShape for

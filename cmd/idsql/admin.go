@@ -338,7 +338,7 @@ func releasedOr(t time.Time) string {
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("migrate", "--dsn DSN [--config idsql.yaml] [--reshape T] [--db-defaults [--db-block N] [--dry-run]] | --print-grants ROLE --dsn DSN",
+	fs := newFlags("migrate", "--dsn DSN [--config idsql.yaml] [--reshape T] [--db-defaults [--db-block N] [--dry-run]] | --print-grants ROLE --dsn DSN [--db-defaults [--config idsql.yaml]]",
 		"Creates idsql's tables (idsql_alloc, idsql_alloc_log and, on PostgreSQL and\n"+
 			"MySQL, idsql_workers) and a segment key for every segment table of the configuration\n"+
 			"that has none. A table that already holds rows (from BIGSERIAL) gets a key\n"+
@@ -357,7 +357,9 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"migrate runs as the owner of idsql's tables. --print-grants ROLE prints, for the\n"+
 			"database of --dsn (it does not connect), the GRANT statements that give the\n"+
 			"application's role what idsql does at run time on its tables (ROLE as the\n"+
-			"database writes it: app, or 'app'@'%' on MySQL).", stderr)
+			"database writes it: app, or 'app'@'%' on MySQL). With --db-defaults it prints\n"+
+			"instead what a role that inserts around idsql (psql, COPY) needs, besides\n"+
+			"INSERT on the tables, to key its rows by the configuration's database-side defaults.", stderr)
 	dsn := fs.String("dsn", "", dsnHelp)
 	cfgPath := fs.String("config", "", "configuration file (default ./idsql.yaml)")
 	dbDefaults := fs.Bool("db-defaults", false, "also install database-side defaults on the tables' key columns")
@@ -371,6 +373,9 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q", rest[0])
+	}
+	if *grantsTo != "" && *dbDefaults {
+		return printDBDefaultGrants(*dsn, *cfgPath, *grantsTo, stdout)
 	}
 	if *grantsTo != "" {
 		return printGrants(*dsn, *grantsTo, stdout)
@@ -415,16 +420,52 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return listSegments(ctx, d, stdout)
 }
 
-// printGrants prints the runtime grants of role for the database of dsn
-// (or $IDSQL_DSN), without connecting to it.
-func printGrants(dsn, role string, stdout io.Writer) error {
+// grantsDialect is the dialect of dsn (or $IDSQL_DSN), for --print-grants,
+// which does not connect.
+func grantsDialect(dsn string) (dialect.Dialect, error) {
 	if dsn == "" {
 		dsn = os.Getenv("IDSQL_DSN")
 	}
 	if dsn == "" {
-		return usagef("--print-grants needs --dsn (or IDSQL_DSN) to tell the database")
+		return dialect.Unknown, usagef("--print-grants needs --dsn (or IDSQL_DSN) to tell the database")
 	}
-	d := dialect.ForDSN(dsn)
+	return dialect.ForDSN(dsn), nil
+}
+
+// printDBDefaultGrants prints what role needs to insert rows keyed by the
+// database-side defaults of the configuration at cfgPath, for the
+// database of dsn, without connecting to it.
+func printDBDefaultGrants(dsn, cfgPath, role string, stdout io.Writer) error {
+	d, err := grantsDialect(dsn)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(cfgPath, true)
+	if err != nil {
+		return err
+	}
+	grants, err := idsql.DBDefaultGrants(d.String(), cfg, role)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "-- What the database-side defaults of namespace %s (%s) draw from as the inserting role, for role %s;\n"+
+		"-- it needs INSERT on the tables besides. Run as their owner after idsql migrate --db-defaults.\n", cfg.Namespace, d, role)
+	if len(grants) == 0 {
+		fmt.Fprintln(stdout, "-- Nothing: every default here runs in a trigger, with its definer's privileges.")
+	}
+	for _, g := range grants {
+		fmt.Fprintln(stdout, g+";")
+	}
+	return nil
+}
+
+// printGrants prints the runtime grants of role for the database of dsn
+// (or $IDSQL_DSN), without connecting to it.
+func printGrants(dsn, role string, stdout io.Writer) error {
+	d, err := grantsDialect(dsn)
+	if err != nil {
+		return err
+	}
 	grants := d.RuntimeGrants(role)
 	if len(grants) == 0 {
 		fmt.Fprintf(stdout, "-- %s has no privileges to grant: idsql's tables are in files of its own\n", d)

@@ -140,6 +140,14 @@ type defaultSQL struct {
 	// delimiter ends each statement of a script for the database's own
 	// client in place of ';' ("" for ';').
 	delimiter string
+	// grant is the statement (a format of the sequences, quoted and
+	// comma-separated, and the role) that lets a role inserting around
+	// idsql draw from a default's sequences with its own privileges.
+	grant string
+	// definerSpread and definerSnowflake: spread segment defaults and
+	// snowflake defaults run in a trigger, with its definer's privileges,
+	// so their writers need no grant.
+	definerSpread, definerSnowflake bool
 }
 
 var pgDefaults = defaultSQL{
@@ -149,6 +157,8 @@ var pgDefaults = defaultSQL{
 	snowflake:         pgSnowflake,
 	slotBits:          pgSlotBits,
 	perform:           true,
+	// nextval (USAGE), pg_sequence_last_value (SELECT), setval (UPDATE).
+	grant: "GRANT USAGE, SELECT, UPDATE ON SEQUENCE %s TO %s",
 }
 
 var mariaDefaults = defaultSQL{
@@ -158,11 +168,72 @@ var mariaDefaults = defaultSQL{
 	snowflake:         mariaSnowflake,
 	slotBits:          mariaSlotBits,
 	delimiter:         "//",
+	// DEFAULT NEXT VALUE FOR reads and advances the sequence table.
+	grant:            "GRANT SELECT, INSERT ON %s TO %s",
+	definerSpread:    true,
+	definerSnowflake: true,
+}
+
+// DBDefaultGrants returns the statements that let role (as the database
+// writes it: app, or 'app'@'%' on MariaDB) key the rows it inserts around
+// idsql (psql, COPY, INSERT ... SELECT) by the default s installs: beyond
+// INSERT on the table, what the column default draws from with the
+// inserting role's privileges. None where a trigger draws with its
+// definer's (MariaDB's spread shapes).
+func (d Dialect) DBDefaultGrants(s DBDefault, role string) ([]string, error) {
+	w, r, err := d.dbTemplate(s.Table, s.Column)
+	if err != nil {
+		return nil, err
+	}
+	if w.definerSpread && s.Shape.Spread() {
+		return nil, nil
+	}
+	return []string{fmt.Sprintf(w.grant, r.seq(), role)}, nil
+}
+
+// SnowflakeDBDefaultGrants is DBDefaultGrants for the default
+// SnowflakeDBDefault installs: its pointer and slot sequences on
+// PostgreSQL; none on MariaDB, whose trigger draws with its definer's
+// privileges.
+func (d Dialect) SnowflakeDBDefaultGrants(s DBSnowflake, role string) ([]string, error) {
+	w, r, err := d.dbTemplate(s.Table, s.Column, s.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if w.definerSnowflake {
+		return nil, nil
+	}
+	seqs := []string{r.seq()}
+	for n := range 1 << min(w.slotBits, s.SequenceBits-1) {
+		seqs = append(seqs, d.slotSequence(s.Table, s.Column, n))
+	}
+	return []string{fmt.Sprintf(w.grant, strings.Join(seqs, ", "), role)}, nil
+}
+
+// slotSequence is table's n-th slot (or digit) sequence of a snowflake
+// default on column, quoted.
+func (d Dialect) slotSequence(table, column string, n int) string {
+	schema, name := DBDefault{Table: table, Column: column}.Sequence()
+	q := d.Quote(name + "_" + strconv.Itoa(n))
+	if schema != "" {
+		q = d.Quote(schema) + "." + q
+	}
+	return q
 }
 
 // names are the replacements every database default's template shares:
 // the table, column and sequence, quoted and as string literals.
 type names []string
+
+// seq is the default's sequence, quoted.
+func (n names) seq() string {
+	for i := 0; i+1 < len(n); i += 2 {
+		if n[i] == "{seq}" {
+			return n[i+1]
+		}
+	}
+	return ""
+}
 
 // with returns a replacer for the shared names and more.
 func (n names) with(more ...string) *strings.Replacer {

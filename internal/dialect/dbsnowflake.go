@@ -113,13 +113,7 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	}
 	k := min(w.slotBits, s.SequenceBits-1)
 	schema, name := DBDefault{Table: s.Table, Column: s.Column}.Sequence()
-	seqN := func(n int) string { // the table's n-th slot or digit sequence, quoted
-		q := d.Quote(name + "_" + strconv.Itoa(n))
-		if schema != "" {
-			q = d.Quote(schema) + "." + q
-		}
-		return q
-	}
+	seqN := func(n int) string { return d.slotSequence(s.Table, s.Column, n) }
 	h := fnv.New64a()
 	h.Write([]byte(schema + "." + name))
 	tag := fmt.Sprintf("%016x", h.Sum64()) // names the table's setting, variables and lock

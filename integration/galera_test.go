@@ -180,10 +180,23 @@ AND a.started < COALESCE(b.released, b.expires, NOW(6)) AND b.started < COALESCE
 				after++
 			}
 		}
-		t.Logf("%s on node %d: %d orders, %d users acknowledged, %d after %s; errors:\n%s", w.name, w.node+1,
-			len(w.keys["orders"]), len(w.keys["users"]), after, from.Format("15:04:05.000"), strings.Join(w.errs, "\n"))
+		var longest time.Duration
+		for i := 1; i < len(w.acks); i++ {
+			if w.acks[i].After(killed) {
+				longest = max(longest, w.acks[i].Sub(w.acks[i-1]))
+			}
+		}
+		t.Logf("%s on node %d: %d orders, %d users acknowledged, %d after %s; longest pause from the kill %s; errors:\n%s", w.name, w.node+1,
+			len(w.keys["orders"]), len(w.keys["users"]), after, from.Format("15:04:05.000"), longest, strings.Join(w.errs, "\n"))
 		if after == 0 {
 			t.Errorf("%s on node %d acknowledged nothing after %s", w.name, w.node+1, from.Format("15:04:05.000"))
+		}
+		// A surviving node's writers wait while the cluster suspects the
+		// killed node (its commits need every member's certification) and
+		// no longer: not for the rejoin, its state transfer included.
+		if evict := evicted.Sub(killed); w.node != 2 && longest > evict+failoverResume {
+			t.Errorf("%s on node %d paused %s after the kill, more than the %s until the cluster evicted node 3 and %s",
+				w.name, w.node+1, longest.Round(time.Millisecond), evict.Round(time.Millisecond), failoverResume)
 		}
 	}
 }

@@ -229,19 +229,87 @@ func TestFailoverPostgresSync(t *testing.T) {
 		}
 		checkAcked(t, table, acked, storedKeys(t, sdb, table), "on the promoted server")
 	}
+	checkFailoverPauses(t, writers, killed, promoted, stopped)
+}
+
+// checkFailoverPauses logs what each writer did and fails one that issued
+// nothing after the failover (the kill at killed, writes taken again at
+// served, the writers stopped at stopped), or paused across it more than
+// failoverResume beyond the failover's own time.
+func checkFailoverPauses(t *testing.T, writers []*failoverWriter, killed, served, stopped time.Time) {
+	t.Helper()
+	failover := served.Sub(killed)
 	for _, w := range writers {
-		t.Logf("%s: %d orders, %d users acknowledged, %d after the promotion; longest pause between two keys %s (the failover's included); errors:\n%s",
-			w.name, len(w.keys["orders"]), len(w.keys["users"]), w.after(promoted), w.longest, strings.Join(w.errs, "\n"))
-		failover := promoted.Sub(killed)
-		switch p, ok := w.pause(killed, promoted); {
+		t.Logf("%s: %d orders, %d users acknowledged, %d after the failover; longest pause between two keys %s (the failover's included); errors:\n%s",
+			w.name, len(w.keys["orders"]), len(w.keys["users"]), w.after(served), w.longest, strings.Join(w.errs, "\n"))
+		switch p, ok := w.pause(killed, served); {
 		case !ok:
-			t.Errorf("%s issued no key before the kill or none in the %s after the promotion", w.name, stopped.Sub(promoted).Round(time.Millisecond))
+			t.Errorf("%s issued no key before the kill or none in the %s after the failover", w.name, stopped.Sub(served).Round(time.Millisecond))
 		case p > failover+failoverResume:
 			t.Errorf("%s paused %s across the failover, more than its %s and %s", w.name, p.Round(time.Millisecond), failover.Round(time.Millisecond), failoverResume)
 		default:
-			t.Logf("%s paused %s across the failover (kill to promotion: %s)", w.name, p.Round(time.Millisecond), failover.Round(time.Millisecond))
+			t.Logf("%s paused %s across the failover (%s from the kill until writes were taken again)", w.name, p.Round(time.Millisecond), failover.Round(time.Millisecond))
 		}
 	}
+}
+
+// TestFailoverPostgresBehindPgBouncer is TestFailoverPostgresSync with
+// the processes behind PgBouncer in transaction mode, which the operator
+// moves to the promoted standby (the configuration rewritten, RELOAD):
+// PgBouncer keeps the clients' connections, so the processes resume on
+// the connections they hold once it reaches the new primary.
+func TestFailoverPostgresBehindPgBouncer(t *testing.T) {
+	primary := pgtest.StartServer(t)
+	standby := primary.StartStandby(true)
+	bouncer := primary.StartBouncer()
+	raw, err := sql.Open("postgres", primary.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, "CREATE TABLE orders (id bigint PRIMARY KEY, src text, n int); "+
+		"CREATE TABLE users (id bigint PRIMARY KEY, src text, n int)"); err != nil {
+		t.Fatal(err)
+	}
+	cfgFor := func(instance string) *keyset.Config { return failoverConfig(t, instance, "") }
+	if err := idsql.MigrateWith(ctx, raw, cfgFor("admin"), idsql.MigrateOptions{DBDefaults: true}); err != nil {
+		t.Fatal(err)
+	}
+	// pgx must not cache named statements behind a transaction pooler.
+	dsn := bouncer.DSN() + "&default_query_exec_mode=exec&connect_timeout=2"
+	stop := make(chan struct{})
+	writers, wait := runFailoverWriters(t, dsn, cfgFor, []string{"w1", "w2", "w3", "plain"}, stop)
+	stopWriters := sync.OnceFunc(func() { close(stop) })
+	t.Cleanup(stopWriters) // runs before the writers' wait, also when the test stops early
+
+	time.Sleep(1500 * time.Millisecond)
+	killed := time.Now()
+	primary.Crash()
+	standby.Promote()
+	promoted := time.Now()
+	bouncer.Repoint(standby)
+	repointed := time.Now()
+	t.Logf("promoted %s after the kill, PgBouncer serving from the standby %s after that", promoted.Sub(killed).Round(time.Millisecond), repointed.Sub(promoted).Round(time.Millisecond))
+	time.Sleep(3 * time.Second) // not a tolerance: how long the writers run on the promoted server
+	stopWriters()
+	wait()
+	stopped := time.Now()
+	t.Logf("primary killed at %s, standby promoted and PgBouncer moved to it %s later", killed.Format("15:04:05.000"), repointed.Sub(killed))
+
+	sdb, err := sql.Open("postgres", standby.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	for _, table := range []string{"orders", "users"} {
+		acked := map[string][]int64{}
+		for _, w := range writers {
+			acked[w.name] = w.keys[table]
+		}
+		checkAcked(t, table, acked, storedKeys(t, sdb, table), "on the promoted server")
+	}
+	checkFailoverPauses(t, writers, killed, repointed, stopped)
 }
 
 // TestFailoverPostgresAsyncRefused: a primary streaming to an

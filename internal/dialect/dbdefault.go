@@ -181,14 +181,14 @@ var mariaDefaults = defaultSQL{
 // inserting role's privileges. None where a trigger draws with its
 // definer's (MariaDB's spread shapes).
 func (d Dialect) DBDefaultGrants(s DBDefault, role string) ([]string, error) {
-	w, r, err := d.dbTemplate(s.Table, s.Column)
+	w, _, err := d.dbTemplate(s.Table, s.Column)
 	if err != nil {
 		return nil, err
 	}
 	if w.definerSpread && s.Shape.Spread() {
 		return nil, nil
 	}
-	return []string{fmt.Sprintf(w.grant, r.seq(), role)}, nil
+	return []string{fmt.Sprintf(w.grant, d.sequence(s.Table, s.Column, ""), role)}, nil
 }
 
 // SnowflakeDBDefaultGrants is DBDefaultGrants for the default
@@ -196,44 +196,38 @@ func (d Dialect) DBDefaultGrants(s DBDefault, role string) ([]string, error) {
 // PostgreSQL; none on MariaDB, whose trigger draws with its definer's
 // privileges.
 func (d Dialect) SnowflakeDBDefaultGrants(s DBSnowflake, role string) ([]string, error) {
-	w, r, err := d.dbTemplate(s.Table, s.Column, s.Namespace)
+	w, _, err := d.dbTemplate(s.Table, s.Column, s.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	if w.definerSnowflake {
 		return nil, nil
 	}
-	seqs := []string{r.seq()}
-	for n := range 1 << min(w.slotBits, s.SequenceBits-1) {
-		seqs = append(seqs, d.slotSequence(s.Table, s.Column, n))
+	seqs := []string{d.sequence(s.Table, s.Column, "")}
+	for n := range 1 << w.slotBitsOf(s) {
+		seqs = append(seqs, d.sequence(s.Table, s.Column, "_"+strconv.Itoa(n)))
 	}
 	return []string{fmt.Sprintf(w.grant, strings.Join(seqs, ", "), role)}, nil
 }
 
-// slotSequence is table's n-th slot (or digit) sequence of a snowflake
-// default on column, quoted.
-func (d Dialect) slotSequence(table, column string, n int) string {
+// sequence is the sequence of table's default on column, with suffix
+// ("_3": a snowflake default's slot or digit sequence 3), quoted.
+func (d Dialect) sequence(table, column, suffix string) string {
 	schema, name := DBDefault{Table: table, Column: column}.Sequence()
-	q := d.Quote(name + "_" + strconv.Itoa(n))
+	q := d.Quote(name + suffix)
 	if schema != "" {
 		q = d.Quote(schema) + "." + q
 	}
 	return q
 }
 
+// slotBitsOf is how many of s's sequence bits name a slot (or a block):
+// the database's slotBits, leaving at least one bit to count.
+func (w *defaultSQL) slotBitsOf(s DBSnowflake) int { return min(w.slotBits, s.SequenceBits-1) }
+
 // names are the replacements every database default's template shares:
 // the table, column and sequence, quoted and as string literals.
 type names []string
-
-// seq is the default's sequence, quoted.
-func (n names) seq() string {
-	for i := 0; i+1 < len(n); i += 2 {
-		if n[i] == "{seq}" {
-			return n[i+1]
-		}
-	}
-	return ""
-}
 
 // with returns a replacer for the shared names and more.
 func (n names) with(more ...string) *strings.Replacer {
@@ -264,10 +258,7 @@ func (d Dialect) dbTemplate(table, column string, others ...string) (*defaultSQL
 		}
 	}
 	schema, name := DBDefault{Table: table, Column: column}.Sequence()
-	seq := d.Quote(name)
-	if schema != "" {
-		seq = d.Quote(schema) + "." + seq
-	}
+	seq := d.sequence(table, column, "")
 	schemaLit := "NULL"
 	if schema != "" {
 		schemaLit = lit(schema)

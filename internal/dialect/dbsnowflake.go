@@ -111,9 +111,9 @@ func (d Dialect) SnowflakeDBDefault(s DBSnowflake) (string, error) {
 	if s.WorkerLow {
 		low = "true"
 	}
-	k := min(w.slotBits, s.SequenceBits-1)
+	k := w.slotBitsOf(s)
 	schema, name := DBDefault{Table: s.Table, Column: s.Column}.Sequence()
-	seqN := func(n int) string { return d.slotSequence(s.Table, s.Column, n) }
+	seqN := func(n int) string { return d.sequence(s.Table, s.Column, "_"+strconv.Itoa(n)) }
 	h := fnv.New64a()
 	h.Write([]byte(schema + "." + name))
 	tag := fmt.Sprintf("%016x", h.Sum64()) // names the table's setting, variables and lock

@@ -163,18 +163,11 @@ func failoverConfig(t *testing.T, instance, holder string) *keyset.Config {
 	return cfg
 }
 
-// TestFailoverPostgresSync: a PostgreSQL primary streams synchronously to
-// a standby (synchronous_standby_names, synchronous_commit on); four
-// processes insert through the wrapper over pgx with a multi-host DSN
-// that follows the writable server, each with its lease from the worker
-// table, into a snowflake and a segment table, and a fifth inserts
-// without idsql, its keys from the database-side defaults. The primary is killed
-// (immediate shutdown) and the standby promoted. No key is acknowledged
-// twice, every acknowledged row is on the promoted server, and each
-// process issues again after the failover.
-func TestFailoverPostgresSync(t *testing.T) {
-	primary := pgtest.StartServer(t)
-	standby := primary.StartStandby(true)
+// failoverSchema creates a failover run's tables on primary and migrates
+// them, their database-side defaults included; it returns each process
+// instance's configuration.
+func failoverSchema(t *testing.T, primary *pgtest.Server) func(instance string) *keyset.Config {
+	t.Helper()
 	raw, err := sql.Open("postgres", primary.DSN())
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +182,35 @@ func TestFailoverPostgresSync(t *testing.T) {
 	if err := idsql.MigrateWith(ctx, raw, cfgFor("admin"), idsql.MigrateOptions{DBDefaults: true}); err != nil {
 		t.Fatal(err)
 	}
+	return cfgFor
+}
+
+// checkAllAcked runs checkAcked on both tables of a failover run, read
+// back from db at where.
+func checkAllAcked(t *testing.T, writers []*failoverWriter, db *sql.DB, where string) {
+	t.Helper()
+	for _, table := range []string{"orders", "users"} {
+		acked := map[string][]int64{}
+		for _, w := range writers {
+			acked[w.name] = w.keys[table]
+		}
+		checkAcked(t, table, acked, storedKeys(t, db, table), where)
+	}
+}
+
+// TestFailoverPostgresSync: a PostgreSQL primary streams synchronously to
+// a standby (synchronous_standby_names, synchronous_commit on); four
+// processes insert through the wrapper over pgx with a multi-host DSN
+// that follows the writable server, each with its lease from the worker
+// table, into a snowflake and a segment table, and a fifth inserts
+// without idsql, its keys from the database-side defaults. The primary is killed
+// (immediate shutdown) and the standby promoted. No key is acknowledged
+// twice, every acknowledged row is on the promoted server, and each
+// process issues again after the failover.
+func TestFailoverPostgresSync(t *testing.T) {
+	primary := pgtest.StartServer(t)
+	standby := primary.StartStandby(true)
+	cfgFor := failoverSchema(t, primary)
 	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/postgres?sslmode=disable&target_session_attrs=read-write&connect_timeout=2",
 		primary.Port(), standby.Port())
 	stop := make(chan struct{})
@@ -222,13 +244,7 @@ func TestFailoverPostgresSync(t *testing.T) {
 	stopped := time.Now()
 	t.Logf("primary killed at %s, standby promoted %s later", killed.Format("15:04:05.000"), promoted.Sub(killed))
 
-	for _, table := range []string{"orders", "users"} {
-		acked := map[string][]int64{}
-		for _, w := range writers {
-			acked[w.name] = w.keys[table]
-		}
-		checkAcked(t, table, acked, storedKeys(t, sdb, table), "on the promoted server")
-	}
+	checkAllAcked(t, writers, sdb, "on the promoted server")
 	checkFailoverPauses(t, writers, killed, promoted, stopped)
 }
 
@@ -262,20 +278,7 @@ func TestFailoverPostgresBehindPgBouncer(t *testing.T) {
 	primary := pgtest.StartServer(t)
 	standby := primary.StartStandby(true)
 	bouncer := primary.StartBouncer()
-	raw, err := sql.Open("postgres", primary.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, "CREATE TABLE orders (id bigint PRIMARY KEY, src text, n int); "+
-		"CREATE TABLE users (id bigint PRIMARY KEY, src text, n int)"); err != nil {
-		t.Fatal(err)
-	}
-	cfgFor := func(instance string) *keyset.Config { return failoverConfig(t, instance, "") }
-	if err := idsql.MigrateWith(ctx, raw, cfgFor("admin"), idsql.MigrateOptions{DBDefaults: true}); err != nil {
-		t.Fatal(err)
-	}
+	cfgFor := failoverSchema(t, primary)
 	// pgx must not cache named statements behind a transaction pooler.
 	dsn := bouncer.DSN() + "&default_query_exec_mode=exec&connect_timeout=2"
 	stop := make(chan struct{})
@@ -302,13 +305,7 @@ func TestFailoverPostgresBehindPgBouncer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sdb.Close()
-	for _, table := range []string{"orders", "users"} {
-		acked := map[string][]int64{}
-		for _, w := range writers {
-			acked[w.name] = w.keys[table]
-		}
-		checkAcked(t, table, acked, storedKeys(t, sdb, table), "on the promoted server")
-	}
+	checkAllAcked(t, writers, sdb, "on the promoted server")
 	checkFailoverPauses(t, writers, killed, repointed, stopped)
 }
 

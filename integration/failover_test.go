@@ -15,6 +15,7 @@ import (
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/keyset"
+	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/internal/pgtest"
 )
 
@@ -311,10 +312,11 @@ func TestFailoverPostgresBehindPgBouncer(t *testing.T) {
 
 // TestFailoverPostgresAsyncRefused: a primary streaming to an
 // asynchronous standby, which a failover may promote without the last
-// worker leases, is refused for snowflake keys with an error that names
-// the standby and synchronous_standby_names; holder.accept_lazy_commits
-// takes the risk, and listing the standby in synchronous_standby_names
-// (no restart) mends it.
+// worker leases and segment allocations, is refused for snowflake keys
+// and segment ranges with errors that name the standby and
+// synchronous_standby_names; holder.accept_lazy_commits takes the risk,
+// and listing the standby in synchronous_standby_names (no restart)
+// mends it.
 func TestFailoverPostgresAsyncRefused(t *testing.T) {
 	primary := pgtest.StartServer(t)
 	primary.StartStandby(false)
@@ -324,32 +326,42 @@ func TestFailoverPostgresAsyncRefused(t *testing.T) {
 	}
 	defer raw.Close()
 	ctx := context.Background()
-	if _, err := raw.ExecContext(ctx, "CREATE TABLE orders (id bigint PRIMARY KEY, src text, n int)"); err != nil {
+	if _, err := raw.ExecContext(ctx, "CREATE TABLE orders (id bigint PRIMARY KEY, src text, n int); "+
+		"CREATE TABLE users (id bigint PRIMARY KEY, src text, n int)"); err != nil {
 		t.Fatal(err)
 	}
 	if err := idsql.Migrate(ctx, raw, failoverConfig(t, "admin", "")); err != nil {
 		t.Fatal(err)
 	}
-	insert := func(instance, holder string) error {
+	// insert inserts a row into each table through a process of its own,
+	// and returns the errors.
+	insert := func(instance, holder string) (snowflakeErr, segmentErr error) {
 		db, err := idsql.Open("postgres", primary.DSN(), failoverConfig(t, instance, holder), idsql.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		_, err = db.ExecContext(ctx, "INSERT INTO orders (src, n) VALUES ($1, 1)", instance)
-		return err
+		_, snowflakeErr = db.ExecContext(ctx, "INSERT INTO orders (src, n) VALUES ($1, 1)", instance)
+		_, segmentErr = db.ExecContext(ctx, "INSERT INTO users (src, n) VALUES ($1, 1)", instance)
+		return snowflakeErr, segmentErr
 	}
-	err = insert("a", "")
-	if !errors.Is(err, registry.ErrNotDurable) || !strings.Contains(err.Error(), "standby (async)") ||
-		!strings.Contains(err.Error(), "synchronous_standby_names") {
-		t.Fatalf("a snowflake key on a primary with an asynchronous standby: %v; want ErrNotDurable naming the standby and the setting", err)
+	sfErr, segErr := insert("a", "")
+	if !errors.Is(sfErr, registry.ErrNotDurable) || !strings.Contains(sfErr.Error(), "standby (async)") ||
+		!strings.Contains(sfErr.Error(), "synchronous_standby_names") {
+		t.Fatalf("a snowflake key on a primary with an asynchronous standby: %v; want ErrNotDurable naming the standby and the setting", sfErr)
 	}
-	var rows int
-	if err := raw.QueryRowContext(ctx, "SELECT count(*) FROM orders").Scan(&rows); err != nil || rows != 0 {
-		t.Errorf("%d rows written by a refused INSERT (%v)", rows, err)
+	if !errors.Is(segErr, segment.ErrNotDurable) || !strings.Contains(segErr.Error(), "standby (async)") ||
+		!strings.Contains(segErr.Error(), "synchronous_standby_names") {
+		t.Fatalf("a segment range on a primary with an asynchronous standby: %v; want segment.ErrNotDurable naming the standby and the setting", segErr)
 	}
-	if err := insert("b", ", accept_lazy_commits: true"); err != nil {
-		t.Errorf("with accept_lazy_commits: %v", err)
+	for _, table := range []string{"orders", "users"} {
+		var rows int
+		if err := raw.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil || rows != 0 {
+			t.Errorf("%s: %d rows written by a refused INSERT (%v)", table, rows, err)
+		}
+	}
+	if sfErr, segErr := insert("b", ", accept_lazy_commits: true"); sfErr != nil || segErr != nil {
+		t.Errorf("with accept_lazy_commits: %v; %v", sfErr, segErr)
 	}
 	if _, err := raw.ExecContext(ctx, "ALTER SYSTEM SET synchronous_standby_names = 'standby'"); err != nil {
 		t.Fatal(err)
@@ -373,7 +385,7 @@ func TestFailoverPostgresAsyncRefused(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := insert("c", ""); err != nil {
-		t.Errorf("with the standby synchronous: %v", err)
+	if sfErr, segErr := insert("c", ""); sfErr != nil || segErr != nil {
+		t.Errorf("with the standby synchronous: %v; %v", sfErr, segErr)
 	}
 }

@@ -205,6 +205,9 @@ type HolderConfig struct {
 	// asynchronous standby, which a failover may promote without the last
 	// leases, is refused the same way, and this accepts it (a logical
 	// replication consumer, never promoted, counts as such a standby).
+	// Segment ranges on such a PostgreSQL primary are refused and
+	// accepted alike (segment.ErrNotDurable): a failover could lose an
+	// allocation and hand its range out again.
 	AcceptLazyCommits bool `yaml:"accept_lazy_commits"`
 	// Options holds the keys of the holder section that no field above
 	// has: a holder kind's own keys (holderkind.Kind.Keys), handed to the kind

@@ -536,7 +536,12 @@ func (k *Keys) segmentStore() (segment.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return SegmentStore(k.opts.DB, d)
+	store, err := SegmentStore(k.opts.DB, d)
+	if err != nil {
+		return nil, err
+	}
+	store.AcceptLazyCommits(k.cfg.Holder.AcceptLazyCommits)
+	return store, nil
 }
 
 // Segments returns the segment generator, or nil before any segment table

@@ -69,6 +69,7 @@ func NewKeysOn(cfg *Config, opts KeysOptions, db *sql.DB, d dialect.Dialect) (*K
 		if err != nil {
 			return nil, err
 		}
+		store.AcceptLazyCommits(cfg.Holder.AcceptLazyCommits)
 		opts.SegmentStore = store
 	}
 	if opts.Registry == nil && d.HasWorkerTable() {

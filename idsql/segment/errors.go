@@ -31,6 +31,12 @@ var (
 	// ErrInvalidRange reports a Store that returned a range the generator
 	// cannot use (empty, reversed, for another key, or not positive).
 	ErrInvalidRange = errors.New("segment: store returned an invalid range")
+
+	// ErrNotDurable reports an allocation an SQLStore refused because a
+	// failover could lose it and hand the range out again: a PostgreSQL
+	// primary streaming to a standby that does not hold every commit it
+	// acknowledges (see SQLStore.AcceptLazyCommits).
+	ErrNotDurable = errors.New("segment: the database may lose an allocation in a failover")
 )
 
 // KeyError is the error returned for a failed operation on one key. It names

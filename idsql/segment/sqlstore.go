@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idsql/idsql/internal/dialect"
@@ -192,6 +193,36 @@ type SQLStore struct {
 
 	prepMu   sync.Mutex
 	prepared *sql.Stmt // the Allocate statement, with StoreSQL.PrepareAllocate
+
+	acceptLazy atomic.Bool // AcceptLazyCommits
+}
+
+// AcceptLazyCommits makes the store allocate on a PostgreSQL primary that
+// streams to a standby a failover could promote without the primary's
+// last commits (an asynchronous one, or one whose sync_state the role
+// cannot read), taking the risk that a failover to it hands a range out
+// again. By default such an allocation fails with ErrNotDurable, naming
+// the standbys and synchronous_standby_names: its keys, handed to rows or
+// to callers outside the database, could be handed out a second time.
+// idsql sets it from holder.accept_lazy_commits.
+func (s *SQLStore) AcceptLazyCommits(accept bool) { s.acceptLazy.Store(accept) }
+
+// durable refuses an allocation a failover could lose (see
+// AcceptLazyCommits). It costs a query of the server's standbys on
+// PostgreSQL, and nothing elsewhere.
+func (s *SQLStore) durable(ctx context.Context) error {
+	if s.acceptLazy.Load() {
+		return nil
+	}
+	standbys, err := s.sql.Dialect.UnsafeStandbys(ctx, s.db)
+	if err != nil || standbys == nil {
+		return err
+	}
+	return fmt.Errorf("%w: the server streams to standbys that may lack its last commits: %s; a failover to one can lose this "+
+		"allocation and hand its range out again. List the standbys a failover may promote in synchronous_standby_names "+
+		"(allocations ask for synchronous_commit on), give the role pg_read_all_stats when it cannot read sync_state, "+
+		"or set holder.accept_lazy_commits: true (SQLStore.AcceptLazyCommits) to take that risk",
+		ErrNotDurable, strings.Join(standbys, ", "))
 }
 
 var _ Store = (*SQLStore)(nil)
@@ -347,6 +378,9 @@ func (s *SQLStore) Allocate(ctx context.Context, req Request) (Range, error) {
 func (s *SQLStore) allocate(ctx context.Context, req Request) (Range, error) {
 	if req.Step < 0 {
 		return Range{}, keyErr(req.Key, "allocate", fmt.Errorf("negative step %d", req.Step))
+	}
+	if err := s.durable(ctx); err != nil {
+		return Range{}, keyErr(req.Key, "allocate", err)
 	}
 	now := s.now().UTC()
 	if s.qAllocateSQL != "" {

@@ -169,6 +169,32 @@ AND a.started < COALESCE(b.released, b.expires, NOW(6)) AND b.started < COALESCE
 	if len(overlaps) > 0 {
 		t.Errorf("leases held at once: %s", strings.Join(overlaps, "; "))
 	}
+	// The worker table as the cluster holds it, for a failed run: which
+	// identity held which worker ID when. (Deferred: it runs before
+	// causal closes, once every check below has run.)
+	defer func() {
+		if !t.Failed() {
+			return
+		}
+		rows, err := causal.QueryContext(ctx, `SELECT lease_id, worker_id, table_name, instance, started, COALESCE(released, expires), holder_kind
+FROM idsql_workers ORDER BY worker_id, lease_id`)
+		if err != nil {
+			t.Logf("idsql_workers: %v", err)
+			return
+		}
+		defer rows.Close()
+		var b strings.Builder
+		for rows.Next() {
+			var lease, worker int64
+			var table, instance, started, ended, kind sql.NullString
+			if err := rows.Scan(&lease, &worker, &table, &instance, &started, &ended, &kind); err != nil {
+				t.Logf("idsql_workers: %v", err)
+				return
+			}
+			fmt.Fprintf(&b, "\n  lease %d worker %d %s@%s %s..%s (%s)", lease, worker, table.String, instance.String, started.String, ended.String, kind.String)
+		}
+		t.Logf("idsql_workers:%s", b.String())
+	}()
 	for _, w := range writers {
 		from := killed
 		if w.node == 2 {

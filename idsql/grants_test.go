@@ -234,7 +234,7 @@ func runDBDefaultWriter(t *testing.T, owner, writer *sql.DB, cfg *keyset.Config,
 		}
 		// Past the default's lag, the next first row of a transaction
 		// moves a snowflake slot forward to the clock (setval).
-		time.Sleep(15 * time.Millisecond) // not a tolerance: a wait past the default's 10 ms slot lag, so that the slot moves
+		time.Sleep(15 * time.Millisecond) // not a tolerance: the default moves a slot that lags the clock by 10 ms (its {lag}); 15 ms makes every round move one
 	}
 	for _, table := range tables {
 		var rows, keys int

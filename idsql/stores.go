@@ -17,8 +17,9 @@ type Stores struct {
 
 // StoresFor returns the stores on db, the application's database, for its
 // dialect: the worker table on PostgreSQL and MySQL/MariaDB (tuned by hc's
-// heartbeat and accept_lazy_commits), none on SQLite, and the segment
-// store registered for the dialect (PostgreSQL's is built in; MySQL's and
+// heartbeat, accept_lazy_commits and one_writer_node), none on SQLite,
+// and the segment store registered for the dialect (accepting what hc
+// accepts) (PostgreSQL's is built in; MySQL's and
 // SQLite's register when their packages, idsql/segment/mysqlstore and
 // idsql/segment/sqlitestore, are imported). db may be the driver's own or
 // the one Open or OpenDB returned; for the latter, the worker registry and
@@ -49,10 +50,13 @@ func storesFor(db *sql.DB, hc keyset.HolderConfig, needSegments bool) (Stores, e
 			return Stores{}, err
 		}
 		s.Segments = nil
+	} else {
+		hc.ConfigureStore(s.Segments)
 	}
 	if s.Workers == nil && d.HasWorkerTable() {
-		s.Workers = registry.New(db, registry.Settings{Heartbeat: hc.Heartbeat, Dialect: d.String(),
-			AcceptLazyCommits: hc.AcceptLazyCommits})
+		rs := hc.RegistrySettings()
+		rs.Dialect = d.String()
+		s.Workers = registry.New(db, rs)
 	}
 	return s, nil
 }

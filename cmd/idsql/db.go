@@ -30,9 +30,6 @@ type database struct {
 	dsn     string // the driver's DSN (go-sql-driver's form for MySQL)
 	path    string // the SQLite file
 	stores  idsql.Stores
-	// lazy: a MySQL server that does not make every commit durable, which
-	// the DSN said to accept (see mysqlDSN).
-	lazy bool
 }
 
 // sqlitePath returns the file of an sqlite: DSN.
@@ -45,44 +42,61 @@ func sqlitePath(dsn string) (string, bool) {
 	return "", false
 }
 
-// lazyParam is the MySQL DSN parameter that accepts a server without
-// durable commits (innodb_flush_log_at_trx_commit other than 1, or
-// sync_binlog other than 1 with the binary log on) for the worker table.
-const lazyParam = "accept_lazy_commits"
+// The MySQL DSN parameters that are idsql's own, not the driver's: each
+// accepts a risk the worker table and the segment store refuse by default
+// (holder.accept_lazy_commits and holder.one_writer_node of a config).
+const (
+	// lazyParam accepts a server without durable commits
+	// (innodb_flush_log_at_trx_commit other than 1, or sync_binlog other
+	// than 1 with the binary log on).
+	lazyParam = "accept_lazy_commits"
+	// oneWriterParam says every process writes to a Galera cluster
+	// through one node at a time.
+	oneWriterParam = "one_writer_node"
+)
 
 // driverDSNs are how the CLI hands a --dsn to the drivers it links, by
 // driver name (dialect.DriverName of the DSN's dialect, see
 // dialect.ForDSN): each turns the DSN into the driver's own form and
-// returns whether it carried accept_lazy_commits=true and the DSN to show
-// in messages (the password hidden). A driver without an entry takes the
+// returns the risks its idsql parameters accepted and the DSN to show in
+// messages (the password hidden). A driver without an entry takes the
 // DSN as it is (lib/pq reads URLs and key=value alike).
-var driverDSNs = map[string]func(dsn string) (out string, lazy bool, shown string, err error){
-	"mysql": func(dsn string) (string, bool, string, error) {
-		out, lazy, err := mysqlDSN(dsn)
-		return out, lazy, redactMySQL(out), err
+var driverDSNs = map[string]func(dsn string) (out string, accepted keyset.HolderConfig, shown string, err error){
+	"mysql": func(dsn string) (string, keyset.HolderConfig, string, error) {
+		out, accepted, err := mysqlDSN(dsn)
+		return out, accepted, redactMySQL(out), err
 	},
 }
 
 // mysqlDSN turns a MySQL DSN of either form into go-sql-driver's, with
 // times scanned as time.Time (parseTime) unless the DSN says otherwise. It
-// also returns whether the DSN carries accept_lazy_commits=true, which it
-// removes (the driver would send it to the server as a variable).
-func mysqlDSN(dsn string) (string, bool, error) {
+// also returns the risks that idsql's own parameters (lazyParam,
+// oneWriterParam) accepted, which it removes: the driver would send them
+// to the server as variables.
+func mysqlDSN(dsn string) (string, keyset.HolderConfig, error) {
+	var accepted keyset.HolderConfig
 	dsn, err := dialect.MySQL.DriverDSN(dsn)
 	if err != nil {
-		return "", false, err
+		return "", accepted, err
 	}
-	lazy := false
 	if i := strings.LastIndexByte(dsn, '?'); i >= 0 && strings.LastIndexByte(dsn, '/') < i {
 		q, err := url.ParseQuery(dsn[i+1:])
 		if err != nil {
-			return "", false, fmt.Errorf("mysql DSN parameters: %w", err)
+			return "", accepted, fmt.Errorf("mysql DSN parameters: %w", err)
 		}
-		if v := q.Get(lazyParam); v != "" {
-			if lazy, err = strconv.ParseBool(v); err != nil {
-				return "", false, fmt.Errorf("mysql DSN: %s=%q is not true or false", lazyParam, v)
+		removed := false
+		for name, to := range map[string]*bool{lazyParam: &accepted.AcceptLazyCommits, oneWriterParam: &accepted.OneWriterNode} {
+			v := q.Get(name)
+			if v == "" {
+				continue
 			}
-			q.Del(lazyParam)
+			if *to, err = strconv.ParseBool(v); err != nil {
+				return "", accepted, fmt.Errorf("mysql DSN: %s=%q is not true or false", name, v)
+			}
+			q.Del(name)
+			removed = true
+		}
+		if removed {
 			dsn = dsn[:i]
 			if len(q) > 0 {
 				dsn += "?" + q.Encode()
@@ -91,12 +105,12 @@ func mysqlDSN(dsn string) (string, bool, error) {
 	}
 	c, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return "", false, fmt.Errorf("mysql DSN: %w", err)
+		return "", accepted, fmt.Errorf("mysql DSN: %w", err)
 	}
 	if !strings.Contains(dsn, "parseTime=") {
 		c.ParseTime = true
 	}
-	return c.FormatDSN(), lazy, nil
+	return c.FormatDSN(), accepted, nil
 }
 
 // openDatabase opens dsn (or $IDSQL_DSN) and checks that it answers.
@@ -115,10 +129,10 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 		return &database{db: store.DB(), dialect: dialect.ForDSN(dsn), dsn: sqlitestore.DSN(path), path: path, stores: idsql.Stores{Segments: store}}, nil
 	}
 	dd := dialect.ForDSN(dsn)
-	shown, lazy := redact(dsn), false
+	shown, accepted := redact(dsn), keyset.HolderConfig{}
 	if toDriver, ok := driverDSNs[dd.DriverName()]; ok {
 		var err error
-		if dsn, lazy, shown, err = toDriver(dsn); err != nil {
+		if dsn, accepted, shown, err = toDriver(dsn); err != nil {
 			return nil, usagef("--dsn: %v", err)
 		}
 	}
@@ -130,12 +144,12 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 		db.Close()
 		return nil, dd.ConnectError(err, shown)
 	}
-	stores, err := idsql.StoresFor(db, keyset.HolderConfig{AcceptLazyCommits: lazy})
+	stores, err := idsql.StoresFor(db, accepted)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	return &database{db: db, dialect: dd, dsn: dsn, lazy: lazy, stores: stores}, nil
+	return &database{db: db, dialect: dd, dsn: dsn, stores: stores}, nil
 }
 
 // redactMySQL hides the password of a go-sql-driver DSN.

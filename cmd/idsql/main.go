@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/segment"
 
 	// Every holder, segment store and key buffer, so that any
 	// configuration works.
@@ -99,6 +100,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if errors.Is(err, registry.ErrNotDurable) {
 				fmt.Fprintf(stderr, "The MySQL server may lose a committed worker lease in a crash (innodb_flush_log_at_trx_commit\n"+
 					"or sync_binlog is not 1). Fix the server, or add %s=true to the MySQL DSN to accept the risk.\n", lazyParam)
+			}
+			if errors.Is(err, registry.ErrMultiWriter) || errors.Is(err, segment.ErrMultiWriter) {
+				fmt.Fprintf(stderr, "The server is a Galera node: send every idsql process's writes to one node at a time, and add\n"+
+					"%s=true to the MySQL DSN to say so.\n", oneWriterParam)
 			}
 			return 1
 		}

@@ -24,7 +24,8 @@ func TestMySQLDSN(t *testing.T) {
 		in                string
 		user, pass, addr  string
 		db                string
-		lazy, parseTime   bool
+		lazy, oneWriter   bool
+		parseTime         bool
 		params            map[string]string
 		timeout           time.Duration
 		interpolateParams bool
@@ -36,12 +37,14 @@ func TestMySQLDSN(t *testing.T) {
 		{in: "u:p@tcp(127.0.0.1:3306)/shop", user: "u", pass: "p", addr: "127.0.0.1:3306", db: "shop", parseTime: true},
 		{in: "u:p@tcp(h:2)/shop?accept_lazy_commits=1&sql_mode=%27ANSI%27", user: "u", pass: "p", addr: "h:2", db: "shop", parseTime: true, lazy: true,
 			params: map[string]string{"sql_mode": "'ANSI'"}},
+		{in: "mariadb://u@galera-writer/shop?one_writer_node=true&timeout=2s", user: "u", addr: "galera-writer:3306", db: "shop", parseTime: true,
+			oneWriter: true, timeout: 2 * time.Second},
 	} {
 		if dialect.ForDSN(c.in) != dialect.MySQL {
 			t.Errorf("%s: not recognised as MySQL", c.in)
 			continue
 		}
-		out, lazy, err := mysqlDSN(c.in)
+		out, accepted, err := mysqlDSN(c.in)
 		if err != nil {
 			t.Errorf("%s: %v", c.in, err)
 			continue
@@ -52,16 +55,19 @@ func TestMySQLDSN(t *testing.T) {
 			continue
 		}
 		if got.User != c.user || got.Passwd != c.pass || got.Net != "tcp" || got.Addr != c.addr || got.DBName != c.db ||
-			got.ParseTime != c.parseTime || lazy != c.lazy || got.Timeout != c.timeout || got.InterpolateParams != c.interpolateParams {
-			t.Errorf("%s -> %s: %+v, lazy %v", c.in, out, got, lazy)
+			got.ParseTime != c.parseTime || accepted.AcceptLazyCommits != c.lazy || accepted.OneWriterNode != c.oneWriter ||
+			got.Timeout != c.timeout || got.InterpolateParams != c.interpolateParams {
+			t.Errorf("%s -> %s: %+v, accepted %+v", c.in, out, got, accepted)
 		}
 		for k, v := range c.params {
 			if got.Params[k] != v {
 				t.Errorf("%s -> %s: param %s = %q, want %q", c.in, out, k, got.Params[k], v)
 			}
 		}
-		if _, ok := got.Params[lazyParam]; ok {
-			t.Errorf("%s -> %s: %s reaches the driver", c.in, out, lazyParam)
+		for _, own := range []string{lazyParam, oneWriterParam} {
+			if _, ok := got.Params[own]; ok {
+				t.Errorf("%s -> %s: %s reaches the driver", c.in, out, own)
+			}
 		}
 		if strings.Contains(redactMySQL(out), c.pass+"@") && c.pass != "" {
 			t.Errorf("redacted %s shows the password", redactMySQL(out))

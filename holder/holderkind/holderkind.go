@@ -97,9 +97,9 @@ type Kind struct {
 	CacheDir bool
 	// Keys lists the keys of the holder section the kind reads beyond
 	// those every kind takes (kind, mode, instance, port, ordinal_offset,
-	// cache_dir, heartbeat, database_workers, accept_lazy_commits, and
-	// session_timeout and workers, which a kind without a session or a
-	// static map ignores): keys idsql's configuration has a field for
+	// cache_dir, heartbeat, database_workers, accept_lazy_commits,
+	// one_writer_node, and session_timeout and workers, which a kind
+	// without a session or a static map ignores): keys idsql's configuration has a field for
 	// (servers, endpoints, tick_time) and keys of the kind's own, which
 	// reach it in Settings.Options. A configuration that sets a key
 	// its kind does not list is refused, naming the kinds that read it.

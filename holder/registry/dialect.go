@@ -55,6 +55,14 @@ func workerDialects(f string) string {
 // Settings.AcceptLazyCommits is set.
 var ErrNotDurable = errors.New("registry: the database does not make every commit durable")
 
+// ErrMultiWriter means the database is one node of a cluster that takes
+// writes on every node and can lose one of two concurrent updates made on
+// different nodes (a MariaDB Galera cluster), where two claims through
+// different nodes could take one worker ID. LockNamespace returns it
+// unless Settings.OneWriterNode says every process writes through one
+// node at a time.
+var ErrMultiWriter = errors.New("registry: the database is a node of a multi-writer cluster")
+
 // attempts bounds how often InTx runs a transaction that conflicts.
 const attempts = 5
 
@@ -185,13 +193,19 @@ func (r *Registry) txOn(ctx context.Context, db beginner, opts *sql.TxOptions, s
 // the row or found it). Both locks end with the transaction, also when its
 // connection or the server dies, and take no connection of their own.
 // In a transaction of InTx, a claim paused while it holds the lock holds
-// the others back for a heartbeat at most (see InTx).
+// the others back for a heartbeat at most (see InTx). On a node of a
+// Galera cluster, whose row locks are the node's own and whose
+// certification can let two nodes' updates of one row both commit, it
+// fails with ErrMultiWriter unless Settings.OneWriterNode is set.
 func (r *Registry) LockNamespace(ctx context.Context, tx *sql.Tx, namespace string) error {
 	if r.err != nil {
 		return r.err
 	}
 	if err := r.d.CheckWorkerName("namespace", namespace); err != nil {
 		return fmt.Errorf("registry: %w", err)
+	}
+	if err := r.writers.Check(ctx, r.d, tx, r.s.OneWriterNode, ErrMultiWriter, "a claim of a worker ID"); err != nil {
+		return err
 	}
 	_, err := tx.ExecContext(ctx, r.d.NamespaceLock(r.d.Placeholder(1)), namespace)
 	return err

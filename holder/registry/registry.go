@@ -85,6 +85,13 @@ type Settings struct {
 	// asynchronous standby, where a failover to it can. Every lease
 	// transaction on PostgreSQL commits synchronously either way.
 	AcceptLazyCommits bool
+	// OneWriterNode says every process reaches a multi-writer cluster (a
+	// MariaDB Galera cluster) through one node at a time, so that claims
+	// of worker IDs are that node's own transactions: without it, a claim
+	// on a Galera node fails with ErrMultiWriter. With it, each claim
+	// first waits until the node has applied what the cluster committed
+	// before (a node that just took over from a failed one).
+	OneWriterNode bool
 	// Logger receives a warning when a lease's heartbeat is still running
 	// a heartbeat after it was sent (a lease ends when none completes for
 	// its fence); nil means slog.Default().
@@ -117,6 +124,8 @@ type Registry struct {
 	d   dialect.Dialect
 	q   statements // rendered in d
 	err error      // why the registry cannot work: no dialect
+
+	writers dialect.OneWriter // the multi-writer check of claims
 
 	idleMu             sync.Mutex
 	idleKnown          bool   // idleSet and idleReset were read

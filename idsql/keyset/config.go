@@ -19,6 +19,7 @@ import (
 
 	"github.com/idsql/idsql/holder/holderkind"
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -209,6 +210,15 @@ type HolderConfig struct {
 	// accepted alike (segment.ErrNotDurable): a failover could lose an
 	// allocation and hand its range out again.
 	AcceptLazyCommits bool `yaml:"accept_lazy_commits"`
+	// OneWriterNode says every process reaches a multi-writer cluster (a
+	// MariaDB Galera cluster) through one node at a time: a proxy with one
+	// writer node, which moves to another only when that one failed. A
+	// Galera cluster can lose one of two concurrent updates of a row made
+	// on different nodes, so worker-ID claims (registry.ErrMultiWriter)
+	// and segment allocations (segment.ErrMultiWriter) on a Galera node
+	// are refused without it. With it, each first waits until the node has
+	// applied what the cluster committed before.
+	OneWriterNode bool `yaml:"one_writer_node"`
 	// Options holds the keys of the holder section that no field above
 	// has: a holder kind's own keys (holderkind.Kind.Keys), handed to the kind
 	// as they were decoded (holderkind.Settings.Options). A key that the
@@ -628,6 +638,20 @@ func unreadKey(kind HolderKind, key string) error {
 	}
 	fmt.Fprintf(&b, " (keys here: %s)", strings.Join(known, ", "))
 	return errors.New(b.String())
+}
+
+// RegistrySettings returns the settings of the worker registry
+// (idsql_workers) that the holder section sets: its heartbeat, and the
+// risks it accepts (accept_lazy_commits, one_writer_node).
+func (h HolderConfig) RegistrySettings() registry.Settings {
+	return registry.Settings{Heartbeat: h.Heartbeat, AcceptLazyCommits: h.AcceptLazyCommits, OneWriterNode: h.OneWriterNode}
+}
+
+// ConfigureStore makes a segment store accept the risks the holder
+// section accepts (accept_lazy_commits, one_writer_node).
+func (h HolderConfig) ConfigureStore(store *segment.SQLStore) {
+	store.AcceptLazyCommits(h.AcceptLazyCommits)
+	store.OneWriterNode(h.OneWriterNode)
 }
 
 // settings returns what the holder kind is made from and checked

@@ -540,7 +540,7 @@ func (k *Keys) segmentStore() (segment.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	store.AcceptLazyCommits(k.cfg.Holder.AcceptLazyCommits)
+	k.cfg.Holder.ConfigureStore(store)
 	return store, nil
 }
 

@@ -69,12 +69,13 @@ func NewKeysOn(cfg *Config, opts KeysOptions, db *sql.DB, d dialect.Dialect) (*K
 		if err != nil {
 			return nil, err
 		}
-		store.AcceptLazyCommits(cfg.Holder.AcceptLazyCommits)
+		cfg.Holder.ConfigureStore(store)
 		opts.SegmentStore = store
 	}
 	if opts.Registry == nil && d.HasWorkerTable() {
-		opts.Registry = registry.New(opts.DB, registry.Settings{Now: opts.Now(), Heartbeat: cfg.Holder.Heartbeat,
-			Dialect: d.String(), AcceptLazyCommits: cfg.Holder.AcceptLazyCommits, Logger: opts.Logger})
+		s := cfg.Holder.RegistrySettings()
+		s.Now, s.Dialect, s.Logger = opts.Now(), d.String(), opts.Logger
+		opts.Registry = registry.New(opts.DB, s)
 	}
 	return NewKeys(cfg, opts)
 }

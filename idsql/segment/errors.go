@@ -37,6 +37,13 @@ var (
 	// primary streaming to a standby that does not hold every commit it
 	// acknowledges (see SQLStore.AcceptLazyCommits).
 	ErrNotDurable = errors.New("segment: the database may lose an allocation in a failover")
+
+	// ErrMultiWriter reports an allocation an SQLStore refused on a node
+	// of a cluster that takes writes on every node and can lose one of two
+	// concurrent updates made on different nodes (a MariaDB Galera
+	// cluster): two allocations through different nodes could hand out one
+	// range (see SQLStore.OneWriterNode).
+	ErrMultiWriter = errors.New("segment: the database is a node of a multi-writer cluster")
 )
 
 // KeyError is the error returned for a failed operation on one key. It names

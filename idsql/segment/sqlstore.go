@@ -194,7 +194,9 @@ type SQLStore struct {
 	prepMu   sync.Mutex
 	prepared *sql.Stmt // the Allocate statement, with StoreSQL.PrepareAllocate
 
-	acceptLazy atomic.Bool // AcceptLazyCommits
+	acceptLazy atomic.Bool       // AcceptLazyCommits
+	oneWriter  atomic.Bool       // OneWriterNode
+	writers    dialect.OneWriter // the multi-writer check of allocations
 }
 
 // AcceptLazyCommits makes the store allocate on a PostgreSQL primary that
@@ -207,10 +209,25 @@ type SQLStore struct {
 // idsql sets it from holder.accept_lazy_commits.
 func (s *SQLStore) AcceptLazyCommits(accept bool) { s.acceptLazy.Store(accept) }
 
+// OneWriterNode says every process reaches a multi-writer cluster (a
+// MariaDB Galera cluster) through one node at a time, so that allocations
+// are that node's own transactions; each then first waits until the node
+// has applied what the cluster committed before (a node that just took
+// over from a failed one). Without it an allocation on a Galera node
+// fails with ErrMultiWriter: the cluster can lose one of two concurrent
+// updates of a key's row made on different nodes, and hand a range out
+// twice. idsql sets it from holder.one_writer_node.
+func (s *SQLStore) OneWriterNode(one bool) { s.oneWriter.Store(one) }
+
 // durable refuses an allocation a failover could lose (see
-// AcceptLazyCommits). It costs a query of the server's standbys on
-// PostgreSQL, and nothing elsewhere.
+// AcceptLazyCommits) or a multi-writer cluster could repeat (see
+// OneWriterNode). It costs a query of the server's standbys on
+// PostgreSQL, and on MySQL one query in the store's life (and a wait on a
+// Galera node).
 func (s *SQLStore) durable(ctx context.Context) error {
+	if err := s.writers.Check(ctx, s.sql.Dialect, s.db, s.oneWriter.Load(), ErrMultiWriter, "an allocation of a segment range"); err != nil {
+		return err
+	}
 	if s.acceptLazy.Load() {
 		return nil
 	}
@@ -357,9 +374,8 @@ const allocateAttempts = 5
 
 // Allocate implements Store: one transaction advancing the key's max_id
 // and logging the range. An allocation the database rolled back whole
-// for a conflict (a deadlock, or on a Galera cluster another node's
-// allocation of the key certified first) allocated nothing and runs
-// again, up to allocateAttempts times.
+// for a conflict (a deadlock) allocated nothing and runs again, up to
+// allocateAttempts times.
 func (s *SQLStore) Allocate(ctx context.Context, req Request) (Range, error) {
 	for attempt := 1; ; attempt++ {
 		r, err := s.allocate(ctx, req)

@@ -56,6 +56,9 @@ type facts struct {
 	// locks are each node's own (a Galera cluster), or ""; nil: the
 	// dialect has none.
 	multiWriter func(ctx context.Context, q RowQueryer) (string, error)
+	// catchUp is the statement that waits until a multi-writer node has
+	// applied every write the cluster committed before it ("": none).
+	catchUp string
 }
 
 func (d Dialect) facts() *facts { return &d.descriptor().facts }
@@ -129,6 +132,20 @@ func (d Dialect) MultiWriter(ctx context.Context, q RowQueryer) (string, error) 
 		return "", nil
 	}
 	return f(ctx, q)
+}
+
+// CatchUp waits, on a node of a multi-writer cluster (MultiWriter), until
+// the node has applied every write the cluster committed before the call
+// (Galera's causality check, wsrep_sync_wait): what idsql reads on the
+// node next is at least that recent, also on a node that has just taken
+// over the writes of one that failed. Elsewhere it does nothing.
+func (d Dialect) CatchUp(ctx context.Context, ex Execer) error {
+	q := d.facts().catchUp
+	if q == "" {
+		return nil
+	}
+	_, err := ex.ExecContext(ctx, q)
+	return err
 }
 
 // RuntimeGrants returns the statements that give role (as the database

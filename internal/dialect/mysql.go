@@ -143,13 +143,19 @@ CREATE TABLE IF NOT EXISTS idsql_shapes (
 		multiWriter: func(ctx context.Context, q RowQueryer) (string, error) {
 			var on string
 			if err := q.QueryRowContext(ctx, "SELECT @@GLOBAL.wsrep_on").Scan(&on); err != nil {
-				return "", nil // MySQL has no wsrep_on: not a Galera node
+				if strings.Contains(err.Error(), "Unknown system variable") {
+					return "", nil // MySQL has no wsrep_on: not a Galera node
+				}
+				return "", fmt.Errorf("read wsrep_on: %w", err)
 			}
 			if on == "1" || strings.EqualFold(on, "ON") {
 				return "a Galera cluster (wsrep_on = ON)", nil
 			}
 			return "", nil
 		},
+		// A causality check of the statement only (a table-less SELECT
+		// takes part: wsrep_causal_reads counts it).
+		catchUp: "SET STATEMENT wsrep_sync_wait = 1 FOR SELECT 1",
 		// go-sql-driver prepares on the connection it executes on.
 		splitStatement: nil,
 		splitHint:      "",
@@ -240,10 +246,11 @@ CREATE TABLE IF NOT EXISTS idsql_worker_locks (
 			}
 			return "SET SESSION idle_transaction_timeout = ?", "SET SESSION idle_transaction_timeout = DEFAULT"
 		},
-		// A claim changes the lock row (claims + 1), not only locks it: on
-		// a Galera cluster a row lock is the node's own, and only a change
-		// makes two nodes' concurrent claims conflict at certification,
-		// where one is refused with a deadlock and runs again.
+		// The upsert makes the namespace's row when it is the first claim
+		// and locks it either way. On a Galera cluster the lock is the
+		// node's own, and certification lets some concurrent changes of
+		// the row on two nodes both commit (a lost update), so claims there
+		// go through one writer node (OneWriter, registry.ErrMultiWriter).
 		namespaceLock: "INSERT INTO idsql_worker_locks (namespace) VALUES (%s) ON DUPLICATE KEY UPDATE claims = claims + 1",
 		// DDL commits on its own.
 		ddlInTx: false,

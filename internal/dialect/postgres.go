@@ -91,6 +91,7 @@ ORDER BY a.attnum`,
 		driverDSN:    nil,
 		// A PostgreSQL cluster takes writes on its primary only.
 		multiWriter: nil,
+		catchUp:     "",
 		// lib/pq prepares an unnamed statement and binds it in a second
 		// round trip, and pgx by default prepares named statements once per
 		// connection: behind a pooler in transaction mode the second part

@@ -102,6 +102,7 @@ FROM pragma_table_info(?) ORDER BY cid`,
 		grants:      nil,
 		denied:      nil,
 		multiWriter: nil,
+		catchUp:     "",
 	},
 	statements: statementSpec{
 		foldColumns:     true,

@@ -61,6 +61,7 @@ wsrep_sst_receive_address = 127.0.0.1:%d
 		if i == 0 {
 			s.args = []string{"--wsrep-new-cluster"}
 			s.Start()
+			s.args = nil // restarted, it joins the cluster it made
 			db := s.open("")
 			if _, err := db.Exec("CREATE DATABASE " + serverDB); err != nil {
 				t.Fatalf("mysqltest: create database %s: %v", serverDB, err)

@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"fmt"
+	"maps"
+	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,9 +47,12 @@ func sqlitePath(dsn string) (string, bool) {
 	return "", false
 }
 
-// The MySQL DSN parameters that are idsql's own, not the driver's: each
-// accepts a risk the worker table and the segment store refuse by default
-// (holder.accept_lazy_commits and holder.one_writer_node of a config).
+// The MySQL DSN parameters that are idsql's own, not the driver's: the
+// first two accept a risk the worker table and the segment store refuse by
+// default (holder.accept_lazy_commits and holder.one_writer_node of a
+// config); the ssl- ones give the TLS files a private authority needs,
+// named as the mariadb client names them (go-sql-driver takes them only
+// as a tls.Config a program registers).
 const (
 	// lazyParam accepts a server without durable commits
 	// (innodb_flush_log_at_trx_commit other than 1, or sync_binlog other
@@ -53,6 +61,9 @@ const (
 	// oneWriterParam says every process writes to a Galera cluster
 	// through one node at a time.
 	oneWriterParam = "one_writer_node"
+	// sslCAParam is the authority the server's certificate must chain to;
+	// sslCertParam and sslKeyParam are a client certificate and its key.
+	sslCAParam, sslCertParam, sslKeyParam = "ssl-ca", "ssl-cert", "ssl-key"
 )
 
 // driverDSNs are how the CLI hands a --dsn to the drivers it links, by
@@ -70,28 +81,35 @@ var driverDSNs = map[string]func(dsn string) (out string, accepted keyset.Holder
 
 // mysqlDSN turns a MySQL DSN of either form into go-sql-driver's, with
 // times scanned as time.Time (parseTime) unless the DSN says otherwise. It
-// also returns the risks that idsql's own parameters (lazyParam,
-// oneWriterParam) accepted, which it removes: the driver would send them
-// to the server as variables.
+// removes idsql's own parameters, which the driver would send to the
+// server as variables: it returns the risks lazyParam and oneWriterParam
+// accepted, and registers the TLS configuration the ssl- parameters
+// describe (verifying the server's name), which the DSN then names.
 func mysqlDSN(dsn string) (string, keyset.HolderConfig, error) {
 	var accepted keyset.HolderConfig
 	dsn, err := dialect.MySQL.DriverDSN(dsn)
 	if err != nil {
 		return "", accepted, err
 	}
+	flags := map[string]*bool{lazyParam: &accepted.AcceptLazyCommits, oneWriterParam: &accepted.OneWriterNode}
+	files := map[string]string{}
 	if i := strings.LastIndexByte(dsn, '?'); i >= 0 && strings.LastIndexByte(dsn, '/') < i {
 		q, err := url.ParseQuery(dsn[i+1:])
 		if err != nil {
 			return "", accepted, fmt.Errorf("mysql DSN parameters: %w", err)
 		}
 		removed := false
-		for name, to := range map[string]*bool{lazyParam: &accepted.AcceptLazyCommits, oneWriterParam: &accepted.OneWriterNode} {
+		for name := range q {
 			v := q.Get(name)
-			if v == "" {
+			switch to, isFlag := flags[name]; {
+			case isFlag:
+				if *to, err = strconv.ParseBool(v); err != nil {
+					return "", accepted, fmt.Errorf("mysql DSN: %s=%q is not true or false", name, v)
+				}
+			case name == sslCAParam || name == sslCertParam || name == sslKeyParam:
+				files[name] = v
+			default:
 				continue
-			}
-			if *to, err = strconv.ParseBool(v); err != nil {
-				return "", accepted, fmt.Errorf("mysql DSN: %s=%q is not true or false", name, v)
 			}
 			q.Del(name)
 			removed = true
@@ -110,7 +128,51 @@ func mysqlDSN(dsn string) (string, keyset.HolderConfig, error) {
 	if !strings.Contains(dsn, "parseTime=") {
 		c.ParseTime = true
 	}
+	if len(files) > 0 {
+		if c.TLSConfig != "" {
+			return "", accepted, fmt.Errorf("mysql DSN: tls=%s and %s: give one or the other", c.TLSConfig, strings.Join(slices.Sorted(maps.Keys(files)), ", "))
+		}
+		if c.TLSConfig, err = registerTLS(c.Addr, files); err != nil {
+			return "", accepted, fmt.Errorf("mysql DSN: %w", err)
+		}
+	}
 	return c.FormatDSN(), accepted, nil
+}
+
+// registerTLS registers, for go-sql-driver, the TLS configuration that
+// the ssl- parameters in files describe for a server at addr, and returns
+// its name.
+func registerTLS(addr string, files map[string]string) (string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	tc := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+	if ca := files[sslCAParam]; ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", sslCAParam, err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return "", fmt.Errorf("%s: no PEM certificate in %s", sslCAParam, ca)
+		}
+	}
+	switch cert, key := files[sslCertParam], files[sslKeyParam]; {
+	case cert != "" && key != "":
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return "", fmt.Errorf("%s and %s: %w", sslCertParam, sslKeyParam, err)
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	case cert != "" || key != "":
+		return "", fmt.Errorf("%s and %s go together: give both or neither", sslCertParam, sslKeyParam)
+	}
+	const name = "idsql-cli"
+	if err := mysql.RegisterTLSConfig(name, tc); err != nil {
+		return "", err
+	}
+	return name, nil
 }
 
 // openDatabase opens dsn (or $IDSQL_DSN) and checks that it answers.

@@ -23,8 +23,10 @@
 // tables in another file, as the demo does); $IDSQL_DSN is the default. Parameters of a MySQL DSN go to
 // the driver (parseTime is on unless given), except idsql's own:
 // accept_lazy_commits=true, which lets the worker table record leases on a
-// server that does not make every commit durable, and one_writer_node=true,
-// which says every process writes to a Galera cluster through one node. The worker registry (idsql_workers) is on
+// server that does not make every commit durable, one_writer_node=true,
+// which says every process writes to a Galera cluster through one node,
+// and ssl-ca, ssl-cert and ssl-key, the files of a private TLS authority
+// and a client certificate. The worker registry (idsql_workers) is on
 // PostgreSQL and MySQL, so on SQLite lookup traces segment IDs only.
 //
 // Run `idsql COMMAND --help` for each command's flags. Errors go to

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/internal/dialect"
 	"github.com/idsql/idsql/internal/mysqltest"
+	"github.com/idsql/idsql/internal/tlstest"
 )
 
 func TestMySQLDSN(t *testing.T) {
@@ -209,5 +211,50 @@ tables:
 		"--migrate"}, "/api/snowflake/get/orders", "/api/segment/get/users/3", "/healthz")
 	if !strings.Contains(banner, "on mysql") {
 		t.Errorf("banner does not name the database:\n%s", banner)
+	}
+}
+
+// TestMySQLPrivateAuthority: the ssl- parameters of a MySQL DSN give the
+// command a server certificate of a private authority and a client
+// certificate, as the mariadb client's options do, on a server that takes
+// only TLS and a user that must show the certificate. The wrong authority
+// is refused, and so is a DSN without them.
+func TestMySQLPrivateAuthority(t *testing.T) {
+	files := tlstest.New(t, "app")
+	srv := mysqltest.StartTLSServer(t, files)
+	root, err := sql.Open("mysql", srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, q := range []string{
+		"CREATE USER 'app'@'%' IDENTIFIED BY 'app-password' REQUIRE SUBJECT '/CN=app'",
+		"GRANT ALL ON idsql_test.* TO 'app'@'%'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	c, err := mysql.ParseDSN(srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := (&url.URL{Scheme: "mysql", Host: c.Addr, Path: "/" + c.DBName, User: url.UserPassword("app", "app-password")}).String() +
+		"?" + lazyParam + "=true"
+	withFiles := func(ca string) string {
+		return base + "&" + url.Values{sslCAParam: {ca}, sslCertParam: {files.ClientCert}, sslKeyParam: {files.ClientKey}}.Encode()
+	}
+	cfgPath := writeConfig(t, "namespace: tls\nholder: {kind: mysql, instance: cli}\ntables:\n  orders: {strategy: snowflake}\n")
+	if code, out, stderr := runCmd(t, "migrate", "--dsn", withFiles(files.CA), "--config", cfgPath); code != 0 || !strings.Contains(out, "migrated mysql database") {
+		t.Fatalf("migrate with ssl-ca, ssl-cert and ssl-key: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, _, stderr := runCmd(t, "workers", "--dsn", withFiles(files.OtherCA), "--namespace", "tls"); code == 0 || !strings.Contains(stderr, "certificate") {
+		t.Errorf("workers with ssl-ca of an authority that signed nothing: exit %d, %q; want a refused certificate", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "workers", "--dsn", base, "--namespace", "tls"); code == 0 {
+		t.Errorf("workers without TLS on a server that takes only TLS: exit 0, %q", stderr)
+	}
+	if code, _, stderr := runCmd(t, "workers", "--dsn", base+"&"+sslCertParam+"="+url.QueryEscape(files.ClientCert), "--namespace", "tls"); code != 2 || !strings.Contains(stderr, "ssl-key") {
+		t.Errorf("ssl-cert without ssl-key: exit %d, %q; want a usage error naming ssl-key", code, stderr)
 	}
 }

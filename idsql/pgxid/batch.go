@@ -82,11 +82,34 @@ func (s *session) fillBatch(ctx context.Context, b *pgx.Batch) (*pgx.Batch, erro
 	return &nb, nil
 }
 
-// batchResults wraps the transaction a batch begins.
+// batchResults are the results of a batch pgxid sent: their errors say
+// how to mend a statement a connection pooler split (engine.Engine.Sent),
+// and the transaction the batch begins fills keys.
 type batchResults struct {
 	pgx.BatchResults
 	s *session
 }
+
+// Exec returns the next query's command tag.
+func (r *batchResults) Exec() (pgconn.CommandTag, error) {
+	tag, err := r.BatchResults.Exec()
+	return tag, r.s.s.eng.Sent(err)
+}
+
+// Query returns the next query's rows.
+func (r *batchResults) Query() (pgx.Rows, error) {
+	rows, err := r.BatchResults.Query()
+	if err != nil {
+		return rows, r.s.s.eng.Sent(err)
+	}
+	return sentRows{rows, r.s.s.eng}, nil
+}
+
+// QueryRow returns the next query's row.
+func (r *batchResults) QueryRow() pgx.Row { return sentRow{r.BatchResults.QueryRow(), r.s.s.eng} }
+
+// Close reads the rest of the batch's results.
+func (r *batchResults) Close() error { return r.s.s.eng.Sent(r.BatchResults.Close()) }
 
 // Tx returns the transaction the batch began, as a Tx that fills keys, or
 // nil.

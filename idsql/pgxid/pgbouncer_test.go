@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idsql/idsql/idsql"
@@ -19,8 +20,8 @@ import (
 // statement in one round trip and runs it in another, which PgBouncer in
 // transaction mode may send to another server connection. Every error
 // pgxid returns then says what happened and the setting that mends it:
-// those of the INSERTs it sent (Exec, Query, QueryRow), not only those of
-// its catalog reads.
+// those of the INSERTs it sent (Exec, Query, QueryRow, SendBatch), not
+// only those of its catalog reads.
 func TestPgBouncerSplitStatement(t *testing.T) {
 	direct, bouncer := pgtest.Bouncer(t)
 	ctx := context.Background()
@@ -71,6 +72,21 @@ func TestPgBouncerSplitStatement(t *testing.T) {
 			rows.Close()
 			return rows.Err()
 		},
+		func(g, i int) error {
+			b := &pgx.Batch{}
+			b.Queue("INSERT INTO orders (user_id, note) VALUES ($1, 'b')", g*10000+i)
+			b.Queue("INSERT INTO orders (user_id, note) VALUES ($1, 'b') RETURNING id", g*10000+i)
+			br := db.SendBatch(ctx, b)
+			_, err := br.Exec()
+			var id int64
+			if err == nil {
+				err = br.QueryRow().Scan(&id)
+			}
+			if cerr := br.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		},
 	}
 	for g := range 12 {
 		wg.Add(1)
@@ -100,7 +116,7 @@ func TestPgBouncerSplitStatement(t *testing.T) {
 	}
 	wg.Wait()
 	if split+unmended == 0 {
-		t.Fatal("24,000 INSERTs over pgx's default exec mode through PgBouncer in transaction mode never split a statement: the test shows nothing")
+		t.Fatal("24,000 INSERT statements over pgx's default exec mode through PgBouncer in transaction mode never split a statement: the test shows nothing")
 	}
 	if unmended > 0 {
 		t.Errorf("%d of %d errors do not say what happened and how to mend it; the first: %v", unmended, split+unmended, firstUnmended)

@@ -18,10 +18,10 @@ type Stores struct {
 // StoresFor returns the stores on db, the application's database, for its
 // dialect: the worker table on PostgreSQL and MySQL/MariaDB (tuned by hc's
 // heartbeat, accept_lazy_commits and one_writer_node), none on SQLite,
-// and the segment store registered for the dialect (accepting what hc
-// accepts) (PostgreSQL's is built in; MySQL's and
-// SQLite's register when their packages, idsql/segment/mysqlstore and
-// idsql/segment/sqlitestore, are imported). db may be the driver's own or
+// and the segment store registered for the dialect, accepting what hc
+// accepts (PostgreSQL's is built in; MySQL's and SQLite's register when
+// their packages, idsql/segment/mysqlstore and idsql/segment/sqlitestore,
+// are imported). db may be the driver's own or
 // the one Open or OpenDB returned; for the latter, the worker registry and
 // segment store given in its KeysOptions, where the keys were recorded,
 // come first (on SQLite the segment store is a file of its own, which

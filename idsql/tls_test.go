@@ -119,12 +119,7 @@ func TestTLSPostgres(t *testing.T) {
 // with an error that says the connection failed.
 func TestTLSMySQL(t *testing.T) {
 	files := tlstest.New(t, "app")
-	srv := mysqltest.StartTLSServer(t, files)
-	root, err := sql.Open("mysql", srv.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
+	srv, root := mysqltest.StartTLSUser(t, files, "app", "app-password")
 	ctx := context.Background()
 	var name, cipher string
 	if err := root.QueryRowContext(ctx, "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil || cipher == "" {
@@ -132,8 +127,6 @@ func TestTLSMySQL(t *testing.T) {
 	}
 	for _, q := range []string{
 		"CREATE TABLE orders (id BIGINT PRIMARY KEY, n INT)", "CREATE TABLE users (id BIGINT PRIMARY KEY, n INT)",
-		"CREATE USER 'app'@'%' IDENTIFIED BY 'app-password' REQUIRE SUBJECT '/CN=app'",
-		"GRANT ALL ON idsql_test.* TO 'app'@'%'",
 	} {
 		if _, err := root.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

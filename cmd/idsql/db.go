@@ -107,6 +107,9 @@ func mysqlDSN(dsn string) (string, keyset.HolderConfig, error) {
 					return "", accepted, fmt.Errorf("mysql DSN: %s=%q is not true or false", name, v)
 				}
 			case name == sslCAParam || name == sslCertParam || name == sslKeyParam:
+				if v == "" {
+					return "", accepted, fmt.Errorf("mysql DSN: %s is empty; give a file", name)
+				}
 				files[name] = v
 			default:
 				continue

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -221,20 +220,7 @@ tables:
 // is refused, and so is a DSN without them.
 func TestMySQLPrivateAuthority(t *testing.T) {
 	files := tlstest.New(t, "app")
-	srv := mysqltest.StartTLSServer(t, files)
-	root, err := sql.Open("mysql", srv.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	for _, q := range []string{
-		"CREATE USER 'app'@'%' IDENTIFIED BY 'app-password' REQUIRE SUBJECT '/CN=app'",
-		"GRANT ALL ON idsql_test.* TO 'app'@'%'",
-	} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	srv, _ := mysqltest.StartTLSUser(t, files, "app", "app-password")
 	c, err := mysql.ParseDSN(srv.DSN())
 	if err != nil {
 		t.Fatal(err)

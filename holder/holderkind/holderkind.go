@@ -99,10 +99,11 @@ type Kind struct {
 	// those every kind takes (kind, mode, instance, port, ordinal_offset,
 	// cache_dir, heartbeat, database_workers, accept_lazy_commits,
 	// one_writer_node, and session_timeout and workers, which a kind
-	// without a session or a static map ignores): keys idsql's configuration has a field for
-	// (servers, endpoints, tick_time) and keys of the kind's own, which
-	// reach it in Settings.Options. A configuration that sets a key
-	// its kind does not list is refused, naming the kinds that read it.
+	// without a session or a static map ignores): keys idsql's
+	// configuration has a field for (servers, endpoints, tick_time) and
+	// keys of the kind's own, which reach it in Settings.Options. A
+	// configuration that sets a key its kind does not list is refused,
+	// naming the kinds that read it.
 	Keys []string
 	// Check validates the kind's settings when the configuration is
 	// loaded: keys it needs, values out of range. An error about one key

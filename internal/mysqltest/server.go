@@ -73,6 +73,27 @@ func StartTLSServer(t testing.TB, files *tlstest.Files) *Server {
 	return startServer(t, files)
 }
 
+// StartTLSUser starts a server as StartTLSServer does, with a user of the
+// test database (all privileges on it) who must show the client
+// certificate of files, made for that user (tlstest.New's user), and give
+// password. It returns the server and root's pool over TLS, which is
+// closed when the test ends.
+func StartTLSUser(t testing.TB, files *tlstest.Files, user, password string) (*Server, *sql.DB) {
+	t.Helper()
+	s := startServer(t, files)
+	root := s.open(serverDB)
+	t.Cleanup(func() { root.Close() })
+	for _, q := range []string{
+		fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s' REQUIRE SUBJECT '/CN=%s'", user, password, user),
+		fmt.Sprintf("GRANT ALL ON %s.* TO '%s'@'%%'", serverDB, user),
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatalf("mysqltest: %s: %v", q, err)
+		}
+	}
+	return s, root
+}
+
 func startServer(t testing.TB, files *tlstest.Files) *Server {
 	t.Helper()
 	s := newServer(t, files, "")

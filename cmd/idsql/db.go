@@ -35,6 +35,9 @@ type database struct {
 	dsn     string // the driver's DSN (go-sql-driver's form for MySQL)
 	path    string // the SQLite file
 	stores  idsql.Stores
+	// accepted: the risks the DSN's idsql parameters accepted (see
+	// mysqlDSN).
+	accepted keyset.HolderConfig
 }
 
 // sqlitePath returns the file of an sqlite: DSN.
@@ -214,7 +217,7 @@ func openDatabase(ctx context.Context, dsn string) (*database, error) {
 		db.Close()
 		return nil, err
 	}
-	return &database{db: db, dialect: dd, dsn: dsn, stores: stores}, nil
+	return &database{db: db, dialect: dd, dsn: dsn, stores: stores, accepted: accepted}, nil
 }
 
 // redactMySQL hides the password of a go-sql-driver DSN.
@@ -256,8 +259,23 @@ func loadConfig(path string, required bool) (*keyset.Config, error) {
 }
 
 // keysOptions are the KeysOptions for cfg on d: the database, the worker
-// registry when d is PostgreSQL, and the segment store.
-func (d *database) keysOptions() keyset.KeysOptions {
+// registry when d keeps one, and the segment store, both taking the risks
+// cfg's holder section accepts (accept_lazy_commits, one_writer_node) as
+// well as those the DSN's parameters did, and the registry cfg's
+// heartbeat.
+func (d *database) keysOptions(cfg *keyset.Config) keyset.KeysOptions {
+	h := d.accepted
+	h.AcceptLazyCommits = h.AcceptLazyCommits || cfg.Holder.AcceptLazyCommits
+	h.OneWriterNode = h.OneWriterNode || cfg.Holder.OneWriterNode
+	h.Heartbeat = cfg.Holder.Heartbeat
+	if d.stores.Segments != nil {
+		h.ConfigureStore(d.stores.Segments)
+	}
+	if d.stores.Workers != nil {
+		rs := h.RegistrySettings()
+		rs.Dialect = d.dialect.String()
+		d.stores.Workers = registry.New(d.db, rs)
+	}
 	ko := keyset.KeysOptions{DB: d.db}
 	if d.stores.Workers != nil {
 		ko.Registry = d.stores.Workers

@@ -151,7 +151,7 @@ func demo(ctx context.Context, w io.Writer, dir, dsn string) (err error) {
 		}
 	}
 
-	db, err := idsql.Open(d.dialect.DriverName(), d.dsn, cfg, idsql.Options{KeysOptions: d.keysOptions()})
+	db, err := idsql.Open(d.dialect.DriverName(), d.dsn, cfg, idsql.Options{KeysOptions: d.keysOptions(cfg)})
 	if err != nil {
 		return err
 	}

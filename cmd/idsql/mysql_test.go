@@ -244,3 +244,35 @@ func TestMySQLPrivateAuthority(t *testing.T) {
 		t.Errorf("ssl-cert without ssl-key: exit %d, %q; want a usage error naming ssl-key", code, stderr)
 	}
 }
+
+// The risks a configuration's holder section accepts reach the stores the
+// command made from a DSN without idsql's parameters (serve and demo take
+// both), and those the DSN accepted stay.
+func TestConfigRisksReachTheStores(t *testing.T) {
+	_, dsn := mysqltest.Open(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		param         string
+		holder        keyset.HolderConfig
+		lazy, oneNode bool
+	}{
+		{holder: keyset.HolderConfig{}, lazy: false, oneNode: false},
+		{holder: keyset.HolderConfig{AcceptLazyCommits: true, OneWriterNode: true}, lazy: true, oneNode: true},
+		{param: oneWriterParam + "=true", holder: keyset.HolderConfig{AcceptLazyCommits: true}, lazy: true, oneNode: true},
+	} {
+		withParam := dsn
+		if c.param != "" {
+			withParam += map[bool]string{true: "&", false: "?"}[strings.Contains(dsn, "?")] + c.param
+		}
+		d, err := openDatabase(ctx, withParam)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.keysOptions(&keyset.Config{Holder: c.holder})
+		if s := d.registry().Settings(); s.AcceptLazyCommits != c.lazy || s.OneWriterNode != c.oneNode {
+			t.Errorf("DSN parameter %q, holder accept_lazy_commits %v, one_writer_node %v: registry accepts lazy commits %v, one writer node %v; want %v, %v",
+				c.param, c.holder.AcceptLazyCommits, c.holder.OneWriterNode, s.AcceptLazyCommits, s.OneWriterNode, c.lazy, c.oneNode)
+		}
+		d.db.Close()
+	}
+}

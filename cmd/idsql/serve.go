@@ -247,7 +247,7 @@ func newServer(ctx context.Context, cfg *keyset.Config, d *database, ss segment.
 	ko := keyset.KeysOptions{}
 	var gen *segment.Generator
 	if d != nil {
-		ko = d.keysOptions()
+		ko = d.keysOptions(cfg)
 		s.Store = server.NewTimedStore(d.segmentStore())
 		g, err := segment.New(ctx, s.Store, ss)
 		if err != nil {

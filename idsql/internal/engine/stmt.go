@@ -222,13 +222,15 @@ func (e *Engine) take(ctx context.Context, st *Stmt, w want, dst []int64) ([]int
 }
 
 // insertErr wraps err, the failure to give st's rows their keys, with the
-// door's prefix and the table; the batch limit's error names the table
-// already.
+// door's prefix and the table, saying how to mend a missing privilege or
+// one of idsql's own statements that a connection pooler split (a key
+// source's shape read, claim or allocation); the batch limit's error
+// names the table already.
 func (e *Engine) insertErr(st *Stmt, err error) error {
 	if errors.Is(err, ErrBatch) {
 		return err
 	}
-	return fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, e.cfg.Dialect.Denied(err))
+	return fmt.Errorf("%s: insert into %s: %w", e.cfg.Prefix, st.table, e.cfg.Dialect.Denied(e.cfg.Dialect.SplitStatement(err)))
 }
 
 // draw appends n keys of st's table to dst, from the source st keeps.

@@ -152,3 +152,48 @@ func (c *slowCounter) AppendIDs(ctx context.Context, dst []int64, n int) ([]int6
 	time.Sleep(c.wait)
 	return c.counter.AppendIDs(ctx, dst, n)
 }
+
+// failing is a key source whose every draw fails with err.
+type failing struct{ err error }
+
+func (f failing) Source(context.Context, string) (Source, error) { return f, nil }
+func (f failing) NextID(context.Context) (int64, error)          { return 0, f.err }
+func (f failing) AppendIDs(_ context.Context, dst []int64, _ int) ([]int64, error) {
+	return dst, f.err
+}
+func (f failing) AppendShardIDs(_ context.Context, dst []int64, _ string, _ []int) ([]int64, error) {
+	return dst, f.err
+}
+
+// bigintColumns answers every catalog query with a bigint key column id
+// and a column v, as PostgreSQL names them.
+type bigintColumns struct{}
+
+func (bigintColumns) ReadColumns(_ context.Context, _ string, _ []any, row func(name, hasDefault, typ any)) error {
+	row("id", false, "bigint")
+	row("v", false, "integer")
+	return nil
+}
+
+// A key source's own statement that a transaction pooler split (lib/pq
+// binding an unnamed statement on another server connection, here while
+// reading a table's shape) fails the INSERT with the words that say how
+// to mend it, as the INSERT's own split does, and the cause kept.
+func TestFillSaysHowToMendASplitDraw(t *testing.T) {
+	ctx := context.Background()
+	cause := errors.New(`table t: read its shape from idsql_shapes: pq: bind message supplies 2 parameters, but prepared statement "" requires 1`)
+	e, err := New(Config{Dialect: dialect.PostgreSQL, Prefix: "test", Keys: failing{cause},
+		Tables: Tables([]string{"t"}, map[string]table{"t": {key: "id"}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := e.Catalog(bigintColumns{})
+	st, err := e.Plan(ctx, e.Default(), cat, "INSERT INTO t (v) VALUES ($1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Fill(ctx, cat, st, []driver.NamedValue{{Ordinal: 1, Value: int64(1)}}, nil, nil)
+	if !errors.Is(err, cause) || !strings.Contains(err.Error(), "as PgBouncer in transaction mode does") {
+		t.Errorf("Fill with a split draw: %v; want the cause, and how to mend a split statement", err)
+	}
+}

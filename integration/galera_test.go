@@ -106,7 +106,7 @@ func TestGaleraCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Addr = writerSwitch.Listen
-	c.Timeout = time.Second
+	c.Timeout = time.Second // not a tolerance: the dial timeout, so a connection to the killed node fails at once and the writer tries again; no check reads it
 	switchDSN := c.FormatDSN()
 
 	type writer struct {
@@ -134,7 +134,7 @@ func TestGaleraCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Timeout = time.Second
+		c.Timeout = time.Second // not a tolerance: the dial timeout, so a connection to the killed node fails at once and the writer tries again; no check reads it
 		db, err := idsql.Open("mysql", c.FormatDSN(), cfgFor(w.name, true), idsql.Options{KeysOptions: keyset.KeysOptions{DB: records}})
 		if err != nil {
 			t.Fatal(err)

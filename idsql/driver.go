@@ -433,69 +433,79 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	return c.inner.Begin() //nolint:staticcheck // the inner driver has nothing newer
 }
 
-// plan asks the engine about query over this connection and returns its
-// statement (nil when query passes unchanged). The plan a NamedExec made
-// for it (nm) is taken as it is.
-func (c *conn) plan(ctx context.Context, query string, nm *namedExec) (*engine.Stmt, error) {
-	if l := &c.last; l.st != nil && l.rw == c.rw && l.query == query {
-		return l.st, nil
+// statement is query with args as the engine runs it over this
+// connection: its last statement when query is the one it ran last, the
+// plan NamedExec made for it (nm), or a plan to make. With reuse, the
+// connection's buffers hold the filled arguments until the next
+// statement (an Exec's: a Query's rows may outlive the call).
+func (c *conn) statement(s *engine.Statement[[]driver.NamedValue], query string, args []driver.NamedValue, nm *namedExec, reuse bool) *engine.Statement[[]driver.NamedValue] {
+	s.Query, s.Args, s.Rewriter, s.Catalog = query, args, c.rw, c.cat
+	switch l := &c.last; {
+	case l.st != nil && l.rw == c.rw && l.query == query:
+		s.Stmt = l.st
+	case nm != nil && nm.plan != nil && nm.rw == c.rw && nm.query == query:
+		s.Plan = nm.plan
 	}
-	var st *engine.Stmt
-	var err error
-	if nm != nil && nm.plan != nil && nm.rw == c.rw && nm.query == query {
-		st, err = c.c.eng.State(ctx, c.cat, nm.plan)
-	} else {
-		st, err = c.c.eng.Plan(ctx, c.rw, c.cat, query)
+	if nm != nil {
+		s.Named = &nm.rows
 	}
-	if err != nil || st == nil {
-		return nil, err
+	if reuse {
+		s.Buffers = &c.buf
 	}
-	if st.Cached() {
-		c.last.query, c.last.rw, c.last.st = query, c.rw, st
-	}
-	return st, nil
+	return s
 }
 
-// fill has the engine fill st's execution with args (and the keys
-// NamedExec chose, nm). With reuse, the connection's buffers hold the
-// result until the next fill. checked says the inner driver checks the
-// arguments itself (a driver.NamedValueChecker), so they may be of any
-// type, a query rewriter among them; otherwise database/sql has converted
-// them to driver values and rewriterArg has nothing to find.
-func (c *conn) fill(ctx context.Context, st *engine.Stmt, args []driver.NamedValue, nm *namedExec, reuse, checked bool) (*engine.Filled, error) {
+// ran keeps st, the statement the engine ran for query, as the
+// connection's last one when the engine caches it, so a connection that
+// runs one INSERT over and over skips the plan cache.
+func (c *conn) ran(query string, st *engine.Stmt) {
+	if st != nil && st.Cached() && c.last.st != st {
+		c.last.query, c.last.rw, c.last.st = query, c.rw, st
+	}
+}
+
+// connArgs is how database/sql's arguments to a connection look to the
+// engine. Where the inner driver checks the arguments itself (a
+// driver.NamedValueChecker) they may be of any type, a query rewriter
+// among them (rewriterArg); otherwise database/sql has converted them to
+// driver values and there is nothing to find.
+type connArgs struct{ *conn }
+
+func (a connArgs) Named(p *rewrite.Plan, args []driver.NamedValue) ([]driver.NamedValue, error) {
+	return checkedArgs(p, args, a.checker != nil)
+}
+
+func (connArgs) Filled(_ []driver.NamedValue, f *engine.Filled) []driver.NamedValue { return f.Args }
+
+// checkedArgs returns args, refusing a query rewriter among them when
+// checked (see connArgs).
+func checkedArgs(p *rewrite.Plan, args []driver.NamedValue, checked bool) ([]driver.NamedValue, error) {
 	if checked {
-		if err := rewriterArg(st.Plan, args); err != nil {
+		if err := rewriterArg(p, args); err != nil {
 			return nil, err
 		}
 	}
-	var given []int64
-	if nm.describes(st.Plan) {
-		given = nm.keys
-	}
-	var buf *engine.Buffers
-	if reuse {
-		buf = &c.buf
-	}
-	return c.c.eng.Fill(ctx, c.cat, st, args, given, buf)
+	return args, nil
 }
 
 // filled tells NamedExec, once a filled statement has succeeded with res,
 // which keys its rows were given (none when they are not known to be
 // written).
 func (c *conn) filled(nm *namedExec, p *rewrite.Plan, f *engine.Filled, res driver.Result) {
-	if !nm.describes(p) {
+	if nm == nil || !nm.rows.Describes(p) {
 		return
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
 		n = -1
 	}
-	nm.got = c.c.eng.Written(p, f, nm.keys, n)
+	nm.got = c.c.eng.Written(p, f, nm.rows.Keys, n)
 }
 
-// sent maps an error of a statement that may have reached the server.
-func (c *conn) sent(p *rewrite.Plan, err error) error {
-	err = c.c.eng.Sent(err)
+// lost maps the error of a filled statement that may have reached the
+// server when it shows the connection failed: the pool must drop the
+// connection, and database/sql must not retry the statement.
+func (c *conn) lost(p *rewrite.Plan, err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -536,35 +546,58 @@ func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 // the arguments it has converted already.
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	nm := c.c.namedIn(ctx)
-	st, err := c.plan(ctx, query, nm)
-	if err != nil {
-		return nil, err
+	var s engine.Statement[[]driver.NamedValue]
+	ran, err := engine.Run(ctx, c.c.eng, execDoor{connArgs{c}}, c.statement(&s, query, args, nm, true))
+	c.ran(query, ran.Stmt)
+	if err != nil || ran.Stmt == nil {
+		return ran.Result, err
 	}
-	ex, ok := c.execer, c.execer != nil
-	if st == nil {
-		if !ok {
-			return nil, driver.ErrSkip
-		}
-		res, err := ex.ExecContext(ctx, query, args)
-		if err == nil && c.c.dialect.SetsSQLMode(query) {
-			if err := c.readSQLMode(ctx); err != nil {
-				c.broken = true // statements can no longer be read as the server reads them
-				return nil, err
-			}
-		}
+	p := ran.Stmt.Plan
+	c.filled(nm, p, ran.Filled, ran.Result)
+	return c.result(ran.Result, p, ran.Filled.IDs), nil
+}
+
+// execDoor and queryDoor are a connection as the engine's door of its
+// Execs and of its Queries.
+// Each is one pointer, so making one costs no allocation.
+type (
+	execDoor  struct{ connArgs }
+	queryDoor struct{ connArgs }
+)
+
+// Send runs an Exec: one that passes unchanged on the inner connection
+// (database/sql prepares it when the inner driver has no ExecerContext),
+// a filled one with run.
+func (d execDoor) Send(ctx context.Context, st *engine.Stmt, query string, args []driver.NamedValue) (driver.Result, error) {
+	c := d.conn
+	if st != nil {
+		res, _, err := c.run(ctx, st.Plan, args, false)
 		return res, err
 	}
-	f, err := c.fill(ctx, st, args, nm, true, c.checker != nil)
-	if err != nil {
-		return nil, err
+	if c.execer == nil {
+		return nil, driver.ErrSkip
 	}
-	p := st.Plan
-	res, _, err := c.run(ctx, p, f.Args, false)
-	if err != nil {
-		return nil, err
+	res, err := c.execer.ExecContext(ctx, query, args)
+	if err == nil && c.c.dialect.SetsSQLMode(query) {
+		if err := c.readSQLMode(ctx); err != nil {
+			c.broken = true // statements can no longer be read as the server reads them
+			return nil, err
+		}
 	}
-	c.filled(nm, p, f, res)
-	return c.result(res, p, f.IDs), nil
+	return res, err
+}
+
+// Send runs a Query; see execDoor.Send.
+func (d queryDoor) Send(ctx context.Context, st *engine.Stmt, query string, args []driver.NamedValue) (driver.Rows, error) {
+	c := d.conn
+	if st != nil {
+		_, rows, err := c.run(ctx, st.Plan, args, true)
+		return rows, err
+	}
+	if c.queryer == nil {
+		return nil, driver.ErrSkip
+	}
+	return c.queryer.QueryContext(ctx, query, args)
 }
 
 // run runs the filled statement of p with the arguments full: an Exec, or
@@ -572,7 +605,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 // arguments (driver.ErrSkip: nothing was sent), or has no ExecerContext
 // or QueryerContext, it runs on an inner statement prepared for it, as
 // database/sql would, which is closed after an Exec and with the rows of
-// a Query. Errors of a statement that may have been sent go through sent.
+// a Query. Errors of a statement that may have been sent go through lost.
 func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValue, query bool) (res driver.Result, rows driver.Rows, err error) {
 	skip := false
 	if c.skip != nil { // a lookup in a nil map still hashes the key
@@ -588,7 +621,7 @@ func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValu
 		case err == nil:
 			return res, rows, nil
 		case !errors.Is(err, driver.ErrSkip):
-			return nil, nil, c.sent(p, err)
+			return nil, nil, c.lost(p, err)
 		}
 		c.skipped(p)
 	}
@@ -599,13 +632,13 @@ func (c *conn) run(ctx context.Context, p *rewrite.Plan, full []driver.NamedValu
 	if query {
 		if rows, err = stmtQuery(ctx, st, full); err != nil {
 			st.Close()
-			return nil, nil, c.sent(p, err)
+			return nil, nil, c.lost(p, err)
 		}
 		return nil, stmtRows{rows, st}, nil
 	}
 	defer st.Close()
 	if res, err = stmtExec(ctx, st, full); err != nil {
-		return nil, nil, c.sent(p, err)
+		return nil, nil, c.lost(p, err)
 	}
 	return res, nil, nil
 }
@@ -628,23 +661,10 @@ func (c *conn) Query(query string, args []driver.Value) (driver.Rows, error) {
 // QueryContext fills INSERT ... RETURNING into configured tables and
 // forwards the rest; see ExecContext.
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	st, err := c.plan(ctx, query, nil)
-	if err != nil {
-		return nil, err
-	}
-	q, ok := c.queryer, c.queryer != nil
-	if st == nil {
-		if !ok {
-			return nil, driver.ErrSkip
-		}
-		return q.QueryContext(ctx, query, args)
-	}
-	f, err := c.fill(ctx, st, args, nil, false, c.checker != nil)
-	if err != nil {
-		return nil, err
-	}
-	_, rows, err := c.run(ctx, st.Plan, f.Args, true)
-	return rows, err
+	var s engine.Statement[[]driver.NamedValue]
+	ran, err := engine.Run(ctx, c.c.eng, queryDoor{connArgs{c}}, c.statement(&s, query, args, nil, false))
+	c.ran(query, ran.Stmt)
+	return ran.Result, err
 }
 
 // stmtExec executes an inner statement.
@@ -666,7 +686,7 @@ func stmtQuery(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (d
 // PrepareContext returns the inner statement itself for statements that
 // pass through, and a filling statement for INSERTs into configured tables.
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	st, err := c.plan(ctx, query, nil)
+	st, err := c.c.eng.Plan(ctx, c.rw, c.cat, query)
 	if err != nil {
 		return nil, err
 	}
@@ -740,26 +760,65 @@ func (s *fillStmt) Query(args []driver.Value) (driver.Rows, error) {
 }
 
 func (s *fillStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	nm := s.conn.c.namedIn(ctx)
-	f, err := s.conn.fill(ctx, s.st, args, nm, true, true)
+	c := s.conn
+	nm := c.c.namedIn(ctx)
+	var st engine.Statement[[]driver.NamedValue]
+	ran, err := engine.Run(ctx, c.c.eng, stmtExecDoor{stmtArgs{s}}, s.statement(&st, args, nm, true))
 	if err != nil {
 		return nil, err
 	}
-	res, err := stmtExec(ctx, s.inner, f.Args)
-	if err != nil {
-		return nil, s.conn.sent(s.plan, err)
-	}
-	s.conn.filled(nm, s.plan, f, res)
-	return s.conn.result(res, s.plan, f.IDs), nil
+	c.filled(nm, s.plan, ran.Filled, ran.Result)
+	return c.result(ran.Result, s.plan, ran.Filled.IDs), nil
 }
 
 func (s *fillStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	f, err := s.conn.fill(ctx, s.st, args, nil, false, true)
-	if err != nil {
-		return nil, err
+	var st engine.Statement[[]driver.NamedValue]
+	ran, err := engine.Run(ctx, s.conn.c.eng, stmtQueryDoor{stmtArgs{s}}, s.statement(&st, args, nil, false))
+	return ran.Result, err
+}
+
+// statement is an execution of s with args as the engine runs it; see
+// conn.statement. database/sql hands a prepared statement's arguments to
+// its CheckNamedValue, so they may be of any type (stmtArgs).
+func (s *fillStmt) statement(st *engine.Statement[[]driver.NamedValue], args []driver.NamedValue, nm *namedExec, reuse bool) *engine.Statement[[]driver.NamedValue] {
+	st.Stmt, st.Args, st.Catalog = s.st, args, s.conn.cat
+	if nm != nil {
+		st.Named = &nm.rows
 	}
-	rows, err := stmtQuery(ctx, s.inner, f.Args)
-	return rows, s.conn.sent(s.plan, err)
+	if reuse {
+		st.Buffers = &s.conn.buf
+	}
+	return st
+}
+
+// stmtArgs is how database/sql's arguments to a prepared INSERT look to
+// the engine: they passed its CheckNamedValue, so they may be of any type
+// (see connArgs).
+type stmtArgs struct{ *fillStmt }
+
+func (a stmtArgs) Named(p *rewrite.Plan, args []driver.NamedValue) ([]driver.NamedValue, error) {
+	return checkedArgs(p, args, true)
+}
+
+func (stmtArgs) Filled(_ []driver.NamedValue, f *engine.Filled) []driver.NamedValue { return f.Args }
+
+// stmtExecDoor and stmtQueryDoor are a prepared INSERT as the engine's
+// door of its Execs and of its Queries: they run on the inner statement.
+type (
+	stmtExecDoor  struct{ stmtArgs }
+	stmtQueryDoor struct{ stmtArgs }
+)
+
+// Send executes the inner statement.
+func (d stmtExecDoor) Send(ctx context.Context, _ *engine.Stmt, _ string, args []driver.NamedValue) (driver.Result, error) {
+	res, err := stmtExec(ctx, d.inner, args)
+	return res, d.conn.lost(d.plan, err)
+}
+
+// Send queries the inner statement.
+func (d stmtQueryDoor) Send(ctx context.Context, _ *engine.Stmt, _ string, args []driver.NamedValue) (driver.Rows, error) {
+	rows, err := stmtQuery(ctx, d.inner, args)
+	return rows, d.conn.lost(d.plan, err)
 }
 
 func (s *fillStmt) CheckNamedValue(nv *driver.NamedValue) error {

@@ -3,6 +3,7 @@ package idsql
 import (
 	"context"
 
+	"github.com/idsql/idsql/idsql/internal/engine"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
 )
 
@@ -12,15 +13,15 @@ type namedKey struct{}
 
 // namedExec is what NamedExec and the driver share about one statement.
 type namedExec struct {
-	table string
+	// rows are the statement's rows as the engine reads them: their
+	// table, and their own keys for a statement that does not list the
+	// key column (engine.Engine.OwnKeys), nil otherwise.
+	rows engine.NamedRows
 	// plan is the plan NamedExec made for query with rw: the connection
 	// takes it instead of asking the rewriter again.
 	plan  *rewrite.Plan
 	query string
 	rw    *rewrite.Rewriter
-	// keys, when not nil, holds one key per row for a statement that does
-	// not list the key column: the caller's own, or 0 for a new one.
-	keys []int64
 	// got is set by the driver once the statement has succeeded: for each
 	// row, the key it generated, or 0 when the row kept the caller's.
 	got []int64
@@ -40,9 +41,4 @@ func (c *Connector) namedIn(ctx context.Context) *namedExec {
 	}
 	n, _ := ctx.Value(namedKey{}).(*namedExec)
 	return n
-}
-
-// describes reports whether n (nil-safe) is about p's rows.
-func (n *namedExec) describes(p *rewrite.Plan) bool {
-	return n != nil && n.table == p.Table.String() && (n.keys == nil || len(n.keys) == p.Rows)
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/jmoiron/sqlx/reflectx"
+
+	"github.com/idsql/idsql/idsql/internal/engine"
 )
 
 // DB is a drop-in *sqlx.DB whose INSERTs into configured tables get their
@@ -170,20 +172,17 @@ func (db *DB) fillNamed(ctx context.Context, bound string, arg any) (_ context.C
 	table := p.Table.String()
 	column := db.connector.driver.cfg.Tables[table].KeyColumn()
 	refs := make([]keyRef, len(rows))
-	all := true
+	readable := true
 	for i, row := range rows {
 		refs[i] = keyOf(db.Mapper, row, column)
-		all = all && refs[i].valid()
+		readable = readable && refs[i].valid()
 	}
-	nm := &namedExec{table: table, plan: p, query: bound, rw: rw}
-	// A sharded table's keys each need their row's shard: the driver
-	// generates every one, and they are all written back.
-	sharded := db.connector.driver.cfg.Tables[table].Shard != nil
-	if !p.Listed() && all && len(rows) == p.Rows && !sharded {
-		// The driver adds the key column: rows that have a key keep it.
-		nm.keys = make([]int64, len(rows))
+	nm := &namedExec{rows: engine.NamedRows{Table: table}, plan: p, query: bound, rw: rw}
+	if readable && db.connector.eng.OwnKeys(p, len(rows)) {
+		// The engine adds the key column: rows that have a key keep it.
+		nm.rows.Keys = make([]int64, len(rows))
 		for i, r := range refs {
-			nm.keys[i] = r.get()
+			nm.rows.Keys[i] = r.get()
 		}
 	}
 	c := db.connector

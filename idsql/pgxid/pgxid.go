@@ -3,6 +3,7 @@ package pgxid
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/idsql/idsql/idsql/internal/engine"
+	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -272,12 +274,9 @@ func (s *session) Exec(ctx context.Context, sql string, args ...any) (pgconn.Com
 	if i := rewriterAt(args); i >= 0 {
 		return s.q.Exec(ctx, sql, s.withFilling(args, i)...)
 	}
-	send, full, err := s.filled(ctx, sql, args)
-	if err != nil {
-		return pgconn.CommandTag{}, err
-	}
-	tag, err := s.q.Exec(ctx, send, full...)
-	return tag, s.s.eng.Sent(err)
+	var st engine.Statement[[]any]
+	ran, err := engine.Run(ctx, s.s.eng, execDoor{pgxArgs{s}}, s.statement(&st, sql, args))
+	return ran.Result, err
 }
 
 // Query runs sql, filling keys (INSERT ... RETURNING).
@@ -285,15 +284,12 @@ func (s *session) Query(ctx context.Context, sql string, args ...any) (pgx.Rows,
 	if i := rewriterAt(args); i >= 0 {
 		return s.q.Query(ctx, sql, s.withFilling(args, i)...)
 	}
-	send, full, err := s.filled(ctx, sql, args)
-	if err != nil {
-		return errRows{err}, err
+	var st engine.Statement[[]any]
+	ran, err := engine.Run(ctx, s.s.eng, queryDoor{pgxArgs{s}}, s.statement(&st, sql, args))
+	if err != nil && ran.Result == nil {
+		return errRows{err}, err // refused before it was sent
 	}
-	rows, err := s.q.Query(ctx, send, full...)
-	if err != nil {
-		return rows, s.s.eng.Sent(err)
-	}
-	return sentRows{rows, s.s.eng}, nil
+	return ran.Result, err
 }
 
 // QueryRow runs sql, filling keys (INSERT ... RETURNING).
@@ -301,23 +297,61 @@ func (s *session) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	if i := rewriterAt(args); i >= 0 {
 		return s.q.QueryRow(ctx, sql, s.withFilling(args, i)...)
 	}
-	send, full, err := s.filled(ctx, sql, args)
+	var st engine.Statement[[]any]
+	ran, err := engine.Run(ctx, s.s.eng, rowDoor{pgxArgs{s}}, s.statement(&st, sql, args))
 	if err != nil {
 		return errRow{err}
 	}
-	return sentRow{s.q.QueryRow(ctx, send, full...), s.s.eng}
+	return ran.Result
 }
 
-// filled returns the statement and arguments to send for sql and args:
-// the filled INSERT and the arguments with its keys, or sql and args
-// themselves when nothing is filled.
-func (s *session) filled(ctx context.Context, sql string, args []any) (string, []any, error) {
-	st, send, err := s.plan(ctx, sql)
-	if err != nil || st == nil {
-		return sql, args, err
+// statement is sql with args as the engine runs it on the session: a
+// statement prepared on its connection by name is sent by that name.
+func (s *session) statement(st *engine.Statement[[]any], sql string, args []any) *engine.Statement[[]any] {
+	st.Query, st.Args, st.Catalog = sql, args, s.cat
+	if st.Stmt = s.named.lookup(sql); st.Stmt != nil {
+		st.Send = sql
 	}
-	full, err := s.s.fill(ctx, s.cat, st, args)
-	return send, full, err
+	return st
+}
+
+// pgxArgs is how pgx's arguments look to the engine: pgx's leading option
+// arguments (QueryExecMode, ...), which pass as they are, then the
+// statement's own.
+type pgxArgs struct{ *session }
+
+func (pgxArgs) Named(_ *rewrite.Plan, args []any) ([]driver.NamedValue, error) {
+	return engine.Named(nil, ownArgs(args)), nil
+}
+
+func (pgxArgs) Filled(args []any, f *engine.Filled) []any { return filledArgs(args, f) }
+
+// execDoor, queryDoor and rowDoor are a session as the engine's door of
+// its Execs, Querys and QueryRows; each sends on the session's Querier.
+type (
+	execDoor  struct{ pgxArgs }
+	queryDoor struct{ pgxArgs }
+	rowDoor   struct{ pgxArgs }
+)
+
+func (d execDoor) Send(ctx context.Context, _ *engine.Stmt, sql string, args []any) (pgconn.CommandTag, error) {
+	return d.q.Exec(ctx, sql, args...)
+}
+
+// Send queries; errors the rows meet later are mapped as Engine.Sent maps
+// those of the call.
+func (d queryDoor) Send(ctx context.Context, _ *engine.Stmt, sql string, args []any) (pgx.Rows, error) {
+	rows, err := d.q.Query(ctx, sql, args...)
+	if err != nil {
+		return rows, err
+	}
+	return sentRows{rows, d.s.eng}, nil
+}
+
+// Send queries for one row, whose error is mapped as Engine.Sent maps
+// those of a call.
+func (d rowDoor) Send(ctx context.Context, _ *engine.Stmt, sql string, args []any) (pgx.Row, error) {
+	return sentRow{d.q.QueryRow(ctx, sql, args...), d.s.eng}, nil
 }
 
 // plan returns the statement sql runs, and the text to send for it (a
@@ -387,29 +421,28 @@ func (f *filling) RewriteQuery(ctx context.Context, conn *pgx.Conn, sql string, 
 	if err != nil {
 		return "", nil, err
 	}
-	eng := f.s.s.eng
-	cat := eng.Catalog(reader{conn})
+	s := &engine.Statement[[]any]{Query: sql, Args: args, Catalog: f.s.s.eng.Catalog(reader{conn})}
 	if st := f.s.named.lookup(sql); st != nil && conn == f.s.conn {
-		full, err := f.s.s.fill(ctx, cat, st, args)
-		return sql, full, err
+		s.Stmt, s.Send = st, sql
 	}
-	st, err := eng.Plan(ctx, eng.Default(), cat, sql)
-	if err != nil || st == nil {
-		return sql, args, err
+	ran, err := engine.Run(ctx, f.s.s.eng, rewriteDoor{pgxArgs{f.s}}, s)
+	switch {
+	case ran.Stmt == nil || s.Send != "":
+		// sql itself: a statement that passes unchanged, or one prepared
+		// under that name
+	default:
+		sql = ran.Stmt.Plan.Query
 	}
-	full, err := f.s.s.fill(ctx, cat, st, args)
-	return st.Plan.Query, full, err
+	return sql, ran.Result, err
 }
 
-// fill returns the arguments for the query of st's plan: args with the
-// keys the engine filled in, after pgx's leading option arguments
-// (QueryExecMode, ...), which pass as they are.
-func (s *shared) fill(ctx context.Context, cat *engine.Catalog, st *engine.Stmt, args []any) ([]any, error) {
-	f, err := s.eng.Fill(ctx, cat, st, engine.Named(nil, ownArgs(args)), nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	return filledArgs(args, f), nil
+// rewriteDoor is a session as the engine's door of a statement that pgx
+// sends itself once a query rewriter (filling) has returned it: its Send
+// sends nothing and hands back the arguments to send.
+type rewriteDoor struct{ pgxArgs }
+
+func (rewriteDoor) Send(_ context.Context, _ *engine.Stmt, _ string, args []any) ([]any, error) {
+	return args, nil
 }
 
 // filledArgs returns pgx's leading option arguments of args (see fill),

@@ -1,7 +1,7 @@
 // Package engine is idsql's one statement engine: every front door (the
 // database/sql wrapper in package idsql, native pgx in idsql/pgxid, any
-// later one) hands it the statement and its arguments, and it decides the
-// rest, once for all of them:
+// later one) hands it the statement and its arguments (Run), and it
+// decides the rest, once for all of them:
 //
 //   - the plan, cached by query text: does the statement INSERT into a
 //     configured table, and how is it rewritten (Engine.Plan, over the
@@ -17,12 +17,13 @@
 //     and the keys NamedExec writes back (Engine.Written), never a key no
 //     row holds (Known);
 //   - the rows of a copy (Engine.Copy: pgx's CopyFrom, whose rows the
-//     engine keys as the copy reads them), and the zero keys of a named
-//     execution's rows set before it binds them (Engine.FillZeros).
+//     engine keys as the copy reads them), the rows of a named execution
+//     (NamedRows: whether they keep their own keys, Engine.OwnKeys; the
+//     zero keys set before it binds them, Engine.FillZeros).
 //
-// A front door supplies only its adapter: how its arguments look (as
-// driver.NamedValue), how to read the catalog over its connection
-// (ColumnReader), how it runs a statement and reads its result. The
+// A front door supplies only its adapter (Door): how its arguments look
+// (as driver.NamedValue), how to read the catalog over its connection
+// (ColumnReader), how it sends a statement. The
 // front-door conformance suite (TestFrontDoors in idsql/pgxid) runs one
 // table of cases through every door on every database.
 //

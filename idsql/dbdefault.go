@@ -169,8 +169,8 @@ func plainDefaults(cfg *Config, block int64) ([]dbDefault, error) {
 	var out []dbDefault
 	for _, table := range cfg.TableNames() {
 		tc := cfg.Tables[table]
-		if !tc.Gene().Plain() {
-			continue
+		if !tc.Gene().Plain() || tc.Strategy == keyset.UUID7 {
+			continue // uuid7 tables have no database-side default yet
 		}
 		codec, err := cfg.Codec(table)
 		if err != nil {

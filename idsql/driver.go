@@ -170,8 +170,11 @@ func newConnector(inner driver.Connector, cfg *Config, opts Options, dsn string)
 		}
 		c.ownKeys = true
 	}
-	c.eng, err = engine.New(engine.Config{Dialect: d, Tables: engine.Tables(cfg.TableNames(), cfg.Tables), Keys: c.keys,
-		ShardOf: ShardOf, CacheSize: opts.CacheSize, Prefix: "idsql", Observe: opts.ObserveKeys, CountsUpdates: d.CountsUpdates(opts.FoundRows || d.FoundRowsDSN(dsn))})
+	uuids, err := cfg.UUIDTables()
+	if err == nil {
+		c.eng, err = engine.New(engine.Config{Dialect: d, Tables: engine.Tables(cfg.TableNames(), cfg.Tables), Keys: c.keys, UUIDs: uuids,
+			ShardOf: ShardOf, CacheSize: opts.CacheSize, Prefix: "idsql", Observe: opts.ObserveKeys, CountsUpdates: d.CountsUpdates(opts.FoundRows || d.FoundRowsDSN(dsn))})
+	}
 	if err != nil {
 		c.closeOwned()
 		return nil, fmt.Errorf("idsql: %w", err)

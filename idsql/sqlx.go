@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx/reflectx"
 
 	"github.com/idsql/idsql/idsql/internal/engine"
+	"github.com/idsql/idsql/idsql/keyform"
 )
 
 // DB is a drop-in *sqlx.DB whose INSERTs into configured tables get their
@@ -186,6 +187,10 @@ func (db *DB) fillNamed(ctx context.Context, bound string, arg any) (_ context.C
 		}
 	}
 	c := db.connector
+	uuids, err := c.driver.cfg.UUIDKeys(table)
+	if err != nil {
+		return ctx, nothing, false, err
+	}
 	c.namedN.Add(1)
 	done = func(err error) {
 		c.namedN.Add(-1)
@@ -193,7 +198,13 @@ func (db *DB) fillNamed(ctx context.Context, bound string, arg any) (_ context.C
 			return
 		}
 		for i, k := range nm.got {
-			if k != 0 && refs[i].valid() {
+			switch {
+			case k == 0 || !refs[i].valid():
+			case uuids != nil:
+				if b, err := uuids.UUID(k); err == nil {
+					refs[i].setUUID(b)
+				}
+			default:
 				refs[i].set(k)
 			}
 		}
@@ -322,6 +333,40 @@ func (r keyRef) set(id int64) {
 		if sc, ok := v.Addr().Interface().(interface{ Scan(any) error }); ok {
 			_ = sc.Scan(id) // sql.NullInt64 and the like
 		}
+	}
+}
+
+// setUUID stores a UUID key in the row: a field of 16 bytes (an array such
+// as [16]byte, google/uuid's UUID or gofrs/uuid's) takes its bytes, a
+// []byte field a copy of them, a string field, a map entry or an
+// interface its canonical text; a field of another type is left as it
+// is.
+func (r keyRef) setUUID(b [16]byte) {
+	text := keyform.FormatUUID(b)
+	if r.m.IsValid() {
+		r.m.SetMapIndex(r.k, reflect.ValueOf(text))
+		return
+	}
+	v := r.field
+	if !v.CanSet() {
+		return
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		v = v.Elem()
+	}
+	bytes := reflect.ValueOf(b)
+	switch {
+	case v.Kind() == reflect.Interface:
+		v.Set(reflect.ValueOf(text))
+	case v.Kind() == reflect.String:
+		v.SetString(text)
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8:
+		v.SetBytes(append([]byte(nil), b[:]...))
+	case bytes.CanConvert(v.Type()):
+		v.Set(bytes.Convert(v.Type()))
 	}
 }
 

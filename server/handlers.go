@@ -622,6 +622,9 @@ func (srv *Server) unknownKey(key string) string {
 	}
 	for _, t := range tables {
 		tc := srv.cfg.Tables[t]
+		if tc.Strategy == keyset.UUID7 && t == key {
+			return "unknown segment key " + quote(key) + ": table " + t + " has UUID keys (strategy uuid7), which the server does not hand out"
+		}
 		if tc.Strategy == keyset.Snowflake && t == key {
 			return "unknown segment key " + quote(key) + ": table " + t + " is a snowflake table: its keys come from " +
 				"/api/snowflake/get/" + t + ", not from the segment route"

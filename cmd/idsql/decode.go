@@ -109,7 +109,10 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		parseID = shapedKeys(codecs, *table)
-		if tc := cfg.Tables[*table]; *table != "" && tc.Strategy != keyset.Snowflake {
+		switch tc := cfg.Tables[*table]; {
+		case *table != "" && tc.Strategy == keyset.UUID7:
+			return fmt.Errorf("decode: table %s has UUID keys (strategy uuid7), which decode does not read yet", *table)
+		case *table != "" && tc.Strategy != keyset.Snowflake:
 			return decodeSegment(cfg, codecs, *table, ids, *asJSON, stdout, stderr)
 		}
 		if layout, err = cfg.SnowflakeLayout(); err != nil {

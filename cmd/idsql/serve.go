@@ -287,6 +287,8 @@ func printBanner(w io.Writer, addr string, cfg *keyset.Config, d *database, embe
 			if snow == "" {
 				snow = t
 			}
+		case tc.Strategy == keyset.UUID7:
+			// the server hands out no UUID keys
 		case tc.Gene().ShardBits > 0:
 			if sharded == "" {
 				sharded = cfg.SegmentKey(t) + "?shard=0"

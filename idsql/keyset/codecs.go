@@ -26,7 +26,7 @@ func (c *Config) Codec(table string) (*Codec, error) {
 	}
 	spec := keyform.Spec{Table: table, Form: tc.Text, MaxID: tc.MaxID}
 	switch tc.Strategy {
-	case Snowflake:
+	case Snowflake, UUID7:
 		layout, err := c.SnowflakeLayout()
 		if err != nil {
 			return nil, err

@@ -24,14 +24,22 @@ import (
 	"github.com/idsql/idsql/internal/dialect"
 )
 
-// A Strategy is how a table's keys are made: Snowflake or Segment.
+// A Strategy is how a table's keys are made: Snowflake, UUID7 or Segment.
 type Strategy string
 
 // Strategies a table can use.
 const (
 	Snowflake Strategy = "snowflake"
-	Segment   Strategy = "segment"
+	// UUID7 keys are snowflake keys, issued under a worker lease with all
+	// of snowflake's fencing, stored as RFC 9562 UUIDv7s
+	// (keyform.UUIDKeys): for a key column of a UUID type.
+	UUID7   Strategy = "uuid7"
+	Segment Strategy = "segment"
 )
+
+// Leased reports whether the table's keys are issued under a snowflake
+// worker lease: a snowflake or uuid7 table.
+func (t TableConfig) Leased() bool { return t.Strategy == Snowflake || t.Strategy == UUID7 }
 
 // A HolderKind names where snowflake worker IDs come from: the name a
 // holder kind registered under (package kinds): idsql's own are "local"
@@ -260,7 +268,7 @@ type SnowflakeConfig struct {
 
 // TableConfig configures one table's key.
 type TableConfig struct {
-	// Strategy is snowflake or segment. Required.
+	// Strategy is snowflake, uuid7 or segment. Required.
 	Strategy Strategy `yaml:"strategy"`
 	// Column is the key column; empty means "id".
 	Column string `yaml:"column"`
@@ -508,10 +516,14 @@ func (c *Config) Validate(now time.Time) error {
 				return fail(field+".key", "segment key %q is also used by table %s", key, other)
 			}
 			keys[key] = name
+		case UUID7:
+			if err := validateUUID7(t, layout); err != nil {
+				return &FieldError{Field: field, Err: err}
+			}
 		case "":
-			return fail(field+".strategy", "is required (snowflake or segment)")
+			return fail(field+".strategy", "is required (snowflake, uuid7 or segment)")
 		default:
-			return fail(field+".strategy", "unknown strategy %q (want snowflake or segment)", t.Strategy)
+			return fail(field+".strategy", "unknown strategy %q (want snowflake, uuid7 or segment)", t.Strategy)
 		}
 	}
 	return nil

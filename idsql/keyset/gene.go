@@ -215,7 +215,7 @@ func (c *Config) validateKeySpace(name string, t TableConfig) error {
 	if t.MaxID < 0 {
 		return fail(".max_id", "%d is negative", t.MaxID)
 	}
-	if t.Strategy == Snowflake && (t.Shard != nil || t.App != nil) {
+	if t.Leased() && (t.Shard != nil || t.App != nil) {
 		which := ".shard"
 		if t.Shard == nil {
 			which = ".app"

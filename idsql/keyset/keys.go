@@ -237,7 +237,7 @@ func (k *Keys) start(ctx context.Context, table string) (KeySource, error) {
 	var src KeySource
 	var err error
 	switch tc.Strategy {
-	case Snowflake:
+	case Snowflake, UUID7:
 		src, err = k.startSnowflake(ctx, table, tc)
 	case Segment:
 		switch {

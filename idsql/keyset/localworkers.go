@@ -44,11 +44,12 @@ func localWorkers(cfg *Config, layout snowflake.Layout, inst holder.Instance) (m
 	return map[string]int64{id: w}, nil
 }
 
-// SnowflakeTables returns the names of c's snowflake tables, in order.
+// SnowflakeTables returns the names of c's tables whose keys are issued
+// under a worker lease (snowflake and uuid7 tables, Leased), in order.
 func (c *Config) SnowflakeTables() []string {
 	var tables []string
 	for _, t := range c.TableNames() {
-		if c.Tables[t].Strategy == Snowflake {
+		if c.Tables[t].Leased() {
 			tables = append(tables, t)
 		}
 	}
@@ -80,7 +81,7 @@ func checkLocalWorkers(cfg *Config, workers map[string]int64, inst holder.Instan
 	id := inst.Key()
 	var missing []string
 	for _, t := range cfg.TableNames() {
-		if cfg.Tables[t].Strategy != Snowflake {
+		if !cfg.Tables[t].Leased() {
 			continue
 		}
 		if _, ok := workers[t+"@"+id]; ok {

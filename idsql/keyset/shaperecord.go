@@ -136,7 +136,7 @@ func issuedKeys(ctx context.Context, db *sql.DB, d dialect.Dialect, cfg *Config,
 			return "", fmt.Errorf("table %s: count its %s: %w", table, what, err)
 		}
 	}
-	if cfg.Tables[table].Strategy == Snowflake {
+	if cfg.Tables[table].Leased() {
 		return count("worker leases in idsql_workers", d.ShapeLeases(), cfg.Namespace, table)
 	}
 	key := cfg.SegmentKey(table)

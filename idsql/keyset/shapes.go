@@ -45,7 +45,7 @@ func (c *Config) shapeFunc(tc TableConfig) (shape.Func, error) {
 		}
 		space.Bits = b
 	}
-	if tc.Strategy == Snowflake {
+	if tc.Leased() {
 		layout, err := c.SnowflakeLayout()
 		if err != nil {
 			return shape.Func{}, err

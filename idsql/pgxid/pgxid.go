@@ -147,9 +147,11 @@ func New(q Querier, cfg *keyset.Config, opts Options) (*DB, error) {
 		}
 		db.ownKeys = true
 	}
-	var err error
-	db.s.eng, err = engine.New(engine.Config{Dialect: dialect.PostgreSQL, Tables: engine.Tables(cfg.TableNames(), cfg.Tables),
-		Keys: db.s.keys, ShardOf: keyset.ShardOf, CacheSize: opts.CacheSize, Prefix: "pgxid", Observe: opts.ObserveKeys})
+	uuids, err := cfg.UUIDTables()
+	if err == nil {
+		db.s.eng, err = engine.New(engine.Config{Dialect: dialect.PostgreSQL, Tables: engine.Tables(cfg.TableNames(), cfg.Tables),
+			Keys: db.s.keys, UUIDs: uuids, ShardOf: keyset.ShardOf, CacheSize: opts.CacheSize, Prefix: "pgxid", Observe: opts.ObserveKeys})
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("pgxid: %w", err)

@@ -64,6 +64,11 @@ type spec struct {
 	// arguments): whether its values are integers, and their width in
 	// bits.
 	keyBits func(base string) (bits int, integer bool)
+	// uuidTypes are the catalog types (lower case, arguments kept, no
+	// spaces) of the key columns that hold UUID keys, and how; uuidFix
+	// names them in errors.
+	uuidTypes map[string]UUIDStorage
+	uuidFix   string
 	// widen is a format (table, column) of the statement that makes a key
 	// column 64-bit.
 	widen string

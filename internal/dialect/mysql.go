@@ -28,6 +28,10 @@ WHERE table_schema = coalesce(?, database()) AND table_name = ?
 ORDER BY ordinal_position`,
 		keyBits: namedInts(map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "integer": 32, "bigint": 64}),
 		widen:   "ALTER TABLE %s MODIFY %s BIGINT NOT NULL, keeping the column's other attributes (AUTO_INCREMENT, ...)",
+		// MariaDB's UUID type (10.7 and later) takes the text form; a
+		// BINARY(16) holds the bytes in RFC 9562 order.
+		uuidTypes: map[string]UUIDStorage{"uuid": UUIDText, "binary(16)": UUIDBytes},
+		uuidFix:   "make it UUID (MariaDB 10.7 and later) or BINARY(16)",
 		// InnoDB's per-commit flush is a global setting that no session
 		// can raise: LazyCommits reads it.
 		lazyCheck: true,

@@ -18,6 +18,9 @@ WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum`,
 		keyBits: namedInts(map[string]int{"smallint": 16, "integer": 32, "bigint": 64}),
 		widen:   "ALTER TABLE %s ALTER COLUMN %s TYPE bigint",
+		// lib/pq and pgx both send a UUID parameter as text.
+		uuidTypes: map[string]UUIDStorage{"uuid": UUIDText},
+		uuidFix:   "make it uuid",
 		// synchronous_commit = off (server, role or session) would
 		// acknowledge a commit before its WAL is written.
 		durable:         "SET LOCAL synchronous_commit = on",

@@ -23,6 +23,8 @@ FROM pragma_table_info(?) ORDER BY cid`,
 		// type of text or real affinity stores a key as text or as a
 		// float, losing it above 2^53.
 		keyBits:         sqliteKeyBits,
+		uuidTypes:       map[string]UUIDStorage{"blob": UUIDBytes, "text": UUIDText},
+		uuidFix:         "declare it BLOB (the 16 bytes) or TEXT (the canonical text)",
 		updateReturning: true, // since SQLite 3.35
 		onConflict:      true,
 		unique: func(err error) bool {

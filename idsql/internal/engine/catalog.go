@@ -91,10 +91,16 @@ func (e *Engine) CheckKey(ctx context.Context, cat *Catalog, t rewrite.Table) (k
 		if !e.cfg.Dialect.SameColumn(col.name, t.KeyColumn) {
 			continue
 		}
-		if err := e.cfg.Dialect.KeyColumn(name, col.name, col.typ); err != nil {
+		storage := dialect.NoUUID
+		if e.cfg.UUIDs[name] != nil {
+			storage, err = e.cfg.Dialect.UUIDColumn(name, col.name, col.typ)
+		} else {
+			err = e.cfg.Dialect.KeyColumn(name, col.name, col.typ)
+		}
+		if err != nil {
 			return true, err
 		}
-		e.keyChecked.Store(name, true)
+		e.keyChecked.Store(name, storage)
 		return true, nil
 	}
 	if len(cols) == 0 {

@@ -31,6 +31,9 @@ type RowSource interface {
 // the keys as the copy reads them; rows is nil when the copy takes no key
 // and goes as the caller wrote it.
 func (e *Engine) Copy(ctx context.Context, cat *Catalog, t rewrite.Table, columns []string, src RowSource) ([]string, *CopyRows, error) {
+	if err := e.refuseUUID(t.String(), "copy"); err != nil {
+		return nil, nil, err
+	}
 	k := &CopyRows{ctx: ctx, e: e, t: t, cat: cat, table: t.String(), src: src, keyAt: -1, shardAt: -1}
 	for i, c := range columns {
 		if c != t.KeyColumn {

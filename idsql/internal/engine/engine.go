@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/idsql/keyform"
 	"github.com/idsql/idsql/internal/dialect"
 )
 
@@ -64,6 +65,11 @@ type Config struct {
 	// CLIENT_FOUND_ROWS), so a one-row upsert tells an insert from an
 	// update (Known).
 	CountsUpdates bool
+	// UUIDs holds the UUID codec of each table whose keys are UUIDs
+	// (strategy uuid7), by configured name: its keys go into the key
+	// column as UUIDv7s, whose column CheckKey requires to be of a UUID
+	// type (dialect.Dialect.UUIDColumn).
+	UUIDs map[string]*keyform.UUIDKeys
 	// Observe, when set, is called after the keys of each filled
 	// execution were drawn, with how many and how long drawing them took
 	// (the key sources' waits: a lease, a refill, the clock), on the
@@ -85,7 +91,8 @@ type Engine struct {
 	rws  [4]atomic.Pointer[rewrite.Rewriter]
 	rwMu sync.Mutex
 	// keyChecked holds the configured names of the tables whose key
-	// column was found and found wide enough.
+	// column was found and found wide enough, each with how the column
+	// holds UUID keys (dialect.NoUUID for a table of 64-bit keys).
 	keyChecked sync.Map
 	states     States[Stmt]
 }

@@ -78,7 +78,8 @@ func (n *NamedRows) given(p *rewrite.Plan) []int64 {
 // row's shard, so every row takes a new one). Otherwise the rows take
 // the keys Fill decides, and keep none of their own.
 func (e *Engine) OwnKeys(p *rewrite.Plan, rows int) bool {
-	return !p.Listed() && rows == p.Rows && e.bits[p.Table.String()] == 0
+	t := p.Table.String()
+	return !p.Listed() && rows == p.Rows && e.bits[t] == 0 && e.cfg.UUIDs[t] == nil
 }
 
 // Ran is what Run did: what the door's Send returned, the statement that

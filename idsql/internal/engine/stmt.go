@@ -27,7 +27,10 @@ type Stmt struct {
 	// narrow: the key column is narrower than 64 bits and the statement
 	// lists the key, so only an execution that generates one is refused.
 	narrow bool
-	src    atomic.Pointer[Source]
+	// uuid is how the keys of a table with UUID keys go into its column;
+	// nil for 64-bit keys, and for a UUID table not checked yet.
+	uuid *uuidKeys
+	src  atomic.Pointer[Source]
 }
 
 // Plan asks rw about query, reading cat when it must, and returns the
@@ -65,6 +68,7 @@ func (e *Engine) State(ctx context.Context, cat *Catalog, p *rewrite.Plan) (*Stm
 		return st, nil
 	}
 	st.checked = true
+	st.uuid = e.uuidTable(st.table)
 	return e.states.Store(p, st), nil
 }
 
@@ -127,6 +131,12 @@ func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver
 	if err != nil {
 		return nil, e.insertErr(st, err)
 	}
+	if u := st.uuid; u != nil && len(ids) > 0 {
+		if err := u.check(ids); err != nil {
+			return nil, e.insertErr(st, err)
+		}
+		box = u
+	}
 	f.Args, f.IDs, f.rows = p.ArgsFor(f.Args[:0], args, ids, rows, box), ids, rows
 	if gen := rows.Gen(); cap(gen) > cap(buf.gen) && cap(gen) <= maxReused {
 		buf.gen = gen // append grew it
@@ -148,6 +158,16 @@ type want struct {
 func (e *Engine) decide(ctx context.Context, cat *Catalog, st *Stmt, args []driver.NamedValue, given []int64, rows rewrite.Rows) (want, error) {
 	p := st.Plan
 	need := rows.Need()
+	if need > 0 && !st.checked && e.cfg.UUIDs[st.table] != nil {
+		// UUID keys go into a column whose type says how it holds them:
+		// one the catalog did not know at the plan is asked about now.
+		if _, err := e.CheckKey(ctx, cat, p.Table); err != nil {
+			return want{}, err
+		}
+		if st.uuid = e.uuidTable(st.table); st.uuid == nil {
+			return want{}, fmt.Errorf("%s: insert into %s: the catalog does not know the table, so idsql cannot tell how its key column holds UUID keys", e.cfg.Prefix, st.table)
+		}
+	}
 	if need > 0 && p.Listed() && (st.narrow || !st.checked) {
 		// A narrow key column (see state), or a table unknown when
 		// planned: asked again, so a column widened since is seen.
@@ -272,6 +292,8 @@ func (e *Engine) Known(p *rewrite.Plan, affected int64) bool {
 // It never names a key that no row holds.
 func (e *Engine) InsertID(p *rewrite.Plan, first int64, generated bool, affected int64) (id int64, server bool) {
 	switch {
+	case generated && e.cfg.UUIDs[p.Table.String()] != nil:
+		return 0, false // a UUID key is no int64: RETURNING gives it back
 	case !generated && affected != 0:
 		return 0, true
 	case e.Known(p, affected):
@@ -322,6 +344,9 @@ func (st *Stmt) Cached() bool { return st.checked }
 // that keeps zero keys). It changes nothing when the keys cannot be drawn,
 // and refuses more than MaxBatch zero keys at once.
 func (e *Engine) FillZeros(ctx context.Context, table string, keys []int64) error {
+	if err := e.refuseUUID(table, "keys set in the rows before they bind"); err != nil {
+		return err
+	}
 	n := 0
 	for _, k := range keys {
 		if k == 0 {

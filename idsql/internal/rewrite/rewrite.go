@@ -312,8 +312,9 @@ func (p *Plan) decideSlots(args []driver.NamedValue, buf []bool) Rows {
 }
 
 // IsZeroKey reports whether a bind value given for a key column means "no
-// key": nil (NULL), a zero integer or float of any type, a nil pointer, or a
-// driver.Valuer whose value is one of those.
+// key": nil (NULL), a zero integer or float of any type, the nil UUID (its
+// text, its 16 bytes, a 16-byte array type such as google/uuid's UUID), a
+// nil pointer, or a driver.Valuer whose value is one of those.
 func IsZeroKey(v any) bool {
 	for range 4 { // a Valuer returning a Valuer, at most a few levels
 		switch x := v.(type) {
@@ -321,6 +322,10 @@ func IsZeroKey(v any) bool {
 			return true
 		case int64:
 			return x == 0
+		case string:
+			return x == nilUUID
+		case []byte:
+			return len(x) == 16 && [16]byte(x) == [16]byte{}
 		case driver.Valuer:
 			rv := reflect.ValueOf(x)
 			if rv.Kind() == reflect.Pointer && rv.IsNil() {
@@ -347,11 +352,16 @@ func IsZeroKey(v any) bool {
 			return rv.Uint() == 0
 		case rv.CanFloat():
 			return rv.Float() == 0
+		case rv.Kind() == reflect.Array && rv.Len() == 16 && rv.Type().Elem().Kind() == reflect.Uint8:
+			return rv.IsZero()
 		}
 		return false
 	}
 	return false
 }
+
+// nilUUID is the nil UUID's text.
+const nilUUID = "00000000-0000-0000-0000-000000000000"
 
 // A Boxer makes the interface value that carries a key in an argument.
 type Boxer interface {

@@ -312,15 +312,9 @@ func (r keyRef) set(id int64) {
 		r.m.SetMapIndex(r.k, reflect.ValueOf(id))
 		return
 	}
-	v := r.field
-	if !v.CanSet() {
+	v, ok := r.target()
+	if !ok {
 		return
-	}
-	if v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			v.Set(reflect.New(v.Type().Elem()))
-		}
-		v = v.Elem()
 	}
 	switch {
 	case v.CanInt():
@@ -347,15 +341,9 @@ func (r keyRef) setUUID(b [16]byte) {
 		r.m.SetMapIndex(r.k, reflect.ValueOf(text))
 		return
 	}
-	v := r.field
-	if !v.CanSet() {
+	v, ok := r.target()
+	if !ok {
 		return
-	}
-	if v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			v.Set(reflect.New(v.Type().Elem()))
-		}
-		v = v.Elem()
 	}
 	bytes := reflect.ValueOf(b)
 	switch {
@@ -368,6 +356,22 @@ func (r keyRef) setUUID(b [16]byte) {
 	case bytes.CanConvert(v.Type()):
 		v.Set(bytes.Convert(v.Type()))
 	}
+}
+
+// target returns the field a key is stored in (through a pointer, made
+// when nil), false when it cannot be set.
+func (r keyRef) target() (reflect.Value, bool) {
+	v := r.field
+	if !v.CanSet() {
+		return v, false
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		v = v.Elem()
+	}
+	return v, true
 }
 
 // saved returns a function that puts the row's key back as it is now.

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,10 +27,12 @@ import (
 	"github.com/idsql/idsql/holder/registry"
 	"github.com/idsql/idsql/idsql"
 	"github.com/idsql/idsql/idsql/internal/rewrite"
+	"github.com/idsql/idsql/idsql/keyform"
 	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/pgxid"
 	"github.com/idsql/idsql/idsql/segment/mysqlstore"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
+	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/internal/mysqltest"
 	"github.com/idsql/idsql/internal/pgtest"
 )
@@ -76,6 +79,9 @@ type door struct {
 	// pairs runs a query of two integer columns outside the door (on the
 	// raw handle, or in the door's transaction) to check what was written.
 	pairs func(ctx context.Context, q string) ([][2]sql.NullInt64, error)
+	// texts runs a query of a text column and an integer column outside
+	// the door, as pairs does (a uuid7 table's keys, as text).
+	texts func(ctx context.Context, q string) ([]textRow, error)
 	// raw runs a statement outside the door: on the raw handle, or in the
 	// door's transaction (DDL on another connection would wait for the
 	// locks it holds).
@@ -151,6 +157,68 @@ func (d *door) keys(t *testing.T, table, key string, n int) map[int64]int64 {
 		got[v], byKey[k] = k, v
 	}
 	return got
+}
+
+// uuidKeys is the UUID codec of the uuids table (the configuration's
+// layout, leaf).
+var uuidKeys = func() keyform.UUIDKeys {
+	u, err := keyform.NewUUIDKeys(snowflake.Leaf)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}()
+
+// uuids returns the keys of the uuids table's rows by their v, as
+// keys does: it fails the test unless the table holds exactly n rows, no
+// two with the same v or the same key.
+func (d *door) uuids(t *testing.T, n int) map[int64][16]byte {
+	t.Helper()
+	text := map[string]string{"postgres": "id::text", "mysql": "CAST(id AS CHAR)", "sqlite": "lower(hex(id))"}[d.dialect]
+	rows, err := d.texts(context.Background(), "SELECT "+text+", v FROM uuids")
+	if err != nil {
+		t.Fatalf("%s: read uuids: %v", d.name, err)
+	}
+	if len(rows) != n {
+		t.Errorf("uuids: %d rows %v, want %d", len(rows), rows, n)
+	}
+	got := make(map[int64][16]byte, len(rows))
+	byKey := make(map[[16]byte]int64, len(rows))
+	for _, r := range rows {
+		b, err := keyform.ParseUUID(r.s.String)
+		if err != nil {
+			t.Fatalf("uuids row %d: %v", r.v, err)
+		}
+		if _, ok := got[r.v]; ok {
+			t.Errorf("uuids: row %d written twice", r.v)
+		}
+		if w, ok := byKey[b]; ok {
+			t.Errorf("uuids: key %s held by rows %d and %d", r.s.String, w, r.v)
+		}
+		got[r.v], byKey[b] = b, r.v
+	}
+	return got
+}
+
+// issued fails the test unless b is a UUIDv7 idsql issued for the uuids
+// table (google/uuid reads version 7 of the RFC variant, and it reads back
+// as a key).
+func issued(t *testing.T, what string, b [16]byte) {
+	t.Helper()
+	if g := uuid.UUID(b); g.Version() != 7 || g.Variant() != uuid.RFC4122 {
+		t.Errorf("%s: key %s is version %d, variant %s; want an idsql UUIDv7", what, g, g.Version(), g.Variant())
+	} else if _, err := uuidKeys.Key(b); err != nil {
+		t.Errorf("%s: key %s: %v", what, g, err)
+	}
+}
+
+// ownUUID is a key of the caller's for the uuids table, as the door's
+// database takes it: text, or SQLite's 16 bytes.
+func (d *door) ownUUID(b uuid.UUID) any {
+	if d.dialect == "sqlite" {
+		return b[:]
+	}
+	return b.String()
 }
 
 // namedExec returns the door's NamedExec (sqlx's, with key write-back).
@@ -1280,6 +1348,75 @@ var frontDoorCases = []struct {
 			t.Errorf("%d accounts rows after the refusal, want 3", n)
 		}
 	}},
+	{"uuid7: left out, nil UUID, NULL, DEFAULT and own keys", func(t *testing.T, d *door) {
+		o := d.mustExec(t, d.q("INSERT INTO uuids (v) VALUES (?)"), 1)
+		if o.hasLast && o.last != 0 {
+			t.Errorf("LastInsertId %d for a UUID key; want 0 (no int64 names it)", o.last)
+		}
+		mine := uuid.New()
+		d.mustExec(t, d.q("INSERT INTO uuids (id, v) VALUES (?, ?), (?, ?), (NULL, ?), (DEFAULT, ?), (?, ?)"),
+			uuid.Nil.String(), 2, d.ownUUID(uuid.Nil), 3, 4, 5, d.ownUUID(mine), 6)
+		keys := d.uuids(t, 6)
+		for v := range int64(5) {
+			issued(t, fmt.Sprintf("row %d", v+1), keys[v+1])
+		}
+		if keys[6] != mine {
+			t.Errorf("row 6: key %s, want the caller's %s", uuid.UUID(keys[6]), mine)
+		}
+		p, err := d.prepare(context.Background(), d.q("INSERT INTO uuids (v) VALUES (?)"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for v := range int64(3) {
+			if _, err := p(10 + v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		keys = d.uuids(t, 9)
+		for v := range int64(3) {
+			issued(t, fmt.Sprintf("prepared row %d", 10+v), keys[10+v])
+		}
+	}},
+	{"uuid7: SendBatch, COPY and NamedExec", func(t *testing.T, d *door) {
+		ctx := context.Background()
+		n := 0
+		if send := d.sendBatch(t); send != nil {
+			b := &pgx.Batch{}
+			b.Queue(d.q("INSERT INTO uuids (v) VALUES (?), (?)"), 1, 2)
+			b.Queue(d.q("INSERT INTO uuids (id, v) VALUES (?, ?)"), nil, 3)
+			if err := send(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			n = 3
+		}
+		if copyFrom := d.copyFrom(t); copyFrom != nil {
+			_, err := copyFrom(ctx, "uuids", []string{"v"}, [][]any{{4}})
+			if err == nil || !strings.Contains(err.Error(), "UUID keys") {
+				t.Errorf("COPY into a uuid7 table: %v; want a refusal saying it has UUID keys", err)
+			}
+		}
+		if named := d.namedExec(t); named != nil {
+			type row struct {
+				ID uuid.UUID `db:"id"`
+				V  int64     `db:"v"`
+			}
+			rows := []row{{V: 5}, {V: 6}}
+			if _, err := named(d.q("INSERT INTO uuids (v) VALUES (:v)"), rows); err != nil {
+				t.Fatal(err)
+			}
+			keys := d.uuids(t, n+2)
+			for _, r := range rows {
+				if r.ID != keys[r.V] {
+					t.Errorf("NamedExec wrote back %s for row %d, which holds %s", r.ID, r.V, uuid.UUID(keys[r.V]))
+				}
+			}
+			n += 2
+		}
+		keys := d.uuids(t, n)
+		for v, k := range keys {
+			issued(t, fmt.Sprintf("row %d", v), k)
+		}
+	}},
 	{"SendBatch fills each queued INSERT", func(t *testing.T, d *door) {
 		send := d.sendBatch(t)
 		if send == nil {
@@ -1522,13 +1659,15 @@ func frontDoorConfig() *keyset.Config {
 		"cappedseg":    {Strategy: keyset.Segment, Step: 10, MaxID: 3},
 		"cappedover":   {Strategy: keyset.Segment, Step: 10, MaxID: 3},
 		"cappedshards": {Strategy: keyset.Segment, Step: 10, MaxID: 13, Shard: &keyset.ShardConfig{Column: "user_id", Bits: 2}},
+		// UUIDv7 keys, on each database's UUID column (createTables).
+		"uuids": {Strategy: keyset.UUID7},
 	}}
 }
 
 // emptyTables deletes every row of the case tables.
 func emptyTables(t *testing.T, d *door) {
 	t.Helper()
-	for _, table := range []string{"orders", "keepz", "users", "capped", "accounts", "{Q}Audit{Q}", "plain", "seq", "cappedseg", "cappedover", "cappedshards"} {
+	for _, table := range []string{"orders", "keepz", "users", "capped", "accounts", "{Q}Audit{Q}", "plain", "seq", "cappedseg", "cappedover", "cappedshards", "uuids"} {
 		if _, err := d.exec(context.Background(), d.q("DELETE FROM "+table)); err != nil {
 			t.Fatalf("%s: empty %s: %v", d.name, table, err)
 		}
@@ -1566,7 +1705,8 @@ func TestFrontDoors(t *testing.T) {
 // createTables runs the schema on raw.
 func createTables(t *testing.T, raw *sql.DB, d *door, auto string) {
 	t.Helper()
-	for _, s := range frontDoorSchema(auto) {
+	uuids := "CREATE TABLE uuids (id " + map[string]string{"postgres": "uuid", "mysql": "UUID", "sqlite": "BLOB"}[d.dialect] + " NOT NULL PRIMARY KEY, v INT)"
+	for _, s := range append(frontDoorSchema(auto), uuids) {
 		if _, err := raw.Exec(d.q(s)); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
@@ -1623,7 +1763,7 @@ func sqlFront(d *door, db *idsql.DB, raw *sql.DB) *door {
 		}
 		return func(args ...any) (outcome, error) { return sqlOutcome(st.ExecContext(ctx, args...)) }, nil
 	}
-	d.pairs = rawPairs(raw)
+	d.pairs, d.texts = rawPairs(raw), rawTexts(raw)
 	d.raw = rawExec(raw)
 	d.begin = func(ctx context.Context) (*doorTx, error) {
 		tx, err := db.BeginTxx(ctx, nil)
@@ -1658,6 +1798,32 @@ func schemaOf(t *testing.T, raw *sql.DB, dialect string) string {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return s
+}
+
+// textRow is a row of a text and an integer (door.texts).
+type textRow struct {
+	s sql.NullString
+	v int64
+}
+
+// rawTexts reads rows of a text and an integer on raw.
+func rawTexts(raw *sql.DB) func(ctx context.Context, q string) ([]textRow, error) {
+	return func(ctx context.Context, q string) ([]textRow, error) {
+		rows, err := raw.QueryContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []textRow
+		for rows.Next() {
+			var p textRow
+			if err := rows.Scan(&p.s, &p.v); err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		}
+		return out, rows.Err()
+	}
 }
 
 // rawPairs reads pairs of integers on raw.
@@ -1769,7 +1935,7 @@ func pgxDoor(t *testing.T, over string) *door {
 	}
 	var q pgxid.Querier
 	var tx pgx.Tx
-	d.pairs = rawPairs(raw)
+	d.pairs, d.texts = rawPairs(raw), rawTexts(raw)
 	d.raw = rawExec(raw)
 	d.schema = schemaOf(t, raw, d.dialect)
 	switch over {
@@ -1799,6 +1965,17 @@ func pgxDoor(t *testing.T, over string) *door {
 				return err
 			}
 			// The rows are in the transaction: read them there.
+			d.texts = func(ctx context.Context, q string) ([]textRow, error) {
+				rows, err := tx.Query(ctx, q)
+				if err != nil {
+					return nil, err
+				}
+				return pgx.CollectRows(rows, func(r pgx.CollectableRow) (textRow, error) {
+					var p textRow
+					err := r.Scan(&p.s, &p.v)
+					return p, err
+				})
+			}
 			d.pairs = func(ctx context.Context, q string) ([][2]sql.NullInt64, error) {
 				rows, err := tx.Query(ctx, q)
 				if err != nil {

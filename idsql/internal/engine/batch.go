@@ -60,9 +60,14 @@ func (e *Engine) FillBatch(ctx context.Context, cat *Catalog, sts []*Stmt, args 
 	}
 	out := make([]*Filled, len(sts))
 	for i, st := range sts {
-		if st != nil {
-			out[i] = &Filled{Args: st.Plan.ArgsFor(nil, args[i], ids[i], rows[i], nil), IDs: ids[i], rows: rows[i]}
+		if st == nil {
+			continue
 		}
+		full, err := e.argsFor(st, nil, args[i], ids[i], rows[i], nil)
+		if err != nil {
+			return nil, fmt.Errorf("batch query %d: %w", i, err)
+		}
+		out[i] = &Filled{Args: full, IDs: ids[i], rows: rows[i]}
 	}
 	return out, nil
 }

@@ -131,17 +131,29 @@ func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver
 	if err != nil {
 		return nil, e.insertErr(st, err)
 	}
+	full, err := e.argsFor(st, f.Args[:0], args, ids, rows, box)
+	if err != nil {
+		return nil, err
+	}
+	f.Args, f.IDs, f.rows = full, ids, rows
+	if gen := rows.Gen(); cap(gen) > cap(buf.gen) && cap(gen) <= maxReused {
+		buf.gen = gen // append grew it
+	}
+	return f, nil
+}
+
+// argsFor appends to dst the arguments of an execution of st with the
+// caller's args and its keys ids (rows as Plan.Decide said): each key
+// boxed by box (nil: as any(id) would), or, for a table with UUID keys,
+// as the UUID value its key column takes.
+func (e *Engine) argsFor(st *Stmt, dst, args []driver.NamedValue, ids []int64, rows rewrite.Rows, box rewrite.Boxer) ([]driver.NamedValue, error) {
 	if u := st.uuid; u != nil && len(ids) > 0 {
 		if err := u.check(ids); err != nil {
 			return nil, e.insertErr(st, err)
 		}
 		box = u
 	}
-	f.Args, f.IDs, f.rows = p.ArgsFor(f.Args[:0], args, ids, rows, box), ids, rows
-	if gen := rows.Gen(); cap(gen) > cap(buf.gen) && cap(gen) <= maxReused {
-		buf.gen = gen // append grew it
-	}
-	return f, nil
+	return st.Plan.ArgsFor(dst, args, ids, rows, box), nil
 }
 
 // want is what one execution takes from its table's keys, decided

@@ -27,7 +27,8 @@ type Origin struct {
 	Table    string // the configured table; "" when the record names none of cfg's tables
 	Strategy keyset.Strategy
 
-	// Snowflake IDs: the decoded parts and the worker lease.
+	// Snowflake IDs, and the keys UUIDs of uuid7 tables carry: the
+	// decoded parts and the worker lease.
 	Parts snowflake.Parts
 	Lease registry.Record
 
@@ -62,7 +63,7 @@ func (o Origin) String() string {
 	}
 	stamp := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 	switch o.Strategy {
-	case keyset.Snowflake:
+	case keyset.Snowflake, keyset.UUID7:
 		fmt.Fprintf(&b, ", worker %d, sequence %d, time %s, instance %s", o.Parts.Worker, o.Parts.Sequence, stamp(o.Parts.Time), o.Lease.Instance)
 		if o.Lease.LeaseID != 0 {
 			fmt.Fprintf(&b, " (lease #%d)", o.Lease.LeaseID)
@@ -186,8 +187,8 @@ func lookupKey(ctx context.Context, cfg *Config, src Stores, layout snowflake.La
 			switch {
 			case err == nil && rd.takes(cfg, rec.Table):
 				o := Origin{Strategy: keyset.Snowflake, Parts: p, Lease: rec}
-				if _, ok := cfg.Tables[rec.Table]; ok {
-					o.Table = rec.Table
+				if tc, ok := cfg.Tables[rec.Table]; ok {
+					o.Table, o.Strategy = rec.Table, tc.Strategy
 				}
 				found = append(found, o)
 			case err != nil && !errors.Is(err, registry.ErrNoLease):

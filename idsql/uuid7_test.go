@@ -38,9 +38,9 @@ func question(int) string { return "?" }
 
 func dollar(i int) string { return "$" + string(rune('0'+i)) }
 
-// openUUID opens c's tables through idsql and returns the DB and the
-// configuration's UUID codec.
-func openUUID(t *testing.T, c uuidCase) (*idsql.DB, *keyform.UUIDKeys) {
+// openUUID opens c's tables through idsql and returns the DB, the
+// configuration's UUID codec and the configuration.
+func openUUID(t *testing.T, c uuidCase) (*idsql.DB, *keyform.UUIDKeys, *keyset.Config) {
 	t.Helper()
 	ctx := context.Background()
 	for _, q := range c.schema {
@@ -77,7 +77,7 @@ func openUUID(t *testing.T, c uuidCase) (*idsql.DB, *keyform.UUIDKeys) {
 	if err != nil || u == nil {
 		t.Fatalf("UUIDKeys: %v, %v", u, err)
 	}
-	return db, u
+	return db, u, cfg
 }
 
 // storedUUID reads a stored key, text or bytes, as a UUID.
@@ -138,7 +138,7 @@ func TestUUID7Tables(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			c := open(t)
-			db, u := openUUID(t, c)
+			db, u, cfg := openUUID(t, c)
 			b1, b2 := c.bind(1), c.bind(2)
 			for _, table := range c.good {
 				res, err := db.ExecContext(ctx, "INSERT INTO "+table+" (note) VALUES ("+b1+")", "one")
@@ -244,6 +244,26 @@ func TestUUID7Tables(t *testing.T) {
 					}
 				}
 				rows.Close()
+				// Each key traces to its table: read from its text as the
+				// CLI and the server read IDs, then looked up in the
+				// worker table (not on SQLite, whose leases here are the
+				// static holder's alone).
+				if c.driver != "sqlite" {
+					codecs, err := cfg.Codecs()
+					if err != nil {
+						t.Fatal(err)
+					}
+					for b := range named {
+						key, _, err := codecs.ParseKey(strings.ToUpper(keyform.FormatUUID(b)))
+						if err != nil {
+							t.Fatal(err)
+						}
+						o, err := idsql.Lookup(ctx, c.raw, cfg, key)
+						if err != nil || len(o) != 1 || o[0].Table != table || o[0].Strategy != keyset.UUID7 {
+							t.Errorf("%s: Lookup of %s (key %d): %v, %v; want table %s, strategy uuid7", table, keyform.FormatUUID(b), key, o, err, table)
+						}
+					}
+				}
 				if len(seen) != 13 {
 					t.Errorf("%s: %d rows; want 13", table, len(seen))
 				}
@@ -270,7 +290,7 @@ func TestUUID7Tables(t *testing.T) {
 // On PostgreSQL, RETURNING gives a uuid7 table's keys back.
 func TestUUID7Returning(t *testing.T) {
 	raw, dsn := pgtest.Open(t)
-	db, u := openUUID(t, uuidCase{driver: "postgres", dsn: dsn, raw: raw, bind: dollar,
+	db, u, _ := openUUID(t, uuidCase{driver: "postgres", dsn: dsn, raw: raw, bind: dollar,
 		schema: []string{"CREATE TABLE uu (id uuid PRIMARY KEY, note text)", "CREATE TABLE ui (id bigint PRIMARY KEY, note text)"},
 		good:   []string{"uu"}, wrong: "ui"})
 	var got string

@@ -247,7 +247,7 @@ func originOf(o idsql.Origin, bare bool) origin {
 		return &t
 	}
 	switch o.Strategy {
-	case keyset.Snowflake:
+	case keyset.Snowflake, keyset.UUID7:
 		if bare {
 			out.Table = o.Lease.Table
 		}
@@ -302,7 +302,7 @@ func printOrigins(w io.Writer, id int64, origins []origin) {
 		}
 		fmt.Fprintf(w, "  table     %s\n  strategy  %s\n", table, o.Strategy)
 		switch o.Strategy {
-		case string(keyset.Snowflake):
+		case string(keyset.Snowflake), string(keyset.UUID7):
 			released := "now (live)"
 			if o.LeaseReleased != nil {
 				released = stamp(*o.LeaseReleased)

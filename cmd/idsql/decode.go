@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idsql/idsql/idsql/keyform"
 	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/snowflake"
 )
@@ -29,7 +30,10 @@ type decoded struct {
 	Shape string `json:"shape,omitempty"`
 	// Text is ID in its table's text form (tables.T.text), whatever form
 	// it was given in; "" for a decimal form or no table.
-	Text  string `json:"text,omitempty"`
+	Text string `json:"text,omitempty"`
+	// UUID is the UUID the ID was given as, canonical (a uuid7 table's
+	// key; ID is the key it carries); "" for other IDs.
+	UUID  string `json:"uuid,omitempty"`
 	Error string `json:"error,omitempty"`
 	// Note warns of a decoding that is valid but unlikely, such as a time
 	// right after the layout's epoch.
@@ -70,7 +74,8 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"(its shard: and app: bits in --config), or keys of that snowflake table, undoing\n"+
 			"the table's shape (tables.T.shape; needed for a table with a spread shape). With --config\n"+
 			"an ID may also be given in a table's text form (tables.T.text, e.g. ord_8VQTtCjBWgS,\n"+
-			"or a TypeID such as user_01jq8y6t0070000000000g2w8a); a keyed form's text\n"+
+			"or a TypeID such as user_01jq8y6t0070000000000g2w8a), and a key of a uuid7 table as\n"+
+			"its UUID (any usual text form), which gives the key it carries; a keyed form's text\n"+
 			"(text.key_env) needs its secret in the environment variable it names.", stderr)
 	cfgPath := fs.String("config", "", "configuration file whose layout to use")
 	table := fs.String("table", "", "table whose keys the IDs are: a segment or snowflake table, whose shape is undone (needs --config)")
@@ -109,10 +114,7 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		parseID = shapedKeys(codecs, *table)
-		switch tc := cfg.Tables[*table]; {
-		case *table != "" && tc.Strategy == keyset.UUID7:
-			return fmt.Errorf("decode: table %s has UUID keys (strategy uuid7), which decode does not read yet", *table)
-		case *table != "" && tc.Strategy != keyset.Snowflake:
+		if tc := cfg.Tables[*table]; *table != "" && !tc.Leased() {
 			return decodeSegment(cfg, codecs, *table, ids, *asJSON, stdout, stderr)
 		}
 		if layout, err = cfg.SnowflakeLayout(); err != nil {
@@ -134,6 +136,9 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		} else {
 			d.ID, d.Table = id, table
 			d.Text = textOf(codecs, table, id)
+			if b, err := keyform.ParseUUID(s); err == nil {
+				d.UUID = keyform.FormatUUID(b) // read as the key it carries (keyset.Codecs.ParseKey)
+			}
 			key, shape, err := unshape(codecs, table, id)
 			if err == nil {
 				if shape != "" {
@@ -168,6 +173,9 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			if i > 0 {
 				fmt.Fprintln(stdout)
+			}
+			if d.UUID != "" {
+				fmt.Fprintf(stdout, "%s\n  key       ", d.UUID)
 			}
 			fmt.Fprintf(stdout, "%d\n  time      %s (unix ms %d)\n  worker    %d\n  sequence  %d\n  layout    %s\n",
 				d.ID, d.Time.Format("2006-01-02T15:04:05.000Z07:00"), d.UnixMs, d.Worker, d.Sequence, layout)

@@ -321,7 +321,7 @@ func demoLookup(ctx context.Context, t *tour, cfg *keyset.Config, d *database, c
 			case keyset.Segment:
 				t.say("   %d -> table %s (%s key %q, range %d..%d handed to %s)\n",
 					id, o.Table, o.Strategy, o.Range.Key, o.Range.First, o.Range.Last, o.Range.Instance)
-			case keyset.Snowflake:
+			case keyset.Snowflake, keyset.UUID7:
 				t.say("   %d -> table %s (snowflake, worker %d, lease #%d recorded in idsql_workers by %s)\n",
 					id, o.Table, o.Parts.Worker, o.Lease.LeaseID, o.Lease.Instance)
 			}

@@ -54,6 +54,9 @@ func (c *Config) Codec(table string) (*Codec, error) {
 type Codecs struct {
 	names []string // sorted
 	of    map[string]*Codec
+	// uuid reads the UUIDs of the uuid7 tables (all of the namespace's
+	// layout); nil when there are none.
+	uuid *keyform.UUIDKeys
 }
 
 // Codecs returns the codecs of c's tables (see Config.Codec).
@@ -65,6 +68,11 @@ func (c *Config) Codecs() (*Codecs, error) {
 			return nil, err
 		}
 		cs.of[name] = codec
+		if cs.uuid == nil {
+			if cs.uuid, err = c.UUIDKeys(name); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return cs, nil
 }
@@ -78,8 +86,11 @@ func (cs *Codecs) Of(table string) (*Codec, error) {
 }
 
 // ParseKey reads a key written as text by a person or a program: in
-// decimal, or in the text form of one of the tables (TableConfig.Text).
-// table is the table whose form it was read in, "" for decimal. A text
+// decimal, in the text form of one of the tables (TableConfig.Text), or,
+// when a table has UUID keys (strategy uuid7), as a UUID in any of its
+// usual text forms (keyform.ParseUUID), which gives the key it carries.
+// table is the table whose form it was read in, "" for decimal and UUIDs
+// (a UUID's table is its worker lease's: Lookup). A text
 // with a table's prefix is read in that table's form only; otherwise every
 // reading, decimal and the forms without prefix, must agree on the value:
 // a text of digits alone that is also a different key in such a form
@@ -87,6 +98,15 @@ func (cs *Codecs) Of(table string) (*Codec, error) {
 // wrapping ErrAmbiguousKey that gives both readings, never read as one of
 // them silently. Errors wrap ErrText.
 func (cs *Codecs) ParseKey(s string) (id int64, table string, err error) {
+	if cs.uuid != nil {
+		if b, uerr := keyform.ParseUUID(s); uerr == nil {
+			k, err := cs.uuid.Key(b)
+			if err != nil {
+				return 0, "", fmt.Errorf("%w: %q is a UUID, but not a key of a uuid7 table of this namespace's layout: %w", ErrText, s, err)
+			}
+			return k, "", nil
+		}
+	}
 	for _, name := range cs.names {
 		f := cs.of[name].Form()
 		if f.Prefix == "" || !strings.HasPrefix(s, f.Lead()) {

@@ -9,6 +9,8 @@
 //	GET /api/segment/get/{key}[/{n}]?shard=N  keys of shard N of a sharded table (required there)
 //	GET /api/snowflake/get/{key}        one snowflake ID, for any key
 //	GET /api/snowflake/get/{key}/{n}    n snowflake IDs, one per line
+//	GET /api/uuid7/get/{table}          one key of uuid7 table {table}, a canonical UUIDv7 (idsql's own route)
+//	GET /api/uuid7/get/{table}/{n}      n of them, one per line; a name that is no uuid7 table is 404
 //	GET /decodeSnowflakeId?snowflakeId=N  JSON {"timestamp","workerId","sequenceId"} as Leaf answers, then "time","layout","id"
 //	GET /decodeSnowflakeId?snowflakeId=N&table=T  the same for a key of snowflake table T, undoing its shape (needed when
 //	                                    a snowflake table has a spread shape); then also "key" (before the shape) and "shape"

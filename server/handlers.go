@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder"
+	"github.com/idsql/idsql/idsql/keyform"
 	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
@@ -22,6 +23,7 @@ import (
 const (
 	segmentPrefix   = "/api/segment/get/"
 	snowflakePrefix = "/api/snowflake/get/"
+	uuid7Prefix     = "/api/uuid7/get/"
 )
 
 // Header values shared by every response; net/http never modifies them.
@@ -41,10 +43,11 @@ type mode int
 const (
 	modeSegment mode = iota
 	modeSnowflake
+	modeUUID7 // a uuid7 table's keys, as UUIDs
 	numModes
 )
 
-var modeNames = [numModes]string{"segment", "snowflake"}
+var modeNames = [numModes]string{"segment", "snowflake", "uuid7"}
 
 // endpoint labels the request latency histogram.
 type endpoint int
@@ -54,6 +57,8 @@ const (
 	epSegmentBatch
 	epSnowflake
 	epSnowflakeBatch
+	epUUID7
+	epUUID7Batch
 	epDecode
 	epMonitor
 	epMetrics
@@ -64,7 +69,7 @@ const (
 )
 
 var endpointNames = [numEndpoints]string{
-	"segment", "segment_batch", "snowflake", "snowflake_batch", "decode", "monitor", "metrics", "healthz", "login", "other",
+	"segment", "segment_batch", "snowflake", "snowflake_batch", "uuid7", "uuid7_batch", "decode", "monitor", "metrics", "healthz", "login", "other",
 }
 
 // errKind classifies failed requests for /metrics and the monitor page.
@@ -153,6 +158,11 @@ func endpointOf(p string) endpoint {
 			return epSnowflakeBatch
 		}
 		return epSnowflake
+	case strings.HasPrefix(p, uuid7Prefix):
+		if strings.IndexByte(p[len(uuid7Prefix):], '/') >= 0 {
+			return epUUID7Batch
+		}
+		return epUUID7
 	case p == "/decodeSnowflakeId", p == "/decodeId":
 		return epDecode
 	case p == "/" || p == "/monitor" || p == "/cache" || p == "/db":
@@ -195,6 +205,11 @@ func (srv *Server) route(w http.ResponseWriter, r *http.Request, ep endpoint) in
 			return srv.methodNotAllowed(w, r, "GET, POST")
 		}
 		return srv.serveIDs(w, r, modeSnowflake, p[len(snowflakePrefix):])
+	case epUUID7, epUUID7Batch:
+		if r.Method != http.MethodGet && r.Method != http.MethodPost {
+			return srv.methodNotAllowed(w, r, "GET, POST")
+		}
+		return srv.serveIDs(w, r, modeUUID7, p[len(uuid7Prefix):])
 	case epDecode:
 		if !isGetOrHead(r) {
 			return srv.methodNotAllowed(w, r, "GET, HEAD")
@@ -258,8 +273,11 @@ func (srv *Server) serveIDs(w http.ResponseWriter, r *http.Request, md mode, res
 		}
 	}
 	srv.m.requests[md].Add(1)
-	if md == modeSegment {
+	switch md {
+	case modeSegment:
 		return srv.serveSegment(w, r, key, n, batch)
+	case modeUUID7:
+		return srv.serveUUID7(w, r, key, n, batch)
 	}
 	return srv.serveSnowflake(w, r, key, n, batch)
 }
@@ -398,6 +416,50 @@ func (srv *Server) serveSnowflake(w http.ResponseWriter, r *http.Request, key st
 	e.running()
 	writeIDs(w, ids)
 	putIDs(p, ids)
+	return http.StatusOK
+}
+
+// serveUUID7 answers /api/uuid7/get/{table}[/{n}]: keys of the uuid7
+// table, one canonical UUID per line. A key that names no uuid7 table is
+// 404: no other table answers for it.
+func (srv *Server) serveUUID7(w http.ResponseWriter, r *http.Request, key string, n int, batch bool) int {
+	e := srv.uuids[key]
+	if e == nil {
+		return srv.fail(w, r, nil, failure{kind: errUnknownKey, status: http.StatusNotFound,
+			msg: "uuid7 key " + quote(key) + " names no uuid7 table of the configuration"})
+	}
+	ctx := r.Context()
+	src, err := srv.snowflakeSource(ctx, e)
+	if err != nil {
+		return srv.fail(w, r, &e.stats, srv.snowflakeFailure(e, key, err))
+	}
+	t0 := srv.mono()
+	p := idsPool.Get().(*[]int64)
+	ids, err := src.appendIDs(ctx, (*p)[:0], n)
+	srv.m.observeWait(modeUUID7, srv.mono()-t0)
+	if err != nil {
+		putIDs(p, ids)
+		return srv.fail(w, r, &e.stats, srv.snowflakeFailure(e, key, err))
+	}
+	b := make([]byte, 0, 37*len(ids))
+	for i, id := range ids {
+		u, err := srv.uuidKeys.UUID(id)
+		if err != nil {
+			putIDs(p, ids)
+			return srv.fail(w, r, &e.stats, srv.snowflakeFailure(e, key, err))
+		}
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, keyform.FormatUUID(u)...)
+	}
+	putIDs(p, ids)
+	e.served.Add(uint64(len(ids)))
+	e.running()
+	h := w.Header()
+	h["Content-Type"] = textPlain
+	h["Cache-Control"] = noStore
+	w.Write(b)
 	return http.StatusOK
 }
 
@@ -623,7 +685,8 @@ func (srv *Server) unknownKey(key string) string {
 	for _, t := range tables {
 		tc := srv.cfg.Tables[t]
 		if tc.Strategy == keyset.UUID7 && t == key {
-			return "unknown segment key " + quote(key) + ": table " + t + " has UUID keys (strategy uuid7), which the server does not hand out"
+			return "unknown segment key " + quote(key) + ": table " + t + " has UUID keys (strategy uuid7): its keys come from " +
+				"/api/uuid7/get/" + t + ", not from the segment route"
 		}
 		if tc.Strategy == keyset.Snowflake && t == key {
 			return "unknown segment key " + quote(key) + ": table " + t + " is a snowflake table: its keys come from " +

@@ -15,9 +15,11 @@ import (
 
 	"github.com/idsql/idsql/holder"
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyform"
 	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/segment/sqlitestore"
+	"github.com/idsql/idsql/idsql/snowflake"
 	"github.com/idsql/idsql/server"
 )
 
@@ -270,5 +272,53 @@ tables:
 	want := strconv.Quote(text) + " has the prefix of table leaf_snowflake"
 	if err := json.Unmarshal([]byte(body), &e); err != nil || !strings.HasPrefix(e.Message, want) || !strings.HasPrefix(hdr.Get("X-Idsql-Error"), want) {
 		t.Errorf("decode without the secret: message %q, header %q; want both to start %q", e.Message, hdr.Get("X-Idsql-Error"), want)
+	}
+}
+
+// TestUUID7Route: /api/uuid7/get/{table} hands out a uuid7 table's keys as
+// UUIDv7s (one, and a batch, each reading back as a key of the table's
+// layout, none twice); a name that is no uuid7 table is 404, and the
+// decode endpoint reads the UUID as the key it carries.
+func TestUUID7Route(t *testing.T) {
+	cfg, err := keyset.Parse("test", []byte(`namespace: test
+tables:
+  accounts: {strategy: uuid7}
+  tickets: {strategy: segment}
+`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One worker ID (the test holder's) for the one leased table.
+	srv, _ := sqliteServer(t, cfg, cfg, server.Settings{SnowflakeOff: "no snowflake table in this test"})
+	u, err := keyform.NewUUIDKeys(snowflake.Leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{mustGet(t, srv, "/api/uuid7/get/accounts")}
+	texts = append(texts, strings.Split(mustGet(t, srv, "/api/uuid7/get/accounts/50"), "\n")...)
+	if len(texts) != 51 {
+		t.Fatalf("%d UUIDs; want 51", len(texts))
+	}
+	seen := map[string]bool{}
+	var last int64
+	for _, s := range texts {
+		b, err := keyform.ParseUUID(s)
+		if err != nil || keyform.FormatUUID(b) != s {
+			t.Fatalf("%q is not a canonical UUID: %v", s, err)
+		}
+		k, err := u.Key(b)
+		if err != nil || seen[s] || k <= last {
+			t.Fatalf("%s: key %d (after %d), %v, seen before %v", s, k, last, err, seen[s])
+		}
+		seen[s], last = true, k
+	}
+	var d server.Decoded
+	if err := json.Unmarshal([]byte(mustGet(t, srv, "/decodeSnowflakeId?snowflakeId="+texts[0])), &d); err != nil || d.ID == "" {
+		t.Fatalf("decode %s: %+v %v", texts[0], d, err)
+	}
+	for _, p := range []string{"/api/uuid7/get/tickets", "/api/uuid7/get/nosuch"} {
+		if code, _, hdr := get(t, srv, "GET", p); code != http.StatusNotFound || !strings.Contains(hdr.Get("X-Idsql-Error"), "names no uuid7 table") {
+			t.Errorf("%s: %d %q; want 404 naming no uuid7 table", p, code, hdr.Get("X-Idsql-Error"))
+		}
 	}
 }

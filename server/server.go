@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/keyform"
 	"github.com/idsql/idsql/idsql/keyset"
 	"github.com/idsql/idsql/idsql/segment"
 	"github.com/idsql/idsql/idsql/snowflake"
@@ -99,7 +100,11 @@ type Server struct {
 
 	snow      map[string]*snowEntry // configured snowflake tables; read-only
 	snowNames []string
-	anyKey    *snowEntry // serves keys that name no snowflake table
+	// uuids are the configured uuid7 tables (read-only), whose keys
+	// /api/uuid7/get/ writes with uuidKeys as UUIDs.
+	uuids    map[string]*snowEntry
+	uuidKeys *keyform.UUIDKeys
+	anyKey   *snowEntry // serves keys that name no snowflake table
 	// viaKeys maps the segment keys of tables whose keys are more than the
 	// key's numbers (max_id, shard or app bits, a Redis buffer, a spread
 	// shape) to their table: those are
@@ -195,6 +200,14 @@ func New(s Settings) (*Server, error) {
 		case tc.Strategy == keyset.Snowflake:
 			srv.snow[t] = &snowEntry{table: t}
 			srv.snowNames = append(srv.snowNames, t)
+		case tc.Strategy == keyset.UUID7:
+			if srv.uuids == nil {
+				srv.uuids = map[string]*snowEntry{}
+			}
+			srv.uuids[t] = &snowEntry{table: t}
+			if srv.uuidKeys, err = cfg.UUIDKeys(t); err != nil {
+				return nil, fmt.Errorf("server: %w", err)
+			}
 		case tc.MaxID > 0 || !tc.Gene().Plain() || tc.Buffer == keyset.BufferRedis || tc.Spread():
 			srv.viaKeys[cfg.SegmentKey(t)] = t
 		}

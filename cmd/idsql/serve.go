@@ -280,7 +280,7 @@ func newServer(ctx context.Context, cfg *keyset.Config, d *database, ss segment.
 // if there is one; a sharded table's keys are asked for one shard at a
 // time, with ?shard=N).
 func printBanner(w io.Writer, addr string, cfg *keyset.Config, d *database, embedded, auth bool) {
-	var snow, seg, sharded string
+	var snow, uuid7, seg, sharded string
 	for _, t := range cfg.TableNames() {
 		switch tc := cfg.Tables[t]; {
 		case tc.Strategy == keyset.Snowflake:
@@ -288,7 +288,9 @@ func printBanner(w io.Writer, addr string, cfg *keyset.Config, d *database, embe
 				snow = t
 			}
 		case tc.Strategy == keyset.UUID7:
-			// the server hands out no UUID keys
+			if uuid7 == "" {
+				uuid7 = t
+			}
 		case tc.Gene().ShardBits > 0:
 			if sharded == "" {
 				sharded = cfg.SegmentKey(t) + "?shard=0"
@@ -314,6 +316,9 @@ func printBanner(w io.Writer, addr string, cfg *keyset.Config, d *database, embe
 	fmt.Fprintf(w, "  monitor    http://%s/\n", addr)
 	if snow != "" {
 		fmt.Fprintf(w, "  snowflake  http://%s/api/snowflake/get/%s\n", addr, snow)
+	}
+	if uuid7 != "" {
+		fmt.Fprintf(w, "  uuid7      http://%s/api/uuid7/get/%s\n", addr, uuid7)
 	}
 	if seg != "" && d != nil {
 		fmt.Fprintf(w, "  segment    http://%s/api/segment/get/%s\n", addr, seg)

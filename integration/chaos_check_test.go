@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idsql/idsql/holder/registry"
+	"github.com/idsql/idsql/idsql/keyform"
 )
 
 // chaosData is what the processes stored, loaded after they all stopped.
@@ -40,7 +41,9 @@ type dupStats struct {
 	examples []string // a few, decoded
 }
 
-func loadChaosData(t *testing.T, dsn string, procs []*chaosProc) *chaosData {
+// loadChaosData reads the chaos tables' rows; with uuid7 the leased
+// table's keys are UUIDs, read as the keys they carry.
+func loadChaosData(t *testing.T, dsn string, procs []*chaosProc, uuid7 bool) *chaosData {
 	t.Helper()
 	db, err := sql.Open("postgres", dsn)
 	if err != nil {
@@ -51,15 +54,40 @@ func loadChaosData(t *testing.T, dsn string, procs []*chaosProc) *chaosData {
 	defer cancel()
 	d := &chaosData{byProc: map[string][]int{}, seg: map[int64]int{}, sfIDs: map[int64]int{}, dups: map[string]dupStats{}}
 
-	rows, err := db.QueryContext(ctx, `SELECT id, proc, pid FROM `+sfTable+` ORDER BY id`)
+	uuids, err := keyform.NewUUIDKeys(chaosLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// keyOf reads a stored key of table: a decimal, or a uuid7 table's
+	// UUID as the key it carries.
+	keyOf := func(table, text string) int64 {
+		t.Helper()
+		var id int64
+		var err error
+		if uuid7 && table == sfTable {
+			var b [16]byte
+			if b, err = keyform.ParseUUID(text); err == nil {
+				id, err = uuids.Key(b)
+			}
+		} else {
+			id, err = strconv.ParseInt(text, 10, 64)
+		}
+		if err != nil {
+			t.Fatalf("%s: stored key %s: %v", table, text, err)
+		}
+		return id
+	}
+	rows, err := db.QueryContext(ctx, `SELECT id::text, proc, pid FROM `+sfTable+` ORDER BY id`)
 	if err != nil {
 		t.Fatalf("read %s: %v", sfTable, err)
 	}
 	for rows.Next() {
 		var r sfRow
-		if err := rows.Scan(&r.id, &r.proc, &r.pid); err != nil {
+		var id string
+		if err := rows.Scan(&id, &r.proc, &r.pid); err != nil {
 			t.Fatal(err)
 		}
+		r.id = keyOf(sfTable, id)
 		p := chaosLayout.Decompose(r.id)
 		r.worker, r.tick, r.seq = p.Worker, p.Time, p.Sequence
 		d.byProc[r.proc] = append(d.byProc[r.proc], len(d.rows))
@@ -89,19 +117,20 @@ func loadChaosData(t *testing.T, dsn string, procs []*chaosProc) *chaosData {
 
 	for _, table := range []string{sfTable, segTable} {
 		var st dupStats
-		q := `SELECT id, count(*), string_agg(proc, ',' ORDER BY proc) FROM ` + table + `
+		q := `SELECT id::text, count(*), string_agg(proc, ',' ORDER BY proc) FROM ` + table + `
 			GROUP BY id HAVING count(*) > 1 ORDER BY id`
 		rows, err := db.QueryContext(ctx, q)
 		if err != nil {
 			t.Fatalf("count duplicates in %s: %v", table, err)
 		}
 		for rows.Next() {
-			var id int64
+			var text string
 			var n int
 			var procs string
-			if err := rows.Scan(&id, &n, &procs); err != nil {
+			if err := rows.Scan(&text, &n, &procs); err != nil {
 				t.Fatal(err)
 			}
+			id := keyOf(table, text)
 			st.keys++
 			st.extra += n - 1
 			if len(st.examples) < 5 {

@@ -74,6 +74,9 @@ type chaosMode struct {
 	// expires: a dead or paused owner's claim expires after the timeout
 	// (everything but local, whose map is static).
 	expires bool
+	// uuid7: the leased table (sfTable) is a uuid7 table on a uuid
+	// column, whose keys the processes read back from their UUIDs.
+	uuid7 bool
 }
 
 func (m chaosMode) String() string {
@@ -97,7 +100,7 @@ func TestChaos(t *testing.T) {
 		{kind: "zookeeper", mode: "recycle", reuse: true, expires: true},
 		{kind: "postgres", mode: "sticky", sticky: true, expires: true},
 		{kind: "postgres", mode: "lease", reuse: true, expires: true},
-		{kind: "postgres", mode: "disposable", expires: true},
+		{kind: "postgres", mode: "disposable", expires: true, uuid7: true},
 		{kind: "local", sticky: true},
 	} {
 		t.Run(m.testName(), func(t *testing.T) { runChaos(t, m) })
@@ -109,6 +112,9 @@ func (m chaosMode) testName() string {
 	name := map[string]string{"zookeeper": "ZooKeeper", "postgres": "Postgres", "local": "Local"}[m.kind]
 	if m.mode != "" {
 		name += strings.ToUpper(m.mode[:1]) + m.mode[1:]
+	}
+	if m.uuid7 {
+		name += "UUID7"
 	}
 	return name
 }
@@ -209,7 +215,7 @@ func newChaos(t *testing.T, m chaosMode, seed uint64) *chaos {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	createChaosTables(t, db)
+	createChaosTables(t, db, m.uuid7)
 	// Registered after the servers' cleanups, so it runs before them.
 	t.Cleanup(func() {
 		c.mu.Lock()
@@ -258,7 +264,7 @@ func (c *chaos) config(name, identity, host string) string {
 		c.t.Error(err)
 	}
 	fmt.Fprintf(&b, "  heartbeat: %s\n  cache_dir: %q\n", chaosHeartbeat, cache)
-	fmt.Fprintf(&b, "tables:\n  %s: {strategy: snowflake}\n  %s: {strategy: segment, step: 50}\n", sfTable, segTable)
+	fmt.Fprintf(&b, "tables:\n  %s: {strategy: %s}\n  %s: {strategy: segment, step: 50}\n", sfTable, sfStrategy(c.m.uuid7), segTable)
 	path := filepath.Join(c.dir, name+".yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		c.t.Fatal(err)
@@ -1285,7 +1291,7 @@ func (c *chaos) finish() {
 	sort.Strings(fs)
 	t.Logf("faults injected: %s", strings.Join(fs, ", "))
 
-	d := loadChaosData(t, c.dsn, procs)
+	d := loadChaosData(t, c.dsn, procs, c.m.uuid7)
 	d.report(t, procs)
 	d.checkStored(t, procs)
 	for _, f := range c.cases {
@@ -1302,24 +1308,37 @@ func (c *chaos) finish() {
 // createChaosTables makes the chaos tables on db, a PostgreSQL database,
 // without a unique constraint (a duplicate is stored, to be counted), and
 // the tables idsql needs for them, once, before any process starts.
-func createChaosTables(t *testing.T, db *sql.DB) {
+func createChaosTables(t *testing.T, db *sql.DB, uuid7 bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, table := range []string{sfTable, segTable} {
-		q := `CREATE TABLE ` + table + ` (id bigint NOT NULL, proc text NOT NULL, pid int NOT NULL,
+		typ := "bigint"
+		if table == sfTable && uuid7 {
+			typ = "uuid"
+		}
+		q := `CREATE TABLE ` + table + ` (id ` + typ + ` NOT NULL, proc text NOT NULL, pid int NOT NULL,
 			at timestamptz NOT NULL DEFAULT clock_timestamp())`
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("create %s: %v", table, err)
 		}
 	}
 	cfg := &keyset.Config{Namespace: chaosNamespace, Tables: map[string]keyset.TableConfig{
-		sfTable:  {Strategy: keyset.Snowflake},
+		sfTable:  {Strategy: keyset.Strategy(sfStrategy(uuid7))},
 		segTable: {Strategy: keyset.Segment, Step: 50},
 	}}
 	if err := idsql.Migrate(ctx, db, cfg); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
+}
+
+// sfStrategy is the strategy of the leased chaos table (sfTable): uuid7
+// or snowflake.
+func sfStrategy(uuid7 bool) string {
+	if uuid7 {
+		return string(keyset.UUID7)
+	}
+	return string(keyset.Snowflake)
 }
 
 // chaosRecover is how long after a server restart its processes may take

@@ -65,7 +65,7 @@ func newEtcdChaos(t *testing.T, bin, mode string) *etcdChaos {
 	e.cli = etcdtest.Client(t, []string{e.etcd.Addr()})
 	db, dsn := pgtest.Open(t)
 	e.dsn = dsn
-	createChaosTables(t, db)
+	createChaosTables(t, db, false)
 	t.Cleanup(func() {
 		for _, p := range e.procs {
 			p.kill()
@@ -296,7 +296,7 @@ func (e *etcdChaos) finish() {
 			t.Errorf("%s: %v", p.name, err)
 		}
 	}
-	d := loadChaosData(t, e.dsn, e.procs)
+	d := loadChaosData(t, e.dsn, e.procs, false)
 	d.report(t, e.procs)
 	d.checkStored(t, e.procs)
 	e.checkUntouched()

@@ -67,6 +67,9 @@ type faultHolder struct {
 	// exclusive: a second process with the same identity must be refused
 	// (false for modes that hand it another worker ID).
 	exclusive bool
+	// uuid7: the leased table is a uuid7 table (its keys drawn as the
+	// keys its UUIDs carry).
+	uuid7 bool
 }
 
 // faultHolders are the holders the twin and clock tests cover.
@@ -83,7 +86,7 @@ var faultHolders = []faultHolder{
 		yaml: "  kind: postgres\n  mode: lease\n  session_timeout: 10s\n"},
 	{name: "postgres/disposable", driver: "postgres",
 		yaml: "  kind: postgres\n  mode: disposable\n  session_timeout: 10s\n"},
-	{name: "mysql/lease on MariaDB", driver: "mysql",
+	{name: "mysql/lease on MariaDB, uuid7", driver: "mysql", uuid7: true,
 		yaml: "  kind: mysql\n  mode: lease\n  session_timeout: 10s\n"},
 	{name: "mysql/disposable on MariaDB", driver: "mysql",
 		yaml: "  kind: mysql\n  mode: disposable\n  session_timeout: 10s\n"},
@@ -242,7 +245,7 @@ func (r *faultRun) config(name, identity string) string {
 	if r.h.driver == "mysql" {
 		b.WriteString("  accept_lazy_commits: true\n") // the test server flushes lazily
 	}
-	fmt.Fprintf(&b, "tables:\n  %s: {strategy: snowflake}\n", sfTable)
+	fmt.Fprintf(&b, "tables:\n  %s: {strategy: %s}\n", sfTable, sfStrategy(r.h.uuid7))
 	path := filepath.Join(r.dir, name+".yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		r.t.Fatal(err)

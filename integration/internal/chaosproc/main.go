@@ -74,6 +74,7 @@ import (
 	_ "github.com/idsql/idsql/holder/workertable" // holder.kind: postgres, mysql
 	_ "github.com/idsql/idsql/holder/zookeeper"   // holder.kind: zookeeper
 	"github.com/idsql/idsql/idsql"
+	"github.com/idsql/idsql/idsql/keyform"
 	"github.com/idsql/idsql/idsql/keyset"
 	_ "github.com/idsql/idsql/idsql/segment/mysqlstore" // segment tables on MySQL
 	_ "github.com/idsql/idsql/idsql/segment/redisqueue" // buffer: redis
@@ -151,9 +152,10 @@ type proc struct {
 
 	outMu sync.Mutex // one write per committed INSERT
 	errMu sync.Mutex
-	last  string    // the last error line printed, digits masked
-	lastT time.Time // when it was printed
-	again int       // repeats of last not printed
+	last  string                       // the last error line printed, digits masked
+	lastT time.Time                    // when it was printed
+	again int                          // repeats of last not printed
+	uuids map[string]*keyform.UUIDKeys // the tables' UUID codecs (uuid7 tables), nil entries for others
 }
 
 func (p *proc) logf(format string, args ...any) {
@@ -200,6 +202,12 @@ func (p *proc) run(configPath, dsn, tableList string, clock snowflake.Clock, wor
 	names := cfg.TableNames()
 	if tableList != "" {
 		names = strings.Split(tableList, ",")
+	}
+	p.uuids = map[string]*keyform.UUIDKeys{}
+	for _, t := range names {
+		if p.uuids[t], err = cfg.UUIDKeys(t); err != nil {
+			return err
+		}
 	}
 	clockDesc := "true"
 	switch c := clock.(type) {
@@ -324,7 +332,7 @@ func (p *proc) insertLoop(ctx context.Context, db *idsql.DB, tables []string, ba
 				p.logf("note: a key took %s from %s", took.Round(time.Millisecond), start.UTC().Format("15:04:05.000"))
 			}
 		} else {
-			ids, err = p.insert(ctx, db, q, args, n, work, g)
+			ids, err = p.insert(ctx, db, q, args, n, work, g, p.uuids[table])
 		}
 		if err != nil {
 			if ctx.Err() == nil {
@@ -370,7 +378,9 @@ func insertQuery(table string, n int, d dialect.Dialect) string {
 // insert runs q in a transaction, after work (CPU work inside the
 // transaction, right before the INSERT takes its keys), and returns the
 // keys once it committed. g numbers the calling goroutine, for notes.
-func (p *proc) insert(ctx context.Context, db *idsql.DB, q string, args []any, n int, work time.Duration, g int) ([]int64, error) {
+// A uuid7 table's keys (uuids not nil) come back as UUIDs: the keys
+// returned are the ones they carry.
+func (p *proc) insert(ctx context.Context, db *idsql.DB, q string, args []any, n int, work time.Duration, g int, uuids *keyform.UUIDKeys) ([]int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	drew := new(time.Duration) // set by observeKeys
@@ -391,7 +401,16 @@ func (p *proc) insert(ctx context.Context, db *idsql.DB, q string, args []any, n
 	ids := make([]int64, 0, n)
 	for rows.Next() {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var err error
+		if uuids == nil {
+			err = rows.Scan(&id)
+		} else {
+			var text string
+			if err = rows.Scan(&text); err == nil {
+				id, err = uuidKey(uuids, text)
+			}
+		}
+		if err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -411,6 +430,15 @@ func (p *proc) insert(ctx context.Context, db *idsql.DB, q string, args []any, n
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return ids, nil
+}
+
+// uuidKey returns the key a uuid7 table's UUID carries.
+func uuidKey(uuids *keyform.UUIDKeys, text string) (int64, error) {
+	b, err := keyform.ParseUUID(text)
+	if err != nil {
+		return 0, err
+	}
+	return uuids.Key(b)
 }
 
 // drawKey keys the context value where observeKeys puts how long an

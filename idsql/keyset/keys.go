@@ -347,6 +347,13 @@ func (g *leasedGenerator) stop(ctx context.Context) error {
 
 // NextID returns a new key.
 func (t *SnowflakeTable) NextID(ctx context.Context) (int64, error) {
+	if g := t.cur.Load(); g != nil && g.cached == nil && t.lim == nil {
+		// AppendIDs' path for one key, without a slice to hold it.
+		id, err := g.gen.NextID(ctx)
+		if err == nil || !errors.Is(err, snowflake.ErrStopped) {
+			return id, err
+		}
+	}
 	ids, err := t.AppendIDs(ctx, make([]int64, 0, 1), 1)
 	if err != nil {
 		return 0, err

@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx/reflectx"
 
 	"github.com/idsql/idsql/idsql/internal/engine"
+	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/idsql/keyform"
 )
 
@@ -218,11 +219,15 @@ func (db *DB) fillNamed(ctx context.Context, bound string, arg any) (_ context.C
 // many keys it set. When the keys cannot be drawn it changes no row.
 func (db *DB) keysBefore(ctx context.Context, table string, rows []reflect.Value) (func(error), int, error) {
 	column := db.connector.driver.cfg.Tables[table].KeyColumn()
+	uuids, err := db.connector.driver.cfg.UUIDKeys(table)
+	if err != nil {
+		return nil, 0, err
+	}
 	var refs []keyRef
 	var keys []int64
 	for _, row := range rows {
 		r := keyOf(db.Mapper, row, column)
-		if !r.valid() || r.get() != 0 || !r.settable() {
+		if !r.valid() || !r.settable() || uuids == nil && r.get() != 0 || uuids != nil && !r.zeroUUID() {
 			continue
 		}
 		refs = append(refs, r)
@@ -231,10 +236,23 @@ func (db *DB) keysBefore(ctx context.Context, table string, rows []reflect.Value
 	if err := db.connector.eng.FillZeros(ctx, table, keys); err != nil {
 		return nil, 0, err
 	}
+	uuidOf := make([][16]byte, len(keys))
+	for i, k := range keys {
+		if uuids == nil {
+			continue
+		}
+		if uuidOf[i], err = uuids.UUID(k); err != nil {
+			return nil, 0, err // no row changed yet
+		}
+	}
 	undo := make([]func(), len(refs))
 	for i, r := range refs {
 		undo[i] = r.saved()
-		r.set(keys[i])
+		if uuids != nil {
+			r.setUUID(uuidOf[i])
+		} else {
+			r.set(keys[i])
+		}
 	}
 	return func(err error) {
 		if err != nil {
@@ -274,6 +292,16 @@ func (r keyRef) valid() bool { return r.field.IsValid() || r.m.IsValid() }
 
 // settable reports whether set can store a key.
 func (r keyRef) settable() bool { return r.m.IsValid() || r.field.CanSet() }
+
+// zeroUUID reports whether the row's UUID key means "no key" as a bind
+// value would (rewrite.IsZeroKey: missing, NULL, the nil UUID).
+func (r keyRef) zeroUUID() bool {
+	v := r.field
+	if r.m.IsValid() {
+		v = r.m.MapIndex(r.k)
+	}
+	return !v.IsValid() || !v.CanInterface() || rewrite.IsZeroKey(v.Interface())
+}
 
 // get returns the row's key, or 0 when it is zero, NULL or missing.
 func (r keyRef) get() int64 {

@@ -189,8 +189,14 @@ func TestUUID7Tables(t *testing.T) {
 						t.Fatalf("%s: NamedExec: %v", table, err)
 					}
 				}
+				// A statement that lists the key with the nil UUID: filled, and
+				// written back.
+				listed := arrayRow{Note: "named"}
+				if _, err := db.NamedExecContext(ctx, "INSERT INTO "+table+" (id, note) VALUES (:id, :note)", &listed); err != nil {
+					t.Fatalf("%s: NamedExec listing the key: %v", table, err)
+				}
 				var written [][16]byte
-				written = append(written, a.ID)
+				written = append(written, a.ID, listed.ID)
 				if tx.ID == nil {
 					t.Fatalf("%s: NamedExec wrote no key into a *string", table)
 				}
@@ -264,8 +270,8 @@ func TestUUID7Tables(t *testing.T) {
 						}
 					}
 				}
-				if len(seen) != 13 {
-					t.Errorf("%s: %d rows; want 13", table, len(seen))
+				if len(seen) != 14 {
+					t.Errorf("%s: %d rows; want 14", table, len(seen))
 				}
 				for _, b := range written {
 					if !named[b] {
@@ -307,5 +313,48 @@ func TestUUID7Returning(t *testing.T) {
 	var stored string
 	if err := raw.QueryRow("SELECT id::text FROM uu WHERE note = 'r'").Scan(&stored); err != nil || stored != got {
 		t.Errorf("stored %s, %v; RETURNING said %s", stored, err, got)
+	}
+}
+
+// A uuid7 table that keeps zero keys (fill_zero: false) still has
+// NamedExec's rows whose key is the nil UUID given a new key before they
+// bind (and written back); a row's own UUID is kept.
+func TestUUID7NamedExecKeepsZero(t *testing.T) {
+	ctx := context.Background()
+	dsn := "file:" + filepath.Join(t.TempDir(), "uuid.db") + "?_pragma=busy_timeout(10000)"
+	raw, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	if _, err := raw.Exec("CREATE TABLE uk (id TEXT PRIMARY KEY, note TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	cfg := &keyset.Config{Namespace: "uuid", Tables: map[string]keyset.TableConfig{"uk": {Strategy: keyset.UUID7, FillZero: &off}}}
+	db, err := idsql.Open("sqlite", dsn, cfg, idsql.Options{KeysOptions: keyset.KeysOptions{Holder: tableWorkers(cfg, 3)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	type row struct {
+		ID   uuid.UUID `db:"id"`
+		Note string    `db:"note"`
+	}
+	mine := uuid.New()
+	rows := []row{{Note: "new"}, {ID: mine, Note: "mine"}}
+	if _, err := db.NamedExecContext(ctx, "INSERT INTO uk (id, note) VALUES (:id, :note)", rows); err != nil {
+		t.Fatal(err)
+	}
+	u, err := cfg.UUIDKeys("uk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Key(rows[0].ID); err != nil || rows[1].ID != mine {
+		t.Fatalf("rows after NamedExec: %v, %v; want an idsql key, then the caller's %s", rows[0].ID, rows[1].ID, mine)
+	}
+	var stored string
+	if err := raw.QueryRow("SELECT id FROM uk WHERE note = 'new'").Scan(&stored); err != nil || stored != rows[0].ID.String() {
+		t.Errorf("stored %q, %v; NamedExec wrote back %s", stored, err, rows[0].ID)
 	}
 }

@@ -356,9 +356,6 @@ func (st *Stmt) Cached() bool { return st.checked }
 // that keeps zero keys). It changes nothing when the keys cannot be drawn,
 // and refuses more than MaxBatch zero keys at once.
 func (e *Engine) FillZeros(ctx context.Context, table string, keys []int64) error {
-	if err := e.refuseUUID(table, "keys set in the rows before they bind"); err != nil {
-		return err
-	}
 	n := 0
 	for _, k := range keys {
 		if k == 0 {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/idsql/idsql/idsql/keyform"
@@ -9,7 +10,7 @@ import (
 
 // ErrUUIDKeys is wrapped by the refusal of a kind of work the engine does
 // not yet do for a table whose keys are UUIDs (strategy uuid7).
-var ErrUUIDKeys = fmt.Errorf("idsql: not yet for a table with UUID keys")
+var ErrUUIDKeys = errors.New("idsql: not yet for a table with UUID keys")
 
 // uuidKeys is how the keys of a table with UUID keys go into its key
 // column: the codec that writes each key as a UUIDv7, and the way the

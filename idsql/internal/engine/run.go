@@ -78,8 +78,7 @@ func (n *NamedRows) given(p *rewrite.Plan) []int64 {
 // row's shard, so every row takes a new one). Otherwise the rows take
 // the keys Fill decides, and keep none of their own.
 func (e *Engine) OwnKeys(p *rewrite.Plan, rows int) bool {
-	t := p.Table.String()
-	return !p.Listed() && rows == p.Rows && e.bits[t] == 0 && e.cfg.UUIDs[t] == nil
+	return !p.Listed() && rows == p.Rows && e.bits[p.Table.String()] == 0 && !e.uuidKeyed(p)
 }
 
 // Ran is what Run did: what the door's Send returned, the statement that
@@ -98,9 +97,12 @@ type Ran[R any] struct {
 // one.
 func Run[A, R any](ctx context.Context, e *Engine, d Door[A, R], s *Statement[A]) (Ran[R], error) {
 	var ran Ran[R]
-	st, err := e.statement(ctx, s.Stmt, s.Plan, s.Rewriter, s.Catalog, s.Query)
-	if err != nil {
-		return ran, err
+	var err error
+	st := s.Stmt
+	if st == nil {
+		if st, err = e.statement(ctx, s.Plan, s.Rewriter, s.Catalog, s.Query); err != nil {
+			return ran, err
+		}
 	}
 	if st == nil {
 		ran.Result, err = d.Send(ctx, nil, s.Query, s.Args)
@@ -130,13 +132,11 @@ func (e *Engine) sent(err error) error {
 	return e.Sent(err)
 }
 
-// statement returns the statement of query (see Statement): the door's
-// st, the state of p, or a new plan made with rw; nil when query passes
-// unchanged.
-func (e *Engine) statement(ctx context.Context, st *Stmt, p *rewrite.Plan, rw *rewrite.Rewriter, cat *Catalog, query string) (*Stmt, error) {
+// statement returns the statement of query (see Statement) when the door
+// holds none: the state of p, or a new plan made with rw; nil when query
+// passes unchanged.
+func (e *Engine) statement(ctx context.Context, p *rewrite.Plan, rw *rewrite.Rewriter, cat *Catalog, query string) (*Stmt, error) {
 	switch {
-	case st != nil:
-		return st, nil
 	case p != nil:
 		return e.State(ctx, cat, p)
 	case rw == nil:

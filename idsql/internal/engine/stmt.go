@@ -131,8 +131,10 @@ func (e *Engine) Fill(ctx context.Context, cat *Catalog, st *Stmt, args []driver
 	if err != nil {
 		return nil, e.insertErr(st, err)
 	}
-	full, err := e.argsFor(st, f.Args[:0], args, ids, rows, box)
-	if err != nil {
+	full := f.Args[:0]
+	if st.uuid == nil {
+		full = p.ArgsFor(full, args, ids, rows, box)
+	} else if full, err = e.argsFor(st, full, args, ids, rows, box); err != nil {
 		return nil, err
 	}
 	f.Args, f.IDs, f.rows = full, ids, rows
@@ -304,7 +306,7 @@ func (e *Engine) Known(p *rewrite.Plan, affected int64) bool {
 // It never names a key that no row holds.
 func (e *Engine) InsertID(p *rewrite.Plan, first int64, generated bool, affected int64) (id int64, server bool) {
 	switch {
-	case generated && e.cfg.UUIDs[p.Table.String()] != nil:
+	case generated && e.uuidKeyed(p):
 		return 0, false // a UUID key is no int64: RETURNING gives it back
 	case !generated && affected != 0:
 		return 0, true

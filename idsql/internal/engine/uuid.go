@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/idsql/idsql/idsql/internal/rewrite"
 	"github.com/idsql/idsql/idsql/keyform"
 	"github.com/idsql/idsql/internal/dialect"
 )
@@ -40,6 +41,12 @@ func (u *uuidKeys) Box(id int64) any {
 		return b[:]
 	}
 	return keyform.FormatUUID(b)
+}
+
+// uuidKeyed reports whether p's table has UUID keys; at no cost for an
+// engine without such tables.
+func (e *Engine) uuidKeyed(p *rewrite.Plan) bool {
+	return len(e.cfg.UUIDs) > 0 && e.cfg.UUIDs[p.Table.String()] != nil
 }
 
 // uuidTable returns how table's UUID keys go into its key column once its

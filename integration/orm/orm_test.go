@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/google/uuid"
 	"github.com/lib/pq"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/mysqldialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	gormmysql "gorm.io/driver/mysql"
@@ -59,12 +61,34 @@ type BunItem struct {
 	Name          string
 }
 
+// GormAccount is gorm's model for a UUID key: with a default, gorm leaves
+// a zero ID out of the INSERT and reads the key back with RETURNING, so
+// idsql fills it (a uuid7 table) and the struct gets it.
+type GormAccount struct {
+	ID   uuid.UUID `gorm:"type:uuid;primaryKey;default:gen_random_uuid()"`
+	Name string
+}
+
+// BunAccount is bun's model for a UUID key with a default: bun sends
+// DEFAULT for a zero ID, and reads it back with RETURNING on PostgreSQL.
+type BunAccount struct {
+	bun.BaseModel `bun:"table:bun_accounts"`
+	ID            uuid.UUID `bun:",pk,type:uuid,default:gen_random_uuid()"`
+	Name          string
+}
+
 var tables = []string{"gorm_orders", "gorm_items", "bun_orders", "bun_items"}
+
+// uuidTables are the models' tables keyed by UUIDs (uuid7).
+var uuidTables = []string{"gorm_accounts", "bun_accounts"}
 
 func config() *keyset.Config {
 	cfg := &keyset.Config{Namespace: "orm", Tables: map[string]keyset.TableConfig{}}
 	for _, t := range tables {
 		cfg.Tables[t] = keyset.TableConfig{Strategy: keyset.Snowflake}
+	}
+	for _, t := range uuidTables {
+		cfg.Tables[t] = keyset.TableConfig{Strategy: keyset.UUID7}
 	}
 	return cfg
 }
@@ -72,7 +96,7 @@ func config() *keyset.Config {
 // workers gives each table a worker ID of its own.
 func workers() holder.Holder {
 	m := map[string]int64{}
-	for i, t := range tables {
+	for i, t := range append(slices.Clone(tables), uuidTables...) {
 		m[t] = int64(i + 1)
 	}
 	return holder.Static(m)
@@ -83,6 +107,8 @@ CREATE TABLE gorm_orders (id bigint PRIMARY KEY, user_id bigint, note text);
 CREATE TABLE gorm_items (id bigint PRIMARY KEY, name text);
 CREATE TABLE bun_orders (id bigint PRIMARY KEY, note text);
 CREATE TABLE bun_items (id bigint PRIMARY KEY, name text);
+CREATE TABLE gorm_accounts (id uuid PRIMARY KEY, name text);
+CREATE TABLE bun_accounts (id uuid PRIMARY KEY, name text);
 `
 
 var mysqlSchema = []string{
@@ -90,6 +116,8 @@ var mysqlSchema = []string{
 	"CREATE TABLE gorm_items (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, name TEXT)",
 	"CREATE TABLE bun_orders (id BIGINT NOT NULL PRIMARY KEY, note TEXT)",
 	"CREATE TABLE bun_items (id BIGINT NOT NULL PRIMARY KEY, name TEXT)",
+	"CREATE TABLE gorm_accounts (id UUID NOT NULL PRIMARY KEY, name TEXT)",
+	"CREATE TABLE bun_accounts (id UUID NOT NULL PRIMARY KEY, name TEXT)",
 }
 
 // openPG returns a wrapped *sql.DB on a fresh PostgreSQL schema and a raw
@@ -203,6 +231,53 @@ func checkKeys(t *testing.T, raw *sql.DB, table string, n int, structKeys []int6
 	}
 }
 
+// checkUUIDs checks that table holds exactly n rows whose keys are UUIDv7s
+// idsql issued (read back as keys of the layout), and that the structs'
+// keys, when given, are exactly those.
+func checkUUIDs(t *testing.T, raw *sql.DB, table string, n int, structKeys []uuid.UUID) {
+	t.Helper()
+	rows, err := raw.Query("SELECT id FROM " + table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cfg := config()
+	codec, err := cfg.UUIDKeys(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		u, err := uuid.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := codec.Key(u); err != nil || u.Version() != 7 {
+			t.Errorf("%s: key %s (version %d) is not idsql's: %v", table, u, u.Version(), err)
+		}
+		keys = append(keys, u.String())
+	}
+	if len(keys) != n {
+		t.Fatalf("%s: %d rows, want %d", table, len(keys), n)
+	}
+	if structKeys == nil {
+		return
+	}
+	var got []string
+	for _, k := range structKeys {
+		got = append(got, k.String())
+	}
+	slices.Sort(got)
+	slices.Sort(keys)
+	if !slices.Equal(got, keys) {
+		t.Errorf("%s: structs hold keys %v, rows %v", table, got, keys)
+	}
+}
+
 func openGorm(t *testing.T, dialector gorm.Dialector) *gorm.DB {
 	t.Helper()
 	g, err := gorm.Open(dialector, &gorm.Config{Logger: logger.Discard})
@@ -263,6 +338,16 @@ func runGorm(t *testing.T, g *gorm.DB, raw *sql.DB) {
 		t.Fatal(err)
 	}
 	checkKeys(t, raw, "gorm_items", 4, nil)
+
+	a := GormAccount{Name: "single"}
+	if err := g.Create(&a).Error; err != nil {
+		t.Fatal(err)
+	}
+	accounts := []GormAccount{{Name: "a"}, {Name: "b"}}
+	if err := g.Create(&accounts).Error; err != nil {
+		t.Fatal(err)
+	}
+	checkUUIDs(t, raw, "gorm_accounts", 3, []uuid.UUID{a.ID, accounts[0].ID, accounts[1].ID})
 }
 
 func TestGormPostgres(t *testing.T) {
@@ -308,6 +393,22 @@ func runBun(t *testing.T, b *bun.DB, raw *sql.DB) {
 		t.Fatal(err)
 	}
 	checkKeys(t, raw, "bun_items", 4, nil)
+
+	// A UUID key with a default: bun sends DEFAULT, and reads the key
+	// back with RETURNING where the dialect has it (PostgreSQL).
+	a := BunAccount{Name: "single"}
+	if _, err := b.NewInsert().Model(&a).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	accounts := []BunAccount{{Name: "a"}, {Name: "b"}}
+	if _, err := b.NewInsert().Model(&accounts).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var structKeys []uuid.UUID
+	if b.Dialect().Name() == dialect.PG {
+		structKeys = []uuid.UUID{a.ID, accounts[0].ID, accounts[1].ID}
+	}
+	checkUUIDs(t, raw, "bun_accounts", 3, structKeys)
 }
 
 func TestBunPostgres(t *testing.T) {

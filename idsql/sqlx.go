@@ -188,10 +188,7 @@ func (db *DB) fillNamed(ctx context.Context, bound string, arg any) (_ context.C
 		}
 	}
 	c := db.connector
-	uuids, err := c.driver.cfg.UUIDKeys(table)
-	if err != nil {
-		return ctx, nothing, false, err
-	}
+	uuids := c.eng.UUIDKeys(table)
 	c.namedN.Add(1)
 	done = func(err error) {
 		c.namedN.Add(-1)
@@ -219,10 +216,7 @@ func (db *DB) fillNamed(ctx context.Context, bound string, arg any) (_ context.C
 // many keys it set. When the keys cannot be drawn it changes no row.
 func (db *DB) keysBefore(ctx context.Context, table string, rows []reflect.Value) (func(error), int, error) {
 	column := db.connector.driver.cfg.Tables[table].KeyColumn()
-	uuids, err := db.connector.driver.cfg.UUIDKeys(table)
-	if err != nil {
-		return nil, 0, err
-	}
+	uuids := db.connector.eng.UUIDKeys(table)
 	var refs []keyRef
 	var keys []int64
 	for _, row := range rows {
@@ -241,6 +235,7 @@ func (db *DB) keysBefore(ctx context.Context, table string, rows []reflect.Value
 		if uuids == nil {
 			continue
 		}
+		var err error
 		if uuidOf[i], err = uuids.UUID(k); err != nil {
 			return nil, 0, err // no row changed yet
 		}

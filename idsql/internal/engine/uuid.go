@@ -43,6 +43,10 @@ func (u *uuidKeys) Box(id int64) any {
 	return keyform.FormatUUID(b)
 }
 
+// UUIDKeys returns the UUID codec of table when its keys are UUIDs
+// (Config.UUIDs, made once), nil otherwise.
+func (e *Engine) UUIDKeys(table string) *keyform.UUIDKeys { return e.cfg.UUIDs[table] }
+
 // uuidKeyed reports whether p's table has UUID keys; at no cost for an
 // engine without such tables.
 func (e *Engine) uuidKeyed(p *rewrite.Plan) bool {
